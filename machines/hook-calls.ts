@@ -1,0 +1,62 @@
+/**
+ * The shape of a hook call as the machines see it: which phase, which hook, what goes in and comes out.
+ * The runtime turns these into calls on real TaskHook / AllocRunnerHook objects.
+ */
+import type { AllocSpec, ExitResult, TaskEvent, TaskSpec, TaskState } from './types.ts';
+
+/** Nomad's task hook phases (interfaces/task_lifecycle.go). */
+export type TaskHookPhase = 'prestart' | 'poststart' | 'preKilling' | 'exited' | 'update' | 'stop' | 'shutdown';
+
+/** Names of the hooks implementing each phase, in call order. */
+export type HookPlan = Partial<Record<TaskHookPhase, string[]>>;
+
+export interface HookCallInput {
+  phase: TaskHookPhase;
+  hook: string;
+  allocId: string;
+  task: TaskSpec;
+  /** Env gathered from earlier prestart hooks. */
+  hookEnv: Record<string, string>;
+  /** The hook's own stored prestart data (Nomad's PreviousState / ExistingState). */
+  previousState?: unknown;
+  exit?: ExitResult;
+  alloc?: AllocSpec;
+  taskState: TaskState;
+}
+
+/** What a hook call returns; only prestart's env/state/done are kept by the machine. */
+export interface HookCallOutput {
+  env?: Record<string, string>;
+  state?: unknown;
+  done?: boolean;
+  /** Events the hook emits (e.g. Task Setup, Downloading). */
+  events?: Omit<TaskEvent, 'time' | 'displayMessage'>[];
+}
+
+/** What the machine reads from a hook's or driver's error. */
+export interface HookErrorInfo {
+  message: string;
+  /** Prestart and start errors go through the restart decision; unrecoverable ones end the task. */
+  recoverable?: boolean;
+  /** A task event type to record instead of `Task hook failed` (e.g. `Failed Validation`). */
+  eventType?: string;
+}
+
+/** The child actor id of one hook call, e.g. `prestart:task_dir`. */
+export function hookActorId(phase: string, hook: string): string {
+  return `${phase}:${hook}`;
+}
+
+/** Reads the error carried by an `xstate.error.actor.*` event into plain data. */
+export function childErrorOf(event: unknown): HookErrorInfo {
+  const err = (event as { error?: unknown }).error;
+  if (err && typeof err === 'object') {
+    const e = err as { message?: unknown; recoverable?: unknown; eventType?: unknown };
+    return {
+      message: typeof e.message === 'string' ? e.message : String(err),
+      recoverable: typeof e.recoverable === 'boolean' ? e.recoverable : undefined,
+      eventType: typeof e.eventType === 'string' ? e.eventType : undefined,
+    };
+  }
+  return { message: String(err) };
+}

@@ -1,0 +1,115 @@
+/**
+ * The driver contract: SwarmKit's task `Controller`, which is also what the Nomad-style task runner drives,
+ * so every driver works under both. Every method is bounded by its AbortSignal and idempotent.
+ */
+import type { Observable } from 'rxjs';
+import type { ExitResult, LogConfig, TaskSpec } from '../spec/types.ts';
+import type { Clock } from './clock.ts';
+
+export type { ExitResult };
+
+/** Enough to find a live workload again after the agent restarts (Nomad's TaskHandle). */
+export interface DriverHandle {
+  driver: string;
+  taskName: string;
+  pid?: number;
+  /** Process start time in clock ticks since boot (`/proc/<pid>/stat` field 22), so a reused pid is not mistaken. */
+  startTime?: number;
+  /** Driver-specific JSON data. */
+  state?: Record<string, unknown>;
+}
+
+export interface ShutdownOptions {
+  /** The signal to send first, e.g. `SIGTERM`. */
+  signal: string;
+  /** Milliseconds to wait for exit before force-killing. */
+  timeout: number;
+}
+
+/** CPU and memory of a live workload (Nomad's ResourceUsage, trimmed). */
+export interface ResourceUsage {
+  timestamp: number;
+  cpu: { percent: number; userMs: number; systemMs: number; totalTicks?: number };
+  memory: { rss: number; vms?: number; swap?: number };
+  pids?: number[];
+}
+
+export interface LogLine {
+  stream: 'stdout' | 'stderr';
+  line: string;
+  time: number;
+}
+
+export interface LogOptions {
+  follow?: boolean;
+  stream?: 'stdout' | 'stderr';
+  /** Lines from the end to start with; all when absent. */
+  tail?: number;
+}
+
+/** SwarmKit's runtime_status.container. */
+export interface ContainerStatus {
+  containerId?: string;
+  pid?: number;
+  exitCode?: number;
+}
+
+export interface PortConfig {
+  name?: string;
+  protocol: 'tcp' | 'udp' | 'sctp';
+  targetPort: number;
+  publishedPort?: number;
+}
+
+export interface PortStatus {
+  ports: PortConfig[];
+}
+
+/** Drives one task's workload. */
+export interface Controller {
+  /** Creates everything start needs; re-entrant (SwarmKit may answer ErrTaskPrepared). */
+  prepare(signal: AbortSignal): Promise<void>;
+  /** Returns once the workload runs (or ErrTaskStarted if it already does). */
+  start(signal: AbortSignal): Promise<void>;
+  /** Resolves when the workload exits; rejects with the signal's reason if aborted first (the workload keeps running). */
+  wait(signal: AbortSignal): Promise<ExitResult>;
+  /** Graceful stop: the signal, then a force kill after the timeout; succeeds if already stopped. */
+  shutdown(opts: ShutdownOptions, signal: AbortSignal): Promise<void>;
+  /** Force kill now. */
+  terminate(signal: AbortSignal): Promise<void>;
+  /** Frees everything the workload held. */
+  remove(signal: AbortSignal): Promise<void>;
+  /** Releases this controller's ephemeral handles; the workload is left alone. */
+  close(): Promise<void>;
+  /** Applies mutable fields, or rejects with ErrTaskUpdateRejected. */
+  update?(task: TaskSpec, signal: AbortSignal): Promise<void>;
+  /** Sends a signal (e.g. `SIGHUP`) to the workload. */
+  signal?(sig: string, signal: AbortSignal): Promise<void>;
+  /** How to find this workload again after a restart. */
+  handle?(): DriverHandle | undefined;
+  stats?(intervalMs: number): Observable<ResourceUsage>;
+  logs?(opts: LogOptions): Observable<LogLine>;
+  containerStatus?(signal: AbortSignal): Promise<ContainerStatus | undefined>;
+  portStatus?(signal: AbortSignal): Promise<PortStatus | undefined>;
+}
+
+/** What a driver gets to build a controller for one task. */
+export interface DriverContext {
+  allocId: string;
+  /** The task's environment, already interpolated; immutable. */
+  env: Readonly<Record<string, string>>;
+  /** The task's working directory (`<alloc dir>/<task>`). */
+  taskDir: string;
+  /** The allocation directory (holds `alloc/logs`). */
+  allocDir: string;
+  logs?: LogConfig;
+  clock: Clock;
+}
+
+/** A task driver (Nomad's driver plugin): a factory of controllers, one per task attempt. */
+export interface Driver {
+  readonly name: string;
+  controller(task: TaskSpec, ctx: DriverContext): Controller;
+  /** Reattaches to a workload started by an earlier agent; throws if it is gone. */
+  recover?(handle: DriverHandle, task: TaskSpec, ctx: DriverContext): Controller;
+}

@@ -1,0 +1,182 @@
+/**
+ * The mock driver: Nomad's mock_driver behaviour, timed entirely by the clock it is given, so a test on a
+ * SimulatedClock runs a "10 minute" task instantly and deterministically. Implements the Controller contract.
+ */
+import { ReplaySubject, type Observable } from 'rxjs';
+import type { ExitResult, TaskSpec } from '../../spec/types.ts';
+import { sleep, type Clock } from '../clock.ts';
+import type { Controller, Driver, DriverContext, DriverHandle, LogLine, ShutdownOptions } from '../controller.ts';
+import { killedBy } from '../signals.ts';
+import { parseMockConfig, type MockTaskConfig } from './mock-config.ts';
+
+/** A start error from the `start_error` option; `recoverable` feeds the restart decision. */
+export class MockStartError extends Error {
+  readonly code = 'ErrMockStart';
+  constructor(message: string, readonly recoverable: boolean) {
+    super(message);
+    this.name = 'MockStartError';
+  }
+}
+
+/** Raised when a controller call needs a started task. */
+export class TaskNotStartedError extends Error {
+  readonly code = 'ErrTaskNotRunning';
+  constructor(task: string) {
+    super(`task ${JSON.stringify(task)} is not running`);
+    this.name = 'TaskNotStartedError';
+  }
+}
+
+type Phase = 'new' | 'prepared' | 'running' | 'exited';
+
+class MockController implements Controller {
+  private phase: Phase = 'new';
+  private config?: MockTaskConfig;
+  private startedAt?: number;
+  private readonly exited: Promise<ExitResult>;
+  private resolveExit!: (r: ExitResult) => void;
+  private timers: unknown[] = [];
+  private readonly logs$ = new ReplaySubject<LogLine>();
+  /** Calls made, for tests that check what the runner asked of the driver. */
+  readonly calls: string[] = [];
+
+  constructor(
+    private readonly task: TaskSpec,
+    private readonly clock: Clock,
+    recovered?: { startedAt: number },
+  ) {
+    this.exited = new Promise((r) => (this.resolveExit = r));
+    if (recovered) {
+      this.config = parseMockConfig(task.config);
+      this.startedAt = recovered.startedAt;
+      this.phase = 'running';
+      this.scheduleRun(Math.max(0, this.config.runFor - (clock.now() - recovered.startedAt)));
+    }
+  }
+
+  async prepare(): Promise<void> {
+    this.calls.push('prepare');
+    if (this.phase !== 'new') return;
+    this.config = parseMockConfig(this.task.config);
+    this.phase = 'prepared';
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    this.calls.push('start');
+    if (this.phase === 'running' || this.phase === 'exited') return;
+    if (this.phase === 'new') await this.prepare();
+    const cfg = this.config!;
+    if (cfg.startBlockFor > 0) await sleep(this.clock, cfg.startBlockFor, signal);
+    if (cfg.startError) throw new MockStartError(cfg.startError, cfg.startErrorRecoverable);
+    this.phase = 'running';
+    this.startedAt = this.clock.now();
+    this.scheduleRun(cfg.runFor);
+    this.scheduleOutput('stdout', cfg.stdoutString, cfg.stdoutRepeat, cfg.stdoutRepeatDuration);
+    this.scheduleOutput('stderr', cfg.stderrString, cfg.stderrRepeat, cfg.stderrRepeatDuration);
+  }
+
+  wait(signal: AbortSignal): Promise<ExitResult> {
+    this.calls.push('wait');
+    if (this.phase === 'new' || this.phase === 'prepared') return Promise.reject(new TaskNotStartedError(this.task.name));
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      void this.exited.then((r) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(r);
+      });
+    });
+  }
+
+  async shutdown(opts: ShutdownOptions): Promise<void> {
+    this.calls.push('shutdown');
+    // Already stopped or never started: nothing to stop, which is success.
+    if (this.phase !== 'running') return;
+    const killAfter = this.config!.killAfter ?? 0;
+    const graceful = killedBy(opts.signal);
+    if (killAfter <= opts.timeout) {
+      this.later(killAfter, () => this.finish(graceful));
+    } else {
+      // The task ignores the signal past the timeout: force-kill it then, like a real driver.
+      this.later(opts.timeout, () => this.finish(killedBy('SIGKILL')));
+    }
+  }
+
+  async terminate(): Promise<void> {
+    this.calls.push('terminate');
+    if (this.phase === 'running') this.finish(killedBy('SIGKILL'));
+  }
+
+  async remove(): Promise<void> {
+    this.calls.push('remove');
+  }
+
+  async close(): Promise<void> {
+    this.calls.push('close');
+  }
+
+  async signal(sig: string): Promise<void> {
+    this.calls.push(`signal:${sig}`);
+    if (this.phase !== 'running') throw new TaskNotStartedError(this.task.name);
+    killedBy(sig); // validates the name
+    if (this.config!.signalError) throw new Error(this.config!.signalError);
+  }
+
+  handle(): DriverHandle | undefined {
+    if (this.startedAt === undefined) return undefined;
+    return { driver: 'mock', taskName: this.task.name, state: { startedAt: this.startedAt } };
+  }
+
+  logs(): Observable<LogLine> {
+    return this.logs$.asObservable();
+  }
+
+  private scheduleRun(runFor: number): void {
+    const cfg = this.config!;
+    this.later(runFor, () => this.finish({ exitCode: cfg.exitCode, signal: cfg.exitSignal, ...(cfg.exitErrMsg ? { err: cfg.exitErrMsg } : {}) }));
+  }
+
+  private scheduleOutput(stream: 'stdout' | 'stderr', text: string | undefined, repeat: number, every: number): void {
+    if (text === undefined) return;
+    for (let i = 0; i <= repeat; i++) {
+      this.later(i * every, () => this.phase === 'running' && this.logs$.next({ stream, line: text, time: this.clock.now() }));
+    }
+  }
+
+  private later(ms: number, fn: () => void): void {
+    this.timers.push(this.clock.setTimeout(fn, ms));
+  }
+
+  private finish(result: ExitResult): void {
+    if (this.phase === 'exited') return;
+    this.phase = 'exited';
+    for (const t of this.timers) this.clock.clearTimeout(t);
+    this.timers = [];
+    this.logs$.complete();
+    this.resolveExit(result);
+  }
+}
+
+/** Nomad's mock driver, registered as `mock` (and `mock_driver`, Nomad's own name). */
+export function createMockDriver(opts: { name?: string } = {}): Driver & { controllers: MockController[] } {
+  const controllers: MockController[] = [];
+  return {
+    name: opts.name ?? 'mock',
+    controllers,
+    controller(task: TaskSpec, ctx: DriverContext): Controller {
+      const c = new MockController(task, ctx.clock);
+      controllers.push(c);
+      return c;
+    },
+    recover(handle: DriverHandle, task: TaskSpec, ctx: DriverContext): Controller {
+      const startedAt = handle.state?.startedAt;
+      if (typeof startedAt !== 'number') throw new Error(`cannot recover mock task ${JSON.stringify(task.name)}: the handle has no start time`);
+      const c = new MockController(task, ctx.clock, { startedAt });
+      controllers.push(c);
+      return c;
+    },
+  };
+}
+
+export type { MockController };

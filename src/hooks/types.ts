@@ -1,0 +1,93 @@
+/**
+ * Nomad's hook interfaces (client/allocrunner/interfaces), TypeScript-shaped. Every method is optional and
+ * async; its last argument is an AbortSignal that fires on kill or shutdown. Environments passed in are
+ * immutable values built for that call: a hook must not keep one.
+ */
+import type { AllocSpec, TaskSpec, TaskState } from '../spec/types.ts';
+
+/** The environment a hook sees: interpolated variables, frozen. */
+export type HookEnv = Readonly<Record<string, string>>;
+
+export interface TaskPrestartRequest {
+  task: TaskSpec;
+  taskDir: string;
+  env: HookEnv;
+  /** What this hook stored last time it ran (its `res.state`); hooks copy it forward themselves. */
+  previousState?: unknown;
+}
+
+/** Filled in by a prestart hook. `done` skips the hook on later starts while keeping its `env`. */
+export interface TaskPrestartResponse {
+  env?: Record<string, string>;
+  mounts?: { hostPath: string; taskPath: string; readOnly?: boolean }[];
+  devices?: { hostPath: string; taskPath: string }[];
+  state?: unknown;
+  done?: boolean;
+  /** Task events to record, e.g. `{ type: 'Task Setup', message: 'Building Task Directory' }`. */
+  events?: { type: string; message?: string; details?: Record<string, string> }[];
+}
+
+export interface TaskPoststartRequest {
+  env: HookEnv;
+  driverNetwork?: { ip?: string; portMap?: Record<string, number> };
+  task: TaskSpec;
+}
+
+export interface TaskExitedRequest {
+  exitCode?: number;
+  signal?: number;
+  error?: string;
+  task: TaskSpec;
+}
+
+export interface TaskUpdateRequest {
+  alloc: AllocSpec;
+  env: HookEnv;
+  task: TaskSpec;
+}
+
+export interface TaskStopRequest {
+  /** The state this hook stored during prestart, if prestart ever ran. Read-only. */
+  existingState?: unknown;
+  task: TaskSpec;
+  taskState: TaskState;
+}
+
+/** A task runner hook. Stop hooks run once when the task will never run again and must be idempotent. */
+export interface TaskHook {
+  readonly name: string;
+  prestart?(req: TaskPrestartRequest, res: TaskPrestartResponse, abort: AbortSignal): Promise<void>;
+  poststart?(req: TaskPoststartRequest, abort: AbortSignal): Promise<void>;
+  preKilling?(req: { task: TaskSpec }, abort: AbortSignal): Promise<void>;
+  exited?(req: TaskExitedRequest, abort: AbortSignal): Promise<void>;
+  update?(req: TaskUpdateRequest, abort: AbortSignal): Promise<void>;
+  stop?(req: TaskStopRequest, abort: AbortSignal): Promise<void>;
+  shutdown?(req: { task: TaskSpec }, abort: AbortSignal): Promise<void>;
+}
+
+/** An alloc runner hook. Update hooks are serialized in order; preKill/shutdown/preTaskRestart are fire-and-forget. */
+export interface AllocRunnerHook {
+  readonly name: string;
+  prerun?(allocEnv: HookEnv, abort: AbortSignal): Promise<void>;
+  preKill?(abort: AbortSignal): Promise<void>;
+  postrun?(abort: AbortSignal): Promise<void>;
+  destroy?(abort: AbortSignal): Promise<void>;
+  update?(req: { alloc: AllocSpec; allocEnv: HookEnv }, abort: AbortSignal): Promise<void>;
+  preTaskRestart?(abort: AbortSignal): Promise<void>;
+  shutdown?(abort: AbortSignal): Promise<void>;
+}
+
+/** A hook error that says how the task runner should treat it. */
+export class HookError extends Error {
+  readonly code = 'ErrHookFailed';
+  constructor(
+    message: string,
+    /** Prestart only: whether the restart policy may retry the task. */
+    readonly recoverable = true,
+    /** The task event type to record instead of `Task hook failed`. */
+    readonly eventType?: string,
+  ) {
+    super(message);
+    this.name = 'HookError';
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * A single task runner outside an allocation: the task-runner machine bound to drivers and hooks, with
+ * rxjs views of its TaskState. The alloc runner builds the same bindings for each of its tasks.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BehaviorSubject, Subject, type Observable } from 'rxjs';
+import { createActor, type InspectionEvent, type Observer } from 'xstate';
+import type { TaskRunnerEvent } from '../../machines/task-runner.ts';
+import { realClock, type Clock } from '../drivers/clock.ts';
+import type { Driver } from '../drivers/controller.ts';
+import type { TaskHook } from '../hooks/types.ts';
+import type { AllocSpec, JobType, RestartPolicy, TaskEvent, TaskSpec, TaskState } from '../spec/types.ts';
+import { withDefaultDrivers } from './default-drivers.ts';
+import { bindTaskRunner, checkHookNames, hookPlanOf } from './task-bindings.ts';
+
+export interface TaskRunnerOptions {
+  allocId?: string;
+  jobType?: JobType;
+  groupRestart?: RestartPolicy;
+  drivers?: Record<string, Driver>;
+  hooks?: TaskHook[];
+  clock?: Clock;
+  inspect?: Observer<InspectionEvent> | ((ev: InspectionEvent) => void);
+  /** Seed for the restart jitter, for reproducible runs. */
+  seed?: number;
+  maxKillTimeout?: number;
+  /** Where the task's directory lives; default: a directory under the OS temp dir. */
+  allocDir?: string;
+}
+
+export interface TaskRunner {
+  readonly actor: ReturnType<typeof createActor<ReturnType<typeof bindTaskRunner>['machine']>>;
+  start(): TaskRunner;
+  send(event: TaskRunnerEvent): void;
+  getState(): TaskState;
+  /** Every task event as it is appended. */
+  readonly events$: Observable<TaskEvent>;
+  /** The TaskState, current value first. */
+  readonly state$: Observable<TaskState>;
+  /** Resolves when the task will never run again (stop hooks done) or the runner detached on SHUTDOWN. */
+  readonly done: Promise<TaskState>;
+  stop(): void;
+}
+
+function frozenEnv(task: TaskSpec, allocId: string, hookEnv: Record<string, string>): Readonly<Record<string, string>> {
+  return Object.freeze({ ...task.env, ...hookEnv, NOMAD_TASK_NAME: task.name, NOMAD_ALLOC_ID: allocId });
+}
+
+/** Builds (but does not start) a runner for one task. */
+export function createTaskRunner(task: TaskSpec, opts: TaskRunnerOptions = {}): TaskRunner {
+  const allocId = opts.allocId ?? `standalone-${task.name}`;
+  const clock = opts.clock ?? realClock;
+  const hooks = opts.hooks ?? [];
+  checkHookNames(hooks, `task ${JSON.stringify(task.name)}`);
+  const allocDir = opts.allocDir ?? join(tmpdir(), `allocrun-${allocId}`);
+  const { machine } = bindTaskRunner({
+    allocId,
+    drivers: withDefaultDrivers(opts.drivers),
+    hooksFor: () => hooks,
+    clock,
+    allocDir,
+    taskDirOf: (t) => join(allocDir, t.name),
+    envFor: (t, hookEnv) => frozenEnv(t, allocId, hookEnv),
+  });
+  const actor = createActor(machine, {
+    clock,
+    inspect: opts.inspect,
+    input: {
+      allocId,
+      task,
+      jobType: opts.jobType ?? 'service',
+      groupRestart: opts.groupRestart,
+      hooks: hookPlanOf(hooks),
+      seed: opts.seed,
+      maxKillTimeout: opts.maxKillTimeout,
+      parkWhenDead: false,
+    },
+  });
+
+  const state$ = new BehaviorSubject<TaskState>(actor.getSnapshot().context.taskState);
+  const events$ = new Subject<TaskEvent>();
+  let seen = 0;
+  let resolveDone!: (s: TaskState) => void;
+  let rejectDone!: (e: unknown) => void;
+  const done = new Promise<TaskState>((res, rej) => {
+    resolveDone = res;
+    rejectDone = rej;
+  });
+  actor.subscribe({
+    next: (snap) => {
+      const ts = snap.context.taskState;
+      for (; seen < ts.events.length; seen++) events$.next(ts.events[seen]!);
+      if (state$.value !== ts) state$.next(ts);
+      if (snap.status === 'done' || snap.matches({ terminal: 'stopped' })) resolveDone(ts);
+    },
+    error: (err) => rejectDone(err),
+  });
+
+  const runner: TaskRunner = {
+    actor,
+    start() {
+      actor.start();
+      return runner;
+    },
+    send: (event) => actor.send(event),
+    getState: () => actor.getSnapshot().context.taskState,
+    events$: events$.asObservable(),
+    state$: state$.asObservable(),
+    done,
+    stop: () => actor.stop(),
+  };
+  return runner;
+}
