@@ -166,7 +166,8 @@ function triggerOf(ctx: TaskRunnerContext): RestartTrigger {
   if (ctx.restartRequest && !ctx.restartRequest.failure) return { kind: 'restartRequested', failure: false };
   if (ctx.startError) return { kind: 'startError', ...ctx.startError };
   if (ctx.lastExit) return { kind: 'exit', exit: ctx.lastExit };
-  return { kind: 'restartRequested', failure: ctx.restartRequest?.failure ?? false };
+  if (ctx.restartRequest) return { kind: 'restartRequested', failure: ctx.restartRequest.failure };
+  return { kind: 'none' };
 }
 
 function currentHook(ctx: TaskRunnerContext, phase: TaskHookPhase): string | undefined {
@@ -358,15 +359,14 @@ const taskRunnerSetup = setup({
         taskState: appendEvent(context.taskState, ev),
       };
     }),
+    // A parked task's restart is decided at once (the tracker's manual flag is consumed here), so a
+    // later exit is judged on its own.
     forceRestartParked: assign(({ context, event, system }) => {
       if (event.type !== 'RESTART') return {};
-      const ev = event.event ?? taskEvent(TaskEventType.RestartSignal, clockNow(system), { restartReason: 'User requested restart' });
-      return {
-        restartRequest: { failure: event.failure === true },
-        stopReason: undefined,
-        lastExit: undefined,
-        taskState: appendEvent(context.taskState, ev, 'pending'),
-      };
+      const time = clockNow(system);
+      let taskState = appendEvent(context.taskState, event.event ?? taskEvent(TaskEventType.RestartSignal, time, { restartReason: 'User requested restart' }));
+      taskState = appendEvent(taskState, taskEvent(TaskEventType.Restarting, time, { startDelay: 0 }), 'pending');
+      return { restartRequest: undefined, stopReason: undefined, lastExit: undefined, taskState };
     }),
     emitEvent: assign(({ context, event }) => (event.type === 'EMIT_EVENT' ? { taskState: appendEvent(context.taskState, event.event) } : {})),
     failSetup: assign(({ context, event, system }) => {

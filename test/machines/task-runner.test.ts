@@ -416,7 +416,7 @@ describe('task runner: inspection', () => {
       jobType: 'batch',
       hooks: [recordingTaskHook('task_dir', log, {}, ['prestart', 'stop'])],
       inspect: (ev) => {
-        if (ev.type === '@xstate.actor') ids.add((ev.actorRef as { id: string }).id);
+        if (ev.type === '@xstate.actor') ids.add((ev.actorRef as unknown as { id: string }).id);
       },
     });
     await clock.advance(1_000);

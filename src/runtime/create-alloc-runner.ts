@@ -1,0 +1,146 @@
+/**
+ * `createAllocRunner(spec, options)`: an allocation's actor (the alloc-runner machine with its task
+ * runners) bound to drivers and hooks, with rxjs views of its state and events.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BehaviorSubject, Subject, type Observable } from 'rxjs';
+import { createActor, type InspectionEvent, type Observer } from 'xstate';
+import { allocStateOf, type AllocCommandRejection, type AllocRunnerEvent } from '../../machines/alloc-runner.ts';
+import type { HookPlan } from '../../machines/hook-calls.ts';
+import { realClock, type Clock } from '../drivers/clock.ts';
+import type { Driver } from '../drivers/controller.ts';
+import type { AllocRunnerHook, HookEnv, TaskHook } from '../hooks/types.ts';
+import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../spec/types.ts';
+import { allocHookPlanOf, bindAllocRunner } from './alloc-bindings.ts';
+import { withDefaultDrivers } from './default-drivers.ts';
+import { checkHookNames, hookPlanOf } from './task-bindings.ts';
+
+export interface AllocRunnerOptions {
+  /** Drivers by name; `mock` and `raw_exec` are always there unless replaced. */
+  drivers?: Record<string, Driver>;
+  /** Task hooks, added after the built-in ones: one list for every task, or a list per task. */
+  taskHooks?: TaskHook[] | ((task: TaskSpec) => TaskHook[]);
+  allocHooks?: AllocRunnerHook[];
+  /** Where alloc dirs live; default: a directory under the OS temp dir. */
+  dataDir?: string;
+  clock?: Clock;
+  inspect?: Observer<InspectionEvent> | ((ev: InspectionEvent) => void);
+  /** Seed for restart jitter, for reproducible runs. */
+  seed?: number;
+  maxKillTimeout?: number;
+}
+
+export interface AllocRunner {
+  readonly actor: ReturnType<typeof createActor<ReturnType<typeof bindAllocRunner>['machine']>>;
+  start(): AllocRunner;
+  send(event: AllocRunnerEvent): void;
+  getState(): AllocState;
+  /** Every task event as it is appended, with its task's name. */
+  readonly events$: Observable<{ task: string; event: TaskEvent }>;
+  /** The alloc state, current value first. */
+  readonly state$: Observable<AllocState>;
+  /** Commands the alloc or a task could not apply. */
+  readonly rejections$: Observable<AllocCommandRejection>;
+  /** Resolves with the final AllocState once the allocation has run to the end (postrun done), shut down or been destroyed. */
+  readonly done: Promise<AllocState>;
+  stop(): void;
+}
+
+function allocEnvOf(alloc: AllocSpec): HookEnv {
+  const env: Record<string, string> = {
+    NOMAD_ALLOC_ID: alloc.id,
+    NOMAD_JOB_NAME: alloc.job,
+    NOMAD_GROUP_NAME: alloc.group,
+    NOMAD_NAMESPACE: alloc.namespace ?? 'default',
+  };
+  for (const [k, v] of Object.entries(alloc.meta ?? {})) env[`NOMAD_META_${k}`] = v;
+  return Object.freeze(env);
+}
+
+/** Builds (but does not start) the runner for one allocation. */
+export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}): AllocRunner {
+  const names = new Set<string>();
+  for (const t of spec.tasks) {
+    if (names.has(t.name)) throw new TypeError(`allocation ${spec.id}: two tasks are named ${JSON.stringify(t.name)}`);
+    names.add(t.name);
+  }
+  if (spec.tasks.length === 0) throw new TypeError(`allocation ${spec.id}: a task group needs at least one task`);
+
+  const clock = opts.clock ?? realClock;
+  const allocDir = join(opts.dataDir ?? join(tmpdir(), 'allocrun'), 'allocs', spec.id);
+  const hooksFor = (task: TaskSpec): TaskHook[] => (typeof opts.taskHooks === 'function' ? opts.taskHooks(task) : opts.taskHooks ?? []);
+  const taskHookPlans: Record<string, HookPlan> = {};
+  for (const t of spec.tasks) {
+    checkHookNames(hooksFor(t), `task ${JSON.stringify(t.name)}`);
+    taskHookPlans[t.name] = hookPlanOf(hooksFor(t));
+  }
+  const allocHooks = opts.allocHooks ?? [];
+  checkHookNames(allocHooks, `allocation ${spec.id}`);
+
+  const { machine } = bindAllocRunner({
+    allocId: spec.id,
+    drivers: withDefaultDrivers(opts.drivers),
+    hooksFor,
+    clock,
+    allocDir,
+    taskDirOf: (t) => join(allocDir, t.name),
+    envFor: (t, hookEnv, alloc) => Object.freeze({ ...allocEnvOf(alloc ?? spec), ...t.env, ...hookEnv, NOMAD_TASK_NAME: t.name }),
+    allocHooks,
+    allocEnv: allocEnvOf,
+  });
+  const actor = createActor(machine, {
+    id: spec.id,
+    clock,
+    inspect: opts.inspect,
+    input: { alloc: spec, hooks: allocHookPlanOf(allocHooks), taskHooks: taskHookPlans, seed: opts.seed, maxKillTimeout: opts.maxKillTimeout },
+  });
+
+  const state$ = new BehaviorSubject<AllocState>(allocStateOf(actor.getSnapshot().context));
+  const events$ = new Subject<{ task: string; event: TaskEvent }>();
+  const rejections$ = new Subject<AllocCommandRejection>();
+  const seen: Record<string, number> = {};
+  let resolveDone!: (s: AllocState) => void;
+  let rejectDone!: (e: unknown) => void;
+  const done = new Promise<AllocState>((res, rej) => {
+    resolveDone = res;
+    rejectDone = rej;
+  });
+  actor.on('command.rejected', (e) => rejections$.next(e.rejection));
+  actor.subscribe({
+    next: (snap) => {
+      const ctx = snap.context;
+      for (const [task, ts] of Object.entries(ctx.taskStates)) {
+        for (let i = seen[task] ?? 0; i < ts.events.length; i++) events$.next({ task, event: ts.events[i]! });
+        seen[task] = ts.events.length;
+      }
+      const current = state$.value;
+      if (current.clientStatus !== ctx.clientStatus || current.taskStates !== ctx.taskStates) state$.next(allocStateOf(ctx));
+      if (snap.status === 'done' || snap.matches('terminal')) resolveDone(allocStateOf(ctx));
+    },
+    error: (err) => rejectDone(err),
+  });
+
+  const runner: AllocRunner = {
+    actor,
+    start() {
+      actor.start();
+      // Task runners are children: their rejections reach the caller too.
+      for (const t of spec.tasks) {
+        const child = actor.getSnapshot().children[t.name as keyof ReturnType<typeof actor.getSnapshot>['children']] as
+          | { on?: (type: string, fn: (e: { rejection: AllocCommandRejection }) => void) => void }
+          | undefined;
+        child?.on?.('command.rejected', (e) => rejections$.next(e.rejection));
+      }
+      return runner;
+    },
+    send: (event) => actor.send(event),
+    getState: () => allocStateOf(actor.getSnapshot().context),
+    events$: events$.asObservable(),
+    state$: state$.asObservable(),
+    rejections$: rejections$.asObservable(),
+    done,
+    stop: () => actor.stop(),
+  };
+  return runner;
+}
