@@ -3,6 +3,8 @@
  * async; its last argument is an AbortSignal that fires on kill or shutdown. Environments passed in are
  * immutable values built for that call: a hook must not keep one.
  */
+import type { Observable } from 'rxjs';
+import type { ResourceUsage } from '../drivers/controller.ts';
 import type { AllocSpec, TaskSpec, TaskState } from '../spec/types.ts';
 
 /** The environment a hook sees: interpolated variables, frozen. */
@@ -31,6 +33,8 @@ export interface TaskPoststartRequest {
   env: HookEnv;
   driverNetwork?: { ip?: string; portMap?: Record<string, number> };
   task: TaskSpec;
+  /** The driver's resource usage stream, when the driver reports stats. */
+  stats?: (intervalMs: number) => Observable<ResourceUsage>;
 }
 
 export interface TaskExitedRequest {

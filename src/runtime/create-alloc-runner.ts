@@ -12,7 +12,12 @@ import { realClock, type Clock } from '../drivers/clock.ts';
 import type { Driver } from '../drivers/controller.ts';
 import type { AllocRunnerHook, HookEnv, TaskHook } from '../hooks/types.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../spec/types.ts';
+import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
+import { statsHook } from '../hooks/stats-hook.ts';
+import { taskDirHook } from '../hooks/task-dir-hook.ts';
+import { validateHook } from '../hooks/validate-hook.ts';
 import { allocHookPlanOf, bindAllocRunner } from './alloc-bindings.ts';
+import { AllocStatsReporter, type AllocResourceUsage } from './alloc-stats.ts';
 import { withDefaultDrivers } from './default-drivers.ts';
 import { checkHookNames, hookPlanOf } from './task-bindings.ts';
 
@@ -29,6 +34,11 @@ export interface AllocRunnerOptions {
   /** Seed for restart jitter, for reproducible runs. */
   seed?: number;
   maxKillTimeout?: number;
+  /**
+   * The built-in hooks (validate, alloc_dir, task_dir, stats) run before the caller's; turn them off
+   * for pure simulations that must not touch the disk.
+   */
+  builtinHooks?: boolean;
 }
 
 export interface AllocRunner {
@@ -42,6 +52,9 @@ export interface AllocRunner {
   readonly state$: Observable<AllocState>;
   /** Commands the alloc or a task could not apply. */
   readonly rejections$: Observable<AllocCommandRejection>;
+  /** Latest resource usage per task and summed for the allocation (Nomad's AllocStatsReporter). */
+  latestAllocStats(taskFilter?: string): AllocResourceUsage;
+  readonly stats$: Observable<AllocResourceUsage>;
   /** Resolves with the final AllocState once the allocation has run to the end (postrun done), shut down or been destroyed. */
   readonly done: Promise<AllocState>;
   stop(): void;
@@ -69,18 +82,23 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
 
   const clock = opts.clock ?? realClock;
   const allocDir = join(opts.dataDir ?? join(tmpdir(), 'allocrun'), 'allocs', spec.id);
-  const hooksFor = (task: TaskSpec): TaskHook[] => (typeof opts.taskHooks === 'function' ? opts.taskHooks(task) : opts.taskHooks ?? []);
+  const drivers = withDefaultDrivers(opts.drivers);
+  const stats = new AllocStatsReporter();
+  const builtins = opts.builtinHooks !== false;
+  const builtinTaskHooks: TaskHook[] = builtins ? [validateHook(Object.keys(drivers)), taskDirHook(), statsHook(stats)] : [];
+  const userTaskHooks = (task: TaskSpec): TaskHook[] => (typeof opts.taskHooks === 'function' ? opts.taskHooks(task) : opts.taskHooks ?? []);
+  const hooksFor = (task: TaskSpec): TaskHook[] => [...builtinTaskHooks, ...userTaskHooks(task)];
   const taskHookPlans: Record<string, HookPlan> = {};
   for (const t of spec.tasks) {
     checkHookNames(hooksFor(t), `task ${JSON.stringify(t.name)}`);
     taskHookPlans[t.name] = hookPlanOf(hooksFor(t));
   }
-  const allocHooks = opts.allocHooks ?? [];
+  const allocHooks = [...(builtins ? [allocDirHook(allocDir)] : []), ...(opts.allocHooks ?? [])];
   checkHookNames(allocHooks, `allocation ${spec.id}`);
 
   const { machine } = bindAllocRunner({
     allocId: spec.id,
-    drivers: withDefaultDrivers(opts.drivers),
+    drivers,
     hooksFor,
     clock,
     allocDir,
@@ -139,6 +157,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     events$: events$.asObservable(),
     state$: state$.asObservable(),
     rejections$: rejections$.asObservable(),
+    latestAllocStats: (taskFilter) => stats.latest(taskFilter),
+    stats$: stats.stats$,
     done,
     stop: () => actor.stop(),
   };

@@ -114,9 +114,12 @@ export function bindTaskRunner(opts: TaskBindingsOptions) {
         await h.prestart!({ task, taskDir: opts.taskDirOf(task), env: env(), previousState: input.previousState }, res, signal);
         return { env: res.env, state: res.state, done: res.done, events: res.events };
       }
-      case 'poststart':
-        await h.poststart!({ env: env(), task }, signal);
+      case 'poststart': {
+        const ctrl = controllers.get(task.name);
+        const stats = ctrl?.stats ? (ms: number) => ctrl.stats!(ms) : undefined;
+        await h.poststart!({ env: env(), task, stats }, signal);
         return {};
+      }
       case 'preKilling':
         await h.preKilling!({ task }, signal);
         return {};

@@ -16,7 +16,8 @@ function alloc(tasks: TaskSpec[], extra: Partial<AllocSpec> = {}): AllocSpec {
 
 function setup(spec: AllocSpec, opts: AllocRunnerOptions = {}) {
   const clock = new SimulatedClock(0);
-  const runner = createAllocRunner(spec, { clock, seed: 3, ...opts }).start();
+  // Pure simulation: no built-in hooks, so nothing touches the disk.
+  const runner = createAllocRunner(spec, { clock, seed: 3, builtinHooks: false, ...opts }).start();
   const st = (name: string) => runner.getState().taskStates[name]!;
   const types = (name: string) => st(name).events.map((e) => e.type);
   return { clock, runner, st, types };

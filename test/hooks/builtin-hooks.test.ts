@@ -1,0 +1,45 @@
+import { mkdtemp, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
+import type { AllocSpec } from '../../src/spec/types.ts';
+import type { TaskHook } from '../../src/hooks/types.ts';
+
+const spec = (tasks: AllocSpec['tasks']): AllocSpec => ({ id: 'b1', job: 'j', group: 'g', type: 'batch', tasks });
+
+async function exists(path: string) {
+  return stat(path).then(() => true, () => false);
+}
+
+describe('built-in hooks', () => {
+  it('builds the alloc dir and task dirs before the task starts, and removes them on destroy', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-hooks-'));
+    const seen: Record<string, string> = {};
+    const probe: TaskHook = {
+      name: 'probe',
+      async prestart(req) {
+        Object.assign(seen, req.env);
+      },
+    };
+    const runner = createAllocRunner(spec([{ name: 'app', driver: 'mock', config: { run_for: '20ms' } }]), { dataDir, taskHooks: [probe] }).start();
+    const final = await runner.done;
+    expect(final.clientStatus).toBe('complete');
+    const allocDir = join(dataDir, 'allocs', 'b1');
+    for (const d of ['alloc/logs', 'alloc/data', 'alloc/tmp', 'app/local', 'app/tmp']) expect(await exists(join(allocDir, d))).toBe(true);
+    expect((await stat(join(allocDir, 'app/secrets'))).mode & 0o777).toBe(0o700);
+    expect(seen.NOMAD_TASK_DIR).toBe(join(allocDir, 'app/local'));
+    runner.send({ type: 'DESTROY' });
+    await new Promise<void>((resolve) => runner.actor.subscribe((s) => s.status === 'done' && resolve()));
+    expect(await exists(allocDir)).toBe(false);
+  });
+
+  it('fails a task with an unknown driver as Failed Validation, without restarting it', async () => {
+    const runner = createAllocRunner(spec([{ name: 'app', driver: 'docker', config: {} }])).start();
+    const final = await runner.done;
+    expect(final.clientStatus).toBe('failed');
+    const types = final.taskStates.app!.events.map((e) => e.type);
+    expect(types).toEqual(['Received', 'Task Setup', 'Failed Validation', 'Not Restarting']);
+    expect(final.taskStates.app!.events[2]!.displayMessage).toContain('driver "docker" is not available');
+  });
+});
