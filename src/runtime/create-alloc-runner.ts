@@ -39,7 +39,15 @@ export interface AllocRunnerOptions {
    * for pure simulations that must not touch the disk.
    */
   builtinHooks?: boolean;
+  /**
+   * A snapshot from `runner.persist()` of an earlier runtime: the allocation resumes where it was,
+   * reattaching to live workloads through their driver handles; hooks that were running run again.
+   */
+  snapshot?: PersistedAllocRunner;
 }
+
+/** What `persist()` returns: JSON-safe, to be handed back as `snapshot`. */
+export type PersistedAllocRunner = { readonly __allocrun: 'alloc-runner'; readonly snapshot: unknown };
 
 export interface AllocRunner {
   readonly actor: ReturnType<typeof createActor<ReturnType<typeof bindAllocRunner>['machine']>>;
@@ -55,6 +63,8 @@ export interface AllocRunner {
   /** Latest resource usage per task and summed for the allocation (Nomad's AllocStatsReporter). */
   latestAllocStats(taskFilter?: string): AllocResourceUsage;
   readonly stats$: Observable<AllocResourceUsage>;
+  /** The alloc actor's persisted snapshot (JSON-safe), for `createAllocRunner(spec, { snapshot })` after a restart. */
+  persist(): PersistedAllocRunner;
   /** Resolves with the final AllocState once the allocation has run to the end (postrun done), shut down or been destroyed. */
   readonly done: Promise<AllocState>;
   stop(): void;
@@ -110,6 +120,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const actor = createActor(machine, {
     id: spec.id,
     clock,
+    ...(opts.snapshot ? { snapshot: opts.snapshot.snapshot as never } : {}),
     inspect: opts.inspect,
     input: { alloc: spec, hooks: allocHookPlanOf(allocHooks), taskHooks: taskHookPlans, seed: opts.seed, maxKillTimeout: opts.maxKillTimeout },
   });
@@ -157,6 +168,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     events$: events$.asObservable(),
     state$: state$.asObservable(),
     rejections$: rejections$.asObservable(),
+    persist: () => ({ __allocrun: 'alloc-runner', snapshot: JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) }),
     latestAllocStats: (taskFilter) => stats.latest(taskFilter),
     stats$: stats.stats$,
     done,
