@@ -7,7 +7,8 @@
  *   prerun (prerun hooks) → running (tasks ∥ kill ∥ updates) → postrun (all hooks, errors aggregated)
  *   → terminal → destroying → destroyed;  SHUTDOWN → detaching (tasks left running) → detached.
  */
-import { assign, enqueueActions, fromPromise, setup, type ActorRefFrom } from 'xstate';
+import { assign, enqueueActions, setup, type ActorRefFrom } from 'xstate';
+import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
 import { isTaskAllowed, type CoordinatorState, type Stage } from './coordinator.ts';
 import { childErrorOf, hookActorId, type HookPlan } from './hook-calls.ts';
@@ -93,12 +94,6 @@ export type AllocRunnerEvent =
 
 export type AllocRunnerEmitted = { type: 'command.rejected'; rejection: AllocCommandRejection };
 
-function notProvided(name: string) {
-  return fromPromise<void, AllocHookCallInput>(async () => {
-    throw new Error(`allocRunnerMachine: the ${name} actor is not provided; use createAllocRunner() or .provide()`);
-  });
-}
-
 function taskSpec(ctx: AllocRunnerContext, name: string): TaskSpec | undefined {
   return ctx.alloc.tasks.find((t) => t.name === name);
 }
@@ -141,7 +136,7 @@ const allocSetup = setup({
   actors: {
     taskRunner: taskRunnerMachine,
     /** Calls one alloc hook method; provided by the runtime. */
-    allocHook: notProvided('allocHook'),
+    allocHook: notProvided<void, AllocHookCallInput>('allocRunnerMachine', 'allocHook', 'createAllocRunner()'),
     sleepUntil,
   },
   guards: {

@@ -10,3 +10,10 @@ export { TaskEventType, taskEvent, newTaskState, appendEvent } from './task-even
 export * from './restart-tracker.ts';
 export { formatDuration } from './duration.ts';
 export { clockNow, sleepUntil } from './clock.ts';
+export { allocRunnerMachine, allocStateOf, clientStatusOf } from './alloc-runner.ts';
+export type {
+  AllocRunnerContext, AllocRunnerEvent, AllocRunnerInput, AllocRunnerActor, AllocHookPhase, AllocHookPlan,
+  AllocHookCallInput, AllocCommandRejection,
+} from './alloc-runner.ts';
+export * from './coordinator.ts';
+export { reduceTaskStates, isLive, type ReducerInput, type ReducerEffects } from './task-state-reducer.ts';

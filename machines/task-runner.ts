@@ -10,7 +10,8 @@
  * `driver:<call>`. The runtime supplies their implementations with `.provide()`; this file says only
  * what happens when.
  */
-import { assign, enqueueActions, fromPromise, raise, setup, type ActorRefFrom } from 'xstate';
+import { assign, enqueueActions, raise, setup, type ActorRefFrom } from 'xstate';
+import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
 import { TaskEventType, appendEvent, newTaskState, setStatus, taskEvent } from './task-events.ts';
 import {
@@ -146,13 +147,6 @@ export interface DriverShutdownInput extends DriverCallInput {
 /** Emitted when a command does not apply, so callers hear about it. */
 export type TaskRunnerEmitted = { type: 'command.rejected'; rejection: CommandRejection };
 
-/** Placeholder for an implementation the runtime provides; fails with a message saying so. */
-function notProvided<TOutput, TInput>(name: string) {
-  return fromPromise<TOutput, TInput>(async () => {
-    throw new Error(`taskRunnerMachine: the ${name} actor is not provided; use createTaskRunner() or .provide({ actors: { ${name} } })`);
-  });
-}
-
 function killTimeoutOf(ctx: TaskRunnerContext): number {
   return Math.min(ctx.task.killTimeout ?? DEFAULT_KILL_TIMEOUT, ctx.maxKillTimeout);
 }
@@ -185,17 +179,17 @@ const taskRunnerSetup = setup({
   },
   actors: {
     /** Calls one hook method; provided by the runtime. */
-    hook: notProvided<HookCallOutput, HookCallInput>('hook'),
+    hook: notProvided<HookCallOutput, HookCallInput>('taskRunnerMachine', 'hook', 'createTaskRunner()'),
     /** The driver's prepare + start; output carries the reattach handle. */
-    driverStart: notProvided<DriverStartOutput, DriverCallInput>('driverStart'),
+    driverStart: notProvided<DriverStartOutput, DriverCallInput>('taskRunnerMachine', 'driverStart', 'createTaskRunner()'),
     /** Resolves with the workload's exit. */
-    driverWait: notProvided<ExitResult, DriverCallInput>('driverWait'),
+    driverWait: notProvided<ExitResult, DriverCallInput>('taskRunnerMachine', 'driverWait', 'createTaskRunner()'),
     /** Sends the kill signal (the driver may escalate too; the machine's own deadline is the durable one). */
-    driverShutdown: notProvided<void, DriverShutdownInput>('driverShutdown'),
+    driverShutdown: notProvided<void, DriverShutdownInput>('taskRunnerMachine', 'driverShutdown', 'createTaskRunner()'),
     /** Force-kills the workload. */
-    driverTerminate: notProvided<void, DriverCallInput>('driverTerminate'),
+    driverTerminate: notProvided<void, DriverCallInput>('taskRunnerMachine', 'driverTerminate', 'createTaskRunner()'),
     /** Sends a signal to the workload. */
-    driverSignal: notProvided<void, DriverCallInput & { signal: string }>('driverSignal'),
+    driverSignal: notProvided<void, DriverCallInput & { signal: string }>('taskRunnerMachine', 'driverSignal', 'createTaskRunner()'),
     /** Waits until an absolute time on the system clock. */
     sleepUntil,
   },
