@@ -18,3 +18,21 @@ export type {
 export { realClock, type Clock } from './drivers/clock.ts';
 export { createMockDriver } from './drivers/mock/mock-driver.ts';
 export { parseDuration, DurationError } from './spec/duration.ts';
+// SwarmKit's exec layer: errors with behaviour, Do/Resolve, the task manager.
+export {
+  ExecError, ErrTaskPrepared, ErrTaskStarted, ErrTaskRetry, ErrTaskNoop, ErrTaskUpdateRejected, ErrControllerClosed,
+  ErrRuntimeUnsupported, ErrDependencyNotReady, ErrClosed, ErrInvalidTransition, TemporaryError, ExitError,
+  ContainerStatusError, makeTemporary, isTemporary, isExitCoder, isContainerStatuser, isPortStatuser, isCancellation,
+  errorIs, causeChain, messageOf,
+} from './drivers/errors.ts';
+export type { ExecErrorCode, Temporary, ExitCoder, ContainerStatuser, PortStatuser, ExitErrorInit } from './drivers/errors.ts';
+export { logPublisherFunc, isControllerLogs, publishLogs, createSecretsManager, createConfigsManager } from './drivers/executor.ts';
+export type {
+  Executor, NodeDescription, EncryptionKey, LogMessage, LogPublisher, LogPublisherProvider, ControllerLogs, Secret,
+  Config, SecretGetter, SecretsManager, ConfigGetter, ConfigsManager, VolumeGetter, SecretsProvider, ConfigsProvider,
+  DependencyGetter,
+} from './drivers/executor.ts';
+export { SwarmTaskState, swarmTaskStateName, newSwarmTaskStatus } from './drivers/task-status.ts';
+export type { SwarmTaskStatus, SwarmTask, SwarmTaskMeta } from './drivers/task-status.ts';
+export { Do, Resolve, transitionStatus, statusesEqualStable, type DoOptions, type DoResult, type ResolveResult } from './drivers/do.ts';
+export { createTaskManager, bindTaskManager, type TaskManager, type TaskManagerOptions } from './runtime/create-task-manager.ts';

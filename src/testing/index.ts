@@ -3,3 +3,4 @@ export { SimulatedClock, settle } from './simulated-clock.ts';
 export { recordingTaskHook, recordingAllocHook, untilAborted, type HookCall } from './hook-recorder.ts';
 export { createMockDriver, MockStartError } from '../drivers/mock/mock-driver.ts';
 export { parseMockConfig, MockConfigError, type MockTaskConfig } from '../drivers/mock/mock-config.ts';
+export { StubController, type StubControllerOptions, type StubControllerMethods } from './stub-controller.ts';
