@@ -10,8 +10,11 @@ import { allocStateOf, type AllocCommandRejection, type AllocRunnerEvent } from 
 import type { HookPlan } from '../../machines/hook-calls.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
 import type { Driver } from '../drivers/controller.ts';
-import type { AllocRunnerHook, HookEnv, TaskHook } from '../hooks/types.ts';
+import type { AllocRunnerHook, TaskHook } from '../hooks/types.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../spec/types.ts';
+import { hostEnvFor } from '../env/host-env.ts';
+import { localNodeInfo, type NodeInfo } from '../env/node-info.ts';
+import { buildTaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
 import { statsHook } from '../hooks/stats-hook.ts';
 import { taskDirHook } from '../hooks/task-dir-hook.ts';
@@ -29,6 +32,10 @@ export interface AllocRunnerOptions {
   allocHooks?: AllocRunnerHook[];
   /** Where alloc dirs live; default: a directory under the OS temp dir. */
   dataDir?: string;
+  /** The node, for `${node.*}`, `${attr.*}`, `${meta.*}`; default: this machine. */
+  node?: NodeInfo;
+  /** The agent environment tasks inherit (minus Nomad's credential denylist); default: this process's. */
+  hostEnv?: NodeJS.ProcessEnv;
   clock?: Clock;
   inspect?: Observer<InspectionEvent> | ((ev: InspectionEvent) => void);
   /** Seed for restart jitter, for reproducible runs. */
@@ -70,16 +77,6 @@ export interface AllocRunner {
   stop(): void;
 }
 
-function allocEnvOf(alloc: AllocSpec): HookEnv {
-  const env: Record<string, string> = {
-    NOMAD_ALLOC_ID: alloc.id,
-    NOMAD_JOB_NAME: alloc.job,
-    NOMAD_GROUP_NAME: alloc.group,
-    NOMAD_NAMESPACE: alloc.namespace ?? 'default',
-  };
-  for (const [k, v] of Object.entries(alloc.meta ?? {})) env[`NOMAD_META_${k}`] = v;
-  return Object.freeze(env);
-}
 
 /** Builds (but does not start) the runner for one allocation. */
 export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}): AllocRunner {
@@ -91,6 +88,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   if (spec.tasks.length === 0) throw new TypeError(`allocation ${spec.id}: a task group needs at least one task`);
 
   const clock = opts.clock ?? realClock;
+  const node = opts.node ?? localNodeInfo();
+  const hostEnv = hostEnvFor(opts.hostEnv ?? process.env);
   const allocDir = join(opts.dataDir ?? join(tmpdir(), 'allocrun'), 'allocs', spec.id);
   const drivers = withDefaultDrivers(opts.drivers);
   const stats = new AllocStatsReporter();
@@ -113,9 +112,17 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     clock,
     allocDir,
     taskDirOf: (t) => join(allocDir, t.name),
-    envFor: (t, hookEnv, alloc) => Object.freeze({ ...allocEnvOf(alloc ?? spec), ...t.env, ...hookEnv, NOMAD_TASK_NAME: t.name }),
+    envFor: (t, hookEnv, alloc) => {
+      // Built fresh for every call from frozen inputs: nothing here outlives the call (Nomad PR #25373).
+      const env = buildTaskEnv({ node, alloc: alloc ?? spec, task: t, allocDir, taskDir: join(allocDir, t.name), hostEnv });
+      return Object.freeze({ ...env.vars, ...hookEnv });
+    },
+    interpolate: (t, hookEnv, alloc) => {
+      const env = buildTaskEnv({ node, alloc: alloc ?? spec, task: t, allocDir, taskDir: join(allocDir, t.name), hostEnv });
+      return { ...t, config: env.interpolateDeep(t.config) };
+    },
     allocHooks,
-    allocEnv: allocEnvOf,
+    allocEnv: (alloc) => buildTaskEnv({ node, alloc, allocDir, hostEnv }).vars,
   });
   const actor = createActor(machine, {
     id: spec.id,

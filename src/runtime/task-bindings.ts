@@ -20,6 +20,8 @@ export interface TaskBindingsOptions {
   taskDirOf: (task: TaskSpec) => string;
   /** Builds the task's environment for one call: a fresh frozen value every time. */
   envFor: (task: TaskSpec, hookEnv: Record<string, string>, alloc?: AllocSpec) => HookEnv;
+  /** The task as its driver sees it: `${...}` in its config interpolated. Default: unchanged. */
+  interpolate?: (task: TaskSpec, hookEnv: Record<string, string>, alloc?: AllocSpec) => TaskSpec;
 }
 
 /** A start that failed; carries what the restart decision needs. */
@@ -141,7 +143,14 @@ export function bindTaskRunner(opts: TaskBindingsOptions) {
   const driverStart = fromPromise<DriverStartOutput, DriverCallInput>(async ({ input, signal }) => {
     const previous = controllers.get(input.task.name);
     if (previous) await release(input.task.name, previous);
-    const ctrl = driverOf(input.task).controller(input.task, driverContext(input.task, input.hookEnv));
+    let task = input.task;
+    try {
+      task = opts.interpolate?.(input.task, input.hookEnv) ?? input.task;
+    } catch (err) {
+      // Nomad: a driver config that cannot be interpolated fails validation and is never retried.
+      throw new DriverStartError(`task ${JSON.stringify(input.task.name)}: ${(err as Error).message}`, false, 'Failed Validation');
+    }
+    const ctrl = driverOf(task).controller(task, driverContext(task, input.hookEnv));
     controllers.set(input.task.name, ctrl);
     try {
       await ctrl.prepare(signal);

@@ -31,6 +31,15 @@ export class MockConfigError extends Error {
   }
 }
 
+/** A value as it should appear in an error message; never throws (BigInt, cycles). */
+function shown(v: unknown): string {
+  try {
+    return typeof v === 'bigint' ? `${v}n` : JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
 const KEYS = new Set([
   'run_for', 'exit_code', 'exit_signal', 'exit_err_msg', 'start_error', 'start_error_recoverable', 'start_block_for',
   'kill_after', 'signal_error', 'stdout_string', 'stdout_repeat', 'stdout_repeat_duration', 'stderr_string',
@@ -45,7 +54,7 @@ export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig
     const v = config[key];
     if (v === undefined) return undefined;
     if (typeof v !== 'string' && typeof v !== 'number') {
-      problems.push(`config.${key}: expected a duration like "10s", got ${JSON.stringify(v)}`);
+      problems.push(`config.${key}: expected a duration like "10s", got ${shown(v)}`);
       return undefined;
     }
     try {
@@ -59,7 +68,7 @@ export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig
     const v = config[key];
     if (v === undefined) return undefined;
     if (typeof v !== 'number' || !Number.isInteger(v)) {
-      problems.push(`config.${key}: expected an integer, got ${JSON.stringify(v)}`);
+      problems.push(`config.${key}: expected an integer, got ${shown(v)}`);
       return undefined;
     }
     return v;
@@ -68,7 +77,7 @@ export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig
     const v = config[key];
     if (v === undefined) return undefined;
     if (typeof v !== 'string') {
-      problems.push(`config.${key}: expected a string, got ${JSON.stringify(v)}`);
+      problems.push(`config.${key}: expected a string, got ${shown(v)}`);
       return undefined;
     }
     return v;
@@ -77,7 +86,7 @@ export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig
     const v = config[key];
     if (v === undefined) return undefined;
     if (typeof v !== 'boolean') {
-      problems.push(`config.${key}: expected true or false, got ${JSON.stringify(v)}`);
+      problems.push(`config.${key}: expected true or false, got ${shown(v)}`);
       return undefined;
     }
     return v;

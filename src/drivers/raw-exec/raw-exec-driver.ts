@@ -1,0 +1,343 @@
+/**
+ * Nomad's `raw_exec` driver as a SwarmKit Controller: runs `config.command` with `config.args` (no shell)
+ * in the task dir with exactly the task env, in its own process group, logs to rotated files, and can be
+ * recovered by pid + start time after the agent restarts.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
+import { join, resolve } from 'node:path';
+import { EMPTY, Observable, Subject, takeUntil, throwError } from 'rxjs';
+import type { ExitResult, LogConfig, TaskSpec } from '../../spec/types.ts';
+import type { Clock } from '../clock.ts';
+import type {
+  Controller,
+  Driver,
+  DriverContext,
+  DriverHandle,
+  LogLine,
+  LogOptions,
+  ResourceUsage,
+  ShutdownOptions,
+} from '../controller.ts';
+import { parseRawExecConfig, type RawExecConfig } from './config.ts';
+import { CommandNotFoundError, RecoverError, SpawnError, TaskNotRunningError } from './errors.ts';
+import { readLogs } from './log-reader.ts';
+import { DEFAULT_CLOCK_TICKS, isLive, readProcStat } from './proc-stat.ts';
+import { lookupBin, toSignalNumber } from './process.ts';
+import { DEFAULT_LOG_CONFIG, RotatingLogWriter, logBaseName, validateLogConfig } from './rotating-log.ts';
+import { processGroupStats } from './stats.ts';
+import { AdoptedWorkload, SpawnedWorkload, type Workload } from './workload.ts';
+
+/** The driver's name in job files. */
+export const RAW_EXEC = 'raw_exec';
+
+/** Agent-level settings (Nomad's client config for the driver). */
+export interface RawExecDriverOptions {
+  /** Upper bound on any task's kill timeout (Nomad's `max_kill_timeout`); default 30 s. */
+  maxKillTimeout?: number;
+  /** How often a recovered process is checked for exit; default 100 ms. */
+  pollIntervalMs?: number;
+  /** How often `logs({ follow: true })` looks for new output; default 250 ms. */
+  logPollIntervalMs?: number;
+  /** `/proc` time unit (USER_HZ); default 100. */
+  clockTicksPerSecond?: number;
+}
+
+/** The raw_exec driver; `recover` is always present and both return the concrete controller. */
+export interface RawExecDriver extends Driver {
+  controller(task: TaskSpec, ctx: DriverContext): RawExecController;
+  recover(handle: DriverHandle, task: TaskSpec, ctx: DriverContext): RawExecController;
+}
+
+interface Settings {
+  maxKillTimeout: number;
+  pollIntervalMs: number;
+  logPollIntervalMs: number;
+  ticks: number;
+}
+
+const SIGKILL = constants.signals.SIGKILL;
+
+/** The directory holding every task's rotated logs for an allocation. */
+export function allocLogDir(allocDir: string): string {
+  return join(allocDir, 'alloc', 'logs');
+}
+
+/** Resolves after `ms` on the clock with false, or earlier with true when `p` settles; aborts reject. */
+function exitsWithin(clock: Clock, ms: number, p: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
+  return new Promise<boolean>((resolveRace, reject) => {
+    let timer: unknown;
+    const finish = (fn: () => void) => {
+      clock.clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      fn();
+    };
+    const onAbort = () => finish(() => reject(signal.reason));
+    if (signal.aborted) return reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    timer = clock.setTimeout(() => finish(() => resolveRace(false)), Math.max(0, ms));
+    p.then(
+      () => finish(() => resolveRace(true)),
+      (e: unknown) => finish(() => reject(e)),
+    );
+  });
+}
+
+/** One raw_exec task attempt. All methods are idempotent; after close they still work but hold nothing open. */
+export class RawExecController implements Controller {
+  private config: RawExecConfig | undefined;
+  private workload: Workload | undefined;
+  private starting: Promise<void> | undefined;
+  private writers: RotatingLogWriter[] = [];
+  private openStreams = 0;
+  private closed = false;
+  private readonly closed$ = new Subject<void>();
+  private readonly logDir: string;
+  private readonly logConfig: LogConfig;
+
+  constructor(
+    private readonly task: TaskSpec,
+    private readonly ctx: DriverContext,
+    private readonly settings: Settings,
+    adopted?: AdoptedWorkload,
+  ) {
+    this.logDir = allocLogDir(ctx.allocDir);
+    this.logConfig = ctx.logs ?? task.logs ?? DEFAULT_LOG_CONFIG;
+    this.workload = adopted;
+  }
+
+  /** The main process's pid once started (or recovered). */
+  get pid(): number | undefined {
+    return this.workload?.pid;
+  }
+
+  async prepare(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    this.config ??= parseRawExecConfig(this.task);
+    validateLogConfig(this.logConfig);
+    mkdirSync(this.logDir, { recursive: true });
+    mkdirSync(this.ctx.taskDir, { recursive: true });
+  }
+
+  start(signal: AbortSignal): Promise<void> {
+    if (this.workload) return Promise.resolve();
+    // Concurrent starts share one spawn: a second process would be untracked.
+    this.starting ??= this.spawn(signal).finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  wait(signal: AbortSignal): Promise<ExitResult> {
+    if (!this.workload) return Promise.reject(new TaskNotRunningError(this.task.name, 'wait needs start() first'));
+    return this.workload.waitExit(signal);
+  }
+
+  async shutdown(opts: ShutdownOptions, signal: AbortSignal): Promise<void> {
+    const w = this.workload;
+    // Never started or already exited: nothing to stop, which is success.
+    if (!w || w.result) return;
+    const signo = toSignalNumber(opts.signal);
+    const timeout = Math.min(Math.max(0, opts.timeout), this.settings.maxKillTimeout);
+    w.signalAll(signo);
+    const exited = w.waitExit(signal);
+    if (await exitsWithin(this.ctx.clock, timeout, exited, signal)) return;
+    w.signalAll(SIGKILL);
+    await w.waitExit(signal);
+  }
+
+  async terminate(signal: AbortSignal): Promise<void> {
+    const w = this.workload;
+    if (!w || w.result) return;
+    w.signalAll(SIGKILL);
+    await w.waitExit(signal);
+  }
+
+  async remove(signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    // The process owns no other resource; closing the files lets the log dir be deleted or archived.
+    this.closeWriters();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.closed$.next();
+    this.closed$.complete();
+    this.workload?.release();
+  }
+
+  /** Sends `sig` to the main process only, as Nomad's SignalTask does (children are the main process's business). */
+  async signal(sig: string, signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    const signo = toSignalNumber(sig);
+    const w = this.workload;
+    if (!w || w.result || !w.signalMain(signo)) throw new TaskNotRunningError(this.task.name, `cannot send ${sig}`);
+  }
+
+  handle(): DriverHandle | undefined {
+    const w = this.workload;
+    if (!w) return undefined;
+    return {
+      driver: RAW_EXEC,
+      taskName: this.task.name,
+      pid: w.pid,
+      ...(w.startTime !== undefined ? { startTime: w.startTime } : {}),
+      state: { pgid: w.pgid ?? null },
+    };
+  }
+
+  stats(intervalMs: number): Observable<ResourceUsage> {
+    const w = this.workload;
+    if (!w) return throwError(() => new TaskNotRunningError(this.task.name, 'stats need start() first'));
+    // A closed controller holds no timers; closed$ has already fired, so takeUntil alone would not stop it.
+    if (this.closed) return EMPTY;
+    return processGroupStats({
+      pid: w.pid,
+      pgid: w.pgid ?? -1,
+      intervalMs,
+      clock: this.ctx.clock,
+      ticksPerSecond: this.settings.ticks,
+    }).pipe(takeUntil(this.closed$));
+  }
+
+  logs(opts: LogOptions): Observable<LogLine> {
+    return readLogs({
+      dir: this.logDir,
+      task: this.task.name,
+      ...opts,
+      clock: this.ctx.clock,
+      pollMs: this.settings.logPollIntervalMs,
+      isActive: () => this.logsActive(),
+    });
+  }
+
+  /** Whether more output may still arrive, for followers of `logs()`. */
+  private logsActive(): boolean {
+    if (this.closed) return false;
+    const w = this.workload;
+    if (!w) return true; // not started yet: output is still to come
+    if (w instanceof SpawnedWorkload) return this.openStreams > 0;
+    // Recovered: this agent never held the pipes, so it can only report what is already in the files.
+    return w.result === undefined && isLive(readProcStat(w.pid));
+  }
+
+  private async spawn(signal: AbortSignal): Promise<void> {
+    if (!this.config) await this.prepare(signal);
+    signal.throwIfAborted();
+    const cfg = this.config!;
+    const cwd = cfg.workDir ? resolve(this.ctx.taskDir, cfg.workDir) : this.ctx.taskDir;
+    try {
+      if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
+    } catch {
+      throw new SpawnError(this.task.name, `working directory ${cwd} does not exist or is not a directory`);
+    }
+    // The task's PATH first, then the agent's: Nomad resolves binaries with the agent's PATH.
+    const searchPath = [this.ctx.env.PATH, process.env.PATH].filter(Boolean).join(':');
+    const bin = lookupBin(cfg.command, this.ctx.taskDir, searchPath);
+    if (!bin) {
+      throw new CommandNotFoundError(
+        this.task.name,
+        cfg.command,
+        `no executable file found (looked in ${this.ctx.taskDir}/local, ${this.ctx.taskDir} and PATH)`,
+      );
+    }
+    // Open the log files first: failing after the spawn would leave a process nobody tracks.
+    const writers = (['stdout', 'stderr'] as const).map(
+      (stream) => [stream, new RotatingLogWriter(this.logDir, logBaseName(this.task.name, stream), this.logConfig)] as const,
+    );
+    let child: ChildProcess;
+    try {
+      child = spawn(bin, cfg.args, {
+        cwd,
+        env: { ...this.ctx.env },
+        argv0: cfg.command,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (err) {
+      // Node throws synchronously for invalid arguments, e.g. a NUL byte in an arg or env value.
+      for (const [, w] of writers) w.close();
+      throw new SpawnError(this.task.name, `cannot spawn ${bin}: ${(err as Error).message}`, err);
+    }
+    if (child.pid === undefined) {
+      for (const [, w] of writers) w.close();
+      // Spawn failed synchronously; the reason arrives as an 'error' event.
+      const err = await new Promise<NodeJS.ErrnoException>((r) => child.once('error', r));
+      if (err.code === 'ENOENT' || err.code === 'EACCES') throw new CommandNotFoundError(this.task.name, cfg.command, err.message);
+      throw new SpawnError(this.task.name, `spawning ${bin} failed: ${err.message}`, err);
+    }
+    // Errors after spawn (e.g. EPIPE on a closed pipe) must not crash the agent; exit is what matters.
+    child.on('error', () => {});
+    // Track the process before yielding to the loop, so no exit can slip past; read its start time at
+    // once, since pid + start time is what makes the handle unambiguous across pid reuse.
+    this.workload = new SpawnedWorkload(child, child.pid, readProcStat(child.pid)?.startTime);
+    this.pipeLogs(child, writers);
+    if (this.closed) this.workload.release();
+  }
+
+  private pipeLogs(child: ChildProcess, writers: readonly (readonly ['stdout' | 'stderr', RotatingLogWriter])[]): void {
+    for (const [stream, writer] of writers) {
+      this.writers.push(writer);
+      const source = child[stream];
+      if (!source) {
+        writer.close();
+        continue;
+      }
+      this.openStreams += 1;
+      source.on('data', (chunk: Buffer) => {
+        try {
+          writer.write(chunk);
+        } catch {
+          // A full or vanished disk loses this task's logs, but must not take the agent down.
+          writer.close();
+        }
+      });
+      source.once('close', () => {
+        writer.close();
+        this.openStreams -= 1;
+      });
+      source.on('error', () => writer.close());
+    }
+  }
+
+  private closeWriters(): void {
+    for (const w of this.writers) w.close();
+  }
+}
+
+/** Creates the raw_exec driver. */
+export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExecDriver {
+  const settings: Settings = {
+    maxKillTimeout: options.maxKillTimeout ?? 30_000,
+    pollIntervalMs: options.pollIntervalMs ?? 100,
+    logPollIntervalMs: options.logPollIntervalMs ?? 250,
+    ticks: options.clockTicksPerSecond ?? DEFAULT_CLOCK_TICKS,
+  };
+  return {
+    name: RAW_EXEC,
+    controller(task: TaskSpec, ctx: DriverContext): RawExecController {
+      return new RawExecController(task, ctx, settings);
+    },
+    /**
+     * Adopts a live process from an earlier agent. This agent is not its parent, so exit is detected by
+     * polling /proc and the exit code is exact only if the zombie is seen before it is reaped (see workload.ts).
+     */
+    recover(handle: DriverHandle, task: TaskSpec, ctx: DriverContext): RawExecController {
+      if (handle.driver !== RAW_EXEC) throw new RecoverError(task.name, 'invalid-handle', `the handle is for driver ${JSON.stringify(handle.driver)}`);
+      const { pid, startTime } = handle;
+      if (typeof pid !== 'number' || !(pid > 1) || typeof startTime !== 'number') {
+        throw new RecoverError(task.name, 'invalid-handle', 'the handle lacks a pid and start time');
+      }
+      const stat = readProcStat(pid);
+      if (!isLive(stat)) throw new RecoverError(task.name, 'gone', `process ${pid} has exited`);
+      if (stat.startTime !== startTime) {
+        throw new RecoverError(task.name, 'pid-reused', `pid ${pid} now belongs to another process (start time ${stat.startTime}, expected ${startTime})`);
+      }
+      // Only signal a group the process leads; otherwise a kill could hit unrelated processes.
+      const pgid = stat.pgrp === pid ? pid : undefined;
+      const adopted = new AdoptedWorkload(pid, pgid, startTime, ctx.clock, settings.pollIntervalMs);
+      const controller = new RawExecController(task, ctx, settings, adopted);
+      return controller;
+    },
+  };
+}

@@ -1,0 +1,141 @@
+/**
+ * Nomad's log rotation (logmon's FileRotator): a stream is written to `<dir>/<base>.N`, N from 0; when a
+ * file reaches `maxFileSize` bytes the writer moves to N+1 and deletes files older than the last `maxFiles`.
+ * Like Nomad, files are cut at the byte limit (a line may span two files); readers join them in order.
+ */
+import { closeSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LogConfig } from '../../spec/types.ts';
+
+/** Nomad's defaults: 10 files of 10 MB per stream. */
+export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({ maxFiles: 10, maxFileSize: 10 * 1024 * 1024 });
+
+/** A `logs` block that cannot work (fewer than one file, or files under one byte). */
+export class LogConfigError extends RangeError {
+  readonly code = 'ErrLogConfig';
+  constructor(config: LogConfig) {
+    super(`logs: max_files and max_file_size must be at least 1 (got ${config.maxFiles} files of ${config.maxFileSize} bytes)`);
+    this.name = 'LogConfigError';
+  }
+}
+
+/** Throws LogConfigError unless both limits are at least 1. */
+export function validateLogConfig(config: LogConfig): void {
+  if (!(config.maxFiles >= 1) || !(config.maxFileSize >= 1)) throw new LogConfigError(config);
+}
+
+/** The base name of a task's stream, e.g. `web.stdout` (files are `web.stdout.0`, `web.stdout.1`, ...). */
+export function logBaseName(task: string, stream: 'stdout' | 'stderr'): string {
+  return `${task}.${stream}`;
+}
+
+/** The indices of `<base>.N` files present in `dir`, ascending. */
+export function listLogIndices(dir: string, base: string): number[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const prefix = `${base}.`;
+  const indices: number[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const suffix = name.slice(prefix.length);
+    if (/^\d+$/.test(suffix)) indices.push(Number(suffix));
+  }
+  return indices.sort((a, b) => a - b);
+}
+
+/** The path of file N of a stream. */
+export function logFilePath(dir: string, base: string, index: number): string {
+  return join(dir, `${base}.${index}`);
+}
+
+/**
+ * Appends bytes to a rotating set of files. Writes are synchronous so bytes land in order and the size
+ * accounting is exact; a pipe chunk is at most 64 KiB, so one write never blocks the loop for long.
+ */
+export class RotatingLogWriter {
+  private fd: number | undefined;
+  private index = 0;
+  private size = 0;
+  private closed = false;
+  readonly maxFiles: number;
+  readonly maxFileSize: number;
+
+  constructor(
+    readonly dir: string,
+    readonly base: string,
+    config: LogConfig = DEFAULT_LOG_CONFIG,
+  ) {
+    validateLogConfig(config);
+    this.maxFiles = Math.floor(config.maxFiles);
+    this.maxFileSize = Math.floor(config.maxFileSize);
+    mkdirSync(dir, { recursive: true });
+    // A restarted task continues its predecessor's sequence, as Nomad's rotator does, so no file is clobbered.
+    const existing = listLogIndices(dir, base);
+    if (existing.length > 0) {
+      this.index = existing[existing.length - 1]!;
+      this.size = statSync(this.path(this.index)).size;
+    }
+    this.purge();
+  }
+
+  /** The index of the file being written. */
+  get currentIndex(): number {
+    return this.index;
+  }
+
+  /** Appends `chunk`, rotating as many times as its size needs. Ignored after close. */
+  write(chunk: Uint8Array | string): void {
+    if (this.closed) return;
+    let buf = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    while (buf.length > 0) {
+      if (this.size >= this.maxFileSize) this.rotate();
+      const n = Math.min(buf.length, this.maxFileSize - this.size);
+      const fd = this.open();
+      let written = 0;
+      while (written < n) written += writeSync(fd, buf, written, n - written);
+      this.size += n;
+      buf = buf.subarray(n);
+    }
+  }
+
+  /** Closes the open file; later writes are dropped. Idempotent. */
+  close(): void {
+    this.closed = true;
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private open(): number {
+    this.fd ??= openSync(this.path(this.index), 'a');
+    return this.fd;
+  }
+
+  private rotate(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+    this.index += 1;
+    this.size = 0;
+    this.purge();
+  }
+
+  /** Deletes every file older than the newest `maxFiles` (the current file counts as one). */
+  private purge(): void {
+    const oldestKept = this.index - this.maxFiles + 1;
+    for (const i of listLogIndices(this.dir, this.base)) {
+      if (i >= oldestKept) break;
+      try {
+        unlinkSync(this.path(i));
+      } catch {
+        // Already gone (a reader or a second writer removed it): the goal is reached either way.
+      }
+    }
+  }
+
+  private path(index: number): string {
+    return logFilePath(this.dir, this.base, index);
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * The two ways raw_exec holds a live process: one it spawned (it is the parent, so the kernel hands it the
+ * exit status) and one it adopted after an agent restart (not its parent: exit is found by polling `/proc`,
+ * and the status is only known if the zombie is seen before its reaper collects it).
+ */
+import type { ChildProcess } from 'node:child_process';
+import { constants } from 'node:os';
+import type { Clock } from '../clock.ts';
+import type { ExitResult } from '../controller.ts';
+import { decodeWaitStatus, isLive, readProcStat } from './proc-stat.ts';
+import { signalGroup, signalPid } from './process.ts';
+
+const SIGKILL = constants.signals.SIGKILL;
+
+/** A process raw_exec can signal and wait on, whichever way it got hold of it. */
+export interface Workload {
+  readonly pid: number;
+  /** The process group to signal; undefined when the process does not lead its own group. */
+  readonly pgid: number | undefined;
+  readonly startTime: number | undefined;
+  /** Set once the exit is known. */
+  readonly result: ExitResult | undefined;
+  /** Resolves with the exit; rejects with the signal's reason if it aborts first (the process is untouched). */
+  waitExit(signal?: AbortSignal): Promise<ExitResult>;
+  /** Sends a signal to the whole group (or the pid alone when it has no group of its own); false if gone. */
+  signalAll(signo: number): boolean;
+  /** Sends a signal to the main process only. */
+  signalMain(signo: number): boolean;
+  /** Lets the agent exit while the process keeps running. */
+  release(): void;
+}
+
+/** Kills whatever is left of a group once its leader is gone, so a task cannot leak daemons. */
+function reapGroup(pgid: number | undefined, leaderStartTime: number | undefined): void {
+  if (pgid === undefined) return;
+  // The leader's pid now held by another process means the group id may be reused too: leave it be.
+  const holder = readProcStat(pgid);
+  if (holder && holder.startTime !== leaderStartTime) return;
+  try {
+    signalGroup(pgid, SIGKILL);
+  } catch {
+    // EPERM and friends: nothing more we can do for a process we may not signal.
+  }
+}
+
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** A process this agent spawned with `detached: true` (so it leads its own process group). */
+export class SpawnedWorkload implements Workload {
+  readonly pgid: number;
+  result: ExitResult | undefined;
+  private readonly exited: Promise<ExitResult>;
+
+  constructor(
+    private readonly child: ChildProcess,
+    readonly pid: number,
+    readonly startTime: number | undefined,
+  ) {
+    this.pgid = pid;
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signalName) => {
+        const signo = signalName ? (constants.signals[signalName] ?? 0) : 0;
+        this.result = code !== null ? { exitCode: code, signal: 0 } : { exitCode: 128 + signo, signal: signo };
+        reapGroup(this.pgid, this.startTime);
+        resolve(this.result);
+      });
+    });
+  }
+
+  waitExit(signal?: AbortSignal): Promise<ExitResult> {
+    return raceAbort(this.exited, signal);
+  }
+
+  signalAll(signo: number): boolean {
+    if (this.result) return false;
+    return signalGroup(this.pgid, signo);
+  }
+
+  signalMain(signo: number): boolean {
+    if (this.result) return false;
+    return signalPid(this.pid, signo);
+  }
+
+  release(): void {
+    this.child.unref();
+    for (const s of [this.child.stdout, this.child.stderr]) (s as unknown as { unref?: () => void } | null)?.unref?.();
+  }
+}
+
+/**
+ * A process found again by pid and start time. Exit is detected by polling on the clock, only while
+ * someone waits, so an idle adopted workload costs nothing.
+ */
+export class AdoptedWorkload implements Workload {
+  result: ExitResult | undefined;
+  private readonly waiters = new Set<(r: ExitResult) => void>();
+  private timer: unknown;
+  /** The last signal we sent: the best evidence of how the process died when its status is lost. */
+  private lastSignal: number | undefined;
+
+  constructor(
+    readonly pid: number,
+    readonly pgid: number | undefined,
+    readonly startTime: number,
+    private readonly clock: Clock,
+    private readonly pollMs: number,
+  ) {}
+
+  waitExit(signal?: AbortSignal): Promise<ExitResult> {
+    if (this.result) return Promise.resolve(this.result);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<ExitResult>((resolve, reject) => {
+      const done = (r: ExitResult) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(r);
+      };
+      const onAbort = () => {
+        this.waiters.delete(done);
+        if (this.waiters.size === 0) this.stopPolling();
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.add(done);
+      if (this.timer === undefined) this.poll();
+    });
+  }
+
+  signalAll(signo: number): boolean {
+    if (this.result || !this.stillOurs()) return false;
+    const sent = this.pgid !== undefined ? signalGroup(this.pgid, signo) : signalPid(this.pid, signo);
+    if (sent) this.lastSignal = signo;
+    return sent;
+  }
+
+  signalMain(signo: number): boolean {
+    if (this.result || !this.stillOurs()) return false;
+    return signalPid(this.pid, signo);
+  }
+
+  release(): void {
+    // Waiters keep polling (they asked to); nothing else is held.
+  }
+
+  /** Guards every signal: after exit the pid may belong to an unrelated process. */
+  private stillOurs(): boolean {
+    const stat = readProcStat(this.pid);
+    return isLive(stat) && stat.startTime === this.startTime;
+  }
+
+  private poll = (): void => {
+    this.timer = undefined;
+    if (this.result) return this.finish(this.result);
+    const stat = readProcStat(this.pid);
+    if (stat && stat.startTime === this.startTime && isLive(stat)) {
+      if (this.waiters.size > 0) this.timer = this.clock.setTimeout(this.poll, this.pollMs);
+      return;
+    }
+    this.finish(this.exitFrom(stat && stat.startTime === this.startTime ? stat.exitStatus : undefined));
+  };
+
+  private exitFrom(zombieStatus: number | undefined): ExitResult {
+    // A zombie still carries its waitpid status (proc(5) field 52): exact, as if we were the parent.
+    if (zombieStatus !== undefined) return decodeWaitStatus(zombieStatus);
+    // SIGKILL cannot be caught, so a process we SIGKILLed died of it.
+    if (this.lastSignal === SIGKILL) return { exitCode: 128 + SIGKILL, signal: SIGKILL };
+    // Otherwise the reaper took the status. After our kill signal the likely end is that signal (inferred).
+    if (this.lastSignal !== undefined) return { exitCode: 128 + this.lastSignal, signal: this.lastSignal };
+    return {
+      exitCode: -1,
+      signal: 0,
+      err: 'exit status unknown: the process was recovered after an agent restart and its parent reaped it',
+    };
+  }
+
+  private finish(result: ExitResult): void {
+    if (!this.result) {
+      this.result = result;
+      reapGroup(this.pgid, this.startTime);
+    }
+    this.stopPolling();
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const w of waiters) w(result);
+  }
+
+  private stopPolling(): void {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
