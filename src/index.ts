@@ -36,3 +36,9 @@ export { SwarmTaskState, swarmTaskStateName, newSwarmTaskStatus } from './driver
 export type { SwarmTaskStatus, SwarmTask, SwarmTaskMeta } from './drivers/task-status.ts';
 export { Do, Resolve, transitionStatus, statusesEqualStable, type DoOptions, type DoResult, type ResolveResult } from './drivers/do.ts';
 export { createTaskManager, bindTaskManager, type TaskManager, type TaskManagerOptions } from './runtime/create-task-manager.ts';
+// Real processes and the task environment.
+export { createRawExecDriver, RAW_EXEC, allocLogDir, type RawExecDriver, type RawExecDriverOptions } from './drivers/raw-exec/raw-exec-driver.ts';
+export { buildTaskEnv, type TaskEnv, type TaskEnvInput } from './env/task-env.ts';
+export { localNodeInfo, type NodeInfo } from './env/node-info.ts';
+export { hostEnvFor, DEFAULT_ENV_DENYLIST } from './env/host-env.ts';
+export { createAgent, DuplicateAllocError, type Agent, type AgentOptions, type AgentRecord } from './runtime/create-agent.ts';
