@@ -25,7 +25,8 @@ describe('agent', () => {
     const first = createAgent({ dataDir });
     const runner = first.run(spec);
     await firstValueFrom(runner.state$.pipe(filter((s) => s.taskStates.server!.state === 'running')));
-    const handle = runner.actor.getSnapshot().children.server!.getSnapshot().context.handle as { pid: number };
+    const taskSnap = runner.actor.getSnapshot().children.server!.getSnapshot() as { context: { handle?: { pid: number } } };
+    const handle = taskSnap.context.handle!;
     await first.shutdown();
     expect(isAlive(handle.pid)).toBe(true);
 
