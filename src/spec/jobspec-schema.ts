@@ -1,0 +1,169 @@
+/**
+ * The zod schema of the Nomad jobspec subset allocrun runs, over the normalised file structure (blocks
+ * already unwrapped from hcl2json's lists, see normalize.ts). Keys are Nomad's (`kill_timeout`); values
+ * come out converted: durations in ms, log sizes in bytes.
+ */
+import { constants as osConstants } from 'node:os';
+import { z } from 'zod';
+import { DurationError, parseDuration } from './duration.ts';
+import type { PathSegment } from './spec-error.ts';
+import { describeValue } from './zod-problems.ts';
+
+/** Nomad's job types. */
+export const JOB_TYPES = ['service', 'batch', 'system', 'sysbatch'] as const;
+/** Nomad's lifecycle hooks. */
+export const LIFECYCLE_HOOKS = ['prestart', 'poststart', 'poststop'] as const;
+/** Nomad's restart modes. */
+export const RESTART_MODES = ['fail', 'delay'] as const;
+/** More instances than this is a typo, not a local run; the cap also bounds memory. */
+export const MAX_COUNT = 1000;
+
+/**
+ * Nomad blocks and attributes allocrun accepts but does not act on (scheduling, networking, service
+ * discovery, secrets): a job file written for Nomad still loads, with a warning naming each.
+ */
+export const IGNORED_KEYS = {
+  job: ['id', 'name', 'region', 'priority', 'all_at_once', 'update', 'constraint', 'affinity', 'spread', 'migrate',
+    'reschedule', 'multiregion', 'periodic', 'parameterized', 'vault', 'consul', 'node_pool', 'ui', 'vault_token',
+    'consul_token'],
+  group: ['network', 'service', 'update', 'reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
+    'scaling', 'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
+    'prevent_reschedule_on_lost'],
+  task: ['user', 'service', 'template', 'artifact', 'vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
+    'dispatch_payload', 'csi_plugin', 'scaling', 'kind', 'action', 'schedule'],
+  resources: ['network', 'device', 'numa', 'disk', 'iops', 'secrets'],
+} as const;
+
+const ignored = (keys: readonly string[]): Record<string, z.ZodOptional<z.ZodUnknown>> =>
+  Object.fromEntries(keys.map((k) => [k, z.unknown().optional()]));
+
+/** A Go duration string (`"1m30s"`) or a number of milliseconds, to milliseconds. */
+export const durationSchema = z.unknown().transform((value, ctx) => {
+  if (typeof value !== 'string' && typeof value !== 'number') {
+    ctx.issues.push({ code: 'custom', message: `expected a duration like "15s" or "1m30s", got ${describeValue(value)}`, input: value });
+    return z.NEVER;
+  }
+  try {
+    return parseDuration(value);
+  } catch (err) {
+    if (!(err instanceof DurationError)) throw err;
+    const hint = typeof value === 'string' && value.startsWith('${') ? '; allocrun does not evaluate HCL expressions' : '';
+    ctx.issues.push({ code: 'custom', message: `${describeValue(value)} is not a duration: write a Go duration like "15s", "1m30s" or "250ms"${hint}`, input: value });
+    return z.NEVER;
+  }
+});
+
+/** Nomad's `map[string]string`: HCL and YAML numbers and booleans convert, as HCL2's type conversion would. */
+export const stringMapSchema = z.record(
+  z.string(),
+  z.unknown().transform((value, ctx) => {
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+    ctx.issues.push({ code: 'custom', message: `expected a string, got ${describeValue(value)}`, input: value });
+    return z.NEVER;
+  }),
+);
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.number().int(`expected a whole number`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+
+const SIGNALS = new Set(Object.keys(osConstants.signals));
+
+/** A signal name as Nomad writes it (`SIGINT`). */
+const signalSchema = z.string().refine((s) => SIGNALS.has(s), {
+  message: `must be a signal name such as "SIGTERM", "SIGINT" or "SIGQUIT"`,
+});
+
+/** The `restart` block; every field optional because it is merged over the group's or the job type's. */
+export const restartSchema = z.strictObject({
+  attempts: int(0).optional(),
+  interval: durationSchema.optional(),
+  delay: durationSchema.optional(),
+  mode: z.enum(RESTART_MODES).optional(),
+  render_templates: z.boolean().optional(),
+});
+
+const logsSchema = z.strictObject({
+  max_files: int(1).default(10),
+  /** Megabytes in the file; bytes in the spec. */
+  max_file_size: int(1, 1024 * 1024).default(10),
+  disabled: z.boolean().optional(),
+});
+
+const resourcesSchema = z.strictObject({
+  cpu: int(1).optional(),
+  cores: int(1).optional(),
+  memory: int(10).optional(),
+  memory_max: int(10).optional(),
+  ...ignored(IGNORED_KEYS.resources),
+});
+
+const taskSchema = z.strictObject({
+  driver: z.string().min(1, 'must not be empty'),
+  config: z.record(z.string(), z.unknown()).default({}),
+  env: stringMapSchema.optional(),
+  meta: stringMapSchema.optional(),
+  leader: z.boolean().optional(),
+  lifecycle: z.strictObject({ hook: z.enum(LIFECYCLE_HOOKS), sidecar: z.boolean().optional() }).optional(),
+  restart: restartSchema.optional(),
+  kill_timeout: durationSchema.optional(),
+  kill_signal: signalSchema.optional(),
+  shutdown_delay: durationSchema.optional(),
+  logs: logsSchema.optional(),
+  resources: resourcesSchema.optional(),
+  ...ignored(IGNORED_KEYS.task),
+});
+
+const groupSchema = z.strictObject({
+  count: int(0, MAX_COUNT).default(1),
+  restart: restartSchema.optional(),
+  shutdown_delay: durationSchema.optional(),
+  meta: stringMapSchema.optional(),
+  // Optional here so a missing one is reported once, by the rules, as "needs at least one task".
+  task: z.record(z.string(), taskSchema).default({}),
+  ...ignored(IGNORED_KEYS.group),
+});
+
+/** A job's body (what is inside `job "name" { ... }`), normalised. */
+export const jobSchema = z.strictObject({
+  type: z.enum(JOB_TYPES).default('service'),
+  namespace: z.string().min(1, 'must not be empty').optional(),
+  datacenters: z.array(z.string()).optional(),
+  meta: stringMapSchema.optional(),
+  group: z.record(z.string(), groupSchema).default({}),
+  ...ignored(IGNORED_KEYS.job),
+});
+
+/** The parsed job body. */
+export type JobBody = z.output<typeof jobSchema>;
+/** One parsed group. */
+export type GroupBody = z.output<typeof groupSchema>;
+/** One parsed task. */
+export type TaskBody = z.output<typeof taskSchema>;
+/** One parsed restart block (partial: merged later). */
+export type RestartBody = z.output<typeof restartSchema>;
+
+const KEYS = {
+  job: Object.keys(jobSchema.shape),
+  group: Object.keys(groupSchema.shape),
+  task: Object.keys(taskSchema.shape),
+  restart: Object.keys(restartSchema.shape),
+  logs: Object.keys(logsSchema.shape),
+  resources: Object.keys(resourcesSchema.shape),
+  lifecycle: ['hook', 'sidecar'],
+};
+
+/** The keys allowed in the block at `path` (relative to the job body), for "did you mean" suggestions. */
+export function jobKeysAt(path: readonly PathSegment[]): readonly string[] {
+  let level: keyof typeof KEYS = 'job';
+  let i = 0;
+  while (i < path.length) {
+    const seg = path[i];
+    if (level === 'job' && seg === 'group') [level, i] = ['group', i + 2];
+    else if (level === 'group' && seg === 'task') [level, i] = ['task', i + 2];
+    else if ((level === 'group' || level === 'task') && seg === 'restart') [level, i] = ['restart', i + 1];
+    else if (level === 'task' && (seg === 'logs' || seg === 'resources' || seg === 'lifecycle')) [level, i] = [seg, i + 1];
+    else return [];
+  }
+  return KEYS[level];
+}

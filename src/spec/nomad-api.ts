@@ -1,0 +1,172 @@
+/**
+ * Nomad's API JSON (`nomad job run -output`, `nomad job inspect`: `{ "Job": { "ID", "TaskGroups": [...] } }`)
+ * translated into the jobspec structure, so such files load like HCL. Durations there are nanoseconds.
+ * Server bookkeeping fields are dropped; fields allocrun does not implement keep their jobspec names so
+ * they are warned about; unknown fields keep their own names so they are reported. Every translated path
+ * remembers where it came from, so problems still point at the right line.
+ */
+import { isPlainObject } from './normalize.ts';
+import type { PathSegment } from './spec-error.ts';
+
+/** A translation: the jobspec-shaped value, and how to map its paths back to the file's. */
+export interface TranslatedJob {
+  value: unknown;
+  mapPath(path: readonly PathSegment[]): PathSegment[];
+}
+
+type Conv = 'ns' | Table | undefined;
+type Table = Record<string, [string, Conv?] | null>;
+
+/** `null`: dropped (server state, or an identity already used as a label). */
+const BOOKKEEPING = [
+  'Status', 'StatusDescription', 'Stable', 'Version', 'SubmitTime', 'CreateIndex', 'ModifyIndex', 'JobModifyIndex',
+  'Stop', 'ParentID', 'Dispatched', 'DispatchIdempotencyToken', 'Payload', 'ConsulToken', 'VaultToken',
+  'ConsulNamespace', 'VaultNamespace', 'NomadTokenID', 'VersionTag', 'Name', 'ID',
+];
+
+const RESTART: Table = {
+  Attempts: ['attempts'], Interval: ['interval', 'ns'], Delay: ['delay', 'ns'], Mode: ['mode'], RenderTemplates: ['render_templates'],
+};
+
+const TASK: Table = {
+  Driver: ['driver'], Config: ['config'], Env: ['env'], Meta: ['meta'], Leader: ['leader'],
+  Lifecycle: ['lifecycle', { Hook: ['hook'], Sidecar: ['sidecar'] }],
+  RestartPolicy: ['restart', RESTART], KillTimeout: ['kill_timeout', 'ns'], KillSignal: ['kill_signal'],
+  ShutdownDelay: ['shutdown_delay', 'ns'],
+  LogConfig: ['logs', { MaxFiles: ['max_files'], MaxFileSizeMB: ['max_file_size'], Disabled: ['disabled'], Enabled: null }],
+  Resources: ['resources', {
+    CPU: ['cpu'], Cores: ['cores'], MemoryMB: ['memory'], MemoryMaxMB: ['memory_max'], DiskMB: ['disk'], IOPS: ['iops'],
+    Networks: ['network'], Devices: ['device'], NUMA: ['numa'], SecretsMB: ['secrets'],
+  }],
+  User: ['user'], Services: ['service'], Templates: ['template'], Artifacts: ['artifact'], Vault: ['vault'],
+  Consul: ['consul'], Constraints: ['constraint'], Affinities: ['affinity'], VolumeMounts: ['volume_mount'],
+  Identity: ['identity'], Identities: ['identity'], DispatchPayload: ['dispatch_payload'], CSIPluginConfig: ['csi_plugin'],
+  ScalingPolicies: ['scaling'], Kind: ['kind'], Actions: ['action'], Schedule: ['schedule'],
+};
+
+const GROUP: Table = {
+  Count: ['count'], RestartPolicy: ['restart', RESTART], ShutdownDelay: ['shutdown_delay', 'ns'], Meta: ['meta'],
+  Networks: ['network'], Services: ['service'], Update: ['update'], ReschedulePolicy: ['reschedule'],
+  EphemeralDisk: ['ephemeral_disk'], Constraints: ['constraint'], Affinities: ['affinity'], Spreads: ['spread'],
+  Migrate: ['migrate'], Scaling: ['scaling'], Volumes: ['volume'], Consul: ['consul'], Vault: ['vault'],
+  StopAfterClientDisconnect: ['stop_after_client_disconnect', 'ns'], MaxClientDisconnect: ['max_client_disconnect', 'ns'],
+  Disconnect: ['disconnect'], PreventRescheduleOnLost: ['prevent_reschedule_on_lost'],
+};
+
+const JOB: Table = {
+  Type: ['type'], Namespace: ['namespace'], Datacenters: ['datacenters'], Meta: ['meta'], Region: ['region'],
+  Priority: ['priority'], AllAtOnce: ['all_at_once'], Update: ['update'], Constraints: ['constraint'],
+  Affinities: ['affinity'], Spreads: ['spread'], Migrate: ['migrate'], Reschedule: ['reschedule'],
+  Multiregion: ['multiregion'], Periodic: ['periodic'], ParameterizedJob: ['parameterized'], Vault: ['vault'],
+  Consul: ['consul'], NodePool: ['node_pool'], UI: ['ui'],
+};
+
+/** True for Nomad API JSON: `{ "Job": {...} }`, or a bare job object with `TaskGroups`. */
+export function isNomadApiJob(value: unknown): boolean {
+  if (!isPlainObject(value)) return false;
+  if (isPlainObject(value['Job'])) return true;
+  return 'TaskGroups' in value && !('job' in value);
+}
+
+/** Translates API JSON into the jobspec structure (see the module comment). */
+export function fromNomadApi(value: Record<string, unknown>): TranslatedJob {
+  const origins = new Map<string, PathSegment[]>();
+  const remember = (to: PathSegment[], from: PathSegment[]): void => void origins.set(JSON.stringify(to), from);
+  const wrapped = isPlainObject(value['Job']);
+  const job = (wrapped ? value['Job'] : value) as Record<string, unknown>;
+  const jobFrom: PathSegment[] = wrapped ? ['Job'] : [];
+  const out: Record<string, unknown> = {};
+  if (wrapped) for (const key of Object.keys(value)) if (key !== 'Job') out[key] = value[key];
+
+  const id = typeof job['ID'] === 'string' ? job['ID'] : typeof job['Name'] === 'string' ? job['Name'] : '';
+  const jobTo: PathSegment[] = ['job', id];
+  remember(jobTo, jobFrom);
+  const body = translate(job, JOB, jobTo, jobFrom, remember);
+
+  const groupsRaw = job['TaskGroups'];
+  if (Array.isArray(groupsRaw)) {
+    remember([...jobTo, 'group'], [...jobFrom, 'TaskGroups']);
+    body['group'] = labelled(groupsRaw, [...jobTo, 'group'], [...jobFrom, 'TaskGroups'], remember, (group, to, from) => {
+      const g = translate(group, GROUP, to, from, remember);
+      const tasksRaw = group['Tasks'];
+      if (Array.isArray(tasksRaw)) {
+        remember([...to, 'task'], [...from, 'Tasks']);
+        g['task'] = labelled(tasksRaw, [...to, 'task'], [...from, 'Tasks'], remember, (task, tTo, tFrom) =>
+          translate(task, TASK, tTo, tFrom, remember, ['Name']),
+        );
+      } else if (tasksRaw !== undefined && tasksRaw !== null) g['task'] = tasksRaw;
+      return g;
+    });
+  } else if (groupsRaw !== undefined && groupsRaw !== null) body['group'] = groupsRaw;
+
+  out['job'] = { [id]: body };
+  return {
+    value: out,
+    mapPath(path) {
+      for (let k = path.length; k >= 0; k--) {
+        const from = origins.get(JSON.stringify(path.slice(0, k)));
+        if (from) return [...from, ...path.slice(k)];
+      }
+      return [...path];
+    },
+  };
+}
+
+/** A list of named API objects as jobspec labelled blocks (repeats become a list, reported as repeats). */
+function labelled(
+  list: unknown[],
+  to: PathSegment[],
+  from: PathSegment[],
+  remember: (to: PathSegment[], from: PathSegment[]) => void,
+  each: (item: Record<string, unknown>, to: PathSegment[], from: PathSegment[]) => Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, Record<string, unknown>[]> = {};
+  list.forEach((item, i) => {
+    const obj = isPlainObject(item) ? item : {};
+    const name = typeof obj['Name'] === 'string' ? obj['Name'] : '';
+    const bodies = (out[name] ??= []);
+    const at = [...to, name];
+    remember(bodies.length === 0 ? at : [...at, bodies.length], [...from, i]);
+    bodies.push(each(obj, at, [...from, i]));
+  });
+  return Object.fromEntries(Object.entries(out).map(([name, bodies]) => [name, bodies.length === 1 ? bodies[0] : bodies]));
+}
+
+/** Renames one API object's fields by `table`, recursing into nested tables and converting nanoseconds. */
+function translate(
+  obj: Record<string, unknown>,
+  table: Table,
+  to: PathSegment[],
+  from: PathSegment[],
+  remember: (to: PathSegment[], from: PathSegment[]) => void,
+  skip: string[] = [],
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(obj)) {
+    if (key === 'TaskGroups' || key === 'Tasks' || skip.includes(key)) continue;
+    const rule = table[key];
+    if (rule === null || (rule === undefined && BOOKKEEPING.includes(key))) continue;
+    if (rule === undefined) {
+      // Unknown to allocrun: keep the name so the schema names it.
+      out[key] = value;
+      remember([...to, key], [...from, key]);
+      continue;
+    }
+    const [name, conv] = rule;
+    // The API fills every field; an empty one says nothing, so it neither warns nor counts as set.
+    if (isEmpty(value)) continue;
+    remember([...to, name], [...from, key]);
+    if (conv === 'ns') out[name] = typeof value === 'number' ? value / 1e6 : value;
+    else if (conv && isPlainObject(value)) out[name] = translate(value, conv, [...to, name], [...from, key], remember);
+    else out[name] = value;
+  }
+  return out;
+}
+
+/** The API's zero values (not 0: `Count: 0` and `Attempts: 0` mean something). */
+function isEmpty(value: unknown): boolean {
+  if (value === null || value === undefined || value === '' || value === false) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  if (isPlainObject(value)) return Object.keys(value).length === 0;
+  return false;
+}

@@ -1,0 +1,99 @@
+/**
+ * Rules across fields that a per-field schema cannot state (Nomad's Job/TaskGroup/RestartPolicy
+ * Validate): a job has groups, a group has tasks and at most one leader, a restart policy can be met.
+ * They run on the normalised body whether or not the schema passed, reading it defensively, so every
+ * problem is reported in one pass.
+ */
+import { formatDuration } from '../../machines/duration.ts';
+import { defaultRestartPolicy } from '../../machines/restart-tracker.ts';
+import type { JobType, RestartPolicy } from './types.ts';
+import { JOB_TYPES, restartSchema } from './jobspec-schema.ts';
+import { isPlainObject, type NormalizedJob, type Report } from './normalize.ts';
+import type { PathSegment } from './spec-error.ts';
+
+/** Nomad's RestartPolicyMinInterval. */
+const MIN_RESTART_INTERVAL_MS = 5_000;
+
+/** Checks the cross-field rules of a normalised job, adding to `report`. */
+export function checkJobRules(job: NormalizedJob, report: Report): void {
+  const path: PathSegment[] = ['job', job.name];
+  const rawType = job.body['type'];
+  const type: JobType | undefined =
+    rawType === undefined ? 'service' : (JOB_TYPES as readonly unknown[]).includes(rawType) ? (rawType as JobType) : undefined;
+  const groups = job.body['group'] ?? {};
+  if (!isPlainObject(groups)) return; // mistyped: the schema reports it
+  if (Object.keys(groups).length === 0 && !reported(report, [...path, 'group'])) {
+    report.problems.push({ path: [...path, 'group'], message: 'a job needs at least one group' });
+  }
+  for (const [name, group] of Object.entries(groups)) {
+    if (isPlainObject(group)) checkGroup(group, [...path, 'group', name], type, report);
+  }
+}
+
+function checkGroup(group: Record<string, unknown>, path: PathSegment[], type: JobType | undefined, report: Report): void {
+  const tasks = group['task'] ?? {};
+  const taskEntries = isPlainObject(tasks) ? Object.entries(tasks).filter(([, t]) => isPlainObject(t)) : [];
+  if (isPlainObject(tasks) && Object.keys(tasks).length === 0 && !reported(report, [...path, 'task'])) {
+    report.problems.push({ path: [...path, 'task'], message: 'a group needs at least one task' });
+  }
+
+  const leaders = taskEntries.filter(([, t]) => (t as Record<string, unknown>)['leader'] === true).map(([n]) => n);
+  for (const extra of leaders.slice(1)) {
+    report.problems.push({
+      path: [...path, 'task', extra, 'leader'],
+      message: `only one task of a group can be the leader; "${leaders[0]}" already is`,
+    });
+  }
+
+  for (const [name, task] of taskEntries) {
+    const logs = (task as Record<string, unknown>)['logs'];
+    if (isPlainObject(logs) && logs['disabled'] === true) {
+      report.warnings.push({ path: [...path, 'task', name, 'logs', 'disabled'], message: 'ignored: allocrun always keeps task logs' });
+    }
+  }
+
+  if (!type) return;
+  const groupRestart = partialRestart(group['restart']);
+  if (!groupRestart) return; // its own fields are wrong: the schema reports them
+  const groupPolicy: RestartPolicy = { ...defaultRestartPolicy(type), ...groupRestart };
+  if (group['restart'] !== undefined && !checkRestart(groupPolicy, groupRestart, [...path, 'restart'], report)) return;
+  for (const [name, task] of taskEntries) {
+    const raw = (task as Record<string, unknown>)['restart'];
+    const own = partialRestart(raw);
+    if (raw === undefined || !own) continue;
+    checkRestart({ ...groupPolicy, ...own }, own, [...path, 'task', name, 'restart'], report);
+  }
+}
+
+/** The fields a restart block sets, or undefined when any of them is invalid. */
+function partialRestart(raw: unknown): Partial<RestartPolicy> | undefined {
+  if (raw === undefined) return {};
+  const parsed = restartSchema.safeParse(raw);
+  if (!parsed.success) return undefined;
+  const { attempts, interval, delay, mode } = parsed.data;
+  return Object.fromEntries(Object.entries({ attempts, interval, delay, mode }).filter(([, v]) => v !== undefined));
+}
+
+/** Nomad's RestartPolicy.Validate on the merged policy; problems point at the field the block sets. */
+function checkRestart(policy: RestartPolicy, own: Partial<RestartPolicy>, path: PathSegment[], report: Report): boolean {
+  const at = (field: keyof RestartPolicy): PathSegment[] => (own[field] !== undefined ? [...path, field] : path);
+  const before = report.problems.length;
+  if (policy.attempts === 0 && policy.mode !== 'fail') {
+    report.problems.push({ path: at('mode'), message: `restart mode "${policy.mode}" with 0 attempts is ambiguous; use mode "fail" or allow attempts` });
+  }
+  if (policy.interval < MIN_RESTART_INTERVAL_MS) {
+    report.problems.push({ path: at('interval'), message: `interval can not be less than ${formatDuration(MIN_RESTART_INTERVAL_MS)} (got ${formatDuration(policy.interval)})` });
+  }
+  if (policy.attempts * policy.delay > policy.interval) {
+    report.problems.push({
+      path,
+      message: `cannot restart ${policy.attempts} times in an interval of ${formatDuration(policy.interval)} with a delay of ${formatDuration(policy.delay)}`,
+    });
+  }
+  return report.problems.length === before;
+}
+
+/** True when a problem was already reported at `path` or inside it (so a rule does not repeat it). */
+function reported(report: Report, path: PathSegment[]): boolean {
+  return report.problems.some((p) => path.every((seg, i) => p.path[i] === seg));
+}

@@ -1,0 +1,104 @@
+/**
+ * Checks an AllocSpec built in code (camelCase, millisecond durations) before it is run, reporting every
+ * problem at once with its path (`tasks[1].killTimeout`), as a SpecError.
+ */
+import { constants as osConstants } from 'node:os';
+import { z } from 'zod';
+import type { AllocSpec } from './types.ts';
+import { JOB_TYPES, LIFECYCLE_HOOKS, RESTART_MODES } from './jobspec-schema.ts';
+import { SpecError, formatPath, type PathSegment } from './spec-error.ts';
+import { describeValue, issueToProblems, type RawProblem } from './zod-problems.ts';
+
+const SIGNALS = new Set(Object.keys(osConstants.signals));
+
+const ms = z.number().finite('must be a finite number of milliseconds').min(0, 'must not be negative');
+const count = (min: number) => z.number().int('expected a whole number').min(min, `must be at least ${min}`);
+const stringMap = z.record(z.string(), z.string());
+/** Names become directory names (the alloc dir, task dirs), so they must be path-safe. */
+const safeName = z
+  .string()
+  .min(1, 'must not be empty')
+  .refine((s) => s !== '.' && s !== '..' && !/[/\\\0]/.test(s), { message: 'must not be "." or "..", nor contain "/", "\\" or a NUL character' });
+
+const restartPolicy = z.strictObject({
+  attempts: count(0),
+  interval: ms,
+  delay: ms,
+  mode: z.enum(RESTART_MODES),
+});
+
+const taskSpec = z.strictObject({
+  name: safeName,
+  driver: z.string().min(1, 'must not be empty'),
+  config: z.record(z.string(), z.unknown()),
+  env: stringMap.optional(),
+  meta: stringMap.optional(),
+  leader: z.boolean().optional(),
+  lifecycle: z.strictObject({ hook: z.enum(LIFECYCLE_HOOKS), sidecar: z.boolean().optional() }).optional(),
+  restart: restartPolicy.optional(),
+  killTimeout: ms.optional(),
+  killSignal: z.string().refine((s) => SIGNALS.has(s), { message: 'must be a signal name such as "SIGTERM" or "SIGINT"' }).optional(),
+  shutdownDelay: ms.optional(),
+  logs: z.strictObject({ maxFiles: count(1), maxFileSize: count(1) }).optional(),
+  resources: z.record(z.string(), z.unknown()).optional(),
+});
+
+const allocSpec = z.strictObject({
+  id: safeName,
+  job: z.string().min(1, 'must not be empty'),
+  group: z.string().min(1, 'must not be empty'),
+  type: z.enum(JOB_TYPES),
+  namespace: z.string().optional(),
+  meta: stringMap.optional(),
+  restart: restartPolicy.optional(),
+  shutdownDelay: ms.optional(),
+  tasks: z.array(taskSpec).min(1, 'an allocation needs at least one task'),
+  desiredStatus: z.enum(['run', 'stop']).optional(),
+  modifyIndex: count(0).optional(),
+});
+
+/** The keys allowed in the object at `path`, for "did you mean" suggestions. */
+function keysAt(path: readonly PathSegment[]): readonly string[] {
+  const last = path[path.length - 1];
+  if (path.length === 0) return Object.keys(allocSpec.shape);
+  if (path.length === 2 && path[0] === 'tasks') return Object.keys(taskSpec.shape);
+  if (last === 'restart') return Object.keys(restartPolicy.shape);
+  if (last === 'lifecycle') return ['hook', 'sidecar'];
+  if (last === 'logs') return ['maxFiles', 'maxFileSize'];
+  return [];
+}
+
+/** Returns `value` typed as an AllocSpec, or throws a SpecError listing every problem with its path. */
+export function validateAllocSpec(value: unknown): AllocSpec {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new SpecError([{ path: '', message: `expected an AllocSpec object, got ${describeValue(value, 'code')}` }]);
+  }
+  const problems: RawProblem[] = [];
+  const result = allocSpec.safeParse(value, { reportInput: true });
+  if (!result.success) for (const issue of result.error.issues) problems.push(...issueToProblems(issue, [], keysAt, 'code'));
+  problems.push(...crossTaskProblems(value));
+  if (problems.length > 0) throw new SpecError(problems.map((p) => ({ path: formatPath(p.path), message: p.message })));
+  return value as AllocSpec;
+}
+
+/** Rules across tasks (unique names, one leader), read defensively so they run even when fields are wrong. */
+function crossTaskProblems(value: unknown): RawProblem[] {
+  const tasks = (value as { tasks?: unknown } | null)?.tasks;
+  if (!Array.isArray(tasks)) return [];
+  const problems: RawProblem[] = [];
+  const seen = new Map<string, number>();
+  let leader: number | undefined;
+  tasks.forEach((task: unknown, i) => {
+    const t = (typeof task === 'object' && task !== null ? task : {}) as { name?: unknown; leader?: unknown };
+    if (typeof t.name === 'string' && t.name !== '') {
+      const first = seen.get(t.name);
+      if (first !== undefined) problems.push({ path: ['tasks', i, 'name'], message: `task name ${JSON.stringify(t.name)} is already used by tasks[${first}]` });
+      else seen.set(t.name, i);
+    }
+    if (t.leader === true) {
+      if (leader !== undefined) problems.push({ path: ['tasks', i, 'leader'], message: `only one task can be the leader; tasks[${leader}] already is` });
+      else leader = i;
+    }
+  });
+  return problems;
+}
