@@ -1,0 +1,109 @@
+/**
+ * What inspection costs: N allocation runners (mock driver, simulated clock) run to completion without
+ * inspection, with a no-op `inspect` (XState's own cost), with the inspection stream, and with the stream
+ * serialized the way the WebSocket server sends it. Rounds alternate so drift hits every variant alike.
+ *
+ *   npx tsx bench/inspection-overhead.ts [allocs=200] [rounds=5]
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { InspectionEvent } from 'xstate';
+import { createInspectionStream } from '../src/inspect/inspection-stream.ts';
+import { createAllocRunner } from '../src/runtime/create-alloc-runner.ts';
+import type { AllocSpec } from '../src/spec/types.ts';
+import { SimulatedClock } from '../src/testing/simulated-clock.ts';
+
+const ALLOCS = Number(process.argv[2] ?? 200);
+const ROUNDS = Number(process.argv[3] ?? 5);
+
+type Variant = { name: string; make: (clock: SimulatedClock) => { inspect?: (ev: InspectionEvent) => void; stats(): string } };
+
+const variants: Variant[] = [
+  { name: 'no inspect', make: () => ({ stats: () => '' }) },
+  { name: 'no-op inspect', make: () => ({ inspect: () => {}, stats: () => '' }) },
+  {
+    name: 'stream',
+    make: (clock) => {
+      const stream = createInspectionStream({ now: () => clock.now() });
+      let messages = 0;
+      stream.subscribe((b) => (messages += b.length));
+      return { inspect: stream.inspect, stats: () => `${messages} msgs` };
+    },
+  },
+  {
+    name: 'stream + JSON',
+    make: (clock) => {
+      const stream = createInspectionStream({ now: () => clock.now() });
+      let bytes = 0;
+      let batches = 0;
+      stream.subscribe((b) => {
+        bytes += JSON.stringify({ type: 'batch', seq: batches++, messages: b }).length;
+      });
+      return { inspect: stream.inspect, stats: () => `${batches} batches, ${(bytes / 1024 / 1024).toFixed(1)} MiB` };
+    },
+  },
+];
+
+function spec(i: number): AllocSpec {
+  return {
+    id: `bench-${i}`, job: 'bench', group: 'g', type: 'batch',
+    tasks: [
+      { name: 'init', driver: 'mock', config: { run_for: '1s' }, lifecycle: { hook: 'prestart' } },
+      { name: 'main', driver: 'mock', config: { run_for: '5s' } },
+      { name: 'side', driver: 'mock', config: { run_for: '1h' }, lifecycle: { hook: 'poststart', sidecar: true } },
+    ],
+  };
+}
+
+async function runOnce(v: Variant, dataDir: string): Promise<{ ms: number; cpu: number; stats: string }> {
+  const clock = new SimulatedClock(0);
+  const probe = v.make(clock);
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  const runners = Array.from({ length: ALLOCS }, (_, i) => createAllocRunner(spec(i), { clock, dataDir, inspect: probe.inspect }).start());
+  const done = Promise.all(runners.map((r) => r.done));
+  let finished = false;
+  void done.then(() => (finished = true));
+  for (let i = 0; i < 10_000 && !finished; i++) await clock.advance(250);
+  if (!finished) throw new Error(`${v.name}: the allocations did not finish`);
+  const ms = performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  for (const r of runners) r.stop();
+  await new Promise((r) => setImmediate(r));
+  return { ms, cpu: (c.user + c.system) / 1000, stats: probe.stats() };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-bench-'));
+try {
+  // Warm-up: JIT and the file system's first-time costs out of the measured rounds.
+  for (const v of variants) await runOnce(v, dataDir);
+  const wall = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+  const cpu = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+  const stats = new Map<string, string>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const v of variants) {
+      const r = await runOnce(v, dataDir);
+      wall.get(v.name)!.push(r.ms);
+      cpu.get(v.name)!.push(r.cpu);
+      stats.set(v.name, r.stats);
+    }
+  }
+  // CPU time is the headline: on a shared machine wall time also measures the neighbours.
+  const baseCpu = median(cpu.get('no inspect')!);
+  const baseWall = median(wall.get('no inspect')!);
+  console.log(`inspection overhead: ${ALLOCS} allocations × 3 mock tasks, run to completion on a simulated clock; median of ${ROUNDS} rounds`);
+  console.log(`${'variant'.padEnd(16)}${'cpu ms'.padStart(9)}${'allocs/cpu-s'.padStart(14)}${'cpu ratio'.padStart(11)}${'wall ms'.padStart(10)}${'wall ratio'.padStart(12)}  stream output`);
+  for (const v of variants) {
+    const c = median(cpu.get(v.name)!);
+    const w = median(wall.get(v.name)!);
+    console.log(
+      `${v.name.padEnd(16)}${c.toFixed(0).padStart(9)}${((ALLOCS / c) * 1000).toFixed(0).padStart(14)}${(c / baseCpu).toFixed(2).padStart(10)}×` +
+        `${w.toFixed(0).padStart(10)}${(w / baseWall).toFixed(2).padStart(11)}×  ${stats.get(v.name)}`,
+    );
+  }
+} finally {
+  await rm(dataDir, { recursive: true, force: true });
+}

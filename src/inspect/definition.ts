@@ -1,0 +1,57 @@
+/**
+ * A machine's structure for drawing. `machine.definition` leaves out `always` transitions and holds live
+ * state nodes until stringified, so the tree is walked here into plain, compact JSON.
+ */
+import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
+import type { MachineDef, StateNodeDef, TransitionDef } from './protocol.ts';
+
+function nameOf(x: unknown): string {
+  if (typeof x === 'string') return x;
+  if (typeof x === 'function') {
+    // Built-in action creators (assign, raise, sendTo…) carry their kind in `type`; others are known by name.
+    const type = (x as { type?: unknown }).type;
+    return typeof type === 'string' ? type : x.name || 'inline';
+  }
+  if (typeof x === 'object' && x !== null && typeof (x as { type?: unknown }).type === 'string') return (x as { type: string }).type;
+  return 'inline';
+}
+
+function transitionOf(t: AnyTransitionDefinition, event: string): TransitionDef {
+  const def: TransitionDef = {
+    event,
+    source: t.source.id,
+    targets: (t.target ?? []).map((n) => n.id),
+    actions: t.actions.map(nameOf),
+    reenter: t.reenter,
+  };
+  if (t.guard !== undefined) def.guard = nameOf(t.guard);
+  return def;
+}
+
+function nodeOf(node: AnyStateNode): StateNodeDef {
+  const transitions: TransitionDef[] = [];
+  for (const [event, list] of node.transitions) for (const t of list) transitions.push(transitionOf(t, event));
+  for (const t of node.always ?? []) transitions.push(transitionOf(t, ''));
+  const def: StateNodeDef = {
+    id: node.id,
+    key: node.key,
+    type: node.type,
+    states: Object.values(node.states).map(nodeOf),
+    transitions,
+    invoke: node.invoke.map((i) => i.id),
+    entry: node.entry.map(nameOf),
+    exit: node.exit.map(nameOf),
+    tags: [...node.tags],
+  };
+  if (node.type === 'compound') {
+    const initial = node.initial.target[0];
+    if (initial) def.initial = initial.id;
+  }
+  if (node.description) def.description = node.description;
+  return def;
+}
+
+/** The drawable structure of `machine`, JSON-safe. */
+export function machineDefinitionOf(machine: AnyStateMachine): MachineDef {
+  return { id: machine.id, root: nodeOf(machine.root) };
+}

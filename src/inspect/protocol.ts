@@ -1,0 +1,167 @@
+/**
+ * The inspection protocol: what the runtime tells the visualizer, over the WebSocket and in recordings.
+ * Shared by the node side and the page, so it imports nothing: plain types and a few pure helpers.
+ *
+ * A stream is a sequence of messages: a machine's definition once per machine id, an actor when it is
+ * created, every event relayed to an actor, and a transition for every macrostep's snapshot. Live they
+ * travel in batches; recordings hold one message per line.
+ */
+
+/** Bumped on changes a page built for the previous version cannot read. */
+export const PROTOCOL_VERSION = 1;
+
+/** JSON values: what sanitized context, event payloads and outputs are reduced to. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** An XState state value (`'pending'`, `{ running: { poststart: 'done' } }`). */
+export type StateValue = string | { [key: string]: StateValue };
+
+/** An actor's snapshot status, as XState reports it. */
+export type ActorStatus = 'active' | 'done' | 'error' | 'stopped';
+
+/** One transition of a state node, compacted from the machine for drawing; `event` is `''` for `always`. */
+export interface TransitionDef {
+  event: string;
+  /** The state node id the transition belongs to. */
+  source: string;
+  /** Target state node ids; empty for a targetless transition (actions only). */
+  targets: string[];
+  guard?: string;
+  actions: string[];
+  reenter: boolean;
+}
+
+/** One state node and its children in document order. */
+export interface StateNodeDef {
+  id: string;
+  key: string;
+  type: 'atomic' | 'compound' | 'parallel' | 'final' | 'history';
+  /** The id of the initial child state, for compound states. */
+  initial?: string;
+  states: StateNodeDef[];
+  transitions: TransitionDef[];
+  /** Ids of the actors the state invokes while active. */
+  invoke: string[];
+  entry: string[];
+  exit: string[];
+  tags: string[];
+  description?: string;
+}
+
+/** A machine's structure, sent once per machine id. */
+export interface MachineDef {
+  id: string;
+  root: StateNodeDef;
+}
+
+/** The edge a microstep took: matches a `TransitionDef` by source, event and targets. */
+export interface EdgeRef {
+  source: string;
+  event: string;
+  targets: string[];
+}
+
+/** A machine's definition; sent before the first actor running it. */
+export interface DefinitionMessage {
+  kind: 'definition';
+  machineId: string;
+  definition: MachineDef;
+}
+
+/** An actor was created (before it starts). */
+export interface ActorMessage {
+  kind: 'actor';
+  at: number;
+  sessionId: string;
+  /** The actor's id within its parent: the alloc id, a task name, `prestart:task_dir`, `driver:wait`. */
+  id: string;
+  parentSessionId?: string;
+  rootSessionId: string;
+  /** Set for state machine actors; names the definition to draw. */
+  machineId?: string;
+  /** The implementation's name in `setup({ actors })` (`driverStart`, `hook`), when invoked by name. */
+  src?: string;
+}
+
+/** An event was delivered to `target` (from `source`, when an actor sent it). */
+export interface EventMessage {
+  kind: 'event';
+  at: number;
+  target: string;
+  source?: string;
+  type: string;
+  /** The event's other fields, sanitized; omitted for snapshot relays, which would repeat a child's context. */
+  payload?: JsonValue;
+}
+
+/** An actor's snapshot after a macrostep. */
+export interface TransitionMessage {
+  kind: 'transition';
+  at: number;
+  sessionId: string;
+  /** The type of the event that caused it. */
+  event: string;
+  status: ActorStatus;
+  /** Machine actors only. */
+  value?: StateValue;
+  /** Every active state node id, ancestors included (machine actors only). */
+  activeNodeIds?: string[];
+  /** The edges taken by this macrostep's microsteps, in order. */
+  edges?: EdgeRef[];
+  /** Sanitized; omitted when unchanged since the actor's previous transition message. */
+  context?: JsonValue;
+  output?: JsonValue;
+  error?: JsonValue;
+}
+
+/** Anything the stream says. */
+export type InspectMessage = DefinitionMessage | ActorMessage | EventMessage | TransitionMessage;
+
+/** The first line of a recording file. */
+export interface RecordingHeader {
+  kind: 'recording';
+  version: number;
+  startedAt: number;
+}
+
+/** Commands the page may send to an allocation or task actor. */
+export type InspectorCommandEvent = { type: 'KILL' } | { type: 'RESTART'; failure?: boolean } | { type: 'SIGNAL'; signal: string };
+
+/** Server → page: the first frame on every connection. */
+export interface HelloFrame {
+  type: 'hello';
+  version: number;
+  mode: 'live' | 'replay';
+  /** Whether the server was given a `control` callback (commands would otherwise be refused). */
+  controls: boolean;
+}
+
+/** Server → page: messages in stream order. */
+export interface BatchFrame {
+  type: 'batch';
+  /** The stream's batch number; a late joiner's picture carries the number of the last batch it covers. */
+  seq: number;
+  messages: InspectMessage[];
+}
+
+/** Server → page: the answer to a command frame. */
+export interface CommandResultFrame {
+  type: 'command-result';
+  id: string;
+  ok: boolean;
+  message?: string;
+}
+
+/** Frames the server sends. */
+export type ServerFrame = HelloFrame | BatchFrame | CommandResultFrame;
+
+/** Page → server: send `event` to the actor `target` (its sessionId, or its id path from the root). */
+export interface CommandFrame {
+  type: 'command';
+  id: string;
+  target: string | string[];
+  event: InspectorCommandEvent;
+}
+
+/** Frames the page sends. */
+export type ClientFrame = CommandFrame;

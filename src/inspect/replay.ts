@@ -1,0 +1,67 @@
+/**
+ * `serveReplay(file)`: the visualizer in replay mode over a recording made by `recordInspection`
+ * (`allocrun replay <file>`). Same token rules as the live inspector; no socket, no commands.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { forbid, hasToken, loadPageFiles, newToken, servePage, urlHost } from './page-files.ts';
+
+/** Options for `serveReplay`. */
+export interface ReplayServerOptions {
+  /** Default 0: any free port. */
+  port?: number;
+  host?: string;
+  /** The built page; default visualizer/dist. */
+  pageDir?: string;
+}
+
+/** A running replay server. */
+export interface ReplayServer {
+  /** The page in replay mode, token included. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Serves the page and `file` (read on each request, so a recording still being written can be reloaded). */
+export async function serveReplay(file: string, opts: ReplayServerOptions = {}): Promise<ReplayServer> {
+  const info = await stat(file).catch((err: Error) => {
+    throw new Error(`cannot replay ${file}: ${err.message}`);
+  });
+  if (!info.isFile()) throw new Error(`cannot replay ${file}: not a file`);
+  const host = opts.host ?? '127.0.0.1';
+  const files = await loadPageFiles(opts.pageDir);
+  const token = newToken();
+
+  const http = createServer((req, res) => {
+    if (!hasToken(req, token)) return forbid(res);
+    if (servePage(req, res, files, token)) return;
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/recording.jsonl') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+      return;
+    }
+    const body = createReadStream(file);
+    body.once('error', (err) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`cannot read the recording: ${err.message}\n`);
+    });
+    body.once('open', () => res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' }));
+    body.pipe(res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(opts.port ?? 0, host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://${urlHost(host, port)}/?token=${encodeURIComponent(token)}&mode=replay`,
+    async close() {
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}

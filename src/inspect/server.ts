@@ -1,0 +1,163 @@
+/**
+ * `serveInspector()`: the visualizer page over HTTP and the inspection stream over a WebSocket on the
+ * same port, bound to 127.0.0.1 and guarded by a per-run token. Late joiners get the current picture,
+ * then live batches. Commands from the page (KILL, RESTART, SIGNAL) go to the `control` callback.
+ */
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import type { InspectionEvent } from 'xstate';
+import { parseCommandFrame } from './command.ts';
+import { createInspectionStream, type InspectionStream } from './inspection-stream.ts';
+import { forbid, hasToken, loadPageFiles, newToken, servePage, urlHost } from './page-files.ts';
+import { PROTOCOL_VERSION, type InspectorCommandEvent, type ServerFrame } from './protocol.ts';
+
+/**
+ * Applies a command from the page. `targetPath` is the actor's id path from its root: `['a1']` for an
+ * allocation, `['a1', 'web']` for its task. Throw (or reject) to refuse; the message is shown on the page.
+ */
+export type InspectorControl = (targetPath: string[], event: InspectorCommandEvent) => void | Promise<void>;
+
+/** Options for `serveInspector`. */
+export interface InspectorServerOptions {
+  /** Default 0: any free port (read it from `url`). */
+  port?: number;
+  host?: string;
+  /** Share one stream with `recordInspection`; default: a new stream. */
+  stream?: InspectionStream;
+  /** Without it the page's buttons are disabled and commands are refused: the embedding app decides. */
+  control?: InspectorControl;
+  /** Also serve the stream in `@statelyai/inspect`'s format at `/stately` (the last 200 replayed on connect). */
+  stately?: boolean;
+  /** The built page; default visualizer/dist. */
+  pageDir?: string;
+}
+
+/** A running inspector. */
+export interface InspectorServer {
+  /** The page, token included: `http://127.0.0.1:PORT/?token=…`. */
+  url: string;
+  /** For `@statelyai/inspect` receivers, when `stately` is on. */
+  statelyUrl?: string;
+  /** Pass as `inspect` to `createAllocRunner` / `createAgent`. */
+  inspect: (ev: InspectionEvent) => void;
+  stream: InspectionStream;
+  close(): Promise<void>;
+}
+
+// A page that cannot keep up is dropped rather than buffered without bound.
+const MAX_BUFFERED = 16 * 1024 * 1024;
+const STATELY_REPLAY = 200;
+
+/** Starts the inspector; resolves once it listens. */
+export async function serveInspector(opts: InspectorServerOptions = {}): Promise<InspectorServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const files = await loadPageFiles(opts.pageDir);
+  const token = newToken();
+  const stream = opts.stream ?? createInspectionStream();
+  const control = opts.control;
+
+  const http = createServer((req, res) => {
+    if (!hasToken(req, token)) return forbid(res);
+    if (!servePage(req, res, files, token)) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+  });
+
+  const pages = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  const statelyClients = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const wss = path === '/ws' ? pages : path === '/stately' && opts.stately ? statelyClients : undefined;
+    if (!wss || !hasToken(req, token)) {
+      socket.end(`HTTP/1.1 ${wss ? '403 Forbidden' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+
+  const sendRaw = (ws: WebSocket, data: string) => {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (ws.bufferedAmount > MAX_BUFFERED) return ws.close(1013, 'inspector page too slow');
+    ws.send(data);
+  };
+  const send = (ws: WebSocket, frame: ServerFrame) => sendRaw(ws, JSON.stringify(frame));
+
+  // One subscription for all pages: each batch is serialized once, whatever the number of pages.
+  let seq = 0;
+  const unsubscribePages = stream.subscribe((messages) => {
+    const frame: ServerFrame = { type: 'batch', seq: seq++, messages };
+    if (pages.clients.size === 0) return;
+    const data = JSON.stringify(frame);
+    for (const ws of pages.clients) sendRaw(ws, data);
+  });
+
+  pages.on('connection', (ws) => {
+    send(ws, { type: 'hello', version: PROTOCOL_VERSION, mode: 'live', controls: control !== undefined });
+    // The picture stands for every batch so far, so it carries the last one's number.
+    send(ws, { type: 'batch', seq: seq - 1, messages: stream.snapshotForLateJoiner() });
+    ws.on('message', (data: RawData) => void onCommand(ws, data));
+  });
+
+  const onCommand = async (ws: WebSocket, data: RawData) => {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(data.toString());
+    } catch {
+      return send(ws, { type: 'command-result', id: '', ok: false, message: 'frames must be JSON' });
+    }
+    const cmd = parseCommandFrame(raw);
+    if (typeof cmd === 'string') {
+      const id = typeof (raw as { id?: unknown })?.id === 'string' ? (raw as { id: string }).id : '';
+      return send(ws, { type: 'command-result', id, ok: false, message: cmd });
+    }
+    const reply = (ok: boolean, message?: string) => send(ws, { type: 'command-result', id: cmd.id, ok, ...(message ? { message } : {}) });
+    if (!control) return reply(false, 'this inspector is read-only: the app did not pass `control` to serveInspector');
+    const path = typeof cmd.target === 'string' ? stream.pathOf(cmd.target) : cmd.target;
+    if (!path) return reply(false, `no actor ${JSON.stringify(cmd.target)} is known to this inspector`);
+    try {
+      await control(path, cmd.event);
+      reply(true);
+    } catch (err) {
+      reply(false, err instanceof Error ? err.message : String(err));
+    }
+  };
+
+  const statelyLog: string[] = [];
+  let unsubscribeStately: (() => void) | undefined;
+  if (opts.stately) {
+    unsubscribeStately = stream.subscribeStately((ev) => {
+      const line = JSON.stringify(ev);
+      statelyLog.push(line);
+      if (statelyLog.length > STATELY_REPLAY) statelyLog.shift();
+      for (const ws of statelyClients.clients) if (ws.readyState === WebSocket.OPEN) ws.send(line);
+    });
+    statelyClients.on('connection', (ws) => statelyLog.forEach((line) => ws.send(line)));
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(opts.port ?? 0, host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = http.address() as AddressInfo;
+  const base = urlHost(host, port);
+
+  return {
+    url: `http://${base}/?token=${encodeURIComponent(token)}`,
+    ...(opts.stately ? { statelyUrl: `ws://${base}/stately?token=${encodeURIComponent(token)}` } : {}),
+    inspect: stream.inspect,
+    stream,
+    async close() {
+      unsubscribePages();
+      unsubscribeStately?.();
+      for (const wss of [pages, statelyClients]) {
+        for (const ws of wss.clients) ws.terminate();
+        wss.close();
+      }
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}

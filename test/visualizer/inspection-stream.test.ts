@@ -1,0 +1,211 @@
+import { describe, expect, it } from 'vitest';
+import { assign, createActor, createMachine, fromPromise, setup } from 'xstate';
+import { machineDefinitionOf } from '../../src/inspect/definition.ts';
+import { createInspectionStream } from '../../src/inspect/inspection-stream.ts';
+import type { InspectMessage, StateNodeDef, TransitionMessage } from '../../src/inspect/protocol.ts';
+import { sanitize, type SanitizeCache } from '../../src/inspect/sanitize.ts';
+import { toStatelyEvent } from '../../src/inspect/stately.ts';
+
+// A tiny lifecycle with an invoked promise, an always transition, a targetless event and a parallel state.
+const worker = setup({
+  types: { context: {} as { ready: boolean; note: string } },
+  actors: { work: fromPromise(async () => 42) },
+  guards: { ready: ({ context }) => context.ready },
+}).createMachine({
+  id: 'worker',
+  context: { ready: true, note: 'x' },
+  initial: 'gate',
+  states: {
+    gate: { always: { guard: 'ready', target: 'working' } },
+    working: { invoke: { id: 'job', src: 'work', onDone: 'running' } },
+    running: {
+      type: 'parallel',
+      on: { STOP: '#worker.stopped', NOTE: { actions: assign({ note: 'noted' }) } },
+      states: { a: { initial: 'on', states: { on: {} } }, b: { initial: 'on', states: { on: {} } } },
+    },
+    stopped: { type: 'final' },
+  },
+});
+
+function collect() {
+  const stream = createInspectionStream({ schedule: (fn) => queueMicrotask(fn) });
+  const messages: InspectMessage[] = [];
+  stream.subscribe((b) => messages.push(...b));
+  return { stream, messages };
+}
+
+const flushMicrotasks = () => new Promise<void>((r) => setImmediate(r));
+
+function allIds(n: StateNodeDef): string[] {
+  return [n.id, ...n.states.flatMap(allIds)];
+}
+
+describe('machine definitions', () => {
+  it('include always transitions, invokes, initial states and guards by name', () => {
+    const def = machineDefinitionOf(worker);
+    const gate = def.root.states.find((s) => s.key === 'gate')!;
+    expect(gate.transitions).toEqual([{ event: '', source: 'worker.gate', targets: ['worker.working'], guard: 'ready', actions: [], reenter: false }]);
+    expect(def.root.initial).toBe('worker.gate');
+    expect(def.root.states.find((s) => s.key === 'working')!.invoke).toEqual(['job']);
+    expect(def.root.states.find((s) => s.key === 'running')!.type).toBe('parallel');
+    expect(JSON.parse(JSON.stringify(def))).toEqual(def);
+  });
+});
+
+describe('the inspection stream', () => {
+  it('does no mapping inside the send path: subscribers hear about it after the flush', async () => {
+    const { stream, messages } = collect();
+    const actor = createActor(worker, { inspect: stream.inspect }).start();
+    expect(messages).toEqual([]);
+    await flushMicrotasks();
+    expect(messages.length).toBeGreaterThan(0);
+    actor.stop();
+  });
+
+  it("sends a machine's definition once, before its first actor", async () => {
+    const { stream, messages } = collect();
+    const a = createActor(worker, { inspect: stream.inspect }).start();
+    const b = createActor(worker, { inspect: stream.inspect }).start();
+    await flushMicrotasks();
+    const defs = messages.filter((m) => m.kind === 'definition');
+    expect(defs.map((d) => d.machineId)).toEqual(['worker']);
+    const firstActor = messages.findIndex((m) => m.kind === 'actor');
+    expect(messages.indexOf(defs[0]!)).toBeLessThan(firstActor);
+    a.stop();
+    b.stop();
+  });
+
+  it('reports active state nodes by definition id, once each, and the edges taken', async () => {
+    const { stream, messages } = collect();
+    const actor = createActor(worker, { inspect: stream.inspect }).start();
+    await flushMicrotasks();
+    await flushMicrotasks();
+    const def = machineDefinitionOf(worker);
+    const ids = new Set(allIds(def.root));
+    const root = actor.sessionId;
+    const transitions = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === root);
+    const last = transitions[transitions.length - 1]!;
+    expect(last.value).toEqual({ running: { a: 'on', b: 'on' } });
+    expect([...last.activeNodeIds!].sort()).toEqual(['worker', 'worker.running', 'worker.running.a', 'worker.running.a.on', 'worker.running.b', 'worker.running.b.on']);
+    for (const t of transitions) for (const id of t.activeNodeIds ?? []) expect(ids.has(id)).toBe(true);
+    expect(transitions.flatMap((t) => t.edges ?? [])).toContainEqual({ source: 'worker.working', event: 'xstate.done.actor.job', targets: ['worker.running'] });
+    actor.stop();
+  });
+
+  it('registers invoked actors with their parent and src, and their result', async () => {
+    const { stream, messages } = collect();
+    const actor = createActor(worker, { inspect: stream.inspect }).start();
+    await flushMicrotasks();
+    await flushMicrotasks();
+    const job = messages.find((m) => m.kind === 'actor' && m.id === 'job');
+    expect(job).toMatchObject({ kind: 'actor', parentSessionId: actor.sessionId, rootSessionId: actor.sessionId, src: 'work' });
+    const done = messages.find((m) => m.kind === 'transition' && m.sessionId === (job as { sessionId: string }).sessionId && m.status === 'done');
+    expect(done).toMatchObject({ output: 42 });
+    expect(stream.pathOf((job as { sessionId: string }).sessionId)).toEqual([actor.id, 'job']);
+    actor.stop();
+  });
+
+  it('sends context only when it changed', async () => {
+    const { stream, messages } = collect();
+    const actor = createActor(worker, { inspect: stream.inspect }).start();
+    await flushMicrotasks();
+    await flushMicrotasks();
+    messages.length = 0;
+    actor.send({ type: 'UNKNOWN' });
+    await flushMicrotasks();
+    actor.send({ type: 'NOTE' });
+    await flushMicrotasks();
+    const mine = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === actor.sessionId);
+    expect(mine.map((m) => m.context)).toEqual([undefined, { ready: true, note: 'noted' }]);
+    actor.stop();
+  });
+
+  it('gives a late joiner definitions, actors and each actor’s latest state with its context', async () => {
+    const { stream } = collect();
+    const actor = createActor(worker, { inspect: stream.inspect }).start();
+    await flushMicrotasks();
+    await flushMicrotasks();
+    actor.send({ type: 'STOP' });
+    await flushMicrotasks();
+    const picture = stream.snapshotForLateJoiner();
+    expect(picture[0]).toMatchObject({ kind: 'definition', machineId: 'worker' });
+    const latest = picture.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === actor.sessionId);
+    expect(latest).toHaveLength(1);
+    expect(latest[0]).toMatchObject({ status: 'done', value: 'stopped', context: { ready: true, note: 'x' } });
+    expect(latest[0]!.edges).toBeUndefined();
+  });
+
+  it('forgets the oldest finished actors beyond the limit', async () => {
+    const stream = createInspectionStream({ schedule: (fn) => queueMicrotask(fn), picture: { maxFinishedActors: 2 } });
+    const m = createMachine({ id: 'blip', initial: 'a', states: { a: { on: { GO: 'b' } }, b: { type: 'final' } } });
+    const actors = [1, 2, 3].map(() => createActor(m, { inspect: stream.inspect }).start());
+    for (const a of actors) a.send({ type: 'GO' });
+    await flushMicrotasks();
+    const known = stream.snapshotForLateJoiner().filter((x) => x.kind === 'actor').map((x) => (x as { sessionId: string }).sessionId);
+    expect(known).toEqual(actors.slice(1).map((a) => a.sessionId));
+  });
+});
+
+describe('sanitizing', () => {
+  it('drops live references: actor refs, errors, functions, cycles and undefined', () => {
+    const actor = createActor(worker);
+    const cyclic: Record<string, unknown> = { name: 'c' };
+    cyclic.self = cyclic;
+    const out = sanitize({ ref: actor, err: Object.assign(new Error('boom'), { code: 'E1' }), fn: () => 1, cyclic, gone: undefined, n: NaN, big: 10n });
+    expect(out).toEqual({
+      ref: { $actor: actor.sessionId, id: actor.id },
+      err: { name: 'Error', message: 'boom', code: 'E1' },
+      cyclic: { name: 'c', self: '[Circular]' },
+      n: 'NaN',
+      big: '10',
+    });
+  });
+
+  it('reuses the sanitized form of unchanged parts when given a cache', () => {
+    const cache: SanitizeCache = new WeakMap();
+    const spec = { name: 'web', config: { run_for: '1s' } };
+    const first = sanitize({ spec, n: 1 }, undefined, cache) as { spec: unknown };
+    const second = sanitize({ spec, n: 2 }, undefined, cache) as { spec: unknown; n: number };
+    expect(second.spec).toBe(first.spec);
+    expect(second.n).toBe(2);
+  });
+
+  it('does not cache what depends on where it sits (cycles, depth cut-offs)', () => {
+    const cache: SanitizeCache = new WeakMap();
+    const deep = { a: { b: { c: 1 } } };
+    expect(sanitize({ x: deep }, { depth: 2, items: 10, chars: 10 }, cache)).toEqual({ x: { a: '[…]' } });
+    expect(sanitize(deep, { depth: 5, items: 10, chars: 10 }, cache)).toEqual({ a: { b: { c: 1 } } });
+  });
+
+  it('cuts long strings and arrays', () => {
+    const out = sanitize({ s: 'x'.repeat(50), a: [1, 2, 3, 4] }, { depth: 5, items: 2, chars: 10 }) as { s: string; a: unknown[] };
+    expect(out.s).toBe(`${'x'.repeat(10)}…`);
+    expect(out.a).toEqual([1, 2, '[… 2 more]']);
+  });
+});
+
+describe("@statelyai/inspect's format", () => {
+  it('converts actor, event and snapshot events and ignores microsteps and actions', () => {
+    const seen: string[] = [];
+    const converted: unknown[] = [];
+    const actor = createActor(worker, {
+      inspect: (ev) => {
+        seen.push(ev.type);
+        const c = toStatelyEvent(ev, 1_000);
+        if (c) converted.push(c);
+      },
+    }).start();
+    actor.stop();
+    const types = new Set((converted as { type: string }[]).map((c) => c.type));
+    expect([...types].sort()).toEqual(['@xstate.actor', '@xstate.event', '@xstate.snapshot']);
+    expect(seen).toContain('@xstate.microstep');
+    const reg = converted.find((c) => (c as { type: string }).type === '@xstate.actor' && (c as { sessionId: string }).sessionId === actor.sessionId) as {
+      definition: string; name: string; createdAt: string; _version: string;
+    };
+    expect(JSON.parse(reg.definition)).toMatchObject({ id: 'worker', initial: 'gate' });
+    // An actor without an id is named after its machine, as their converter does.
+    expect(reg).toMatchObject({ name: 'worker', createdAt: '1000', _version: '0.7.2' });
+    // Everything is plain JSON: it goes over a socket as is.
+    expect(JSON.parse(JSON.stringify(converted))).toEqual(converted);
+  });
+});

@@ -1,0 +1,91 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordInspection } from '../../src/inspect/record.ts';
+import { serveReplay } from '../../src/inspect/replay.ts';
+import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
+import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+import { launchBrowser } from './chromium.ts';
+import { OUTPUT_DIR, alloc, buildPage, mockTask } from './fixtures.ts';
+
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let dir: string;
+let recording: string;
+let pageDir: string;
+
+beforeAll(async () => {
+  pageDir = buildPage();
+  dir = await mkdtemp(join(tmpdir(), 'allocrun-replay-'));
+  recording = join(dir, 'run.jsonl');
+  // Record a whole run on simulated time: a prestart task, then the main task to completion.
+  const clock = new SimulatedClock(0);
+  const rec = recordInspection(recording, { now: () => clock.now() });
+  const runner = createAllocRunner(alloc('a-rec', [mockTask('init', { run_for: '1s' }, { lifecycle: { hook: 'prestart' } }), mockTask('web', { run_for: '2s' })]), {
+    clock, inspect: rec.inspect,
+  }).start();
+  for (let i = 0; i < 2_000 && runner.getState().clientStatus !== 'complete'; i++) await clock.advance(50);
+  await runner.done;
+  await rec.close();
+  browser = await launchBrowser();
+}, 30_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  if (pageDir) await rm(pageDir, { recursive: true, force: true });
+});
+
+const active = (stateId: string) => `#chart g[data-state="${stateId}"].active`;
+
+describe('replay', () => {
+  it('writes a header and protocol messages as JSON lines', async () => {
+    const lines = (await readFile(recording, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { kind: string });
+    expect(lines[0]).toMatchObject({ kind: 'recording', version: 1 });
+    const kinds = new Set(lines.slice(1).map((l) => l.kind));
+    expect([...kinds].sort()).toEqual(['actor', 'definition', 'event', 'transition']);
+  });
+
+  it('steps and plays a served recording to the end', async () => {
+    const server = await serveReplay(recording, { pageDir });
+    const page = await browser.context.newPage();
+    page.on('pageerror', (err) => console.error('page error:', err));
+    try {
+      await page.goto(`${server.url}&select=${encodeURIComponent('a-rec/web')}`);
+      await page.locator('#position:not(:text-is("0 / 0"))').waitFor();
+      // Step until the web task exists and shows pending; each step is one transition.
+      for (let i = 0; i < 200 && (await page.locator(active('task.pending')).count()) === 0; i++) await page.click('#step');
+      await page.locator(active('task.pending')).waitFor();
+      const position = await page.locator('#position').textContent();
+      await page.screenshot({ path: `${OUTPUT_DIR}/replay-1-stepped.png` });
+
+      await page.click('#play');
+      await page.locator('#position[data-done="true"]').waitFor();
+      expect(await page.locator('#position').textContent()).not.toBe(position);
+      await page.locator(active('task.terminal')).waitFor();
+      await page.locator('#tree [data-path="a-rec"][data-state^="terminal"]').waitFor();
+      await page.screenshot({ path: `${OUTPUT_DIR}/replay-2-end.png` });
+    } finally {
+      await page.close();
+      await server.close();
+    }
+  }, 30_000);
+
+  it('replays a recording picked with the file input on the page opened from disk', async () => {
+    const page = await browser.context.newPage();
+    page.on('pageerror', (err) => console.error('page error:', err));
+    try {
+      const html = pathToFileURL(join(pageDir, 'index.html'));
+      await page.goto(`${html.href}?select=${encodeURIComponent('a-rec/init')}`);
+      await page.setInputFiles('#file', recording);
+      await page.locator('#position:not(:text-is("0 / 0"))').waitFor();
+      await page.click('#play');
+      await page.locator('#position[data-done="true"]').waitFor();
+      await page.locator(active('task.terminal')).waitFor();
+      expect(await page.locator('#mode').textContent()).toBe('replay: run.jsonl');
+    } finally {
+      await page.close();
+    }
+  }, 30_000);
+});

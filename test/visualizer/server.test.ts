@@ -1,0 +1,179 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createActor, createMachine } from 'xstate';
+import type { InspectorCommandEvent, ServerFrame } from '../../src/inspect/protocol.ts';
+import { serveInspector, type InspectorServer, type InspectorServerOptions } from '../../src/inspect/server.ts';
+import { allocRunnerControl } from '../../src/inspect/control.ts';
+
+// A stand-in page: these tests are about the server, the browser tests run the real one.
+let pageDir: string;
+beforeAll(async () => {
+  pageDir = await mkdtemp(join(tmpdir(), 'allocrun-fake-page-'));
+  await writeFile(join(pageDir, 'index.html'), '<html><script src="app.js"></script></html>');
+  await writeFile(join(pageDir, 'app.js'), 'console.log("page")');
+});
+afterAll(() => rm(pageDir, { recursive: true, force: true }));
+
+let server: InspectorServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const light = createMachine({ id: 'light', initial: 'green', states: { green: { on: { NEXT: 'yellow' } }, yellow: { on: { NEXT: 'red' } }, red: {} } });
+
+async function start(opts: InspectorServerOptions = {}): Promise<InspectorServer> {
+  server = await serveInspector({ pageDir, ...opts });
+  return server;
+}
+
+/** A socket that queues every frame, with a way to wait for the one you want. */
+function connect(url: string) {
+  const ws = new WebSocket(url);
+  const frames: ServerFrame[] = [];
+  const waiters: (() => void)[] = [];
+  ws.on('message', (data) => {
+    frames.push(JSON.parse(data.toString()) as ServerFrame);
+    waiters.splice(0).forEach((w) => w());
+  });
+  const next = () => new Promise<void>((r) => waiters.push(r));
+  const until = async <T extends ServerFrame>(pred: (f: ServerFrame) => f is T): Promise<T> => {
+    for (;;) {
+      const found = frames.find(pred);
+      if (found) return found;
+      await next();
+    }
+  };
+  return { ws, frames, until, next, opened: new Promise<void>((res, rej) => (ws.once('open', () => res()), ws.once('error', rej))) };
+}
+
+const wsUrl = (s: InspectorServer) => s.url.replace(/^http/, 'ws').replace('/?', '/ws?');
+const isBatchWith = (pred: (m: { kind: string }) => boolean) => (f: ServerFrame): f is Extract<ServerFrame, { type: 'batch' }> =>
+  f.type === 'batch' && f.messages.some(pred);
+
+describe('serveInspector', () => {
+  it('serves the page only with the token, and puts the token on its script', async () => {
+    const s = await start();
+    const ok = await fetch(s.url);
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain(`src="app.js?token=${new URL(s.url).searchParams.get('token')}"`);
+    const origin = new URL(s.url).origin;
+    expect((await fetch(`${origin}/`)).status).toBe(403);
+    expect((await fetch(`${origin}/app.js?token=wrong`)).status).toBe(403);
+    expect(new URL(s.url).hostname).toBe('127.0.0.1');
+  });
+
+  it('refuses a socket without the token with 403', async () => {
+    const s = await start();
+    const ws = new WebSocket(`ws://${new URL(s.url).host}/ws?token=nope`);
+    const status = await new Promise<number>((resolve) => ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
+    expect(status).toBe(403);
+  });
+
+  it('gives a late joiner the current picture, then live batches', async () => {
+    const s = await start();
+    const actor = createActor(light, { id: 'l1', inspect: s.inspect }).start();
+    actor.send({ type: 'NEXT' });
+    s.stream.flush();
+
+    const page = connect(wsUrl(s));
+    const hello = await page.until((f): f is Extract<ServerFrame, { type: 'hello' }> => f.type === 'hello');
+    expect(hello).toMatchObject({ mode: 'live', controls: false, version: 1 });
+    const picture = await page.until(isBatchWith((m) => m.kind === 'definition'));
+    expect(picture.messages.find((m) => m.kind === 'transition')).toMatchObject({ value: 'yellow', activeNodeIds: ['light', 'light.yellow'] });
+
+    actor.send({ type: 'NEXT' });
+    const live = await page.until(isBatchWith((m) => m.kind === 'transition' && (m as { value?: unknown }).value === 'red'));
+    expect(live.seq).toBeGreaterThan(picture.seq);
+    page.ws.close();
+  });
+
+  it('forwards commands to `control` with the id path of the target actor', async () => {
+    const got: { path: string[]; event: InspectorCommandEvent }[] = [];
+    const s = await start({ control: (path, event) => void got.push({ path, event }) });
+    const actor = createActor(light, { id: 'a1', inspect: s.inspect }).start();
+    s.stream.flush();
+    const page = connect(wsUrl(s));
+    await page.opened;
+    page.ws.send(JSON.stringify({ type: 'command', id: 'c1', target: actor.sessionId, event: { type: 'SIGNAL', signal: 'SIGHUP' } }));
+    const result = await page.until((f): f is Extract<ServerFrame, { type: 'command-result' }> => f.type === 'command-result');
+    expect(result).toEqual({ type: 'command-result', id: 'c1', ok: true });
+    expect(got).toEqual([{ path: ['a1'], event: { type: 'SIGNAL', signal: 'SIGHUP' } }]);
+    page.ws.close();
+  });
+
+  it('refuses commands it cannot check or route, saying why', async () => {
+    const s = await start({ control: () => { throw new Error('not now'); } });
+    const page = connect(wsUrl(s));
+    await page.opened;
+    const send = (frame: unknown) => page.ws.send(JSON.stringify(frame));
+    send({ type: 'command', id: 'bad', target: ['a1'], event: { type: 'DESTROY' } });
+    send({ type: 'command', id: 'ghost', target: 'x:99999', event: { type: 'KILL' } });
+    send({ type: 'command', id: 'no', target: ['a1'], event: { type: 'KILL' } });
+    const results = () => page.frames.filter((f) => f.type === 'command-result') as Extract<ServerFrame, { type: 'command-result' }>[];
+    while (results().length < 3) await page.next();
+    const byId = Object.fromEntries(results().map((r) => [r.id, r]));
+    expect(byId.bad).toMatchObject({ ok: false, message: expect.stringContaining('KILL, RESTART or SIGNAL') });
+    expect(byId.ghost).toMatchObject({ ok: false, message: expect.stringContaining('no actor') });
+    expect(byId.no).toMatchObject({ ok: false, message: 'not now' });
+    page.ws.close();
+  });
+
+  it('is read-only without `control`', async () => {
+    const s = await start();
+    const page = connect(wsUrl(s));
+    await page.opened;
+    page.ws.send(JSON.stringify({ type: 'command', id: 'k', target: ['a1'], event: { type: 'KILL' } }));
+    const r = await page.until((f): f is Extract<ServerFrame, { type: 'command-result' }> => f.type === 'command-result');
+    expect(r).toMatchObject({ ok: false, message: expect.stringContaining('read-only') });
+    page.ws.close();
+  });
+
+  it("serves @statelyai/inspect's events at /stately when asked", async () => {
+    const s = await start({ stately: true });
+    const actor = createActor(light, { inspect: s.inspect }).start();
+    s.stream.flush();
+    const ws = new WebSocket(s.statelyUrl!);
+    const types = new Set<string>();
+    await new Promise<void>((resolve) =>
+      ws.on('message', (d) => {
+        types.add((JSON.parse(d.toString()) as { type: string }).type);
+        if (types.size === 3) resolve();
+      }),
+    );
+    expect([...types].sort()).toEqual(['@xstate.actor', '@xstate.event', '@xstate.snapshot']);
+    ws.close();
+    actor.stop();
+  });
+});
+
+describe('allocRunnerControl', () => {
+  const sent: unknown[] = [];
+  const task = { logic: { root: {} }, send: (ev: unknown) => sent.push({ to: 'web', ev }) };
+  const hook = { logic: {}, send: (ev: unknown) => sent.push({ to: 'hook', ev }) };
+  const runner = { send: (ev: unknown) => sent.push({ to: 'alloc', ev }), actor: { getSnapshot: () => ({ children: { web: task, 'prerun:alloc_dir': hook } }) } };
+  const control = allocRunnerControl((id) => (id === 'a1' ? runner : undefined));
+
+  it('sends alloc commands to the alloc, task restarts and signals through the alloc, task kills to the task', () => {
+    sent.length = 0;
+    control(['a1'], { type: 'KILL' });
+    control(['a1', 'web'], { type: 'RESTART', failure: false });
+    control(['a1', 'web'], { type: 'SIGNAL', signal: 'SIGHUP' });
+    control(['a1', 'web'], { type: 'KILL' });
+    expect(sent).toEqual([
+      { to: 'alloc', ev: { type: 'KILL' } },
+      { to: 'alloc', ev: { type: 'RESTART', failure: false, task: 'web' } },
+      { to: 'alloc', ev: { type: 'SIGNAL', signal: 'SIGHUP', task: 'web' } },
+      { to: 'web', ev: { type: 'KILL' } },
+    ]);
+  });
+
+  it('refuses unknown allocations, hook actors and deeper paths', () => {
+    expect(() => control(['nope'], { type: 'KILL' })).toThrow(/no allocation "nope"/);
+    expect(() => control(['a1', 'prerun:alloc_dir'], { type: 'KILL' })).toThrow(/has no task/);
+    expect(() => control(['a1', 'web', 'driver:wait'], { type: 'KILL' })).toThrow(/allocation or a task/);
+  });
+});
