@@ -7,8 +7,8 @@ import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/
 import { join } from 'node:path';
 import { StateStoreError, type AllocRecord, type StateStore } from './store.ts';
 
-export type { AllocRecord, StateStore } from './store.ts';
-export { StateStoreError } from './store.ts';
+/** The contract this store implements, re-exported so callers need one import. */
+export { StateStoreError, type AllocRecord, type StateStore } from './store.ts';
 
 const STATE_FILE = 'state.json';
 

@@ -1,0 +1,100 @@
+/**
+ * `allocrun agent --data-dir D`: the long-running agent. On start it restores every unfinished allocation
+ * the data dir holds (reattaching to workloads still running); SIGTERM or Ctrl-C shuts it down
+ * gracefully, leaving tasks running for the next agent, as Nomad's client does across restarts.
+ */
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { createAgent, type Agent } from '../runtime/create-agent.ts';
+import type { AllocSpec } from '../spec/types.ts';
+import { FileStateStore } from '../state/file-store.ts';
+import { parseCommand, type Command } from './args.ts';
+import { UsageError } from './errors.ts';
+import { openInspection, parsePort } from './inspect-seam.ts';
+import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
+
+/** Exit status when a second signal cuts the shutdown short: 128 + SIGINT, as shells report it. */
+const FORCED_EXIT = 130;
+
+/** The `agent` command. */
+export const agentCommand: Command = {
+  name: 'agent',
+  usage: 'agent --data-dir D [--inspect[=PORT]] [--json]',
+  details: `
+Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
+
+Restores every unfinished allocation found in the data dir (reattaching to processes that are
+still running) and shows their tasks live, like 'run'. SIGTERM or Ctrl-C shuts the agent down
+gracefully: state is saved and tasks keep running, for the next agent to pick up. A second
+signal exits at once (status 130).
+
+A run stopped with two Ctrl-Cs leaves its tasks running; an agent on its data dir takes them over.
+
+Flags:
+  -d, --data-dir D    where allocations and their state live (required)
+  --inspect[=PORT]    serve the visualizer while the agent runs
+  --json              one JSON object per line for every task event and state change
+  -h, --help          show this help
+
+Example:
+  allocrun agent --data-dir /var/lib/allocrun`,
+  async run(argv) {
+    // parseArgs has no optional values: a bare --inspect would swallow the next argument as its port.
+    const args = argv.map((a) => (a === '--inspect' ? '--inspect=' : a));
+    const parsed = parseCommand(
+      this,
+      args,
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, json: { type: 'boolean' } },
+      { min: 0, max: 0, names: '' },
+    );
+    if (!parsed) return 0;
+    const { values } = parsed;
+    if (!values['data-dir']) throw new UsageError('agent: --data-dir D is required (where allocations and their state live)', 'agent');
+    const inspectPort = values.inspect === undefined ? undefined : values.inspect === '' ? null : parsePort('agent', '--inspect', values.inspect);
+    const dataDir = resolve(values['data-dir']);
+    await mkdir(dataDir, { recursive: true });
+
+    // The specs of what the agent will restore, for the view (the runners do not expose theirs).
+    const specs = new Map<string, AllocSpec>((await new FileStateStore(dataDir).list()).map((r) => [r.spec.id, r.spec]));
+    let agent: Agent | undefined;
+    const inspection = await openInspection({ inspect: inspectPort, lookup: (id) => agent?.get(id) });
+    // Installed before anything runs: a SIGTERM during restore must still end in a graceful shutdown.
+    let signals = 0;
+    let onFirst!: (signal: NodeJS.Signals) => void;
+    let onSecond!: () => void;
+    const stopRequested = new Promise<NodeJS.Signals>((res) => (onFirst = res));
+    const forced = new Promise<'forced'>((res) => (onSecond = () => res('forced')));
+    const onSignal = (signal: NodeJS.Signals) => (++signals === 1 ? onFirst(signal) : onSecond());
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    // An agent with nothing to run still runs: nothing else keeps the event loop alive while it waits.
+    const keepAlive = setInterval(() => {}, 1 << 30);
+    const { view } = chooseView(values.json === true);
+    try {
+      agent = createAgent({ dataDir, inspect: inspection.inspect });
+      const restored = await agent.start();
+      const allocs = restored.map((r) => specs.get(r.actor.id)).filter((s): s is AllocSpec => s !== undefined);
+      view.start({ title: 'agent restored', dataDir, allocs, inspectUrl: inspection.url });
+      restored.forEach((runner) => {
+        const spec = specs.get(runner.actor.id);
+        if (spec) watchRunner(view, spec, runner);
+      });
+      const output = view.output ? followTaskOutput(allocs, dataDir, view) : undefined;
+      if (allocs.length === 0) view.note(`no allocations to restore in ${dataDir}; waiting (SIGTERM or Ctrl-C to stop)`);
+
+      const signal = await stopRequested;
+      view.note(`${signal}: shutting down; tasks keep running (${signal === 'SIGINT' ? 'Ctrl-C' : 'signal'} again to exit at once)`);
+      const outcome = await Promise.race([agent.shutdown().then(() => 'done' as const), forced]);
+      output?.stop();
+      const results = restored.map((r) => ({ alloc: specs.get(r.actor.id)!, state: r.getState() })).filter((r) => r.alloc);
+      const exitCode = outcome === 'forced' ? FORCED_EXIT : 0;
+      view.finish({ dataDir, results, exitCode, forced: outcome === 'forced', detached: true });
+      return exitCode;
+    } finally {
+      clearInterval(keepAlive);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await inspection.close();
+    }
+  },
+};

@@ -1,0 +1,33 @@
+/**
+ * The CLI's one door to job files (src/spec/): loading with warnings, turning read errors into messages
+ * that name the file, and printing SpecError problems as `file:line:col: path: message`.
+ */
+import { formatProblem, isSpecError, loadJob as loadJobWithWarnings, type AllocSpec, type SpecProblem } from '../spec/index.ts';
+import { CliError } from './errors.ts';
+
+/** src/spec's problem formatter and type, so commands import job-file things from one place. */
+export { formatProblem, type SpecProblem };
+
+/** A job file's allocations (one per group instance) and the Nomad features it uses that allocrun ignores. */
+export async function loadJob(path: string): Promise<{ allocs: AllocSpec[]; warnings: SpecProblem[] }> {
+  try {
+    return await loadJobWithWarnings(path);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    // A missing or unreadable file is the user's typo, not a crash: say which file.
+    if (e.code === 'ENOENT') throw new CliError(`cannot read job file ${path}: no such file`, 'ErrJobFile');
+    if (e.code === 'EISDIR') throw new CliError(`cannot read job file ${path}: it is a directory`, 'ErrJobFile');
+    if (e.code === 'EACCES') throw new CliError(`cannot read job file ${path}: permission denied`, 'ErrJobFile');
+    throw err;
+  }
+}
+
+/** The problems of a SpecError, or undefined for any other error. */
+export function specProblemsOf(err: unknown): SpecProblem[] | undefined {
+  return isSpecError(err) ? err.problems : undefined;
+}
+
+/** Warnings as `warning: file:line:col: path: message` lines, for stderr. */
+export function warningLines(warnings: readonly SpecProblem[]): string {
+  return warnings.map((w) => `warning: ${formatProblem(w)}\n`).join('');
+}

@@ -1,0 +1,123 @@
+/** `allocrun status [alloc]`: the allocations a data dir holds, or one of them, in `nomad alloc status`'s shape. */
+import type { AllocRecord } from '../state/store.ts';
+import { FileStateStore } from '../state/file-store.ts';
+import { parseCommand, type Command } from './args.ts';
+import { dataDirFor } from './data-dir.ts';
+import { CliError } from './errors.ts';
+import { columns, formatTime, inRunOrder, keyValues, lifecycleWord, shortId, taskStateWord, timeAgo } from './format.ts';
+
+const RECENT_EVENTS = 10;
+
+/** The allocations as `nomad job status` lists them. */
+export function formatAllocList(records: AllocRecord[], now = Date.now()): string {
+  const rows = [['ID', 'Job', 'Task Group', 'Desired', 'Status', 'Created', 'Modified']];
+  for (const r of records) {
+    rows.push([shortId(r.spec.id), r.spec.job, r.spec.group, r.spec.desiredStatus ?? 'run', r.state.clientStatus, timeAgo(r.createdAt ?? r.updatedAt, now), timeAgo(r.updatedAt, now)]);
+  }
+  return `${columns(rows).join('\n')}\n`;
+}
+
+/** One allocation the way `nomad alloc status <id>` shows it: header, task states, each task's recent events. */
+export function formatAllocDetail(r: AllocRecord, opts: { verbose?: boolean; now?: number } = {}): string {
+  const now = opts.now ?? Date.now();
+  const { spec, state } = r;
+  const out: string[] = keyValues([
+    ['ID', spec.id],
+    ['Job ID', spec.job],
+    ['Job Type', spec.type],
+    ['Namespace', spec.namespace ?? 'default'],
+    ['Task Group', spec.group],
+    ['Client Status', state.clientStatus],
+    ['Desired Status', spec.desiredStatus ?? 'run'],
+    ['Created', opts.verbose ? formatTime(r.createdAt ?? r.updatedAt) : timeAgo(r.createdAt ?? r.updatedAt, now)],
+    ['Modified', opts.verbose ? formatTime(r.updatedAt) : timeAgo(r.updatedAt, now)],
+  ]);
+  const taskOf = (name: string) => spec.tasks.find((t) => t.name === name);
+  // Tasks in run order; tasks only in the state (should not happen) go last.
+  const names = [...inRunOrder(spec.tasks).map((t) => t.name), ...Object.keys(state.taskStates).filter((n) => !taskOf(n))];
+
+  out.push('', 'Task States');
+  const rows = [['Task', 'Lifecycle', 'Driver', 'State', 'Failed', 'Restarts', 'Started', 'Finished']];
+  for (const name of names) {
+    const ts = state.taskStates[name];
+    const t = taskOf(name);
+    rows.push([
+      name, lifecycleWord(t), t?.driver ?? '-', ts?.state ?? 'pending', String(ts?.failed ?? false), String(ts?.restarts ?? 0),
+      ts?.startedAt ? formatTime(ts.startedAt) : 'N/A', ts?.finishedAt ? formatTime(ts.finishedAt) : 'N/A',
+    ]);
+  }
+  out.push(...columns(rows));
+
+  for (const name of names) {
+    const ts = state.taskStates[name];
+    const t = taskOf(name);
+    const hook = t?.lifecycle ? ` (${lifecycleWord(t)})` : '';
+    out.push('', `Task "${name}"${hook} is "${ts ? taskStateWord(ts) : 'pending'}"`);
+    const events = [...(ts?.events ?? [])].reverse(); // newest first, as Nomad lists them
+    const shown = opts.verbose ? events : events.slice(0, RECENT_EVENTS);
+    out.push(opts.verbose ? 'Events:' : 'Recent Events:');
+    out.push(...columns([['Time', 'Type', 'Description'], ...shown.map((e) => [formatTime(e.time), e.type, e.displayMessage])]));
+    if (shown.length < events.length) out.push(`(${events.length - shown.length} older event(s); --verbose shows all)`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** The `status` command. */
+export const statusCommand: Command = {
+  name: 'status',
+  usage: 'status [--data-dir D] [--verbose] [--json] [alloc]',
+  details: `
+Show the allocations in a data dir, or one allocation in detail.
+
+Without an alloc ID, lists every allocation in the data dir (ID, job, group, status, times).
+With an ID (or a unique prefix of one), shows the allocation like 'nomad alloc status':
+its task states and each task's recent events.
+
+Flags:
+  --data-dir D  the data dir a run used (default: $ALLOCRUN_DATA_DIR, else the last
+                'allocrun run' on this machine)
+  --verbose     every event, and full timestamps
+  --json        the stored record(s) as JSON
+  -h, --help    show this help
+
+Example:
+  allocrun run examples/demo.nomad --data-dir /tmp/demo
+  allocrun status --data-dir /tmp/demo`,
+  async run(argv) {
+    const parsed = parseCommand(
+      this,
+      argv,
+      { 'data-dir': { type: 'string', short: 'd' }, verbose: { type: 'boolean' }, json: { type: 'boolean' } },
+      { min: 0, max: 1, names: 'an allocation ID' },
+    );
+    if (!parsed) return 0;
+    const dir = await dataDirFor('status', parsed.values['data-dir']);
+    const records = await new FileStateStore(dir).list();
+    const wanted = parsed.positionals[0];
+
+    if (wanted === undefined) {
+      if (parsed.values.json) process.stdout.write(`${JSON.stringify(records.map(publicRecord), null, 2)}\n`);
+      else if (records.length === 0) process.stdout.write(`No allocations in ${dir}\n`);
+      else process.stdout.write(formatAllocList(records));
+      return 0;
+    }
+    const record = findAlloc(records, wanted, dir);
+    process.stdout.write(parsed.values.json ? `${JSON.stringify(publicRecord(record), null, 2)}\n` : formatAllocDetail(record, { verbose: parsed.values.verbose }));
+    return 0;
+  },
+};
+
+/** A record without what only the runtime reads (the actor snapshot an agent resumes from). */
+function publicRecord(r: AllocRecord): AllocRecord {
+  return { spec: r.spec, state: r.state, ...(r.createdAt !== undefined ? { createdAt: r.createdAt } : {}), updatedAt: r.updatedAt };
+}
+
+/** Finds an allocation by ID or unique ID prefix, as Nomad does. */
+function findAlloc(records: AllocRecord[], wanted: string, dir: string): AllocRecord {
+  const exact = records.find((r) => r.spec.id === wanted);
+  if (exact) return exact;
+  const matches = records.filter((r) => r.spec.id.startsWith(wanted));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0) throw new CliError(`status: no allocation ${JSON.stringify(wanted)} in ${dir} ('allocrun status --data-dir ${dir}' lists them)`, 'ErrAllocNotFound');
+  throw new CliError(`status: prefix ${JSON.stringify(wanted)} matches ${matches.length} allocations: ${matches.map((r) => r.spec.id).join(', ')}`, 'ErrAllocAmbiguous');
+}

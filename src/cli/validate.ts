@@ -1,0 +1,36 @@
+/** `allocrun validate <jobfile>`: parses and checks a job file without running it. */
+import { parseCommand, type Command } from './args.ts';
+import { formatProblem, loadJob, specProblemsOf, warningLines } from './job-file.ts';
+
+/** The `validate` command: "valid: N allocation(s)" and exit 0, or every problem with its place and exit 1. */
+export const validateCommand: Command = {
+  name: 'validate',
+  usage: 'validate <jobfile>',
+  details: `
+Check a job file (HCL, JSON or YAML) and report every problem.
+
+Prints "valid: N allocation(s)" (one per group instance) and exits 0, or prints every
+problem as "file:line:col: path: message" and exits 1.
+
+Flags:
+  -h, --help  show this help
+
+Example:
+  allocrun validate examples/demo.nomad`,
+  async run(argv) {
+    const parsed = parseCommand(this, argv, {}, { min: 1, max: 1, names: 'the job file' });
+    if (!parsed) return 0;
+    const file = parsed.positionals[0]!;
+    try {
+      const { allocs, warnings } = await loadJob(file);
+      process.stderr.write(warningLines(warnings));
+      process.stdout.write(`valid: ${allocs.length} allocation(s)\n`);
+      return 0;
+    } catch (err) {
+      const problems = specProblemsOf(err);
+      if (!problems) throw err;
+      process.stderr.write(`invalid: ${problems.length} problem(s) in ${file}\n${problems.map((p) => `${formatProblem({ file, ...p })}\n`).join('')}`);
+      return 1;
+    }
+  },
+};
