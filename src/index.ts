@@ -1,5 +1,4 @@
 /** `allocrun`: the public surface (shared/CONTRACT.md). */
-export type * from './spec/types.ts';
 export { createTaskRunner, type TaskRunner, type TaskRunnerOptions } from './runtime/create-task-runner.ts';
 export { createAllocRunner, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './runtime/create-alloc-runner.ts';
 export type { AllocRunnerEvent, AllocCommandRejection } from '../machines/alloc-runner.ts';
@@ -17,7 +16,6 @@ export type {
 } from './drivers/controller.ts';
 export { realClock, type Clock } from './drivers/clock.ts';
 export { createMockDriver } from './drivers/mock/mock-driver.ts';
-export { parseDuration, DurationError } from './spec/duration.ts';
 // SwarmKit's exec layer: errors with behaviour, Do/Resolve, the task manager.
 export {
   ExecError, ErrTaskPrepared, ErrTaskStarted, ErrTaskRetry, ErrTaskNoop, ErrTaskUpdateRejected, ErrControllerClosed,
@@ -42,3 +40,17 @@ export { buildTaskEnv, type TaskEnv, type TaskEnvInput } from './env/task-env.ts
 export { localNodeInfo, type NodeInfo } from './env/node-info.ts';
 export { hostEnvFor, DEFAULT_ENV_DENYLIST } from './env/host-env.ts';
 export { createAgent, DuplicateAllocError, type Agent, type AgentOptions, type AgentRecord } from './runtime/create-agent.ts';
+// Job files and specs.
+export * from './spec/index.ts';
+// Inspection and the visualizer.
+export { createInspectionStream, type InspectionStream, type InspectionStreamOptions } from './inspect/inspection-stream.ts';
+export { recordInspection, type Recording, type RecordOptions } from './inspect/record.ts';
+export { serveInspector, type InspectorServer, type InspectorServerOptions, type InspectorControl } from './inspect/server.ts';
+export { serveReplay, type ReplayServer, type ReplayServerOptions } from './inspect/replay.ts';
+export { allocRunnerControl, type ControllableAllocRunner } from './inspect/control.ts';
+export { toStatelyEvent, type StatelyInspectionEvent } from './inspect/stately.ts';
+export { machineDefinitionOf } from './inspect/definition.ts';
+export type * from './inspect/protocol.ts';
+// State.
+export { FileStateStore } from './state/file-store.ts';
+export { StateStoreError, type StateStore, type AllocRecord } from './state/store.ts';
