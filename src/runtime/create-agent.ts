@@ -38,14 +38,14 @@ export class DuplicateAllocError extends Error {
 }
 
 /** Persists the newest snapshot of one runner, never two writes at once and never an older after a newer. */
-function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner) {
+function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner, createdAt: number) {
   let pending = false;
   let writing: Promise<void> | undefined;
   let frozen = false;
   const flush = async (): Promise<void> => {
     while (pending && !frozen) {
       pending = false;
-      const record: AgentRecord = { spec, state: runner.getState(), updatedAt: Date.now(), snapshot: runner.persist() };
+      const record: AgentRecord = { spec, state: runner.getState(), createdAt, updatedAt: Date.now(), snapshot: runner.persist() };
       await store.save(spec.id, record).catch(() => undefined);
     }
   };
@@ -70,12 +70,12 @@ export function createAgent(opts: AgentOptions): Agent {
   const store = opts.store ?? new FileStateStore(opts.dataDir);
   const runners = new Map<string, { runner: AllocRunner; persist: ReturnType<typeof persistenceFor> }>();
 
-  const launch = (spec: AllocSpec, snapshot?: PersistedAllocRunner): AllocRunner => {
+  const launch = (spec: AllocSpec, snapshot?: PersistedAllocRunner, createdAt = Date.now()): AllocRunner => {
     if (runners.has(spec.id)) throw new DuplicateAllocError(spec.id);
     const { store: _store, ...runnerOpts } = opts;
     void _store;
     const runner = createAllocRunner(spec, { ...runnerOpts, dataDir: opts.dataDir, snapshot });
-    const persist = persistenceFor(store, spec, runner);
+    const persist = persistenceFor(store, spec, runner, createdAt);
     runners.set(spec.id, { runner, persist });
     runner.state$.subscribe(() => persist.schedule());
     runner.start();
@@ -90,7 +90,7 @@ export function createAgent(opts: AgentOptions): Agent {
         if (!record.snapshot || runners.has(record.spec.id)) continue;
         const status = record.state.clientStatus;
         if (status === 'complete' || status === 'failed') continue;
-        restored.push(launch(record.spec, record.snapshot));
+        restored.push(launch(record.spec, record.snapshot, record.createdAt ?? record.updatedAt));
       }
       return restored;
     },
