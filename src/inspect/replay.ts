@@ -2,10 +2,10 @@
  * `serveReplay(file)`: the visualizer in replay mode over a recording made by `recordInspection`
  * (`allocrun replay <file>`). Same token rules as the live inspector; no socket, no commands.
  */
+import { listen } from './listen.ts';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { forbid, hasToken, loadPageFiles, newToken, servePage, urlHost } from './page-files.ts';
 
 /** Options for `serveReplay`. */
@@ -49,14 +49,7 @@ export async function serveReplay(file: string, opts: ReplayServerOptions = {}):
     body.once('open', () => res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' }));
     body.pipe(res);
   });
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(opts.port ?? 0, host, () => {
-      http.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = http.address() as AddressInfo;
+  const port = await listen(http, opts.port ?? 0, host);
   return {
     url: `http://${urlHost(host, port)}/?token=${encodeURIComponent(token)}&mode=replay`,
     async close() {

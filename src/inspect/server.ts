@@ -3,8 +3,8 @@
  * same port, bound to 127.0.0.1 and guarded by a per-run token. Late joiners get the current picture,
  * then live batches. Commands from the page (KILL, RESTART, SIGNAL) go to the `control` callback.
  */
+import { listen } from './listen.ts';
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { InspectionEvent } from 'xstate';
@@ -134,14 +134,7 @@ export async function serveInspector(opts: InspectorServerOptions = {}): Promise
     statelyClients.on('connection', (ws) => statelyLog.forEach((line) => ws.send(line)));
   }
 
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(opts.port ?? 0, host, () => {
-      http.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = http.address() as AddressInfo;
+  const port = await listen(http, opts.port ?? 0, host);
   const base = urlHost(host, port);
 
   return {
