@@ -1,3 +1,4 @@
+import { mulberry32 } from '../../machines/restart-tracker.ts';
 import { describe, expect, it } from 'vitest';
 import { buildTaskEnv, type TaskEnv } from '../../src/env/task-env.ts';
 import { localNodeInfo, type NodeInfo } from '../../src/env/node-info.ts';
@@ -173,16 +174,10 @@ describe('immutability (PR #25373)', () => {
 });
 
 describe('per-task isolation, property-tested', () => {
-  /** mulberry32: a tiny seeded PRNG so every failure can be replayed from its seed. */
+  /** The restart tracker's seeded PRNG, so every failure can be replayed from its seed. */
   function rng(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const r = mulberry32(seed);
+    return () => r.next();
   }
 
   const META_KEYS = ['a', 'b', 'c', 'owner', 'tier'];

@@ -4,6 +4,7 @@
  * must either load into specs that validate, or fail with a SpecError whose problems are well formed:
  * never another error type, never a hang, never a stack trace in the message.
  */
+import { mulberry32 } from '../../machines/restart-tracker.ts';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
@@ -19,16 +20,10 @@ const seeds: { name: string; format: JobFileFormat; text: string }[] = [
   { name: 'batch.api.json', format: 'json', text: read('./fixtures/batch.api.json') },
 ];
 
-/** mulberry32: a small seeded PRNG, so every run feeds the same files. */
+/** The restart tracker's seeded PRNG, so every failure can be replayed from its seed. */
 function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const r = mulberry32(seed);
+  return () => r.next();
 }
 
 const NOISE = ['{', '}', '[', ']', '"', '=', ':', ',', '\n', '#', '$', '${', '%{', '<<EOT\n', '-', ' ', '\t', '\\', '&a ', '*a', '\u00e9', '\u{1F600}', '\u0000', 'null', '0'];
