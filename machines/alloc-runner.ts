@@ -71,8 +71,6 @@ export interface AllocRunnerContext {
   killEventSent: boolean;
   /** killTasks is under way or done; no second ordered kill. */
   killing: boolean;
-  /** Tasks the ordered kill is waiting on, per step. */
-  killStep?: 'leader' | 'mains' | 'sidecars';
   destroyRequested: boolean;
   hookErrors: { phase: AllocHookPhase; hook: string; message: string }[];
   /** The one-slot update queue: only the newest pending update is kept. */
@@ -227,7 +225,6 @@ const allocSetup = setup({
     })),
     killTasks: assign({ killing: true }),
     killStep: enqueueActions(({ enqueue, context }, p: { step: 'leader' | 'mains' | 'sidecars' }) => {
-      enqueue.assign({ killStep: p.step });
       for (const t of context.alloc.tasks) {
         if (inKillStep(t, p.step) && live(context, t)) enqueue.sendTo(t.name, { type: 'KILL' } satisfies TaskRunnerEvent);
       }
