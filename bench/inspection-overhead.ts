@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { InspectionEvent } from 'xstate';
 import { createInspectionStream } from '../src/inspect/inspection-stream.ts';
 import { createAllocRunner } from '../src/runtime/create-alloc-runner.ts';
-import type { AllocSpec } from '../src/spec/types.ts';
+import type { AllocSpec } from '../src/jobspec/types.ts';
 import { SimulatedClock } from '../src/testing/simulated-clock.ts';
 
 const ALLOCS = Number(process.argv[2] ?? 200);

@@ -41,7 +41,7 @@ export { localNodeInfo, type NodeInfo } from './env/node-info.ts';
 export { hostEnvFor, DEFAULT_ENV_DENYLIST } from './env/host-env.ts';
 export { createAgent, DuplicateAllocError, type Agent, type AgentOptions, type AgentRecord } from './runtime/create-agent.ts';
 // Job files and specs.
-export * from './spec/index.ts';
+export * from './jobspec/index.ts';
 // Inspection and the visualizer.
 export { createInspectionStream, type InspectionStream, type InspectionStreamOptions } from './inspect/inspection-stream.ts';
 export { recordInspection, type Recording, type RecordOptions } from './inspect/record.ts';

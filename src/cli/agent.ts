@@ -6,7 +6,7 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createAgent, type Agent } from '../runtime/create-agent.ts';
-import type { AllocSpec } from '../spec/types.ts';
+import type { AllocSpec } from '../jobspec/types.ts';
 import { FileStateStore } from '../state/file-store.ts';
 import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';

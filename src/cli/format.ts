@@ -1,5 +1,5 @@
 /** Text helpers shared by the commands: Nomad-style aligned columns, times and task state words. */
-import type { TaskSpec, TaskState } from '../spec/types.ts';
+import type { TaskSpec, TaskState } from '../jobspec/types.ts';
 
 /** Left-aligned columns separated by two spaces (Nomad's `columnize`); the first row is the header. */
 export function columns(rows: string[][]): string[] {

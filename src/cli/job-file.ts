@@ -1,11 +1,11 @@
 /**
- * The CLI's one door to job files (src/spec/): loading with warnings, turning read errors into messages
+ * The CLI's one door to job files (src/jobspec/): loading with warnings, turning read errors into messages
  * that name the file, and printing SpecError problems as `file:line:col: path: message`.
  */
-import { formatProblem, isSpecError, loadJob as loadJobWithWarnings, type AllocSpec, type SpecProblem } from '../spec/index.ts';
+import { formatProblem, isSpecError, loadJob as loadJobWithWarnings, type AllocSpec, type SpecProblem } from '../jobspec/index.ts';
 import { CliError } from './errors.ts';
 
-/** src/spec's problem formatter and type, so commands import job-file things from one place. */
+/** src/jobspec's problem formatter and type, so commands import job-file things from one place. */
 export { formatProblem, type SpecProblem };
 
 /** A job file's allocations (one per group instance) and the Nomad features it uses that allocrun ignores. */

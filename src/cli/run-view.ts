@@ -3,7 +3,7 @@
  * per task event when output is a pipe or file, or one JSON object per event and state change (`--json`).
  */
 import type { AllocCommandRejection } from '../../machines/alloc-runner.ts';
-import type { AllocSpec, AllocState, ClientStatus, TaskEvent, TaskState } from '../spec/types.ts';
+import type { AllocSpec, AllocState, ClientStatus, TaskEvent, TaskState } from '../jobspec/types.ts';
 import { clockTime, columns, inRunOrder, lifecycleWord, shortId, taskStateWord, visibleLength } from './format.ts';
 
 /** What a view says first. */

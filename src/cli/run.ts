@@ -5,7 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createAllocRunner, type AllocRunner } from '../runtime/create-alloc-runner.ts';
-import type { AllocSpec } from '../spec/types.ts';
+import type { AllocSpec } from '../jobspec/types.ts';
 import { FileStateStore } from '../state/file-store.ts';
 import type { StateStore } from '../state/store.ts';
 import type { AgentRecord } from '../runtime/create-agent.ts';

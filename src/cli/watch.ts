@@ -4,7 +4,7 @@ import type { Subscription } from 'rxjs';
 import { realClock } from '../drivers/clock.ts';
 import { readLogs } from '../drivers/raw-exec/log-reader.ts';
 import type { AllocRunner } from '../runtime/create-alloc-runner.ts';
-import type { AllocSpec } from '../spec/types.ts';
+import type { AllocSpec } from '../jobspec/types.ts';
 import { jsonView, plainView, tableView, type RunView } from './run-view.ts';
 
 /** JSON lines with `--json`, the live table on a terminal, plain lines otherwise. */

@@ -3,7 +3,7 @@
  * so every driver works under both. Every method is bounded by its AbortSignal and idempotent.
  */
 import type { Observable } from 'rxjs';
-import type { ExitResult, LogConfig, TaskSpec } from '../spec/types.ts';
+import type { ExitResult, LogConfig, TaskSpec } from '../jobspec/types.ts';
 import type { Clock } from './clock.ts';
 
 export type { ExitResult };

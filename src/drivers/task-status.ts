@@ -6,7 +6,7 @@
  * in allocrun's public surface.
  */
 import type { ContainerStatus, PortStatus } from './controller.ts';
-import type { TaskSpec } from '../spec/types.ts';
+import type { TaskSpec } from '../jobspec/types.ts';
 
 /** SwarmKit's TaskState values; the gaps are SwarmKit's, kept so persisted numbers stay comparable. */
 export const SwarmTaskState = {

@@ -4,7 +4,7 @@
  * frozen inputs, so one task's env or meta can never show up in another's.
  */
 import { join } from 'node:path';
-import type { AllocSpec, TaskSpec } from '../spec/types.ts';
+import type { AllocSpec, TaskSpec } from '../jobspec/types.ts';
 import { interpolateString, interpolateValue, type Lookup } from './interpolate.ts';
 import type { NodeInfo } from './node-info.ts';
 

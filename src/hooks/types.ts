@@ -5,7 +5,7 @@
  */
 import type { Observable } from 'rxjs';
 import type { ResourceUsage } from '../drivers/controller.ts';
-import type { AllocSpec, TaskSpec, TaskState } from '../spec/types.ts';
+import type { AllocSpec, TaskSpec, TaskState } from '../jobspec/types.ts';
 
 /** The environment a hook sees: interpolated variables, frozen. */
 export type HookEnv = Readonly<Record<string, string>>;

@@ -2,7 +2,7 @@
 import { fromPromise } from 'xstate';
 import { allocRunnerMachine, type AllocHookCallInput, type AllocHookPhase, type AllocHookPlan } from '../../machines/alloc-runner.ts';
 import type { AllocRunnerHook, HookEnv } from '../hooks/types.ts';
-import type { AllocSpec } from '../spec/types.ts';
+import type { AllocSpec } from '../jobspec/types.ts';
 import { bindTaskRunner, type TaskBindingsOptions } from './task-bindings.ts';
 
 const PHASES: AllocHookPhase[] = ['prerun', 'preKill', 'postrun', 'destroy', 'update', 'preTaskRestart', 'shutdown'];

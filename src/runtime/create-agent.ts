@@ -5,7 +5,7 @@
  */
 import { FileStateStore } from '../state/file-store.ts';
 import type { AllocRecord, StateStore } from '../state/store.ts';
-import type { AllocSpec } from '../spec/types.ts';
+import type { AllocSpec } from '../jobspec/types.ts';
 import { createAllocRunner, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './create-alloc-runner.ts';
 
 /** What the agent keeps per allocation: the store's record plus the actor snapshot to resume from. */

@@ -11,7 +11,7 @@ import type { HookPlan } from '../../machines/hook-calls.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
 import type { Driver } from '../drivers/controller.ts';
 import type { AllocRunnerHook, TaskHook } from '../hooks/types.ts';
-import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../spec/types.ts';
+import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../jobspec/types.ts';
 import { hostEnvFor } from '../env/host-env.ts';
 import { localNodeInfo, type NodeInfo } from '../env/node-info.ts';
 import { buildTaskEnv } from '../env/task-env.ts';

@@ -10,7 +10,7 @@ import type { TaskRunnerEvent } from '../../machines/task-runner.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
 import type { Driver } from '../drivers/controller.ts';
 import type { TaskHook } from '../hooks/types.ts';
-import type { AllocSpec, JobType, RestartPolicy, TaskEvent, TaskSpec, TaskState } from '../spec/types.ts';
+import type { AllocSpec, JobType, RestartPolicy, TaskEvent, TaskSpec, TaskState } from '../jobspec/types.ts';
 import { withDefaultDrivers } from './default-drivers.ts';
 import { bindTaskRunner, checkHookNames, hookPlanOf } from './task-bindings.ts';
 

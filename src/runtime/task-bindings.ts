@@ -8,7 +8,7 @@ import { taskRunnerMachine, type DriverCallInput, type DriverShutdownInput, type
 import type { Clock } from '../drivers/clock.ts';
 import type { Controller, Driver, DriverContext, DriverHandle } from '../drivers/controller.ts';
 import type { HookEnv, TaskHook, TaskPrestartResponse } from '../hooks/types.ts';
-import type { AllocSpec, ExitResult, TaskSpec } from '../spec/types.ts';
+import type { AllocSpec, ExitResult, TaskSpec } from '../jobspec/types.ts';
 
 /** Everything the bindings need to run one allocation's tasks. */
 export interface TaskBindingsOptions {

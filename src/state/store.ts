@@ -2,7 +2,7 @@
  * The StateStore contract: where an allocation's spec and last known state are kept so `allocrun status`
  * (and, later, an agent restoring allocations) can read them after the runner is gone.
  */
-import type { AllocSpec, AllocState } from '../spec/types.ts';
+import type { AllocSpec, AllocState } from '../jobspec/types.ts';
 
 /** One persisted allocation: what was asked for and what last happened. Times are epoch milliseconds. */
 export interface AllocRecord {

@@ -3,7 +3,7 @@
  * StubController): every method succeeds unless overridden, and every call is counted.
  */
 import type { ContainerStatus, Controller, ExitResult, PortStatus, ShutdownOptions } from '../drivers/controller.ts';
-import type { TaskSpec } from '../spec/types.ts';
+import type { TaskSpec } from '../jobspec/types.ts';
 
 /** The methods a StubController counts and lets a test override. */
 export interface StubControllerMethods {

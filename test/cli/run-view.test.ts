@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { plainView, tableView } from '../../src/cli/run-view.ts';
-import type { AllocSpec, AllocState, TaskState } from '../../src/spec/types.ts';
+import type { AllocSpec, AllocState, TaskState } from '../../src/jobspec/types.ts';
 
 const alloc: AllocSpec = {
   id: 'a1',

@@ -11,7 +11,7 @@ import type { Controller, DriverContext, DriverHandle } from '../../src/drivers/
 import { isLive, readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 import { createRawExecDriver, type RawExecController, type RawExecDriverOptions } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
 import { listLogIndices } from '../../src/drivers/raw-exec/rotating-log.ts';
-import type { LogConfig, TaskSpec } from '../../src/spec/types.ts';
+import type { LogConfig, TaskSpec } from '../../src/jobspec/types.ts';
 import { describeControllerConformance } from './controller-conformance.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));

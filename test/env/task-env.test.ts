@@ -2,7 +2,7 @@ import { mulberry32 } from '../../machines/restart-tracker.ts';
 import { describe, expect, it } from 'vitest';
 import { buildTaskEnv, type TaskEnv } from '../../src/env/task-env.ts';
 import { localNodeInfo, type NodeInfo } from '../../src/env/node-info.ts';
-import type { AllocSpec, TaskSpec } from '../../src/spec/types.ts';
+import type { AllocSpec, TaskSpec } from '../../src/jobspec/types.ts';
 
 const node: NodeInfo = {
   id: '9d3f1c2a-0000-4000-8000-000000000001',

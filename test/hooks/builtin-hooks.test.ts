@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
-import type { AllocSpec } from '../../src/spec/types.ts';
+import type { AllocSpec } from '../../src/jobspec/types.ts';
 import type { TaskHook } from '../../src/hooks/types.ts';
 
 const spec = (tasks: AllocSpec['tasks']): AllocSpec => ({ id: 'b1', job: 'j', group: 'g', type: 'batch', tasks });

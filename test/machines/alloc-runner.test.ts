@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner, type AllocRunnerOptions } from '../../src/runtime/create-alloc-runner.ts';
-import type { AllocSpec, TaskSpec } from '../../src/spec/types.ts';
+import type { AllocSpec, TaskSpec } from '../../src/jobspec/types.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { recordingAllocHook, recordingTaskHook, untilAborted, type HookCall } from '../../src/testing/hook-recorder.ts';
 

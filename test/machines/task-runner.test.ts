@@ -3,7 +3,7 @@ import { createTaskRunner, type TaskRunnerOptions } from '../../src/runtime/crea
 import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
 import type { Driver, DriverContext } from '../../src/drivers/controller.ts';
 import { HookError, type TaskHook } from '../../src/hooks/types.ts';
-import type { TaskSpec } from '../../src/spec/types.ts';
+import type { TaskSpec } from '../../src/jobspec/types.ts';
 import { SimulatedClock, settle } from '../../src/testing/simulated-clock.ts';
 import { recordingTaskHook, untilAborted, type HookCall } from '../../src/testing/hook-recorder.ts';
 

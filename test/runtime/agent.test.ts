@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { firstValueFrom, filter } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/runtime/create-agent.ts';
-import type { AllocSpec } from '../../src/spec/types.ts';
+import type { AllocSpec } from '../../src/jobspec/types.ts';
 
 const isAlive = (pid: number) => {
   try {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { firstValueFrom, filter } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
-import type { AllocSpec, TaskSpec } from '../../src/spec/types.ts';
+import type { AllocSpec, TaskSpec } from '../../src/jobspec/types.ts';
 
 const sh = (name: string, script: string, extra: Partial<TaskSpec> = {}): TaskSpec => ({
   name,

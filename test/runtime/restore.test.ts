@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
-import type { AllocSpec } from '../../src/spec/types.ts';
+import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { recordingTaskHook, type HookCall } from '../../src/testing/hook-recorder.ts';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TaskHook } from '../../src/hooks/types.ts';
-import type { AllocSpec, TaskSpec } from '../../src/spec/types.ts';
+import type { AllocSpec, TaskSpec } from '../../src/jobspec/types.ts';
 
 /** Where screenshots go (gitignored). */
 export const OUTPUT_DIR = fileURLToPath(new URL('../../test-output/visualizer/', import.meta.url));

@@ -1,5 +1,5 @@
 /** Nomad's mock driver task config (drivers/mock), parsed and checked, with durations in ms. */
-import { parseDuration } from '../../spec/duration.ts';
+import { parseDuration } from '../../jobspec/duration.ts';
 
 export interface MockTaskConfig {
   runFor: number;

@@ -3,7 +3,7 @@
  * SimulatedClock runs a "10 minute" task instantly and deterministically. Implements the Controller contract.
  */
 import { ReplaySubject, type Observable } from 'rxjs';
-import type { ExitResult, TaskSpec } from '../../spec/types.ts';
+import type { ExitResult, TaskSpec } from '../../jobspec/types.ts';
 import { sleep, type Clock } from '../clock.ts';
 import type { Controller, Driver, DriverContext, DriverHandle, LogLine, ShutdownOptions } from '../controller.ts';
 import { killedBy } from '../signals.ts';

@@ -1,5 +1,5 @@
 /** The raw_exec task `config` block (Nomad's raw_exec driver schema), validated with errors naming the field. */
-import type { TaskSpec } from '../../spec/types.ts';
+import type { TaskSpec } from '../../jobspec/types.ts';
 import { RawExecConfigError } from './errors.ts';
 
 /** A validated raw_exec config. */

@@ -8,7 +8,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { join, resolve } from 'node:path';
 import { EMPTY, Observable, Subject, takeUntil, throwError } from 'rxjs';
-import type { ExitResult, LogConfig, TaskSpec } from '../../spec/types.ts';
+import type { ExitResult, LogConfig, TaskSpec } from '../../jobspec/types.ts';
 import type { Clock } from '../clock.ts';
 import type {
   Controller,

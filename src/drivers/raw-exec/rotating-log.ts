@@ -5,7 +5,7 @@
  */
 import { closeSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LogConfig } from '../../spec/types.ts';
+import type { LogConfig } from '../../jobspec/types.ts';
 
 /** Nomad's defaults: 10 files of 10 MB per stream. */
 export const DEFAULT_LOG_CONFIG: Readonly<LogConfig> = Object.freeze({ maxFiles: 10, maxFileSize: 10 * 1024 * 1024 });

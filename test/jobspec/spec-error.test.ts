@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SpecError, formatPath, formatProblem, isSpecError } from '../../src/spec/index.ts';
+import { SpecError, formatPath, formatProblem, isSpecError } from '../../src/jobspec/index.ts';
 
 describe('SpecError', () => {
   it('lists every problem on its own line as file:line:col: path: message', () => {

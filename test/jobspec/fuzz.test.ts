@@ -8,7 +8,7 @@ import { mulberry32 } from '../../machines/restart-tracker.ts';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { SpecError, parseJobText, validateAllocSpec, type JobFileFormat } from '../../src/spec/index.ts';
+import { SpecError, parseJobText, validateAllocSpec, type JobFileFormat } from '../../src/jobspec/index.ts';
 
 const read = (url: string) => readFileSync(new URL(url, import.meta.url), 'utf8');
 const seeds: { name: string; format: JobFileFormat; text: string }[] = [

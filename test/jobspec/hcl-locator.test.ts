@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { locateInHcl, scanHcl } from '../../src/spec/hcl-locator.ts';
-import { LineIndex } from '../../src/spec/positions.ts';
-import type { PathSegment } from '../../src/spec/spec-error.ts';
+import { locateInHcl, scanHcl } from '../../src/jobspec/hcl-locator.ts';
+import { LineIndex } from '../../src/jobspec/positions.ts';
+import type { PathSegment } from '../../src/jobspec/spec-error.ts';
 
 /** The line:column where `path` is written in `src`. */
 function where(src: string, ...path: PathSegment[]): string | undefined {

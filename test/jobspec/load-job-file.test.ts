@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as hcl2json } from '@cdktf/hcl2json';
 import { describe, expect, it } from 'vitest';
-import { SpecError, loadJob, loadJobFile, parseJob, parseJobText, validateAllocSpec } from '../../src/spec/index.ts';
-import type { SpecProblem } from '../../src/spec/index.ts';
+import { SpecError, loadJob, loadJobFile, parseJob, parseJobText, validateAllocSpec } from '../../src/jobspec/index.ts';
+import type { SpecProblem } from '../../src/jobspec/index.ts';
 
 const examples = new URL('../../examples/', import.meta.url).pathname;
 const fixtures = new URL('./fixtures/', import.meta.url).pathname;

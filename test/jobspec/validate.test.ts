@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SpecError, validateAllocSpec, type AllocSpec } from '../../src/spec/index.ts';
+import { SpecError, validateAllocSpec, type AllocSpec } from '../../src/jobspec/index.ts';
 
 const valid = (): AllocSpec => ({
   id: 'web-api-0',
