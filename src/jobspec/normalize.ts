@@ -5,6 +5,7 @@
  * that are not safe as directory names, and Nomad blocks allocrun ignores (as warnings).
  */
 import { IGNORED_KEYS } from './jobspec-schema.ts';
+import { unsafeNameReason } from './names.ts';
 import type { PathSegment } from './spec-error.ts';
 import { describeValue, type RawProblem } from './zod-problems.ts';
 
@@ -173,10 +174,6 @@ function isBlockList(value: unknown): value is Record<string, unknown>[] {
 
 /** Names become directory names and alloc ids (`<job>-<group>-<index>`), so they must be path-safe. */
 function checkName(name: string, level: Level, path: PathSegment[], report: Report): void {
-  let why: string | undefined;
-  if (name.length === 0) why = 'must not be empty';
-  else if (name === '.' || name === '..') why = `must not be "${name}"`;
-  else if (/[/\\\0]/.test(name)) why = 'must not contain "/", "\\" or a NUL character';
-  else if (level === 'job' && /\s/.test(name)) why = 'must not contain whitespace';
+  const why = unsafeNameReason(name, level);
   if (why) report.problems.push({ path, message: `${level} name ${JSON.stringify(name)} ${why}` });
 }

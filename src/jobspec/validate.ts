@@ -6,6 +6,7 @@ import { constants as osConstants } from 'node:os';
 import { z } from 'zod';
 import type { AllocSpec } from './types.ts';
 import { JOB_TYPES, LIFECYCLE_HOOKS, RESTART_MODES } from './jobspec-schema.ts';
+import { unsafeNameReason, type NameKind } from './names.ts';
 import { SpecError, formatPath, type PathSegment } from './spec-error.ts';
 import { describeValue, issueToProblems, type RawProblem } from './zod-problems.ts';
 
@@ -14,11 +15,15 @@ const SIGNALS = new Set(Object.keys(osConstants.signals));
 const ms = z.number().finite('must be a finite number of milliseconds').min(0, 'must not be negative');
 const count = (min: number) => z.number().int('expected a whole number').min(min, `must be at least ${min}`);
 const stringMap = z.record(z.string(), z.string());
-/** Names become directory names (the alloc dir, task dirs), so they must be path-safe. */
-const safeName = z
-  .string()
-  .min(1, 'must not be empty')
-  .refine((s) => s !== '.' && s !== '..' && !/[/\\\0]/.test(s), { message: 'must not be "." or "..", nor contain "/", "\\" or a NUL character' });
+/** Names become directory names (the alloc dir, task dirs, the state record), so they must be path-safe. */
+const safeName = (kind: NameKind) =>
+  z
+    .string()
+    .min(1, 'must not be empty')
+    .superRefine((s, ctx) => {
+      const why = s === '' ? undefined : unsafeNameReason(s, kind);
+      if (why) ctx.addIssue({ code: 'custom', message: `${kind} ${JSON.stringify(s)} ${why}`, input: s });
+    });
 
 const restartPolicy = z.strictObject({
   attempts: count(0),
@@ -28,7 +33,7 @@ const restartPolicy = z.strictObject({
 });
 
 const taskSpec = z.strictObject({
-  name: safeName,
+  name: safeName('task'),
   driver: z.string().min(1, 'must not be empty'),
   config: z.record(z.string(), z.unknown()),
   env: stringMap.optional(),
@@ -44,9 +49,9 @@ const taskSpec = z.strictObject({
 });
 
 const allocSpec = z.strictObject({
-  id: safeName,
-  job: z.string().min(1, 'must not be empty'),
-  group: z.string().min(1, 'must not be empty'),
+  id: safeName('alloc id'),
+  job: safeName('job'),
+  group: safeName('group'),
   type: z.enum(JOB_TYPES),
   namespace: z.string().optional(),
   meta: stringMap.optional(),

@@ -351,7 +351,18 @@ describe('problems in job files', () => {
 
   it('refuses names that cannot be directory names', async () => {
     const err = await specError(hcl('job "a b" {\n group "x/y" {\n  task ".." { driver = "mock" }\n }\n}\n'));
-    expect(err.problems.map((p) => p.line)).toEqual([1, 2, 3]);
+    expect(err.problems.map((p) => `${p.line}:${p.column}: ${p.path}: ${p.message}`)).toEqual([
+      '1:1: job["a b"]: job name "a b" must not contain whitespace',
+      '2:2: job["a b"].group.x/y: group name "x/y" must not contain "/"',
+      '3:3: job["a b"].group.x/y.task[".."]: task name ".." must not be ".." (it names a directory)',
+    ]);
+  });
+
+  it('refuses path-unsafe names in JSON and YAML files too', async () => {
+    const json = await specError(parseJobText('{"job": {"a\\\\b": {"group": {"g": {"task": {"t": {"driver": "mock"}}}}}}}', { format: 'json', file: 'j.json' }));
+    expect(json.problems.map((p) => p.message)).toEqual(['job name "a\\\\b" must not contain "\\"']);
+    const yaml = await specError(parseJobText('job:\n  j:\n    group:\n      ".":\n        task:\n          t: { driver: mock }\n', { format: 'yaml', file: 'j.yaml' }));
+    expect(yaml.problems.map((p) => `${p.line}: ${p.message}`)).toEqual(['4: group name "." must not be "." (it names a directory)']);
   });
 
   it('refuses variables and other top-level blocks', async () => {

@@ -84,6 +84,34 @@ describe('validateAllocSpec', () => {
     expect(problemsOf(spec).map((p) => p.split(':')[0])).toEqual(['id', 'tasks[0].name']);
   });
 
+  it.each([
+    ['id', 'a/b', 'id: alloc id "a/b" must not contain "/"'],
+    ['id', '..', 'id: alloc id ".." must not be ".." (it names a directory)'],
+    ['job', 'web\\x', 'job: job "web\\\\x" must not contain "\\"'],
+    ['job', 'a\0b', 'job: job "a\\u0000b" must not contain a NUL character'],
+    ['job', 'my job', 'job: job "my job" must not contain whitespace'],
+    ['group', '.', 'group: group "." must not be "." (it names a directory)'],
+    ['group', 'x/y', 'group: group "x/y" must not contain "/"'],
+  ] as const)('refuses %s %j, naming the field', (field, name, problem) => {
+    expect(problemsOf({ ...valid(), [field]: name })).toEqual([problem]);
+  });
+
+  it('refuses task names with a backslash, a NUL or a dot-dot', () => {
+    const spec = valid();
+    spec.tasks[0]!.name = 'a\\b';
+    spec.tasks[1]!.name = '..';
+    spec.tasks.push({ name: 'x\0', driver: 'mock', config: {} });
+    expect(problemsOf(spec)).toEqual([
+      'tasks[0].name: task "a\\\\b" must not contain "\\"',
+      'tasks[1].name: task ".." must not be ".." (it names a directory)',
+      'tasks[2].name: task "x\\u0000" must not contain a NUL character',
+    ]);
+  });
+
+  it('accepts names with dots, dashes and unicode that are not "." or ".."', () => {
+    expect(() => validateAllocSpec({ ...valid(), id: 'web.api-0', job: 'wéb', group: '...' })).not.toThrow();
+  });
+
   it('says a wrong type in the words of code', () => {
     expect(problemsOf({ ...valid(), tasks: {} })).toEqual(['tasks: expected an array, got an object']);
   });
