@@ -3,7 +3,7 @@
  * of task states: the alloc runner keeps the state in context, re-runs `coordinate` on every task-state
  * change and hands each task runner its gate. Gates are level-triggered, so only the open set matters.
  */
-import type { TaskLifecycle, TaskStatus } from './types.ts';
+import type { TaskLifecycle, TaskStatus } from './model.ts';
 
 /** Where the alloc is in its lifecycle; it only ever moves forward, except that a restart goes back to init. */
 export type CoordinatorState = 'init' | 'prestart' | 'main' | 'poststart' | 'wait_alloc' | 'poststop';

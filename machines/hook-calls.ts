@@ -2,7 +2,7 @@
  * The shape of a hook call as the machines see it: which phase, which hook, what goes in and comes out.
  * The runtime turns these into calls on real TaskHook / AllocRunnerHook objects.
  */
-import type { AllocSpec, ExitResult, TaskEvent, TaskSpec, TaskState } from './types.ts';
+import type { AllocSpec, ExitResult, TaskEvent, TaskSpec, TaskState } from './model.ts';
 
 /** Nomad's task hook phases (interfaces/task_lifecycle.go). */
 export type TaskHookPhase = 'prestart' | 'poststart' | 'preKilling' | 'exited' | 'update' | 'stop' | 'shutdown';

@@ -1,14 +1,14 @@
 /** `allocrun/machines`: the pure statecharts and the pure units they are built from. No I/O. */
-export * from './types.ts';
-export { taskRunnerMachine, DEFAULT_KILL_SIGNAL, DEFAULT_KILL_TIMEOUT, DEFAULT_MAX_KILL_TIMEOUT } from './task-runner.ts';
+export * from './model.ts';
+export { taskRunnerMachine, type TaskRunnerActor } from './task-runner.ts';
 export type {
-  TaskRunnerContext, TaskRunnerEvent, TaskRunnerInput, TaskRunnerActor, CommandRejection, PrestartHookState,
-  DriverCallInput, DriverShutdownInput, DriverStartOutput, TaskRunnerEmitted,
-} from './task-runner.ts';
+  TaskRunnerContext, TaskRunnerEvent, TaskRunnerInput, CommandRejection, PrestartHookState,
+  DriverCallInput, DriverShutdownInput, DriverStartOutput, DriverHandleData, TaskRunnerEmitted,
+} from './task-runner-types.ts';
 export { hookActorId, type HookCallInput, type HookCallOutput, type HookPlan, type TaskHookPhase } from './hook-calls.ts';
+export { hookPhase, hookLoopGuards, hookLoopActions, currentHook, type HookLoopContext, type HookPhaseOptions, type PhaseParams } from './hook-phase.ts';
 export { TaskEventType, taskEvent, newTaskState, appendEvent } from './task-events.ts';
 export * from './restart-tracker.ts';
-export { formatDuration } from './duration.ts';
 export { clockNow, sleepUntil } from './clock.ts';
 export { allocRunnerMachine, allocStateOf, clientStatusOf } from './alloc-runner.ts';
 export type {

@@ -3,8 +3,7 @@
  * and window are plain data in machine context, the clock and the random source are arguments, and each
  * decision sees exactly one trigger (Nomad's flags, which it resets after every decision anyway).
  */
-import { formatDuration } from './duration.ts';
-import type { ExitResult, JobType, RestartPolicy, TaskLifecycle } from './types.ts';
+import { formatDuration, type ExitResult, type JobType, type RestartPolicy, type TaskLifecycle } from './model.ts';
 
 /** The tracker's memory between decisions: failures counted in the current window, and when it began. */
 export interface RestartTrackerState {
@@ -53,9 +52,6 @@ const JITTER = 0.25;
 /** Nomad treats a zero delay as one nanosecond; in milliseconds that is 1e-6. */
 const MIN_DELAY_MS = 1e-6;
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-
 /** A fresh tracker whose window starts now (Nomad starts it when the task runner is built). */
 export function newRestartTracker(now: number): RestartTrackerState {
   return { count: 0, windowStart: now };
@@ -76,12 +72,6 @@ export function restartsOnSuccess(jobType: JobType, lifecycle?: TaskLifecycle): 
       return jobType !== 'batch' && jobType !== 'sysbatch';
   }
 }
-
-/** Nomad's default restart block for a job type (durations in ms): service/system 2/30m/15s, batch 3/24h/15s. */
-export const defaultRestartPolicy = (jobType: JobType): RestartPolicy =>
-  jobType === 'batch' || jobType === 'sysbatch'
-    ? { attempts: 3, interval: 24 * HOUR, delay: 15_000, mode: 'fail' }
-    : { attempts: 2, interval: 30 * MINUTE, delay: 15_000, mode: 'fail' };
 
 /** Nomad's `ExitResult.Successful()`: exit code 0, no signal, no driver error (OOM is not considered). */
 export function isCleanExit(exit: ExitResult): boolean {

@@ -2,8 +2,7 @@
  * Nomad's task event type strings and their display messages, plus the reducer that appends an event to a
  * TaskState the way Nomad's `appendTaskEvent` does (FailsTask sets Failed, Restarting bumps Restarts).
  */
-import { formatDuration } from './duration.ts';
-import type { TaskEvent, TaskState, TaskStatus } from './types.ts';
+import { formatDuration, type TaskEvent, type TaskState, type TaskStatus } from './model.ts';
 
 /** Nomad's event type strings (nomad/structs TaskEvent constants). */
 export const TaskEventType = {

@@ -5,7 +5,7 @@
  */
 import { coordinate, isTaskAllowed, type CoordinatorState, type Stage } from './coordinator.ts';
 import { TaskEventType, taskEvent } from './task-events.ts';
-import type { TaskEvent, TaskSpec, TaskState } from './types.ts';
+import type { ClientStatus, TaskEvent, TaskSpec, TaskState } from './model.ts';
 
 export interface ReducerInput {
   tasks: TaskSpec[];
@@ -85,4 +85,14 @@ export function reduceTaskStates(r: ReducerInput): ReducerEffects {
     if (was !== now) fx.gates.push({ task: t.name, open: now });
   }
   return fx;
+}
+
+/** Nomad's client status from task states (alloc_runner.go getClientStatus); a forced status wins. */
+export function clientStatusOf(taskStates: Record<string, TaskState>, forced?: ClientStatus): ClientStatus {
+  if (forced) return forced;
+  const states = Object.values(taskStates);
+  if (states.some((s) => s.state === 'dead' && s.failed)) return 'failed';
+  if (states.some((s) => s.state === 'running')) return 'running';
+  if (states.some((s) => s.state === 'pending')) return 'pending';
+  return 'complete';
 }

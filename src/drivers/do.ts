@@ -3,6 +3,7 @@
  * transition table over (observed state, desired state), with at most one controller call. Task errors never
  * escape: they become REJECTED/FAILED, or a retry. Pure except for the controller (or executor) calls.
  */
+import { DEFAULT_KILL_SIGNAL, DEFAULT_KILL_TIMEOUT } from '../../machines/model.ts';
 import type { ContainerStatus, Controller, ExitResult, ShutdownOptions } from './controller.ts';
 import {
   ErrInvalidTransition,
@@ -26,8 +27,8 @@ const {
   NEW, PENDING, ASSIGNED, ACCEPTED, PREPARING, READY, STARTING, RUNNING, COMPLETE, SHUTDOWN, FAILED, REJECTED,
 } = SwarmTaskState;
 
-/** Nomad's defaults for a task without kill_signal / kill_timeout, the same the task runner uses. */
-const DEFAULT_SHUTDOWN: ShutdownOptions = { signal: 'SIGINT', timeout: 5_000 };
+/** Nomad's defaults for a task without kill_signal / kill_timeout: the model's, which the task runner uses too. */
+const DEFAULT_SHUTDOWN: ShutdownOptions = { signal: DEFAULT_KILL_SIGNAL, timeout: DEFAULT_KILL_TIMEOUT };
 
 /** How one Do step runs. */
 export interface DoOptions {

@@ -3,7 +3,7 @@
  * names allocations but path-safe and deterministic (`<job>-<group>-<index>`), with restart policies
  * resolved (task over group over the job type's defaults) so the runner needs no jobspec knowledge.
  */
-import { defaultRestartPolicy } from '../../machines/restart-tracker.ts';
+import { defaultRestartPolicy } from '../../machines/model.ts';
 import type { AllocSpec, RestartPolicy, TaskSpec } from './types.ts';
 import type { JobBody, RestartBody, TaskBody } from './jobspec-schema.ts';
 

@@ -4,8 +4,7 @@
  * They run on the normalised body whether or not the schema passed, reading it defensively, so every
  * problem is reported in one pass.
  */
-import { formatDuration } from '../../machines/duration.ts';
-import { defaultRestartPolicy } from '../../machines/restart-tracker.ts';
+import { defaultRestartPolicy, formatDuration } from '../../machines/model.ts';
 import type { JobType, RestartPolicy } from './types.ts';
 import { JOB_TYPES, restartSchema } from './jobspec-schema.ts';
 import { isPlainObject, type NormalizedJob, type Report } from './normalize.ts';

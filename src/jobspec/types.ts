@@ -1,4 +1,4 @@
-/** The spec and state data model, re-exported for src/ (machines/ owns the definitions so it stays pure). */
+/** The spec and state data model, re-exported for src/ from machines/model.ts (the leaf every layer shares). */
 export type {
   AllocSpec,
   AllocState,
@@ -13,4 +13,4 @@ export type {
   TaskSpec,
   TaskState,
   TaskStatus,
-} from '../../machines/types.ts';
+} from '../../machines/model.ts';

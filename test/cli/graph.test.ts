@@ -9,7 +9,7 @@ describe.concurrent('allocrun graph', { timeout: 30_000 }, () => {
     expect(out.startsWith('stateDiagram-v2\n')).toBe(true);
     for (const state of ['pending', 'running', 'exited', 'terminal']) expect(out).toContain(`state "${state}" as task_${state} {`);
     expect(out).toMatch(/\[\*\] --> task_pending\b/);
-    expect(out).toMatch(/--> task_killing\w* : KILL/);
+    expect(out).toMatch(/--> task_running_killing\w* : KILL/);
     // Internal event names are said in words, never as xstate.* ids.
     expect(out).not.toContain('xstate.');
     // Mermaid ends a label at ':' or ';': labels carry them only as entity codes (`driver#58;start done`).

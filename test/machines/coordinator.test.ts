@@ -9,7 +9,7 @@ import {
   type CoordinatorState,
   type Stage,
 } from '../../machines/coordinator.ts';
-import type { TaskLifecycle, TaskStatus } from '../../machines/types.ts';
+import type { TaskLifecycle, TaskStatus } from '../../machines/model.ts';
 
 /** The lifecycle of each task name used below, as in Nomad's mock.LifecycleAlloc and TestCoordinator_Restore. */
 const LIFECYCLE: Record<string, TaskLifecycle | undefined> = {

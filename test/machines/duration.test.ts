@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration } from '../../machines/duration.ts';
+import { formatDuration } from '../../machines/model.ts';
 
 describe('formatDuration', () => {
   const rows: { name: string; ms: number; expected: string }[] = [

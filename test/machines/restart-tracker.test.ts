@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   decideRestart,
-  defaultRestartPolicy,
   isCleanExit,
   mulberry32,
   newRestartTracker,
@@ -11,7 +10,7 @@ import {
   type RestartTrackerState,
   type RestartTrigger,
 } from '../../machines/restart-tracker.ts';
-import type { JobType, RestartPolicy, TaskLifecycle } from '../../machines/types.ts';
+import { defaultRestartPolicy, type JobType, type RestartPolicy, type TaskLifecycle } from '../../machines/model.ts';
 
 const SEC = 1_000;
 const MIN = 60 * SEC;

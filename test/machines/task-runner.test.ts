@@ -265,7 +265,7 @@ describe('task runner: kill', () => {
     runner.send({ type: 'KILL' });
     await clock.advance(4_999);
     expect(runner.getState().state).toBe('running');
-    expect(runner.actor.getSnapshot().matches({ killing: 'signalling' })).toBe(true);
+    expect(runner.actor.getSnapshot().matches({ running: { killing: 'signalling' } })).toBe(true);
     await clock.advance(1);
     const terminated = runner.getState().events.find((e) => e.type === 'Terminated')!;
     expect(terminated).toMatchObject({ exitCode: 137, signal: 9, time: 1_001 + 5_000 });

@@ -1,0 +1,234 @@
+/**
+ * The alloc runner's `setup()`: its actors (task runners, alloc hooks), guards and actions, on the shared
+ * hook loop, and the bridge from Nomad's task-state reducer to events. The statechart is in alloc-runner.ts.
+ */
+import { assign, enqueueActions, setup } from 'xstate';
+import { notProvided } from './not-provided.ts';
+import { clockNow, sleepUntil } from './clock.ts';
+import { isTaskAllowed } from './coordinator.ts';
+import { childErrorOf, hookActorId } from './hook-calls.ts';
+import { currentHook, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
+import { clientStatusOf, isLive, isPoststop, isSidecar, reduceTaskStates } from './task-state-reducer.ts';
+import { taskRunnerMachine } from './task-runner.ts';
+import type { TaskRunnerContext, TaskRunnerEvent } from './task-runner-types.ts';
+import type { TaskSpec } from './model.ts';
+import type { AllocHookCallInput, AllocHookPhase, AllocRunnerContext, AllocRunnerEmitted, AllocRunnerEvent, AllocRunnerInput } from './alloc-runner-types.ts';
+
+function taskSpec(ctx: AllocRunnerContext, name: string): TaskSpec | undefined {
+  return ctx.alloc.tasks.find((t) => t.name === name);
+}
+
+
+const live = (ctx: AllocRunnerContext, t: TaskSpec) => isLive(t, ctx);
+
+/** Whether the tasks one kill step targets are all dead. */
+function killStepDone(ctx: AllocRunnerContext, step: 'leader' | 'mains' | 'sidecars'): boolean {
+  return ctx.alloc.tasks.filter((t) => inKillStep(t, step)).every((t) => !live(ctx, t));
+}
+
+function inKillStep(t: TaskSpec, step: 'leader' | 'mains' | 'sidecars'): boolean {
+  if (isPoststop(t)) return false;
+  if (step === 'leader') return t.leader === true;
+  if (step === 'mains') return !t.leader && !isSidecar(t);
+  return !t.leader && isSidecar(t);
+}
+
+
+const allocRunnerBase = setup({
+  types: {
+    context: {} as AllocRunnerContext,
+    events: {} as AllocRunnerEvent,
+    input: {} as AllocRunnerInput,
+    emitted: {} as AllocRunnerEmitted,
+  },
+  actors: {
+    taskRunner: taskRunnerMachine,
+    /** Calls one alloc hook method; provided by the runtime. */
+    allocHook: notProvided<void, AllocHookCallInput>('allocRunnerMachine', 'allocHook', 'createAllocRunner()'),
+    sleepUntil,
+  },
+  guards: {
+    isTaskChild: ({ context, event }) => taskSpec(context, event.type.slice('xstate.done.actor.'.length)) !== undefined,
+    allTasksComplete: ({ context }) => context.alloc.tasks.every((t) => context.runComplete[t.name]),
+    allTasksDetached: ({ context }) => context.alloc.tasks.every((t) => context.detached[t.name]),
+    destroyRequested: ({ context }) => context.destroyRequested,
+    hasGroupShutdownDelay: ({ context }) => (context.alloc.shutdownDelay ?? 0) > 0,
+    killStepDone: ({ context }, p: { step: 'leader' | 'mains' | 'sidecars' }) => killStepDone(context, p.step),
+    updateQueued: ({ context }) => context.queuedUpdate !== undefined,
+    killing: ({ context }) => context.killing,
+    allocStopping: ({ context }) => context.alloc.desiredStatus === 'stop',
+  },
+  actions: {
+    spawnTasks: enqueueActions(({ enqueue, context }) => {
+      context.alloc.tasks.forEach((task, i) => {
+        enqueue.spawnChild('taskRunner', {
+          id: task.name,
+          syncSnapshot: true,
+          input: {
+            allocId: context.alloc.id,
+            task,
+            jobType: context.alloc.type,
+            groupRestart: context.alloc.restart,
+            gateOpen: false,
+            hooks: context.taskHooks[task.name],
+            maxKillTimeout: context.maxKillTimeout,
+            seed: context.seed + i,
+            parkWhenDead: true,
+            taskState: context.taskStates[task.name],
+          },
+        });
+      });
+    }),
+    /** Spawns the phase's current alloc hook as `<phase>:<hook>`. */
+    callHook: enqueueActions(({ enqueue, context }, p: PhaseParams<AllocHookPhase>) => {
+      const name = currentHook(context, p.phase)!;
+      enqueue.spawnChild('allocHook', { id: hookActorId(p.phase, name), input: { phase: p.phase, hook: name, alloc: context.alloc } });
+    }),
+    recordHookError: assign(({ context, event }, p: PhaseParams<AllocHookPhase>) => ({
+      hookErrors: [...context.hookErrors, { phase: p.phase, hook: currentHook(context, p.phase)!, message: childErrorOf(event).message }],
+    })),
+    /** Nomad's MarkFailedKill on every task: the alloc could not be set up. */
+    failSetup: enqueueActions(({ enqueue, context, event }, p: PhaseParams<AllocHookPhase>) => {
+      const name = currentHook(context, p.phase)!;
+      const reason = `failed to setup alloc: pre-run hook ${JSON.stringify(name)} failed: ${childErrorOf(event).message}`;
+      enqueue.assign({
+        forcedStatus: 'failed',
+        hookErrors: [...context.hookErrors, { phase: p.phase, hook: name, message: childErrorOf(event).message }],
+      });
+      for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'FAIL_SETUP', reason } satisfies TaskRunnerEvent);
+    }),
+    /** Mirrors a child's TaskState, then runs Nomad's task-state reducer and the coordinator. */
+    taskChanged: enqueueActions(({ enqueue, context, event, system }) => {
+      const name = event.type.slice('xstate.snapshot.'.length);
+      const snap = (event as { snapshot: { context: TaskRunnerContext; status: string } }).snapshot;
+      if (!taskSpec(context, name)) return;
+      const tc = snap.context;
+      const taskStates = { ...context.taskStates, [name]: tc.taskState };
+      const restartPending = { ...context.restartPending };
+      // The runner has shown the restart (no longer dead) or refused it (a new rejection).
+      if (tc.taskState.state !== 'dead' || tc.rejections.length > (context.taskRejections[name] ?? 0)) delete restartPending[name];
+      const next: AllocRunnerContext = {
+        ...context,
+        taskStates,
+        restartPending,
+        taskRejections: { ...context.taskRejections, [name]: tc.rejections.length },
+        runComplete: { ...context.runComplete, [name]: tc.runComplete },
+        detached: { ...context.detached, [name]: snap.status === 'done' && !tc.runComplete },
+      };
+      next.clientStatus = clientStatusOf(taskStates, next.forcedStatus);
+      enqueue.assign(next);
+      applyReducer(next, enqueue, clockNow(system));
+    }),
+    taskDetached: assign(({ context, event }) => ({
+      detached: { ...context.detached, [event.type.slice('xstate.done.actor.'.length)]: true },
+    })),
+    killTasks: assign({ killing: true }),
+    killStep: enqueueActions(({ enqueue, context }, p: { step: 'leader' | 'mains' | 'sidecars' }) => {
+      for (const t of context.alloc.tasks) {
+        if (inKillStep(t, p.step) && live(context, t)) enqueue.sendTo(t.name, { type: 'KILL' } satisfies TaskRunnerEvent);
+      }
+    }),
+    armGroupShutdownDelay: assign(({ context, system }) => ({ deadline: clockNow(system) + (context.alloc.shutdownDelay ?? 0) })),
+    requestDestroy: assign({ destroyRequested: true }),
+    shutdownTasks: enqueueActions(({ enqueue, context }) => {
+      for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'SHUTDOWN' } satisfies TaskRunnerEvent);
+    }),
+    queueUpdate: assign(({ context, event }) => {
+      if (event.type !== 'UPDATE') return {};
+      const queued = context.queuedUpdate;
+      // An older update never displaces a newer one (AllocModifyIndex).
+      if (queued && (queued.modifyIndex ?? 0) > (event.alloc.modifyIndex ?? 0)) return {};
+      return { queuedUpdate: event.alloc };
+    }),
+    takeUpdate: assign(({ context }) => ({ alloc: context.queuedUpdate!, queuedUpdate: undefined })),
+    updateTasks: enqueueActions(({ enqueue, context }) => {
+      for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'UPDATE', alloc: context.alloc } satisfies TaskRunnerEvent);
+      // Tasks dropped from the alloc get the update too, so they kill themselves (Nomad's TR.Update).
+      for (const name of Object.keys(context.taskStates)) {
+        if (!taskSpec(context, name)) enqueue.sendTo(name, { type: 'UPDATE', alloc: context.alloc } satisfies TaskRunnerEvent);
+      }
+    }),
+    restart: enqueueActions(({ enqueue, context, event, system }) => {
+      if (event.type !== 'RESTART') return;
+      const reject = (message: string) => {
+        const rejection = { command: 'RESTART', message, time: clockNow(system) };
+        enqueue.assign({ rejections: [...context.rejections, rejection] });
+        enqueue.emit({ type: 'command.rejected', rejection });
+      };
+      if (event.task !== undefined) {
+        if (!taskSpec(context, event.task)) return reject(`no task named ${JSON.stringify(event.task)} in allocation ${context.alloc.id}`);
+        enqueue.sendTo(event.task, { type: 'RESTART', failure: event.failure } satisfies TaskRunnerEvent);
+        return;
+      }
+      if (context.killing || context.alloc.desiredStatus === 'stop') return reject(`allocation ${context.alloc.id} is stopping; it cannot be restarted`);
+      if (event.all) {
+        // RestartAll: the coordinator starts over, so tasks come back in lifecycle order.
+        const restartPending: Record<string, boolean> = {};
+        for (const t of context.alloc.tasks) {
+          if (!isPoststop(t) && context.taskStates[t.name]!.state === 'dead') restartPending[t.name] = true;
+        }
+        enqueue.assign({ coordinator: 'init', open: [], killEventSent: false, restartPending });
+        for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'GATE', open: false } satisfies TaskRunnerEvent);
+        for (const t of context.alloc.tasks) {
+          if (!isPoststop(t)) enqueue.sendTo(t.name, { type: 'RESTART', force: true, failure: event.failure } satisfies TaskRunnerEvent);
+        }
+        return;
+      }
+      for (const t of context.alloc.tasks) {
+        if (context.taskStates[t.name]!.state === 'running') enqueue.sendTo(t.name, { type: 'RESTART', failure: event.failure } satisfies TaskRunnerEvent);
+      }
+    }),
+    openGates: enqueueActions(({ enqueue, context, system }) => {
+      enqueue.assign({ gatesEnabled: true });
+      applyReducer({ ...context, gatesEnabled: true }, enqueue, clockNow(system), { gatesOnly: true });
+      applyReducer({ ...context, gatesEnabled: true }, enqueue, clockNow(system));
+    }),
+    signal: enqueueActions(({ enqueue, context, event, system }) => {
+      if (event.type !== 'SIGNAL') return;
+      if (event.task !== undefined && !taskSpec(context, event.task)) {
+        const rejection = { command: 'SIGNAL', message: `no task named ${JSON.stringify(event.task)} in allocation ${context.alloc.id}`, time: clockNow(system) };
+        enqueue.assign({ rejections: [...context.rejections, rejection] });
+        enqueue.emit({ type: 'command.rejected', rejection });
+        return;
+      }
+      for (const t of context.alloc.tasks) {
+        if (event.task === undefined ? context.taskStates[t.name]!.state === 'running' : t.name === event.task) {
+          enqueue.sendTo(t.name, { type: 'SIGNAL', signal: event.signal } satisfies TaskRunnerEvent);
+        }
+      }
+    }),
+  },
+});
+
+interface Enqueue {
+  assign(p: Partial<AllocRunnerContext>): void;
+  sendTo(id: string, ev: TaskRunnerEvent): void;
+  raise(ev: AllocRunnerEvent): void;
+}
+
+/** Runs the reducer and turns its effects into events: kill event, ordered kill, released tasks, gates. */
+function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number, opts: { gatesOnly?: boolean } = {}): void {
+  // During prerun the tasks wait behind closed gates; nothing is decided until it is over.
+  if (!ctx.gatesEnabled && !opts.gatesOnly) return;
+  const fx = reduceTaskStates({ ...ctx, tasks: ctx.alloc.tasks, now });
+  enqueue.assign({ coordinator: fx.coordinator, open: fx.open });
+  if (opts.gatesOnly) {
+    for (const t of ctx.alloc.tasks) {
+      enqueue.sendTo(t.name, { type: 'GATE', open: isTaskAllowed(fx.open, t.lifecycle) });
+    }
+    return;
+  }
+  if (fx.killEvent) {
+    enqueue.assign({ killEventSent: true });
+    for (const name of fx.emitTo) enqueue.sendTo(name, { type: 'EMIT_EVENT', event: fx.killEvent });
+  }
+  if (fx.startKill) enqueue.raise({ type: 'KILL' });
+  for (const name of fx.release) enqueue.sendTo(name, { type: 'KILL' });
+  for (const g of fx.gates) enqueue.sendTo(g.task, { type: 'GATE', open: g.open });
+}
+
+/** The alloc runner's complete setup: its own actions and the hook loop. */
+export const allocRunnerSetup = allocRunnerBase.extend({
+  guards: hookLoopGuards,
+  actions: hookLoopActions<AllocRunnerContext, AllocRunnerEvent>(),
+});

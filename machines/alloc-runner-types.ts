@@ -1,0 +1,83 @@
+/**
+ * The alloc runner's types: what it is started with (input), what it keeps (context), what it hears
+ * (events) and its hook calls. Data only; the machine is in alloc-runner.ts.
+ */
+import type { CoordinatorState, Stage } from './coordinator.ts';
+import type { HookPlan } from './hook-calls.ts';
+import type { TaskRunnerContext } from './task-runner-types.ts';
+import type { AllocSpec, ClientStatus, TaskState } from './model.ts';
+
+/** Nomad's alloc runner hook phases (interfaces/runner_lifecycle.go). */
+export type AllocHookPhase = 'prerun' | 'preKill' | 'postrun' | 'destroy' | 'update' | 'preTaskRestart' | 'shutdown';
+
+export type AllocHookPlan = Partial<Record<AllocHookPhase, string[]>>;
+
+export interface AllocHookCallInput {
+  phase: AllocHookPhase;
+  hook: string;
+  alloc: AllocSpec;
+}
+
+export interface AllocRunnerInput {
+  alloc: AllocSpec;
+  hooks?: AllocHookPlan;
+  /** Task hook plans per task name (which task hooks implement which phase). */
+  taskHooks?: Record<string, HookPlan>;
+  maxKillTimeout?: number;
+  seed?: number;
+}
+
+/** A restart or signal the alloc could not apply, answered instead of dropped. */
+export interface AllocCommandRejection {
+  command: string;
+  message: string;
+  time: number;
+}
+
+export interface AllocRunnerContext {
+  alloc: AllocSpec;
+  hooks: AllocHookPlan;
+  taskHooks: Record<string, HookPlan>;
+  maxKillTimeout?: number;
+  seed: number;
+  taskStates: Record<string, TaskState>;
+  /** Dead tasks sent a force restart that their runner has not shown yet; they count as live. */
+  restartPending: Record<string, boolean>;
+  /** How many rejections each task runner has recorded, to notice a refused restart. */
+  taskRejections: Record<string, number>;
+  /** Tasks whose runner has finished for good (stop hooks ran). */
+  runComplete: Record<string, boolean>;
+  /** Tasks whose runner detached on SHUTDOWN. */
+  detached: Record<string, boolean>;
+  coordinator: CoordinatorState;
+  open: Stage[];
+  /** Prerun is over: the coordinator may open gates. */
+  gatesEnabled: boolean;
+  cursor: Partial<Record<AllocHookPhase, number>>;
+  clientStatus: ClientStatus;
+  /** Nomad's forced client status (a prerun failure). */
+  forcedStatus?: ClientStatus;
+  /** The reducer's kill event has been sent (it fires once). */
+  killEventSent: boolean;
+  /** killTasks is under way or done; no second ordered kill. */
+  killing: boolean;
+  destroyRequested: boolean;
+  hookErrors: { phase: AllocHookPhase; hook: string; message: string }[];
+  /** The one-slot update queue: only the newest pending update is kept. */
+  queuedUpdate?: AllocSpec;
+  deadline?: number;
+  rejections: AllocCommandRejection[];
+}
+
+export type AllocRunnerEvent =
+  | { type: 'UPDATE'; alloc: AllocSpec }
+  | { type: 'KILL' }
+  | { type: 'RESTART'; task?: string; all?: boolean; failure?: boolean }
+  | { type: 'SIGNAL'; task?: string; signal: string }
+  | { type: 'SHUTDOWN' }
+  | { type: 'DESTROY' }
+  | { type: `xstate.snapshot.${string}`; snapshot: { context: TaskRunnerContext; status: string; value: unknown } }
+  | { type: `xstate.done.actor.${string}`; output?: unknown }
+  | { type: `xstate.error.actor.${string}`; error?: unknown };
+
+export type AllocRunnerEmitted = { type: 'command.rejected'; rejection: AllocCommandRejection };

@@ -1,0 +1,115 @@
+/**
+ * One hook phase, the loop both runners use: Nomad calls a phase's hooks one at a time, in registration
+ * order (the task runner's prestart, poststart, preKilling, exited, update, stop, shutdown; the alloc
+ * runner's prerun, preKill, postrun, destroy, update, shutdown), each as a child actor `<phase>:<hook>`.
+ *
+ *   <phase>                      meta: { hookPhase: '<phase>' }; entry resets the phase's cursor
+ *   ├─ next ──[phaseComplete]──────────────────────────────▶ where the phase ends (`next` argument)
+ *   │    └──[skip guard]── skip actions, advance ─▶ next     (prestart hooks that reported Done)
+ *   └─ calling: spawn `<phase>:<hook>`
+ *        ├─ done  ── onDone actions, advance ──▶ next
+ *        └─ error ── onError actions, advance ─▶ next        (record the error and go on), or
+ *                 ── onError actions ─────────▶ onError.target  (fail the phase: prestart, prerun)
+ *
+ * The runners register the loop's guards and cursor actions (`hookLoopGuards`, `hookLoopActions`) with
+ * `setup().extend()`, and their own `call` / `onDone` / `onError` actions, which build each hook's input
+ * and keep its output. The `hookPhase` meta lets the statechart walker fold the loop into one box.
+ */
+import { assign, enqueueActions, type EventObject } from 'xstate';
+import { hookActorId } from './hook-calls.ts';
+
+/** What the loop keeps in a runner's context: each phase's hook names (the plan) and where it is. */
+export interface HookLoopContext<P extends string = string> {
+  hooks: Partial<Record<P, string[]>>;
+  cursor: Partial<Record<P, number>>;
+}
+
+/** The params every loop guard and action takes: which phase. */
+export interface PhaseParams<P extends string = string> {
+  phase: P;
+}
+
+/** The hook a phase is at, or undefined once every hook of the phase has run. */
+export function currentHook<P extends string>(ctx: HookLoopContext<P>, phase: P): string | undefined {
+  return ctx.hooks[phase]?.[ctx.cursor[phase] ?? 0];
+}
+
+/** The loop's guards, to register with `setup().extend({ guards: hookLoopGuards })`. */
+export const hookLoopGuards = {
+  /** Every hook of the phase has run. */
+  phaseComplete: ({ context }: { context: HookLoopContext }, p: PhaseParams) => currentHook(context, p.phase) === undefined,
+  /** The event is the current hook's done or error (a stale child's late answer is not). */
+  isCurrentHook: ({ context, event }: { context: HookLoopContext; event: EventObject }, p: PhaseParams) => {
+    const name = currentHook(context, p.phase);
+    if (!name) return false;
+    const id = hookActorId(p.phase, name);
+    return event.type === `xstate.done.actor.${id}` || event.type === `xstate.error.actor.${id}`;
+  },
+};
+
+/** The loop's cursor actions for a runner's context and events, to register with `setup().extend()`. */
+export function hookLoopActions<TContext extends HookLoopContext, TEvent extends EventObject>() {
+  return {
+    resetCursor: assign<TContext, TEvent, PhaseParams, TEvent, never>(
+      ({ context }, p) => ({ cursor: { ...context.cursor, [p.phase]: 0 } }) as Partial<TContext>,
+    ),
+    advanceCursor: assign<TContext, TEvent, PhaseParams, TEvent, never>(
+      ({ context }, p) => ({ cursor: { ...context.cursor, [p.phase]: (context.cursor[p.phase] ?? 0) + 1 } }) as Partial<TContext>,
+    ),
+    /** Leaving `calling` (a kill, a shutdown) stops the hook's child: its signal aborts. */
+    stopHook: enqueueActions<TContext, TEvent, PhaseParams, TEvent, never, never, never, never, never>(({ enqueue, context }, p) => {
+      const name = currentHook(context, p.phase);
+      if (name) enqueue.stopChild(hookActorId(p.phase, name));
+    }),
+  };
+}
+
+/** How one runner's phase calls its hooks and handles their answers; action and guard names are the runner's. */
+export interface HookPhaseOptions<TAction extends string, TGuard extends string, TEntry> {
+  /** The action that spawns the current hook's child `<phase>:<hook>` with the runner's input. */
+  call: TAction;
+  /** Actions run on a hook's success, before the cursor advances. */
+  onDone?: readonly TAction[];
+  /** Actions run on a hook's error; with a `target` the phase fails there, without it the next hook runs. */
+  onError: { actions: readonly TAction[]; target?: string };
+  /** A hook this guard says is done already is not called; these actions run instead. */
+  skip?: { guard: TGuard; actions: readonly TAction[] };
+  /** Extra entry actions of the phase (after the cursor is reset). */
+  entry?: readonly TEntry[];
+}
+
+/**
+ * The state config of one hook phase: `next` picks the current hook (or leaves for `next` when none is left),
+ * `calling` runs it. Spread it into a state to add transitions (`{ ...hookPhase(...), on: { ... } }`).
+ */
+export function hookPhase<P extends string, TAction extends string, TGuard extends string = never, TEntry = never>(
+  phase: P,
+  next: string,
+  o: HookPhaseOptions<TAction, TGuard, TEntry>,
+) {
+  const params = { phase };
+  const act = (type: TAction) => ({ type, params });
+  const advance = { type: 'advanceCursor' as const, params };
+  const isCurrent = { type: 'isCurrentHook' as const, params };
+  const skip = o.skip ? [{ guard: { type: o.skip.guard, params }, actions: [...o.skip.actions.map(act), advance] }] : [];
+  return {
+    meta: { hookPhase: phase },
+    initial: 'next' as const,
+    entry: [{ type: 'resetCursor' as const, params }, ...(o.entry ?? [])],
+    states: {
+      next: {
+        always: [{ guard: { type: 'phaseComplete' as const, params }, target: next }, ...skip, { target: 'calling' }],
+      },
+      calling: {
+        entry: act(o.call),
+        exit: { type: 'stopHook' as const, params },
+        on: {
+          'xstate.done.actor.*': { guard: isCurrent, actions: [...(o.onDone ?? []).map(act), advance], target: 'next' },
+          'xstate.error.actor.*': o.onError.target
+            ? { guard: isCurrent, actions: o.onError.actions.map(act), target: o.onError.target }
+            : { guard: isCurrent, actions: [...o.onError.actions.map(act), advance], target: 'next' },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,174 @@
+/**
+ * The shared vocabulary of allocrun (Nomad's structs, TypeScript-shaped): what runs (AllocSpec, TaskSpec,
+ * RestartPolicy), what is reported (TaskState, TaskEvent, AllocState), durations and Nomad's defaults.
+ *
+ * A leaf: it imports nothing. The job-file loader, the drivers and the machines all import it, so none of
+ * them needs another's code to agree on a spec. Values here are plain JSON data: they live in machine
+ * context, are persisted and are shown by the inspector.
+ */
+
+export type JobType = 'service' | 'batch' | 'system' | 'sysbatch';
+
+/** Nomad's restart block. Durations are milliseconds. */
+export interface RestartPolicy {
+  attempts: number;
+  interval: number;
+  delay: number;
+  mode: 'fail' | 'delay';
+}
+
+export type LifecycleHookName = 'prestart' | 'poststart' | 'poststop';
+
+/** A task's `lifecycle` block; absent means a main task. */
+export interface TaskLifecycle {
+  hook: LifecycleHookName;
+  sidecar?: boolean;
+}
+
+export interface LogConfig {
+  maxFiles: number;
+  maxFileSize: number;
+}
+
+/** One task of an allocation, as the runner needs it. Durations are milliseconds. */
+export interface TaskSpec {
+  name: string;
+  driver: string;
+  config: Record<string, unknown>;
+  env?: Record<string, string>;
+  meta?: Record<string, string>;
+  leader?: boolean;
+  lifecycle?: TaskLifecycle;
+  restart?: RestartPolicy;
+  killTimeout?: number;
+  killSignal?: string;
+  shutdownDelay?: number;
+  logs?: LogConfig;
+  resources?: Record<string, unknown>;
+}
+
+/** One instance of a task group: what an alloc runner runs. */
+export interface AllocSpec {
+  id: string;
+  job: string;
+  group: string;
+  type: JobType;
+  namespace?: string;
+  meta?: Record<string, string>;
+  restart?: RestartPolicy;
+  shutdownDelay?: number;
+  tasks: TaskSpec[];
+  desiredStatus?: 'run' | 'stop';
+  /** Nomad's AllocModifyIndex: an older update never displaces a newer one. */
+  modifyIndex?: number;
+}
+
+/** A task event with Nomad's type strings; `time` is milliseconds on the runner's clock. */
+export interface TaskEvent {
+  type: string;
+  time: number;
+  message?: string;
+  displayMessage: string;
+  details?: Record<string, string>;
+  failsTask?: boolean;
+  exitCode?: number;
+  signal?: number;
+  restartReason?: string;
+  startDelay?: number;
+  killTimeout?: number;
+}
+
+export type TaskStatus = 'pending' | 'running' | 'dead';
+
+/** Nomad's TaskState. Every event is kept (no ring of 10); views may truncate. */
+export interface TaskState {
+  state: TaskStatus;
+  failed: boolean;
+  restarts: number;
+  lastRestart?: number;
+  startedAt?: number;
+  finishedAt?: number;
+  events: TaskEvent[];
+}
+
+/** How a workload ended, as a driver reports it. */
+export interface ExitResult {
+  exitCode: number;
+  /** Signal number that ended the process, 0 if none. */
+  signal: number;
+  oomKilled?: boolean;
+  /** A driver-level error message, if the exit was not a plain process exit. */
+  err?: string;
+}
+
+export type ClientStatus = 'pending' | 'running' | 'complete' | 'failed';
+
+/** What an alloc runner reports: Nomad's client status and every task's state. */
+export interface AllocState {
+  clientStatus: ClientStatus;
+  taskStates: Record<string, TaskState>;
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** Nomad's default restart block for a job type (durations in ms): service/system 2/30m/15s, batch 3/24h/15s. */
+export const defaultRestartPolicy = (jobType: JobType): RestartPolicy =>
+  jobType === 'batch' || jobType === 'sysbatch'
+    ? { attempts: 3, interval: 24 * HOUR, delay: 15_000, mode: 'fail' }
+    : { attempts: 2, interval: 30 * MINUTE, delay: 15_000, mode: 'fail' };
+
+/** Nomad's default kill_timeout, in ms. */
+export const DEFAULT_KILL_TIMEOUT = 5_000;
+/** The client's default max_kill_timeout: no task waits longer than this for its workload to exit, in ms. */
+export const DEFAULT_MAX_KILL_TIMEOUT = 30_000;
+/** Nomad's default kill_signal. */
+export const DEFAULT_KILL_SIGNAL = 'SIGINT';
+
+/** How long a task's workload gets between its kill signal and the force kill: its kill_timeout, capped by the client. */
+export function killTimeoutOf(task: Pick<TaskSpec, 'killTimeout'>, maxKillTimeout = DEFAULT_MAX_KILL_TIMEOUT): number {
+  return Math.min(task.killTimeout ?? DEFAULT_KILL_TIMEOUT, maxKillTimeout);
+}
+
+/*
+ * Durations. Go's `time.Duration.String()` for millisecond values, so messages that Nomad formats with `%v`
+ * (restart reasons, for one) read the same here: `15s`, `30m0s`, `24h0m0s`, `1.5s`, `250ms`, `0s`.
+ */
+
+const NS_PER_MS = 1_000_000n;
+
+/**
+ * Formats milliseconds the way Go prints a `time.Duration` (e.g. 1800000 → "30m0s", 1500 → "1.5s").
+ * Sub-nanosecond parts are rounded away, as a Go duration cannot hold them; non-finite input is printed as is.
+ */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms)) return String(ms);
+  // Whole nanoseconds as a bigint: Go works on an int64 of nanoseconds, and 2^53 ns is only ~104 days.
+  const whole = Math.trunc(ms);
+  const ns = BigInt(whole) * NS_PER_MS + BigInt(Math.round((ms - whole) * 1e6));
+  if (ns === 0n) return '0s';
+  const sign = ns < 0n ? '-' : '';
+  const u = ns < 0n ? -ns : ns;
+
+  // Under a second Go switches to the largest unit that keeps the integer part non-zero.
+  if (u < 1_000n) return `${sign}${u}ns`;
+  if (u < 1_000_000n) return `${sign}${fraction(u, 3)}µs`;
+  if (u < 1_000_000_000n) return `${sign}${fraction(u, 6)}ms`;
+
+  // From a second up, Go always prints seconds, then minutes and hours once they are non-zero.
+  const seconds = fraction(u % 60_000_000_000n, 9);
+  const totalMinutes = u / 60_000_000_000n;
+  if (totalMinutes === 0n) return `${sign}${seconds}s`;
+  const minutes = totalMinutes % 60n;
+  const hours = totalMinutes / 60n;
+  if (hours === 0n) return `${sign}${minutes}m${seconds}s`;
+  return `${sign}${hours}h${minutes}m${seconds}s`;
+}
+
+/** `v / 10^digits` with the fraction's trailing zeros (and a bare point) dropped, like Go's fmtFrac. */
+function fraction(v: bigint, digits: number): string {
+  const scale = 10n ** BigInt(digits);
+  const int = v / scale;
+  const frac = (v % scale).toString().padStart(digits, '0').replace(/0+$/, '');
+  return frac === '' ? `${int}` : `${int}.${frac}`;
+}

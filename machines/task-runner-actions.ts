@@ -1,0 +1,223 @@
+/**
+ * The task runner's lifecycle actions: what each step of the diagram in task-runner.ts records (Nomad's
+ * task events, the restart decision, kill and restart bookkeeping, commands answered instead of dropped).
+ * Every action is a pure update of context on the actor system's clock; none does I/O.
+ */
+import { assign, enqueueActions, raise } from 'xstate';
+import { clockNow } from './clock.ts';
+import { TaskEventType, appendEvent, setStatus, taskEvent } from './task-events.ts';
+import { childErrorOf } from './hook-calls.ts';
+import { decideRestart, mulberry32, type RestartTrigger } from './restart-tracker.ts';
+import { killTimeoutOf as killTimeoutOfTask, type ExitResult, type TaskEvent } from './model.ts';
+import { taskRunnerHookSetup } from './task-runner-setup.ts';
+import type { CommandRejection, DriverStartOutput, TaskRunnerContext } from './task-runner-types.ts';
+
+function killTimeoutOf(ctx: TaskRunnerContext): number {
+  return killTimeoutOfTask(ctx.task, ctx.maxKillTimeout);
+}
+
+/** The one flag the restart tracker judges (Nomad's failure / manual / killed), in Nomad's precedence. */
+function triggerOf(ctx: TaskRunnerContext): RestartTrigger {
+  if (ctx.stopReason === 'kill' || (ctx.killRequested && ctx.stopReason !== 'restart')) return { kind: 'killed' };
+  if (ctx.restartRequest && !ctx.restartRequest.failure) return { kind: 'restartRequested', failure: false };
+  if (ctx.startError) return { kind: 'startError', ...ctx.startError };
+  if (ctx.lastExit) return { kind: 'exit', exit: ctx.lastExit };
+  if (ctx.restartRequest) return { kind: 'restartRequested', failure: ctx.restartRequest.failure };
+  return { kind: 'none' };
+}
+
+/** The task runner's complete setup: hook loop, hook calls and lifecycle actions. */
+export const taskRunnerSetup = taskRunnerHookSetup.extend({
+  actions: {
+    taskSetup: assign(({ context, system }) =>
+      context.setupDone
+        ? {}
+        : {
+            setupDone: true,
+            taskState: appendEvent(context.taskState, taskEvent(TaskEventType.Setup, clockNow(system), { message: 'Building Task Directory' })),
+          },
+    ),
+    setGate: assign(({ event }) => (event.type === 'GATE' ? { gateOpen: event.open } : {})),
+    markStarted: assign(({ context, event, system }) => {
+      const out = (event as { output?: DriverStartOutput }).output ?? {};
+      return {
+        handle: out.handle,
+        startError: undefined,
+        taskState: appendEvent(context.taskState, taskEvent(TaskEventType.Started, clockNow(system)), 'running'),
+      };
+    }),
+    recordDriverFailure: assign(({ context, event, system }) => {
+      const err = childErrorOf(event);
+      const validation = err.eventType === TaskEventType.FailedValidation;
+      const ev = taskEvent(validation ? TaskEventType.FailedValidation : TaskEventType.DriverFailure, clockNow(system), {
+        message: err.message,
+        failsTask: validation ? true : undefined,
+      });
+      return {
+        taskState: appendEvent(context.taskState, ev),
+        startError: { recoverable: validation ? false : err.recoverable ?? false, message: err.message },
+      };
+    }),
+    recordExit: assign(({ context, event, system }) => {
+      const exit = (event as { output?: ExitResult }).output ?? { exitCode: 0, signal: 0 };
+      const ev = taskEvent(TaskEventType.Terminated, clockNow(system), {
+        exitCode: exit.exitCode,
+        signal: exit.signal,
+        message: exit.err,
+      });
+      return { lastExit: exit, handle: undefined, taskState: appendEvent(context.taskState, ev) };
+    }),
+    recordLostWorkload: assign(({ context, event, system }) => {
+      const err = childErrorOf(event);
+      const exit: ExitResult = { exitCode: -1, signal: 0, err: `lost the workload: ${err.message}` };
+      const ev = taskEvent(TaskEventType.DriverFailure, clockNow(system), { message: exit.err });
+      return { lastExit: exit, handle: undefined, taskState: appendEvent(context.taskState, ev) };
+    }),
+    recordKillError: assign(({ context, event, system }) => ({
+      taskState: appendEvent(
+        context.taskState,
+        taskEvent(TaskEventType.DriverFailure, clockNow(system), { message: `failed to stop the task: ${childErrorOf(event).message}` }),
+      ),
+    })),
+    raiseRemovalKill: raise(({ context, system }) => ({
+      type: 'KILL' as const,
+      event: taskEvent(TaskEventType.Killing, clockNow(system), {
+        message: 'task is no longer in the allocation',
+        failsTask: true,
+        killTimeout: killTimeoutOf(context),
+      }),
+    })),
+    beginKill: assign(({ context, event, system }) => {
+      if (event.type !== 'KILL') return {};
+      let ev: TaskEvent | undefined = event.event;
+      // Like the alloc runner's killTasks: a Killing event unless the task already finished.
+      if (!ev && context.taskState.finishedAt === undefined && !context.killRequested) {
+        ev = taskEvent(TaskEventType.Killing, clockNow(system), { killTimeout: killTimeoutOf(context) });
+      }
+      return { killRequested: true, stopReason: 'kill' as const, taskState: appendEvent(context.taskState, ev) };
+    }),
+    beginRestart: assign(({ context, event, system }) => {
+      if (event.type !== 'RESTART') return {};
+      const ev = event.event ?? taskEvent(TaskEventType.RestartSignal, clockNow(system), { restartReason: 'User requested restart' });
+      return {
+        stopReason: 'restart' as const,
+        restartRequest: { failure: event.failure === true },
+        taskState: appendEvent(context.taskState, ev),
+      };
+    }),
+    // A parked task's restart is decided at once (the tracker's manual flag is consumed here), so a
+    // later exit is judged on its own.
+    forceRestartParked: assign(({ context, event, system }) => {
+      if (event.type !== 'RESTART') return {};
+      const time = clockNow(system);
+      let taskState = appendEvent(context.taskState, event.event ?? taskEvent(TaskEventType.RestartSignal, time, { restartReason: 'User requested restart' }));
+      taskState = appendEvent(taskState, taskEvent(TaskEventType.Restarting, time, { startDelay: 0 }), 'pending');
+      return { restartRequest: undefined, stopReason: undefined, lastExit: undefined, taskState };
+    }),
+    emitEvent: assign(({ context, event }) => (event.type === 'EMIT_EVENT' ? { taskState: appendEvent(context.taskState, event.event) } : {})),
+    failSetup: assign(({ context, event, system }) => {
+      if (event.type !== 'FAIL_SETUP') return {};
+      const ev = taskEvent(TaskEventType.SetupFailure, clockNow(system), { message: event.reason, failsTask: true });
+      return { killRequested: true, stopReason: 'kill' as const, taskState: appendEvent(context.taskState, ev) };
+    }),
+    waitShutdownDelay: assign(({ context, system }) => {
+      const time = clockNow(system);
+      const delay = context.task.shutdownDelay ?? 0;
+      const ev = taskEvent(TaskEventType.WaitingShutdownDelay, time, {
+        message: `Waiting for shutdown_delay of ${delay}ms before killing the task.`,
+      });
+      return { deadline: time + delay, taskState: appendEvent(context.taskState, ev, 'pending') };
+    }),
+    armKillTimeout: assign(({ context, system }) => ({ deadline: clockNow(system) + killTimeoutOf(context) })),
+    decide: assign(({ context, system }) => {
+      const now = clockNow(system);
+      const rng = mulberry32(context.seed);
+      const d = decideRestart({
+        policy: context.restartPolicy,
+        jobType: context.jobType,
+        lifecycle: context.task.lifecycle,
+        tracker: context.tracker,
+        trigger: triggerOf(context),
+        now,
+        random: () => rng.next(),
+      });
+      return {
+        tracker: d.tracker,
+        seed: rng.seed,
+        decision: { kind: d.decision, delay: d.delay, reason: d.reason },
+        restartRequest: undefined,
+        startError: undefined,
+        stopReason: undefined,
+      };
+    }),
+    recordKilled: assign(({ context, system }) => ({
+      taskState: appendEvent(context.taskState, taskEvent(TaskEventType.Killed, clockNow(system))),
+    })),
+    recordNotRestarting: assign(({ context, system }) => ({
+      taskState: appendEvent(
+        context.taskState,
+        taskEvent(TaskEventType.NotRestarting, clockNow(system), { restartReason: context.decision?.reason, failsTask: true }),
+      ),
+    })),
+    scheduleRestart: assign(({ context, system }) => {
+      const time = clockNow(system);
+      const delay = context.decision?.delay ?? 0;
+      const ev = taskEvent(TaskEventType.Restarting, time, { restartReason: context.decision?.reason, startDelay: delay });
+      return { deadline: time + delay, lastExit: undefined, taskState: appendEvent(context.taskState, ev, 'pending') };
+    }),
+    restartSilently: assign(({ context, system }) => ({
+      lastExit: undefined,
+      taskState: setStatus(context.taskState, 'pending', clockNow(system)),
+    })),
+    markDead: assign(({ context, system }) => ({ taskState: setStatus(context.taskState, 'dead', clockNow(system)) })),
+    markRunComplete: assign({ runComplete: true }),
+    /** A parked task is killed: it will never be restarted, only stopped. */
+    markKillRequested: assign({ killRequested: true }),
+    storeUpdate: assign(({ context, event }) => {
+      if (event.type !== 'UPDATE') return {};
+      const task = event.alloc.tasks.find((t) => t.name === context.task.name) ?? context.task;
+      return { alloc: event.alloc, task };
+    }),
+    queueUpdate: assign({ updateQueued: true }),
+    takeUpdate: assign(({ context }) => ({ updateQueued: false, updating: context.alloc })),
+    sendSignal: enqueueActions(({ enqueue, context, event, system }) => {
+      if (event.type !== 'SIGNAL') return;
+      const seq = context.signalSeq + 1;
+      enqueue.assign({
+        signalSeq: seq,
+        taskState: appendEvent(
+          context.taskState,
+          taskEvent(TaskEventType.Signaling, clockNow(system), { details: { signal: event.signal } }),
+        ),
+      });
+      enqueue.spawnChild('driverSignal', {
+        id: `signal.${seq}`,
+        input: { allocId: context.allocId, task: context.task, hookEnv: context.hookEnv, handle: context.handle, signal: event.signal },
+      });
+    }),
+    signalSettled: enqueueActions(({ enqueue, context, event, system }) => {
+      const id = event.type.replace(/^xstate\.(done|error)\.actor\./, '');
+      enqueue.stopChild(id);
+      if (event.type.startsWith('xstate.error.actor.')) {
+        const rejection: CommandRejection = {
+          command: 'SIGNAL',
+          code: 'ErrSignalFailed',
+          message: childErrorOf(event).message,
+          time: clockNow(system),
+        };
+        enqueue.assign({ rejections: [...context.rejections, rejection] });
+        enqueue.emit({ type: 'command.rejected', rejection });
+      }
+    }),
+    reject: enqueueActions(({ enqueue, context, event, system }, p: { code: CommandRejection['code']; why: string }) => {
+      const rejection: CommandRejection = {
+        command: event.type,
+        code: p.code,
+        message: `cannot ${event.type.toLowerCase()} task ${JSON.stringify(context.task.name)}: ${p.why}`,
+        time: clockNow(system),
+      };
+      enqueue.assign({ rejections: [...context.rejections, rejection] });
+      enqueue.emit({ type: 'command.rejected', rejection });
+    }),
+  },
+});

@@ -1,0 +1,130 @@
+/**
+ * The task runner's `setup()`: its actors (the runtime provides the real ones), its guards and its hook
+ * calls on the shared hook loop. The lifecycle's actions extend this in task-runner-actions.ts; the
+ * statechart itself is in task-runner.ts.
+ */
+import { enqueueActions, assign, setup } from 'xstate';
+import { notProvided } from './not-provided.ts';
+import { clockNow, sleepUntil } from './clock.ts';
+import { TaskEventType, appendEvent, taskEvent } from './task-events.ts';
+import { childErrorOf, hookActorId, type HookCallInput, type HookCallOutput, type HookErrorInfo, type TaskHookPhase } from './hook-calls.ts';
+import { currentHook, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
+import type { RestartDecisionKind } from './restart-tracker.ts';
+import type { ExitResult, TaskSpec } from './model.ts';
+import type {
+  DriverCallInput, DriverShutdownInput, DriverStartOutput, TaskRunnerContext, TaskRunnerEmitted, TaskRunnerEvent, TaskRunnerInput,
+} from './task-runner-types.ts';
+
+/** Whether a task is a poststop task (it runs once, after the others, and is never restarted by its alloc). */
+export function isPoststopTask(task: TaskSpec): boolean {
+  return task.lifecycle?.hook === 'poststop';
+}
+
+const provided = <TOutput, TInput>(name: string) => notProvided<TOutput, TInput>('taskRunnerMachine', name, 'createTaskRunner()');
+
+const taskRunnerBase = setup({
+  types: {
+    context: {} as TaskRunnerContext,
+    events: {} as TaskRunnerEvent,
+    input: {} as TaskRunnerInput,
+    emitted: {} as TaskRunnerEmitted,
+  },
+  actors: {
+    /** Calls one hook method; provided by the runtime. */
+    hook: provided<HookCallOutput, HookCallInput>('hook'),
+    /** The driver's prepare + start; output carries the reattach handle. */
+    driverStart: provided<DriverStartOutput, DriverCallInput>('driverStart'),
+    /** Resolves with the workload's exit. */
+    driverWait: provided<ExitResult, DriverCallInput>('driverWait'),
+    /** Sends the kill signal (the driver may escalate too; the machine's own deadline is the durable one). */
+    driverShutdown: provided<void, DriverShutdownInput>('driverShutdown'),
+    /** Force-kills the workload. */
+    driverTerminate: provided<void, DriverCallInput>('driverTerminate'),
+    /** Sends a signal to the workload. */
+    driverSignal: provided<void, DriverCallInput & { signal: string }>('driverSignal'),
+    /** Waits until an absolute time on the system clock. */
+    sleepUntil,
+  },
+  guards: {
+    gateOpen: ({ context }) => context.gateOpen,
+    /** Prestart hooks that reported Done are not called again after a restart (Nomad's LocalState.Hooks). */
+    hookAlreadyDone: ({ context }, p: PhaseParams<TaskHookPhase>) =>
+      p.phase === 'prestart' && context.hookStates[currentHook(context, p.phase)!]?.done === true,
+    killRequested: ({ context }) => context.killRequested,
+    hasShutdownDelay: ({ context }) => context.stopReason === 'kill' && (context.task.shutdownDelay ?? 0) > 0,
+    decided: ({ context }, p: { kind: RestartDecisionKind }) => context.decision?.kind === p.kind,
+    leavesPark: ({ context }) => !context.parkWhenDead || context.killRequested || isPoststopTask(context.task),
+    taskRemoved: ({ context, event }) => event.type === 'UPDATE' && !event.alloc.tasks.some((t) => t.name === context.task.name),
+    allocStopping: ({ event }) => event.type === 'UPDATE' && event.alloc.desiredStatus === 'stop',
+    updateQueued: ({ context }) => context.updateQueued,
+    canForceRestart: ({ context, event }) => event.type === 'RESTART' && event.force === true && !context.runComplete,
+  },
+  actions: {
+    /** Spawns the phase's current hook as `<phase>:<hook>` with what the hook may see. */
+    callHook: enqueueActions(({ enqueue, context }, p: PhaseParams<TaskHookPhase>) => {
+      const name = currentHook(context, p.phase)!;
+      const alloc = p.phase === 'update' ? context.updating : context.alloc;
+      const input: HookCallInput = {
+        phase: p.phase,
+        hook: name,
+        allocId: context.allocId,
+        task: alloc?.tasks.find((t) => t.name === context.task.name) ?? context.task,
+        hookEnv: context.hookEnv,
+        previousState: context.hookStates[name]?.data,
+        exit: context.lastExit,
+        alloc,
+        taskState: context.taskState,
+      };
+      enqueue.spawnChild('hook', { id: hookActorId(p.phase, name), input });
+    }),
+  },
+});
+
+/** The task runner's setup with the hook loop and its hook calls: what goes into a hook and what is kept. */
+export const taskRunnerHookSetup = taskRunnerBase.extend({
+  guards: hookLoopGuards,
+  actions: {
+    ...hookLoopActions<TaskRunnerContext, TaskRunnerEvent>(),
+    /** Keeps a hook's events; for prestart also its env, its state and whether it is done. */
+    applyHookOutput: assign(({ context, event, system }, p: PhaseParams<TaskHookPhase>) => {
+      const out = ((event as { output?: HookCallOutput }).output ?? {}) as HookCallOutput;
+      const name = currentHook(context, p.phase)!;
+      let taskState = context.taskState;
+      for (const ev of out.events ?? []) taskState = appendEvent(taskState, taskEvent(ev.type, clockNow(system), ev));
+      if (p.phase !== 'prestart') return { taskState };
+      return {
+        taskState,
+        hookStates: { ...context.hookStates, [name]: { done: out.done === true, data: out.state, env: out.env } },
+        hookEnv: { ...context.hookEnv, ...(out.env ?? {}) },
+      };
+    }),
+    /** A skipped Done hook's env still applies (Nomad re-applies it from LocalState). */
+    reapplyDoneHook: assign(({ context }, p: PhaseParams<TaskHookPhase>) => ({
+      hookEnv: { ...context.hookEnv, ...(context.hookStates[currentHook(context, p.phase)!]?.env ?? {}) },
+    })),
+    recordHookError: assign(({ context, event, system }, p: PhaseParams<TaskHookPhase>) => {
+      const err = childErrorOf(event);
+      const name = currentHook(context, p.phase)!;
+      const ev = taskEvent(err.eventType ?? TaskEventType.HookFailed, clockNow(system), {
+        message: `${p.phase} hook ${JSON.stringify(name)} failed: ${err.message}`,
+        details: { hook: name, phase: p.phase },
+      });
+      return { taskState: appendEvent(context.taskState, ev) };
+    }),
+    /** A prestart error fails the start; the restart policy decides what follows (validation never retries). */
+    failPrestart: assign(({ context, event, system }, p: PhaseParams<TaskHookPhase>) => {
+      const err: HookErrorInfo = childErrorOf(event);
+      const name = currentHook(context, p.phase)!;
+      const validation = err.eventType === TaskEventType.FailedValidation;
+      const ev = taskEvent(err.eventType ?? TaskEventType.HookFailed, clockNow(system), {
+        message: validation ? err.message : `${name}: ${err.message}`,
+        details: { hook: name },
+        failsTask: validation ? true : undefined,
+      });
+      return {
+        taskState: appendEvent(context.taskState, ev),
+        startError: { recoverable: validation ? false : err.recoverable ?? true, message: err.message },
+      };
+    }),
+  },
+});

@@ -1,0 +1,122 @@
+/**
+ * The task runner's types: what it is started with (input), what it keeps (context), what it hears
+ * (events) and the shapes of its driver calls. Data only; the machine is in task-runner.ts.
+ */
+import type { HookPlan, TaskHookPhase } from './hook-calls.ts';
+import type { RestartDecisionKind, RestartTrackerState } from './restart-tracker.ts';
+import type { AllocSpec, ExitResult, JobType, RestartPolicy, TaskEvent, TaskSpec, TaskState } from './model.ts';
+
+/** A driver's reattach handle, as JSON. */
+export type DriverHandleData = Record<string, unknown>;
+
+/** Per-hook prestart memory (Nomad's LocalState.Hooks): Done hooks are skipped but their env is re-applied. */
+export interface PrestartHookState {
+  done: boolean;
+  data?: unknown;
+  env?: Record<string, string>;
+}
+
+/** A command that did not apply, answered instead of dropped (Nomad returns ErrTaskNotRunning and the like). */
+export interface CommandRejection {
+  command: string;
+  code: 'ErrTaskNotRunning' | 'ErrTaskKilling' | 'ErrTaskRunComplete' | 'ErrSignalFailed';
+  message: string;
+  time: number;
+}
+
+export interface TaskRunnerInput {
+  allocId: string;
+  task: TaskSpec;
+  jobType: JobType;
+  /** The group's restart policy; the task's own overrides it. */
+  groupRestart?: RestartPolicy;
+  hooks?: HookPlan;
+  /** Whether the coordinator's gate is open at start (standalone tasks: true). */
+  gateOpen?: boolean;
+  /** The client's max_kill_timeout cap. */
+  maxKillTimeout?: number;
+  /** Seed of the restart jitter's random source, so runs are reproducible. */
+  seed?: number;
+  /** Restored TaskState (from a persisted alloc); a new pending one with Received otherwise. */
+  taskState?: TaskState;
+  /**
+   * Whether a dead task waits for its alloc to force-restart or kill it (Nomad's ALLOC_RESTART). True under
+   * an alloc runner; a standalone task has no alloc, so it goes straight to its stop hooks.
+   */
+  parkWhenDead?: boolean;
+}
+
+export interface TaskRunnerContext {
+  allocId: string;
+  task: TaskSpec;
+  jobType: JobType;
+  restartPolicy: RestartPolicy;
+  hooks: HookPlan;
+  maxKillTimeout: number;
+  parkWhenDead: boolean;
+  taskState: TaskState;
+  tracker: RestartTrackerState;
+  seed: number;
+  gateOpen: boolean;
+  /** Nomad's killCtx: once cancelled the task never runs again. */
+  killRequested: boolean;
+  /** Why the workload is being stopped: a kill, or a restart (no shutdown delay, no Killing event). */
+  stopReason?: 'kill' | 'restart';
+  /** Restart-tracker flags gathered since the last decision. */
+  restartRequest?: { failure: boolean };
+  startError?: { recoverable: boolean; message: string };
+  lastExit?: ExitResult;
+  decision?: { kind: RestartDecisionKind; delay: number; reason: string };
+  hookStates: Record<string, PrestartHookState>;
+  /** Env merged from prestart responses (last writer wins). Interpolated values, never an env builder. */
+  hookEnv: Record<string, string>;
+  /** Which hook each phase is at. */
+  cursor: Partial<Record<TaskHookPhase, number>>;
+  /** The absolute clock time the current durable delay ends. */
+  deadline?: number;
+  handle?: DriverHandleData;
+  setupDone: boolean;
+  runComplete: boolean;
+  updateQueued: boolean;
+  alloc?: AllocSpec;
+  /** The alloc the current round of update hooks sees: one request per round, as in Nomad. */
+  updating?: AllocSpec;
+  signalSeq: number;
+  rejections: CommandRejection[];
+}
+
+export type TaskRunnerEvent =
+  | { type: 'KILL'; event?: TaskEvent }
+  | { type: 'RESTART'; failure?: boolean; force?: boolean; event?: TaskEvent }
+  | { type: 'UPDATE'; alloc: AllocSpec }
+  | { type: 'SIGNAL'; signal: string }
+  | { type: 'SHUTDOWN' }
+  /** From the alloc runner: the coordinator's gate for this task (level-triggered). */
+  | { type: 'GATE'; open: boolean }
+  /** From the alloc runner: append an event (Nomad's EmitEvent), e.g. Sibling Task Failed. */
+  | { type: 'EMIT_EVENT'; event: TaskEvent }
+  /** From the alloc runner: setup failed; the task fails and never runs (Nomad's MarkFailedKill). */
+  | { type: 'FAIL_SETUP'; reason: string }
+  /** Completion of a spawned child (hook calls, signals), matched by the `xstate.*.actor.*` wildcards. */
+  | { type: `xstate.done.actor.${string}`; output?: unknown }
+  | { type: `xstate.error.actor.${string}`; error?: unknown };
+
+/** What `driver:start` reports: the reattach handle of the started workload. */
+export interface DriverStartOutput {
+  handle?: DriverHandleData;
+}
+
+export interface DriverCallInput {
+  allocId: string;
+  task: TaskSpec;
+  hookEnv: Record<string, string>;
+  handle?: DriverHandleData;
+}
+
+export interface DriverShutdownInput extends DriverCallInput {
+  signal: string;
+  timeout: number;
+}
+
+/** Emitted when a command does not apply, so callers hear about it. */
+export type TaskRunnerEmitted = { type: 'command.rejected'; rejection: CommandRejection };
