@@ -10,14 +10,17 @@ import type { AllocSpec, ClientStatus, TaskState } from './model.ts';
 /** Nomad's alloc runner hook phases (interfaces/runner_lifecycle.go). */
 export type AllocHookPhase = 'prerun' | 'preKill' | 'postrun' | 'destroy' | 'update' | 'preTaskRestart' | 'shutdown';
 
+/** Names of the alloc hooks implementing each phase, in call order. */
 export type AllocHookPlan = Partial<Record<AllocHookPhase, string[]>>;
 
+/** What one alloc hook call gets: the phase, the hook and the allocation as it is now. */
 export interface AllocHookCallInput {
   phase: AllocHookPhase;
   hook: string;
   alloc: AllocSpec;
 }
 
+/** What an alloc runner is started with: the allocation and the hook plans; plain data only. */
 export interface AllocRunnerInput {
   alloc: AllocSpec;
   hooks?: AllocHookPlan;
@@ -34,6 +37,7 @@ export interface AllocCommandRejection {
   time: number;
 }
 
+/** What an alloc runner keeps: JSON data, persisted and shown by the inspector. */
 export interface AllocRunnerContext {
   alloc: AllocSpec;
   hooks: AllocHookPlan;
@@ -69,6 +73,7 @@ export interface AllocRunnerContext {
   rejections: AllocCommandRejection[];
 }
 
+/** The events an alloc runner hears: the public commands (CONTRACT.md) and its children's snapshots and answers. */
 export type AllocRunnerEvent =
   | { type: 'UPDATE'; alloc: AllocSpec }
   | { type: 'KILL' }
@@ -80,4 +85,5 @@ export type AllocRunnerEvent =
   | { type: `xstate.done.actor.${string}`; output?: unknown }
   | { type: `xstate.error.actor.${string}`; error?: unknown };
 
+/** Emitted when a command does not apply, so callers hear about it. */
 export type AllocRunnerEmitted = { type: 'command.rejected'; rejection: AllocCommandRejection };

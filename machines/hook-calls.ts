@@ -10,6 +10,7 @@ export type TaskHookPhase = 'prestart' | 'poststart' | 'preKilling' | 'exited' |
 /** Names of the hooks implementing each phase, in call order. */
 export type HookPlan = Partial<Record<TaskHookPhase, string[]>>;
 
+/** What one task hook call gets: the phase, the hook, the task and what earlier hooks and the workload left. */
 export interface HookCallInput {
   phase: TaskHookPhase;
   hook: string;

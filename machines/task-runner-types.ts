@@ -24,6 +24,7 @@ export interface CommandRejection {
   time: number;
 }
 
+/** What a task runner is started with (`createActor(taskRunnerMachine, { input })`): plain data only. */
 export interface TaskRunnerInput {
   allocId: string;
   task: TaskSpec;
@@ -46,6 +47,7 @@ export interface TaskRunnerInput {
   parkWhenDead?: boolean;
 }
 
+/** What a task runner keeps: JSON data, persisted with the alloc and shown by the inspector. */
 export interface TaskRunnerContext {
   allocId: string;
   task: TaskSpec;
@@ -85,6 +87,7 @@ export interface TaskRunnerContext {
   rejections: CommandRejection[];
 }
 
+/** The events a task runner hears: the public commands (CONTRACT.md), its alloc's, and its children's answers. */
 export type TaskRunnerEvent =
   | { type: 'KILL'; event?: TaskEvent }
   | { type: 'RESTART'; failure?: boolean; force?: boolean; event?: TaskEvent }
@@ -106,6 +109,7 @@ export interface DriverStartOutput {
   handle?: DriverHandleData;
 }
 
+/** What every driver call gets: which task of which alloc, its prestart env and its reattach handle. */
 export interface DriverCallInput {
   allocId: string;
   task: TaskSpec;
@@ -113,6 +117,7 @@ export interface DriverCallInput {
   handle?: DriverHandleData;
 }
 
+/** `driver:shutdown`: the kill signal, and how long the driver may wait before it escalates. */
 export interface DriverShutdownInput extends DriverCallInput {
   signal: string;
   timeout: number;
