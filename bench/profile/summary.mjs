@@ -3,13 +3,13 @@
  * a `.cpuprofile` (node --cpu-prof) as self time by function, a `.heapprofile` (node --heap-prof) as
  * sampled bytes allocated by function. Prints the top N.
  *
- *   node bench/profile-summary.mjs <file.cpuprofile|file.heapprofile> [top=25]
+ *   node bench/profile/summary.mjs <file.cpuprofile|file.heapprofile> [top=25]
  */
 import { readFileSync } from 'node:fs';
 
 const [file, topArg] = process.argv.slice(2);
 if (!file) {
-  console.error('usage: node bench/profile-summary.mjs <file.cpuprofile|file.heapprofile> [top=25]');
+  console.error('usage: node bench/profile/summary.mjs <file.cpuprofile|file.heapprofile> [top=25]');
   process.exit(2);
 }
 const top = Number(topArg ?? 25);

@@ -5,18 +5,18 @@
  * running). Run it under the profilers to see where the time and memory go (HEAP_PROFILE samples what
  * is still allocated while all N are live: what an allocation holds, not what it churns):
  *
- *   node --expose-gc --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile-lifecycles.ts [allocs=200]
- *   HEAP_PROFILE=/tmp/prof/live.heapprofile node --expose-gc --import tsx bench/profile-lifecycles.ts [allocs=200]
- *   node bench/profile-summary.mjs /tmp/prof/<file>.cpuprofile      # self time by function
+ *   node --expose-gc --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/lifecycles.ts [allocs=200]
+ *   HEAP_PROFILE=/tmp/prof/live.heapprofile node --expose-gc --import tsx bench/profile/lifecycles.ts [allocs=200]
+ *   node bench/profile/summary.mjs /tmp/prof/<file>.cpuprofile      # self time by function
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createAllocRunner } from '../src/runtime/create-alloc-runner.ts';
-import type { AllocSpec } from '../src/jobspec/types.ts';
-import { SimulatedClock } from '../src/testing/simulated-clock.ts';
+import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
+import type { AllocSpec } from '../../src/jobspec/types.ts';
+import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 
 const ALLOCS = Number(process.argv[2] ?? 200);
 const gc = (globalThis as { gc?: () => void }).gc;
