@@ -9,10 +9,9 @@
  *   HEAP_PROFILE=/tmp/prof/live.heapprofile node --expose-gc --import tsx bench/profile/lifecycles.ts [allocs=200]
  *   node bench/profile/summary.mjs /tmp/prof/<file>.cpuprofile      # self time by function
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
-import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
