@@ -17,9 +17,9 @@ export type {
 } from './alloc-runner.ts';
 export * from './coordinator.ts';
 export { reduceTaskStates, isLive, type ReducerInput, type ReducerEffects } from './task-state-reducer.ts';
-export { taskManagerMachine, DEFAULT_TASK_RETRY_DELAY, retryDelayOf, tasksEqualStable } from './task-manager.ts';
+export { taskManagerMachine, fromStep, DEFAULT_TASK_RETRY_DELAY, retryDelayOf, tasksEqualStable } from './task-manager.ts';
 export type {
   ManagedTask, TaskManagerInput, TaskManagerContext, TaskManagerEvent, TaskManagerEmitted, TaskManagerOutcome,
   TaskManagerStepInput, TaskManagerStepOutput, TaskManagerBackoff, UpdateRejection, UpdateIgnoredReason, StepFailure,
-  TaskManagerActor,
+  TaskManagerActor, TaskManagerStepCommand, TaskManagerStepReport, TaskManagerStepFn,
 } from './task-manager.ts';

@@ -3,19 +3,39 @@
  * step after step, one at a time, keeping its own copy of the task whose status is the authoritative one.
  *
  *   running ─ progress ─▶ running (the next step at once)
- *           ─ noop ─────▶ idle (until an update)
+ *           ─ noop ─────▶ idle (until an update; at once if one arrived during the step)
  *           ─ retry ────▶ retryWait ─ after the backoff ─▶ running
  *           ─ error ────▶ running (a failed controller update is reported, never retried)
  *           ─ throw ────▶ retryWait (a broken step must not spin the CPU)
- *   UPDATE (a real change) from idle, running or retryWait ─▶ running: the step in flight or the wait is cancelled
- *   CLOSE from anywhere ─▶ closing (the cancelled step drains) ─▶ closed (updates rejected; the workload lives on)
+ *   UPDATE (a real change): while running, the step is cancelled but still awaited, and whatever status it
+ *     returns is kept (a cancelled Do is ErrTaskRetry, so the next step waits the backoff); from idle or
+ *     retryWait ─▶ running at once
+ *   CLOSE: from running ─▶ running.closing (the cancelled step finishes, its status kept) ─▶ closed;
+ *     from idle or retryWait ─▶ closed. Updates are rejected from then on; the workload lives on.
  *
- * The step itself is the named actor `do`, supplied by the runtime with `.provide()` (see
+ * The step itself is the named actor `do`, supplied by the runtime with `.provide()` (see fromStep and
  * src/runtime/create-task-manager.ts); this file says only what happens when.
  */
-import { assign, emit, enqueueActions, fromPromise, setup, type ActorRefFrom } from 'xstate';
+import { assign, emit, enqueueActions, sendTo, setup, stateIn, type ActorRefFrom } from 'xstate';
 import { clockNow } from './clock.ts';
 import { mulberry32 } from './restart-tracker.ts';
+import {
+  fromStep,
+  type TaskManagerOutcome,
+  type TaskManagerStepInput,
+  type TaskManagerStepOutput,
+  type TaskManagerStepReport,
+} from './task-manager-step.ts';
+
+export {
+  fromStep,
+  type TaskManagerOutcome,
+  type TaskManagerStepCommand,
+  type TaskManagerStepFn,
+  type TaskManagerStepInput,
+  type TaskManagerStepOutput,
+  type TaskManagerStepReport,
+} from './task-manager-step.ts';
 
 /** SwarmKit's fixed retry delay (ms): enough to keep a failing task from spinning the CPU (swarmkit#927). */
 export const DEFAULT_TASK_RETRY_DELAY = 1_000;
@@ -32,23 +52,6 @@ export interface ManagedTask {
   status: unknown;
   /** Object metadata, ignored when deciding whether an update changes anything. */
   meta?: unknown;
-}
-
-/** What one step did: Do's nil (`progress`), ErrTaskNoop, ErrTaskRetry, or a failed controller update (`error`). */
-export type TaskManagerOutcome = 'progress' | 'noop' | 'retry' | 'error';
-
-/** The `do` actor's input: the task to step, and whether the controller must see the new spec first. */
-export interface TaskManagerStepInput {
-  task: ManagedTask;
-  updated: boolean;
-}
-
-/** The `do` actor's output: the new status (absent when the step did not reach Do) and the outcome. */
-export interface TaskManagerStepOutput {
-  outcome: TaskManagerOutcome;
-  status?: unknown;
-  /** Why an `error` step failed. */
-  error?: string;
 }
 
 /** When to retry after ErrTaskRetry: SwarmKit's fixed delay, or exponential with jitter (swarmkit#2617). */
@@ -95,8 +98,10 @@ export interface StepFailure {
 /** The manager's data: JSON only, so it persists and the inspector can show it. */
 export interface TaskManagerContext {
   task: ManagedTask;
-  /** The spec changed since the last step: the next step calls the controller's update first. */
+  /** The spec changed since the last dispatch: the next step calls the controller's update first. */
   updated: boolean;
+  /** Whether the step in flight (or the last one) was dispatched with `updated`; cleared at dispatch as in agent/task.go. */
+  stepUpdated: boolean;
   backoff: TaskManagerBackoff;
   /** Consecutive retries; reset by progress or an update. */
   retries: number;
@@ -108,8 +113,11 @@ export interface TaskManagerContext {
   rejections: UpdateRejection[];
 }
 
-/** Commands: a new version of the task from the manager, or CLOSE (the agent is going away; idempotent). */
-export type TaskManagerEvent = { type: 'UPDATE'; task: ManagedTask } | { type: 'CLOSE' };
+/**
+ * Commands: a new version of the task from the manager, or CLOSE (the agent is going away; idempotent). The
+ * `do` step reports with STEP_DONE / STEP_ERROR.
+ */
+export type TaskManagerEvent = { type: 'UPDATE'; task: ManagedTask } | { type: 'CLOSE' } | TaskManagerStepReport;
 
 /** What the manager reports: every status a step returns (SwarmKit's reporter), and updates it did not take. */
 export type TaskManagerEmitted =
@@ -144,23 +152,17 @@ function deepEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
-function stepOutputOf(event: unknown): TaskManagerStepOutput {
-  return (event as { output: TaskManagerStepOutput }).output;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+function stepOutputOf(event: TaskManagerEvent): TaskManagerStepOutput {
+  return event.type === 'STEP_DONE' ? event.output : { outcome: 'error', error: 'not a step result' };
 }
 
 function updateOf(event: TaskManagerEvent): ManagedTask | undefined {
   return event.type === 'UPDATE' ? event.task : undefined;
 }
 
-function notProvided<TOutput, TInput>(name: string) {
-  return fromPromise<TOutput, TInput>(async () => {
-    throw new Error(`taskManagerMachine: the ${name} actor is not provided; use createTaskManager() or .provide({ actors: { ${name} } })`);
-  });
-}
+const doNotProvided = fromStep(async () => {
+  throw new Error('taskManagerMachine: the do actor is not provided; use createTaskManager() or .provide({ actors: { do: fromStep(fn) } })');
+});
 
 /** SwarmKit's task manager loop; provide the `do` actor (one step: controller update if needed, then Do). */
 export const taskManagerMachine = setup({
@@ -171,10 +173,8 @@ export const taskManagerMachine = setup({
     emitted: {} as TaskManagerEmitted,
   },
   actors: {
-    /** One step: the controller's update when `updated`, then Do. Provided by the runtime. */
-    do: notProvided<TaskManagerStepOutput, TaskManagerStepInput>('do'),
-    /** Resolves once a cancelled step has really finished; the runtime provides one that waits for it. */
-    drain: fromPromise<void, void>(async () => {}),
+    /** One step: the controller's update when `updated`, then Do. Provided by the runtime (see fromStep). */
+    do: doNotProvided,
   },
   guards: {
     updateChangesNothing: ({ context, event }) => {
@@ -184,6 +184,12 @@ export const taskManagerMachine = setup({
     updateIsForAnotherTask: ({ context, event }) => updateOf(event)?.id !== context.task.id,
     updateLowersDesiredState: ({ context, event }) => (updateOf(event)?.desiredState ?? 0) < context.task.desiredState,
     stepOutcome: ({ event }, params: { outcome: TaskManagerOutcome }) => stepOutputOf(event).outcome === params.outcome,
+    /** Nothing to do (a noop) and no update arrived while the step ran: SwarmKit waits to be pumped by an update. */
+    noopWithNoUpdate: ({ context, event }) => stepOutputOf(event).outcome === 'noop' && !context.updated,
+    /** A step is in flight and not being closed down. */
+    stepping: stateIn({ running: 'stepping' }),
+    /** CLOSE arrived while a step was in flight. */
+    closeRequested: stateIn({ running: 'closing' }),
   },
   actions: {
     /** Adopts the new spec but keeps the manager's own status, which is canonical. */
@@ -206,11 +212,15 @@ export const taskManagerMachine = setup({
       enqueue.assign({ rejections: [...context.rejections, rejection].slice(-MAX_REJECTIONS) });
       enqueue.emit({ type: 'update.rejected', rejection });
     }),
-    /** Stores and reports the step's status; the update it carried has been consumed either way. */
+    /** Snapshots and clears `updated` as the step is dispatched: an update arriving during the step sets it again. */
+    dispatch: assign(({ context }) => ({ stepUpdated: context.updated, updated: false })),
+    /** Cancels the step in flight; it still reports, and its status is kept (agent/task.go cancels opctx). */
+    cancelStep: sendTo('do', { type: 'CANCEL' }),
+    /** Stores and reports the step's status, even when the step was cancelled: SwarmKit keeps every status Do returns. */
     applyStep: enqueueActions(({ context, event, system, enqueue }) => {
       const out = stepOutputOf(event);
       const task = out.status === undefined ? context.task : { ...context.task, status: out.status };
-      enqueue.assign({ task, updated: false, retries: out.outcome === 'progress' ? 0 : context.retries });
+      enqueue.assign({ task, retries: out.outcome === 'progress' ? 0 : context.retries });
       if (out.status !== undefined) enqueue.emit({ type: 'status', taskId: task.id, status: out.status, outcome: out.outcome });
       if (out.outcome === 'error') {
         const failure = { message: out.error ?? 'the step failed', time: clockNow(system) };
@@ -220,8 +230,8 @@ export const taskManagerMachine = setup({
     }),
     /** A step that threw is a bug or a broken controller: recorded, and retried after the backoff. */
     recordStepError: enqueueActions(({ context, event, system, enqueue }) => {
-      const failure = { message: messageOf((event as { error?: unknown }).error), time: clockNow(system) };
-      enqueue.assign({ updated: false, lastFailure: failure });
+      const failure = { message: event.type === 'STEP_ERROR' ? event.error : 'the step failed', time: clockNow(system) };
+      enqueue.assign({ lastFailure: failure });
       enqueue.emit({ type: 'step.failed', taskId: context.task.id, failure });
     }),
     /** Draws the next retry delay; a fixed backoff leaves the PRNG untouched. */
@@ -240,6 +250,7 @@ export const taskManagerMachine = setup({
   context: ({ input }) => ({
     task: input.task,
     updated: false,
+    stepUpdated: false,
     backoff: input.backoff ?? { kind: 'fixed', delay: DEFAULT_TASK_RETRY_DELAY },
     retries: 0,
     retryDelay: 0,
@@ -249,43 +260,58 @@ export const taskManagerMachine = setup({
   // SwarmKit primes the pump: the first step runs at once.
   initial: 'running',
   on: {
-    // Checked in SwarmKit's order. An accepted update restarts `running`, which cancels the step in flight
-    // (its signal aborts) or the retry wait, and the next step sees the new spec.
+    // Checked in SwarmKit's order. An accepted update while a step runs cancels it (the step still reports);
+    // from idle or the retry wait it runs the next step at once, which cancels the wait.
     UPDATE: [
       { guard: 'updateChangesNothing', actions: { type: 'ignoreUpdate', params: { reason: 'unchanged' } } },
       { guard: 'updateIsForAnotherTask', actions: { type: 'ignoreUpdate', params: { reason: 'otherTask' } } },
       { guard: 'updateLowersDesiredState', actions: { type: 'ignoreUpdate', params: { reason: 'lowerDesiredState' } } },
+      { guard: 'stepping', actions: ['adoptUpdate', 'cancelStep'] },
       { target: '.running', actions: 'adoptUpdate' },
     ],
-    CLOSE: { target: '.closing' },
+    // Nothing in flight: closed at once. `running` handles CLOSE itself.
+    CLOSE: { target: '.closed' },
   },
   states: {
     /** The last step was a noop: nothing to do until an update. */
     idle: {},
     running: {
+      entry: 'dispatch',
       invoke: {
         id: 'do',
         src: 'do',
-        input: ({ context }) => ({ task: context.task, updated: context.updated }),
-        onDone: [
-          { guard: { type: 'stepOutcome', params: { outcome: 'noop' } }, target: 'idle', actions: 'applyStep' },
+        input: ({ context }) => ({ task: context.task, updated: context.stepUpdated }),
+        onError: { target: 'retryWait', actions: 'recordStepError' },
+      },
+      initial: 'stepping',
+      states: {
+        stepping: {
+          on: { CLOSE: { target: 'closing', actions: 'cancelStep' } },
+        },
+        /** CLOSE arrived: the cancelled step is awaited (its status kept); no further step is dispatched. */
+        closing: {
+          on: { UPDATE: { actions: 'rejectUpdate' }, CLOSE: {} },
+        },
+      },
+      on: {
+        STEP_DONE: [
+          { guard: 'closeRequested', target: 'closed', actions: 'applyStep' },
           { guard: { type: 'stepOutcome', params: { outcome: 'retry' } }, target: 'retryWait', actions: 'applyStep' },
-          // progress, and a failed controller update: the next step at once.
+          { guard: 'noopWithNoUpdate', target: 'idle', actions: 'applyStep' },
+          // progress, a failed controller update, or a noop with an update pending: the next step at once.
           { target: 'running', reenter: true, actions: 'applyStep' },
         ],
-        onError: { target: 'retryWait', actions: 'recordStepError' },
+        STEP_ERROR: [
+          { guard: 'closeRequested', target: 'closed', actions: 'recordStepError' },
+          { target: 'retryWait', actions: 'recordStepError' },
+        ],
       },
     },
     retryWait: {
       entry: 'planRetry',
       after: { retryDelay: { target: 'running' } },
     },
-    /** No further step is dispatched; the cancelled one is left to finish. Shutdown and remove are never called. */
-    closing: {
-      invoke: { id: 'drain', src: 'drain', onDone: { target: 'closed' }, onError: { target: 'closed' } },
-      on: { UPDATE: { actions: 'rejectUpdate' }, CLOSE: {} },
-    },
-    /** Not final, so that late updates are still answered (rejected) rather than dropped. */
+    /** Not final, so that late updates are still answered (rejected) rather than dropped. Shutdown and remove are never called. */
     closed: {
       on: { UPDATE: { actions: 'rejectUpdate' }, CLOSE: {} },
     },

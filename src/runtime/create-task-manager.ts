@@ -1,9 +1,10 @@
 /**
  * SwarmKit's task manager bound to a Controller: the machine's `do` step is the controller's update (when the
- * spec changed) followed by `Do`, as agent/task.go dispatches it, and `drain` waits for a cancelled step.
+ * spec changed) followed by `Do`, as agent/task.go dispatches it.
  */
-import { createActor, fromPromise, waitFor, type Actor, type InspectionEvent, type Observer } from 'xstate';
+import { createActor, waitFor, type Actor, type InspectionEvent, type Observer } from 'xstate';
 import {
+  fromStep,
   taskManagerMachine,
   type TaskManagerBackoff,
   type TaskManagerStepInput,
@@ -44,11 +45,8 @@ export interface TaskManager {
   logs(publisher: LogPublisher, options: LogOptions, signal: AbortSignal): Promise<void>;
 }
 
-/** The task-manager machine with its `do` and `drain` actors bound to `controller`. */
+/** The task-manager machine with its `do` step bound to `controller`: its update (when the spec changed), then Do. */
 export function bindTaskManager(controller: Controller, clock: Clock = realClock) {
-  // Steps whose actor was stopped (by an update or CLOSE) may still be settling; drain waits for them.
-  const inflight = new Set<Promise<unknown>>();
-
   async function step({ task, updated }: TaskManagerStepInput, signal: AbortSignal): Promise<TaskManagerStepOutput> {
     const swarmTask = task as SwarmTask;
     if (updated && controller.update) {
@@ -59,31 +57,14 @@ export function bindTaskManager(controller: Controller, clock: Clock = realClock
         return { outcome: 'error', error: `updating task controller failed: ${messageOf(err)}` };
       }
     }
+    // A cancelled step still returns its status (a Wait that ended as the update came is COMPLETE); a
+    // cancelled controller call becomes ErrTaskRetry inside Do.
     const { status, error } = await Do(swarmTask, controller, { signal, now: () => clock.now() });
     return { status, outcome: error === undefined ? 'progress' : error instanceof ErrTaskNoop ? 'noop' : 'retry' };
   }
 
-  return taskManagerMachine.provide({
-    actors: {
-      do: fromPromise<TaskManagerStepOutput, TaskManagerStepInput>(({ input, signal }) => {
-        // A step an update cancelled may still be unwinding in the controller; SwarmKit never overlaps two
-        // operations on one controller, so the next step starts only once the previous ones have settled.
-        const previous = [...inflight];
-        const running = (async () => {
-          await Promise.allSettled(previous);
-          signal.throwIfAborted();
-          return step(input, signal);
-        })();
-        inflight.add(running);
-        const forget = () => inflight.delete(running);
-        running.then(forget, forget);
-        return running;
-      }),
-      drain: fromPromise<void, void>(async () => {
-        await Promise.allSettled([...inflight]);
-      }),
-    },
-  });
+  // The machine awaits every step it cancels before dispatching the next, so controller calls never overlap.
+  return taskManagerMachine.provide({ actors: { do: fromStep(step) } });
 }
 
 /** Starts a manager for `task` on `controller`; like SwarmKit's, its first step runs at once. */
@@ -102,7 +83,7 @@ export function createTaskManager(task: SwarmTask, controller: Controller, opts:
 
   const closing = () => {
     const snap = actor.getSnapshot();
-    return snap.matches('closing') || snap.matches('closed');
+    return snap.matches({ running: 'closing' }) || snap.matches('closed');
   };
   let closed: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { SimulatedClock, createActor, fromPromise, waitFor } from 'xstate';
+import { SimulatedClock, createActor, waitFor } from 'xstate';
 import {
   DEFAULT_TASK_RETRY_DELAY,
+  fromStep,
   retryDelayOf,
   taskManagerMachine,
   type ManagedTask,
@@ -35,15 +36,12 @@ interface StepCall {
 }
 
 /** The machine with a hand-driven `do` actor, on xstate's SimulatedClock. */
-function startManager(opts: { task?: ManagedTask; backoff?: TaskManagerBackoff; seed?: number; drain?: () => Promise<void> } = {}) {
+function startManager(opts: { task?: ManagedTask; backoff?: TaskManagerBackoff; seed?: number } = {}) {
   const clock = new SimulatedClock();
   const steps: StepCall[] = [];
   const machine = taskManagerMachine.provide({
     actors: {
-      do: fromPromise<TaskManagerStepOutput, TaskManagerStepInput>(
-        ({ input, signal }) => new Promise((resolve, reject) => steps.push({ input, signal, resolve, reject })),
-      ),
-      ...(opts.drain ? { drain: fromPromise<void, void>(() => opts.drain!()) } : {}),
+      do: fromStep((input, signal) => new Promise((resolve, reject) => steps.push({ input, signal, resolve, reject }))),
     },
   });
   const actor = createActor(machine, { clock, input: { task: opts.task ?? managedTask(), backoff: opts.backoff, seed: opts.seed } });
@@ -68,7 +66,7 @@ function startManager(opts: { task?: ManagedTask; backoff?: TaskManagerBackoff; 
 describe('task manager machine: stepping', () => {
   it('runs the first step as soon as it starts', () => {
     const m = startManager();
-    expect(m.value()).toBe('running');
+    expect(m.value()).toEqual({ running: 'stepping' });
     expect(m.steps).toHaveLength(1);
     expect(m.steps[0]!.input).toEqual({ task: managedTask(), updated: false });
   });
@@ -105,7 +103,7 @@ describe('task manager machine: stepping', () => {
     await m.advance(DEFAULT_TASK_RETRY_DELAY - 1);
     expect(m.steps).toHaveLength(1);
     await m.advance(1);
-    expect(m.value()).toBe('running');
+    expect(m.value()).toEqual({ running: 'stepping' });
     expect(m.steps).toHaveLength(2);
   });
 
@@ -122,10 +120,12 @@ describe('task manager machine: stepping', () => {
 
   it('runs the next step at once after a failed controller update, without the update', async () => {
     const m = startManager();
-    m.actor.send({ type: 'UPDATE', task: managedTask({ desiredState: SHUTDOWN }) });
     await settle();
+    m.actor.send({ type: 'UPDATE', task: managedTask({ desiredState: SHUTDOWN }) });
+    await m.finishStep({ outcome: 'progress', status: { state: ACCEPTED } });
+    expect(m.steps[1]!.input.updated).toBe(true);
     await m.finishStep({ outcome: 'error', error: 'updating task controller failed: immutable field' });
-    expect(m.value()).toBe('running');
+    expect(m.value()).toEqual({ running: 'stepping' });
     expect(m.steps).toHaveLength(3);
     expect(m.steps[2]!.input.updated).toBe(false);
     expect(m.context().lastFailure).toEqual({ message: 'updating task controller failed: immutable field', time: 0 });
@@ -136,6 +136,7 @@ describe('task manager machine: stepping', () => {
 
   it('records a step that throws and retries it after the backoff instead of spinning', async () => {
     const m = startManager();
+    await settle();
     m.steps[0]!.reject(new Error('controller exploded'));
     await settle();
     expect(m.value()).toBe('retryWait');
@@ -216,23 +217,51 @@ describe('task manager machine: backoff', () => {
 });
 
 describe('task manager machine: updates', () => {
-  it('an update cancels the step in flight: its signal aborts and the next step sees the new spec', async () => {
+  it('TestTaskManager (agent/task.go): an update cancels the step in flight but awaits it; the next step sees the new spec', async () => {
     const m = startManager();
+    await settle();
     m.actor.send({ type: 'UPDATE', task: managedTask({ desiredState: SHUTDOWN }) });
     await settle();
     expect(m.steps[0]!.signal.aborted).toBe(true);
+    // No second operation while the cancelled one is still running on the controller.
+    expect(m.steps).toHaveLength(1);
+    await m.finishStep({ outcome: 'progress', status: { state: ACCEPTED } });
     expect(m.steps).toHaveLength(2);
     expect(m.steps[1]!.input.updated).toBe(true);
-    expect(m.steps[1]!.input.task.desiredState).toBe(SHUTDOWN);
+    expect(m.steps[1]!.input.task).toMatchObject({ desiredState: SHUTDOWN, status: { state: ACCEPTED } });
   });
 
-  it("ignores the result of a step an update cancelled", async () => {
-    const m = startManager();
-    m.actor.send({ type: 'UPDATE', task: managedTask({ desiredState: SHUTDOWN }) });
-    m.steps[0]!.resolve({ outcome: 'progress', status: { state: ACCEPTED } });
+  it('TestTaskManager (agent/task.go): the status a cancelled step returns is kept and reported', async () => {
+    const m = startManager({ task: managedTask({ status: { state: RUNNING } }) });
     await settle();
-    expect(m.context().task.status).toEqual({ state: NEW });
-    expect(m.emitted.filter((e) => e.type === 'status')).toEqual([]);
+    m.actor.send({ type: 'UPDATE', task: managedTask({ desiredState: SHUTDOWN }) });
+    await m.finishStep({ outcome: 'progress', status: { state: COMPLETE, message: 'finished' } });
+    expect(m.context().task).toMatchObject({ desiredState: SHUTDOWN, status: { state: COMPLETE, message: 'finished' } });
+    expect(m.emitted.filter((e) => e.type === 'status')).toEqual([
+      { type: 'status', taskId: 't1', status: { state: COMPLETE, message: 'finished' }, outcome: 'progress' },
+    ]);
+  });
+
+  it('TestTaskManager (agent/task.go): a cancelled step that returns ErrTaskRetry waits the fixed 1 s before the next step', async () => {
+    const m = startManager({ task: managedTask({ status: { state: RUNNING } }) });
+    await settle();
+    m.actor.send({ type: 'UPDATE', task: managedTask({ desiredState: SHUTDOWN }) });
+    await m.finishStep({ outcome: 'retry', status: { state: RUNNING } });
+    expect(m.value()).toBe('retryWait');
+    await m.advance(DEFAULT_TASK_RETRY_DELAY - 1);
+    expect(m.steps).toHaveLength(1);
+    await m.advance(1);
+    expect(m.steps).toHaveLength(2);
+    expect(m.steps[1]!.input).toMatchObject({ updated: true, task: { desiredState: SHUTDOWN } });
+  });
+
+  it('a noop from a step an update cancelled runs the next step at once, so the update is applied', async () => {
+    const m = startManager();
+    await settle();
+    m.actor.send({ type: 'UPDATE', task: managedTask({ spec: { image: 'redis:8' } }) });
+    await m.finishStep({ outcome: 'noop', status: { state: NEW } });
+    expect(m.steps).toHaveLength(2);
+    expect(m.steps[1]!.input).toMatchObject({ updated: true, task: { spec: { image: 'redis:8' } } });
   });
 
   it("keeps the manager's own status over the one an update carries", async () => {
@@ -247,7 +276,7 @@ describe('task manager machine: updates', () => {
     await m.finishStep({ outcome: 'noop', status: { state: NEW } });
     m.actor.send({ type: 'UPDATE', task: managedTask({ spec: { image: 'redis:8' } }) });
     await settle();
-    expect(m.value()).toBe('running');
+    expect(m.value()).toEqual({ running: 'stepping' });
     expect(m.steps).toHaveLength(2);
     expect(m.steps[1]!.input).toMatchObject({ updated: true, task: { spec: { image: 'redis:8' } } });
   });
@@ -296,19 +325,26 @@ describe('task manager machine: updates', () => {
 });
 
 describe('task manager machine: close', () => {
-  it('CLOSE cancels the step in flight and ends closed without another step', async () => {
+  it('CLOSE cancels the step in flight, waits for it, keeps its status and ends closed without another step', async () => {
     const m = startManager();
+    await settle();
     m.actor.send({ type: 'CLOSE' });
-    await waitFor(m.actor, (s) => s.matches('closed'));
+    await settle();
     expect(m.steps[0]!.signal.aborted).toBe(true);
+    expect(m.value()).toEqual({ running: 'closing' });
+    await m.finishStep({ outcome: 'retry', status: { state: ACCEPTED } });
+    expect(m.value()).toBe('closed');
+    expect(m.context().task.status).toEqual({ state: ACCEPTED });
+    await m.advance(10_000);
     expect(m.steps).toHaveLength(1);
   });
 
   it('CLOSE is idempotent', async () => {
     const m = startManager();
+    await settle();
     m.actor.send({ type: 'CLOSE' });
     m.actor.send({ type: 'CLOSE' });
-    await waitFor(m.actor, (s) => s.matches('closed'));
+    await m.finishStep({ outcome: 'retry' });
     m.actor.send({ type: 'CLOSE' });
     await settle();
     expect(m.value()).toBe('closed');
@@ -320,27 +356,26 @@ describe('task manager machine: close', () => {
     const m = startManager();
     await m.finishStep({ outcome: 'retry', status: { state: PREPARING } });
     m.actor.send({ type: 'CLOSE' });
-    await waitFor(m.actor, (s) => s.matches('closed'));
+    expect(m.value()).toBe('closed');
     await m.advance(10_000);
     expect(m.steps).toHaveLength(1);
   });
 
-  it('stays closing until the cancelled step has drained', async () => {
-    let drained!: () => void;
-    const m = startManager({ drain: () => new Promise<void>((r) => (drained = r)) });
+  it('an update while closing is rejected, not adopted', async () => {
+    const m = startManager();
+    await settle();
     m.actor.send({ type: 'CLOSE' });
-    await settle();
-    expect(m.value()).toBe('closing');
-    drained();
-    await settle();
-    expect(m.value()).toBe('closed');
+    m.actor.send({ type: 'UPDATE', task: managedTask({ desiredState: SHUTDOWN }) });
+    expect(m.context().task.desiredState).toBe(RUNNING);
+    expect(m.context().rejections).toHaveLength(1);
   });
 
   it('an update after close is rejected, recorded in context and emitted', async () => {
     const m = startManager();
     m.clock.set(7_000);
+    await settle();
     m.actor.send({ type: 'CLOSE' });
-    await waitFor(m.actor, (s) => s.matches('closed'));
+    await m.finishStep({ outcome: 'retry' });
     m.actor.send({ type: 'UPDATE', task: managedTask({ desiredState: SHUTDOWN }) });
     const rejection = { code: 'ErrClosed', message: 'the task manager is closed: updates are no longer accepted', taskId: 't1', time: 7_000 };
     expect(m.context().rejections).toEqual([rejection]);
@@ -374,6 +409,13 @@ describe('createTaskManager: the machine with Do and a controller', () => {
   }
 
   const idle = (tm: ReturnType<typeof createTaskManager>) => waitFor(tm.actor, (s) => s.matches('idle'));
+
+  /** A wait that runs until its signal aborts, then rejects with the abort reason after `lag` ms of clock time. */
+  const waitUntilAborted = (clock: SimulatedClock, lag = 0) => (signal: AbortSignal) =>
+    new Promise<never>((_, reject) =>
+      signal.addEventListener('abort', () => (lag > 0 ? clock.setTimeout(() => reject(signal.reason), lag) : reject(signal.reason))),
+    );
+
 
   it('scenario 29 (TestTaskManager): desired ACCEPTED reports ACCEPTED then idles; desired READY then prepares and readies it', async () => {
     const clock = new SimulatedClock();
@@ -410,40 +452,67 @@ describe('createTaskManager: the machine with Do and a controller', () => {
   });
 
   it('close leaves the workload running: no shutdown, remove or close on the controller', async () => {
-    const ctlr = new StubController({ wait: (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))) });
-    const tm = createTaskManager(swarmTask(RUNNING, RUNNING), ctlr, { clock: new SimulatedClock() });
+    const clock = new SimulatedClock();
+    const ctlr = new StubController({ wait: waitUntilAborted(clock) });
+    const tm = createTaskManager(swarmTask(RUNNING, RUNNING), ctlr, { clock });
     await settle();
     await tm.close();
     expect(ctlr.calls).toEqual({ wait: 1 });
   });
 
-  it('an update to SHUTDOWN while waiting cancels the wait and shuts the workload down', async () => {
-    const ctlr = new StubController({ wait: (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))) });
+  it('TestTaskManager (agent/task.go): an update to SHUTDOWN cancels the wait, which retries, and Shutdown runs 1 s later', async () => {
+    const clock = new SimulatedClock();
+    const ctlr = new StubController({ wait: waitUntilAborted(clock) });
     const r = reporter();
     const task = swarmTask(RUNNING, RUNNING);
-    const tm = createTaskManager(task, ctlr, { clock: new SimulatedClock(), onStatus: r.onStatus });
+    const tm = createTaskManager(task, ctlr, { clock, onStatus: r.onStatus });
     await settle();
     tm.update({ ...task, desiredState: SHUTDOWN });
+    await waitFor(tm.actor, (s) => s.matches('retryWait'));
+    // The cancelled Wait said nothing about the task: still RUNNING, no error recorded.
+    expect(tm.getTask().status).toMatchObject({ state: RUNNING });
+    expect(tm.getTask().status.err).toBeUndefined();
+    clock.increment(DEFAULT_TASK_RETRY_DELAY - 1);
+    await settle();
+    expect(ctlr.callCount('shutdown')).toBe(0);
+    clock.increment(1);
     await idle(tm);
-    expect(r.states()).toEqual([SHUTDOWN]);
-    expect(tm.getTask().status).toMatchObject({ state: SHUTDOWN, message: 'shutdown' });
+    expect(r.states()).toEqual([RUNNING, SHUTDOWN]);
+    expect(tm.getTask().status).toMatchObject({ state: SHUTDOWN, message: 'shutdown', timestamp: DEFAULT_TASK_RETRY_DELAY });
     expect(ctlr.calls).toEqual({ wait: 1, update: 1, shutdown: 1 });
+  });
+
+  it('TestTaskManager (agent/task.go): a Wait that ends cleanly as an update arrives is kept as COMPLETE "finished", and the exited workload is not shut down', async () => {
+    const clock = new SimulatedClock();
+    let exit!: () => void;
+    // The workload exits just as the update lands: the wait resolves before it could see the abort.
+    const ctlr = new StubController({ wait: () => new Promise((resolve) => (exit = () => resolve({ exitCode: 0, signal: 0 }))) });
+    const r = reporter();
+    const task = swarmTask(RUNNING, RUNNING);
+    const tm = createTaskManager(task, ctlr, { clock, onStatus: r.onStatus });
+    await settle();
+    tm.update({ ...task, desiredState: SHUTDOWN });
+    exit();
+    await idle(tm);
+    expect(r.states()).toEqual([COMPLETE]);
+    expect(tm.getTask()).toMatchObject({ desiredState: SHUTDOWN, status: { state: COMPLETE, message: 'finished' } });
+    expect(ctlr.calls).toEqual({ wait: 1, update: 1 });
   });
 
   it('the step after an update waits for the cancelled one to settle, so controller calls never overlap', async () => {
     const clock = new SimulatedClock();
     // A controller whose wait takes 500 ms of clock time to notice the abort.
-    const ctlr = new StubController({
-      wait: (signal) =>
-        new Promise((_, reject) => signal.addEventListener('abort', () => clock.setTimeout(() => reject(signal.reason), 500))),
-    });
+    const ctlr = new StubController({ wait: waitUntilAborted(clock, 500) });
     const task = swarmTask(RUNNING, RUNNING);
     const tm = createTaskManager(task, ctlr, { clock });
     await settle();
     tm.update({ ...task, desiredState: SHUTDOWN });
     await settle();
-    expect(ctlr.callCount('update')).toBe(0);
     clock.increment(500);
+    await settle();
+    expect(tm.actor.getSnapshot().value).toBe('retryWait');
+    expect(ctlr.callCount('update')).toBe(0);
+    clock.increment(DEFAULT_TASK_RETRY_DELAY);
     await idle(tm);
     expect(ctlr.calls).toEqual({ wait: 1, update: 1, shutdown: 1 });
   });
@@ -471,17 +540,14 @@ describe('createTaskManager: the machine with Do and a controller', () => {
   it('close waits for the cancelled step to settle', async () => {
     const clock = new SimulatedClock();
     // A controller whose wait takes 500 ms of clock time to notice the abort.
-    const ctlr = new StubController({
-      wait: (signal) =>
-        new Promise((_, reject) => signal.addEventListener('abort', () => clock.setTimeout(() => reject(signal.reason), 500))),
-    });
+    const ctlr = new StubController({ wait: waitUntilAborted(clock, 500) });
     const tm = createTaskManager(swarmTask(RUNNING, RUNNING), ctlr, { clock });
     await settle();
     let closed = false;
     void tm.close().then(() => (closed = true));
     await settle();
     expect(closed).toBe(false);
-    expect(tm.actor.getSnapshot().value).toBe('closing');
+    expect(tm.actor.getSnapshot().value).toEqual({ running: 'closing' });
     clock.increment(500);
     await settle();
     expect(closed).toBe(true);
