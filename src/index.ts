@@ -34,6 +34,7 @@ export { SwarmTaskState, swarmTaskStateName, newSwarmTaskStatus } from './driver
 export type { SwarmTaskStatus, SwarmTask, SwarmTaskMeta } from './drivers/task-status.ts';
 export { Do, Resolve, transitionStatus, statusesEqualStable, type DoOptions, type DoResult, type ResolveResult } from './drivers/do.ts';
 export { createTaskManager, bindTaskManager, type TaskManager, type TaskManagerOptions } from './runtime/create-task-manager.ts';
+export { createExecutor, type ExecutorOptions, type LocalExecutor } from './runtime/create-executor.ts';
 // Real processes and the task environment.
 export { createRawExecDriver, RAW_EXEC, allocLogDir, type RawExecDriver, type RawExecDriverOptions } from './drivers/raw-exec/raw-exec-driver.ts';
 export { buildTaskEnv, type TaskEnv, type TaskEnvInput } from './env/task-env.ts';
