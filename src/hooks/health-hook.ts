@@ -1,0 +1,173 @@
+/**
+ * health_watcher: deployment health for allocations with an `update` block (Nomad's health_hook.go and
+ * client/allochealth's task-state tracker). Once every task that counts has been running for
+ * `min_healthy_time` the allocation is healthy; a failed task, a main task that finished, or a failed
+ * allocation makes it unhealthy at once; and if neither happened by `healthy_deadline` it is unhealthy, with
+ * one "Alloc Unhealthy" event per task that held it back. The verdict is reported once, then watching stops.
+ */
+import type { Clock } from '../drivers/clock.ts';
+import type { AllocState, TaskSpec, TaskState } from '../jobspec/types.ts';
+import { formatDuration } from '../../machines/duration.ts';
+import type { AllocRunnerHook } from './types.ts';
+
+/** Nomad's update block, as far as the client uses it. Durations are milliseconds. */
+export interface UpdateStrategy {
+  /** How long every task must have been running, unbroken, to count as healthy (Nomad's default 10s). */
+  minHealthyTime: number;
+  /** Healthy by then, or unhealthy (Nomad's default 5m). */
+  healthyDeadline: number;
+  /** `manual`: the operator sets health, no watcher runs. `checks` without service checks is `task_states`. */
+  healthCheck?: 'checks' | 'task_states' | 'manual';
+}
+
+/** Nomad's AllocDeploymentStatus, as the client sets it. */
+export interface DeploymentStatus {
+  healthy: boolean;
+  /** When the verdict was reached, on the runner's clock (ms). */
+  timestamp: number;
+}
+
+/** The task event type Nomad records on each task that made an allocation unhealthy. */
+export const ALLOC_UNHEALTHY = 'Alloc Unhealthy';
+
+/** Where the task states stand for health: Nomad's watchTaskEvents loop body, as a pure function. */
+export type TaskHealthVerdict =
+  | { kind: 'unhealthy' }
+  | { kind: 'waiting' }
+  /** Every task that counts is up; `since` is the latest start, so a restart moves it and restarts the wait. */
+  | { kind: 'started'; since: number };
+
+/** Judges a snapshot of the allocation: unhealthy now, still waiting for a task, or all started. */
+export function taskHealthVerdict(tasks: readonly TaskSpec[], state: AllocState): TaskHealthVerdict {
+  let since: number | undefined;
+  let waiting = false;
+  for (const task of tasks) {
+    const ts = state.taskStates[task.name];
+    if (!ts) continue;
+    const hook = task.lifecycle?.hook;
+    // Poststop tasks stay pending until the mains finish; a poststart task that ran and succeeded is done.
+    if (hook === 'poststop') continue;
+    if (hook === 'poststart' && ts.state === 'dead' && !ts.failed) continue;
+    // A failure, or a task that finished when it should be running (only prestart tasks may finish).
+    if (ts.failed || (ts.finishedAt !== undefined && hook !== 'prestart')) return { kind: 'unhealthy' };
+    if (ts.state === 'pending') waiting = true;
+    else since = Math.max(since ?? 0, ts.startedAt ?? 0);
+  }
+  // Failed at the alloc level (e.g. prerun) with no task to blame.
+  if (state.clientStatus === 'failed') return { kind: 'unhealthy' };
+  return waiting || since === undefined ? { kind: 'waiting' } : { kind: 'started', since };
+}
+
+/**
+ * Why a task held its allocation back at `deadline` (Nomad's taskHealthState.event), or undefined if it
+ * did not: failed, not running, dead when it should run, or running for less than min_healthy_time.
+ */
+export function unhealthyReason(task: TaskSpec, ts: TaskState | undefined, deadline: number, update: UpdateStrategy): string | undefined {
+  if (!ts) return undefined;
+  const minHealthy = formatDuration(update.minHealthyTime);
+  const healthyDeadline = formatDuration(update.healthyDeadline);
+  if (ts.failed) return 'Unhealthy because of failed task';
+  switch (ts.state) {
+    case 'pending':
+      return `Task not running by healthy_deadline of ${healthyDeadline}`;
+    case 'dead':
+      // Non-sidecar lifecycle tasks are healthy when they exit successfully.
+      return !task.lifecycle || task.lifecycle.sidecar ? 'Unhealthy because of dead task' : undefined;
+    case 'running':
+      return (ts.startedAt ?? 0) + update.minHealthyTime > deadline
+        ? `Task not running for min_healthy_time of ${minHealthy} by healthy_deadline of ${healthyDeadline}`
+        : undefined;
+  }
+}
+
+/** What the hook reports: the verdict, and the reason per task that made it unhealthy (none when healthy). */
+export interface HealthReport {
+  status: DeploymentStatus;
+  taskEvents: Record<string, { type: typeof ALLOC_UNHEALTHY; message: string }>;
+}
+
+/** How the health hook watches its allocation. */
+export interface HealthHookOptions {
+  update: UpdateStrategy;
+  tasks: readonly TaskSpec[];
+  clock: Clock;
+  /** Subscribes to the allocation's state, current value first; returns the unsubscribe function. */
+  watch(listener: (state: AllocState) => void): () => void;
+  /** Receives the verdict, once. */
+  report(report: HealthReport): void;
+}
+
+/**
+ * The deployment health hook. Prerun starts watching (unless health is manual); postrun, shutdown and
+ * destroy stop it; an update that stops the allocation stops it without a verdict, as Nomad does.
+ */
+export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
+  const { update, tasks, clock } = opts;
+  let stopWatching: (() => void) | undefined;
+  const timers: unknown[] = [];
+  let healthyTimer: unknown;
+  let startedSince: number | undefined;
+  let latest: AllocState | undefined;
+  let deadline = 0;
+  let reported = false;
+
+  const stop = () => {
+    stopWatching?.();
+    stopWatching = undefined;
+    for (const t of timers.splice(0)) clock.clearTimeout(t);
+    if (healthyTimer !== undefined) clock.clearTimeout(healthyTimer);
+    healthyTimer = undefined;
+  };
+
+  const finish = (healthy: boolean, taskEvents: HealthReport['taskEvents'] = {}) => {
+    if (reported) return;
+    reported = true;
+    stop();
+    opts.report({ status: { healthy, timestamp: clock.now() }, taskEvents });
+  };
+
+  const onState = (state: AllocState) => {
+    latest = state;
+    const verdict = taskHealthVerdict(tasks, state);
+    if (verdict.kind === 'unhealthy') {
+      finish(false, reasonsAt(deadline));
+      return;
+    }
+    const since = verdict.kind === 'started' ? verdict.since : undefined;
+    if (since === startedSince) return;
+    // Every change of the latest start (a restart, a task coming up later) restarts the min_healthy_time wait.
+    startedSince = since;
+    if (healthyTimer !== undefined) clock.clearTimeout(healthyTimer);
+    healthyTimer = since === undefined ? undefined : clock.setTimeout(() => finish(true), update.minHealthyTime);
+  };
+
+  // Judged against the deadline, as Nomad does even when a failure decides earlier: a task that is simply
+  // still young is not blamed for another task's failure.
+  const reasonsAt = (at: number): HealthReport['taskEvents'] => {
+    const events: HealthReport['taskEvents'] = {};
+    for (const task of tasks) {
+      const message = latest && unhealthyReason(task, latest.taskStates[task.name], at, update);
+      if (message) events[task.name] = { type: ALLOC_UNHEALTHY, message };
+    }
+    return events;
+  };
+
+  return {
+    name: 'health_watcher',
+    async prerun() {
+      if (update.healthCheck === 'manual' || reported || stopWatching) return;
+      deadline = clock.now() + update.healthyDeadline;
+      timers.push(clock.setTimeout(() => finish(false, reasonsAt(deadline)), update.healthyDeadline));
+      const unsubscribe = opts.watch(onState);
+      // The current state comes first and may already decide (a task failed before prerun ended).
+      if (reported) unsubscribe();
+      else stopWatching = unsubscribe;
+    },
+    async update({ alloc }) {
+      if (alloc.desiredStatus === 'stop') stop();
+    },
+    postrun: async () => stop(),
+    shutdown: async () => stop(),
+    destroy: async () => stop(),
+  };
+}
