@@ -65,6 +65,22 @@ export interface PortStatus {
   ports: PortConfig[];
 }
 
+/** How a started workload is reached on the network (Nomad's DriverNetwork), for poststart hooks. */
+export interface DriverNetwork {
+  ip?: string;
+  /** Port label to port, e.g. `{ http: 8080 }`. */
+  portMap?: Record<string, number>;
+  /** Whether services should advertise the driver's address rather than the host's. */
+  autoAdvertise?: boolean;
+}
+
+/** What a command run inside a task's context produced (Nomad's DriverExec result). */
+export interface ExecResult {
+  /** stdout and stderr, interleaved as written. */
+  output: string;
+  exitCode: number;
+}
+
 /** Drives one task's workload. */
 export interface Controller {
   /** Creates everything start needs; re-entrant (SwarmKit may answer ErrTaskPrepared). */
@@ -89,6 +105,10 @@ export interface Controller {
   handle?(): DriverHandle | undefined;
   stats?(intervalMs: number): Observable<ResourceUsage>;
   logs?(opts: LogOptions): Observable<LogLine>;
+  /** The started workload's network, if the driver gives it one. */
+  network?(): DriverNetwork | undefined;
+  /** Runs a command in the task's context (script checks); the timeout bounds it. */
+  exec?(command: string, args: string[], opts: { timeout: number }, signal: AbortSignal): Promise<ExecResult>;
   containerStatus?(signal: AbortSignal): Promise<ContainerStatus | undefined>;
   portStatus?(signal: AbortSignal): Promise<PortStatus | undefined>;
 }

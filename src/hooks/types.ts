@@ -4,7 +4,7 @@
  * immutable values built for that call: a hook must not keep one.
  */
 import type { Observable } from 'rxjs';
-import type { ResourceUsage } from '../drivers/controller.ts';
+import type { DriverNetwork, ExecResult, ResourceUsage } from '../drivers/controller.ts';
 import type { AllocSpec, TaskSpec, TaskState } from '../jobspec/types.ts';
 
 /** The environment a hook sees: interpolated variables, frozen. */
@@ -16,6 +16,8 @@ export interface TaskPrestartRequest {
   env: HookEnv;
   /** What this hook stored last time it ran (its `res.state`); hooks copy it forward themselves. */
   previousState?: unknown;
+  /** The task's resources (Nomad's TaskResources): `cpu` (MHz), `cores`, `memoryMB`, `memoryMaxMB`; empty when unset. */
+  resources: Readonly<Record<string, unknown>>;
 }
 
 /** Filled in by a prestart hook. `done` skips the hook on later starts while keeping its `env`. */
@@ -29,9 +31,17 @@ export interface TaskPrestartResponse {
   events?: { type: string; message?: string; details?: Record<string, string> }[];
 }
 
+/** Runs commands inside a running task (Nomad's DriverExec); absent when the driver cannot. */
+export interface DriverExec {
+  exec(command: string, args: string[], opts: { timeout: number }, signal: AbortSignal): Promise<ExecResult>;
+}
+
 export interface TaskPoststartRequest {
   env: HookEnv;
-  driverNetwork?: { ip?: string; portMap?: Record<string, number> };
+  /** The started workload's network, when the driver reports one. */
+  driverNetwork?: DriverNetwork;
+  /** Exec into the running task (script checks); present only when the driver supports it. */
+  driverExec?: DriverExec;
   task: TaskSpec;
   /** The driver's resource usage stream, when the driver reports stats. */
   stats?: (intervalMs: number) => Observable<ResourceUsage>;

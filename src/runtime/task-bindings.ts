@@ -113,13 +113,16 @@ export function bindTaskRunner(opts: TaskBindingsOptions) {
     switch (input.phase) {
       case 'prestart': {
         const res: TaskPrestartResponse = {};
-        await h.prestart!({ task, taskDir: opts.taskDirOf(task), env: env(), previousState: input.previousState }, res, signal);
+        const resources = Object.freeze({ ...task.resources });
+        await h.prestart!({ task, taskDir: opts.taskDirOf(task), env: env(), previousState: input.previousState, resources }, res, signal);
         return { env: res.env, state: res.state, done: res.done, events: res.events };
       }
       case 'poststart': {
         const ctrl = controllers.get(task.name);
         const stats = ctrl?.stats ? (ms: number) => ctrl.stats!(ms) : undefined;
-        await h.poststart!({ env: env(), task, stats }, signal);
+        const driverNetwork = ctrl?.network?.();
+        const driverExec = ctrl?.exec ? { exec: ctrl.exec.bind(ctrl) } : undefined;
+        await h.poststart!({ env: env(), task, stats, ...(driverNetwork && { driverNetwork }), ...(driverExec && { driverExec }) }, signal);
         return {};
       }
       case 'preKilling':

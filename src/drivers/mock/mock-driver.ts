@@ -5,7 +5,7 @@
 import { ReplaySubject, type Observable } from 'rxjs';
 import type { ExitResult, TaskSpec } from '../../jobspec/types.ts';
 import { sleep, type Clock } from '../clock.ts';
-import type { Controller, Driver, DriverContext, DriverHandle, LogLine, ShutdownOptions } from '../controller.ts';
+import type { Controller, Driver, DriverContext, DriverHandle, DriverNetwork, ExecResult, LogLine, ShutdownOptions } from '../controller.ts';
 import { killedBy } from '../signals.ts';
 import { parseMockConfig, type MockTaskConfig } from './mock-config.ts';
 
@@ -121,6 +121,29 @@ class MockController implements Controller {
     if (this.phase !== 'running') throw new TaskNotStartedError(this.task.name);
     killedBy(sig); // validates the name
     if (this.config!.signalError) throw new Error(this.config!.signalError);
+  }
+
+  network(): DriverNetwork | undefined {
+    const cfg = this.config;
+    if (this.phase !== 'running' || !cfg || (cfg.driverIp === undefined && cfg.driverPortMap === undefined)) return undefined;
+    return {
+      ...(cfg.driverIp !== undefined && { ip: cfg.driverIp }),
+      ...(cfg.driverPortMap && { portMap: { ...cfg.driverPortMap } }),
+      autoAdvertise: cfg.driverAdvertise,
+    };
+  }
+
+  /** Nomad's mock ExecTask: `exec_command`'s output and exit code after its run_for, on the clock. */
+  async exec(command: string, args: string[], opts: { timeout: number }, signal: AbortSignal): Promise<ExecResult> {
+    this.calls.push(`exec:${[command, ...args].join(' ')}`);
+    if (this.phase !== 'running') throw new TaskNotStartedError(this.task.name);
+    const result = this.config!.execCommand ?? { runFor: 0, exitCode: 0, stdoutString: '' };
+    if (result.runFor > opts.timeout) {
+      await sleep(this.clock, opts.timeout, signal);
+      throw new Error(`exec ${JSON.stringify(command)} in task ${JSON.stringify(this.task.name)} timed out after ${opts.timeout} ms`);
+    }
+    await sleep(this.clock, result.runFor, signal);
+    return { output: result.stdoutString, exitCode: result.exitCode };
   }
 
   handle(): DriverHandle | undefined {
