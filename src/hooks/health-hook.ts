@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../drivers/clock.ts';
 import type { AllocState, TaskSpec, TaskState } from '../jobspec/types.ts';
-import { formatDuration } from '../../machines/duration.ts';
+import { formatDuration } from '../../machines/model.ts';
 import type { AllocRunnerHook } from './types.ts';
 
 /** Nomad's update block, as far as the client uses it. Durations are milliseconds. */
