@@ -1,0 +1,84 @@
+/**
+ * The fleets P1 and P2 compare: N copies of one command started and killed by plain
+ * `child_process.spawn`, by an allocrun agent (one single-task raw_exec allocation each), and by pm2.
+ * Every process is tracked by pid so the benchmark can reap it whatever happens.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { firstValueFrom, filter } from 'rxjs';
+import type { AllocSpec } from '../../src/jobspec/types.ts';
+import { createAgent, type Agent } from '../../src/runtime/create-agent.ts';
+import { childPidsOf, trackPid } from './pids.ts';
+
+/** The command every fleet runs: a process that sits until killed. */
+export const SLEEP = { command: '/usr/bin/sleep', args: ['1000'] };
+/** The signal every fleet stops with (allocrun's kill_signal is set to match). */
+export const KILL_SIGNAL = 'SIGTERM';
+
+/** Raw `spawn`s, each in its own process group like raw_exec's. */
+export class RawFleet {
+  private procs: ChildProcess[] = [];
+
+  /** Spawns `n` processes; resolves once each has spawned. */
+  async start(n: number): Promise<void> {
+    this.procs = Array.from({ length: n }, () => spawn(SLEEP.command, SLEEP.args, { detached: true, stdio: 'ignore' }));
+    await Promise.all(this.procs.map((p) => once(p, 'spawn')));
+    for (const p of this.procs) trackPid(p.pid);
+  }
+
+  /** Signals every process group; resolves once each process has exited. */
+  async kill(): Promise<void> {
+    const exits = this.procs.map((p) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : once(p, 'exit')));
+    for (const p of this.procs) process.kill(-p.pid!, KILL_SIGNAL);
+    await Promise.all(exits);
+    this.procs = [];
+  }
+}
+
+/** One raw_exec allocation of `SLEEP`. */
+export function sleepAlloc(id: string): AllocSpec {
+  return {
+    id, job: 'bench', group: 'g', type: 'service',
+    tasks: [{ name: 'sleep', driver: 'raw_exec', config: { command: SLEEP.command, args: SLEEP.args }, killSignal: KILL_SIGNAL }],
+  };
+}
+
+/** An allocrun agent running one raw_exec allocation per process. */
+export class AllocrunFleet {
+  private readonly agent: Agent;
+  private seq = 0;
+
+  constructor(dataDir: string, builtinHooks = true) {
+    this.agent = createAgent({ dataDir, builtinHooks });
+  }
+
+  /** Runs `n` allocations; resolves once every one reports `running`. */
+  async start(n: number): Promise<void> {
+    const before = new Set(childPidsOf(process.pid));
+    const runners = Array.from({ length: n }, () => this.agent.run(sleepAlloc(`a${this.seq++}`)));
+    try {
+      await Promise.all(runners.map((r) => firstValueFrom(r.state$.pipe(filter((s) => s.clientStatus !== 'pending')))));
+    } finally {
+      for (const pid of childPidsOf(process.pid)) if (!before.has(pid)) trackPid(pid);
+    }
+    const bad = runners.find((r) => r.getState().clientStatus !== 'running');
+    if (bad) throw new Error(`an allocation did not reach running: ${JSON.stringify(bad.getState())}`);
+  }
+
+  /** Sends KILL to every allocation; resolves once every one is terminal. */
+  async kill(): Promise<void> {
+    const runners = this.agent.list();
+    for (const r of runners) r.send({ type: 'KILL' });
+    await Promise.all(runners.map((r) => r.done));
+  }
+
+  /** The allocations' runners. */
+  runners() {
+    return this.agent.list();
+  }
+
+  /** Stops the runners' actors (their processes are gone after `kill`). */
+  stop(): void {
+    for (const r of this.agent.list()) r.stop();
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The agent process of P6, run as a child of bench/p6-idle.ts so its CPU and memory are its own: starts
+ * an agent with the built-in hooks, runs N raw_exec `sleep` allocations, tells the parent their pids (so
+ * the parent can reap them whatever happens), then measures its own CPU while they sit idle, first with
+ * nobody reading stats, then with a subscriber on every allocation's `stats$`. Reports over IPC, kills the
+ * allocations and exits.
+ *
+ *   node --import tsx bench/lib/idle-agent.ts <allocs> <idle seconds> <watched seconds>
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Subscription } from 'rxjs';
+import { AllocrunFleet } from './fleets.ts';
+import { childPidsOf } from './pids.ts';
+import { cpuMsSince } from './stats.ts';
+
+/** What the child reports to the parent. */
+export type IdleAgentMessage =
+  | { type: 'pids'; pids: number[] }
+  | { type: 'result'; allocs: number; idleSec: number; idleCpuMs: number; watchedSec: number; watchedCpuMs: number; rssBefore: number; rssIdle: number; startMs: number };
+
+const send = (m: IdleAgentMessage) => new Promise<void>((resolve) => process.send!(m, () => resolve()));
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const [allocs, idleSec, watchedSec] = process.argv.slice(2).map(Number) as [number, number, number];
+const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p6-'));
+const fleet = new AllocrunFleet(dataDir);
+try {
+  global.gc?.();
+  const rssBefore = process.memoryUsage().rss;
+  const t0 = performance.now();
+  try {
+    await fleet.start(allocs);
+  } finally {
+    await send({ type: 'pids', pids: childPidsOf(process.pid) });
+  }
+  const startMs = performance.now() - t0;
+  // Let the start's aftermath (state writes, first timers) pass before the idle window opens.
+  await wait(2_000);
+  let c0 = process.cpuUsage();
+  await wait(idleSec * 1000);
+  const idleCpuMs = cpuMsSince(c0);
+  global.gc?.();
+  const rssIdle = process.memoryUsage().rss;
+
+  const subs: Subscription[] = fleet.runners().map((r) => r.stats$.subscribe(() => undefined));
+  c0 = process.cpuUsage();
+  await wait(watchedSec * 1000);
+  const watchedCpuMs = cpuMsSince(c0);
+  for (const s of subs) s.unsubscribe();
+
+  await send({ type: 'result', allocs, idleSec, idleCpuMs, watchedSec, watchedCpuMs, rssBefore, rssIdle, startMs });
+  await fleet.kill();
+  fleet.stop();
+} finally {
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+}
+process.exit(0);

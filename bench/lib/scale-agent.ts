@@ -1,0 +1,111 @@
+/**
+ * The agent process of P4, run as a child of bench/p4-scale.ts with --expose-gc so heap figures are taken
+ * after a full collection. All on the mock driver (real clock, main tasks run for 24 h), so ten thousand
+ * allocations need no ten thousand processes:
+ *  1. heap per live bare XState allocation of the same shape (the yardstick);
+ *  2. N allocations under one agent with the built-in hooks, all running: heap per allocation;
+ *  3. KILL → terminal for K of them, one at a time, while the rest live: latency percentiles;
+ *  4. agent shutdown, then a new agent on the same data dir: time until every allocation runs again.
+ *
+ *   node --expose-gc --import tsx bench/lib/scale-agent.ts <allocs> <kills>
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { filter, firstValueFrom } from 'rxjs';
+import type { AllocState } from '../../src/jobspec/types.ts';
+import type { AllocRunner } from '../../src/runtime/create-alloc-runner.ts';
+import { createAgent } from '../../src/runtime/create-agent.ts';
+import { startBareAlloc } from './bare-alloc.ts';
+import { quantile } from './stats.ts';
+import { threeTaskSpec } from './three-task-spec.ts';
+
+/** What the child reports to the parent. */
+export interface ScaleReport {
+  allocs: number;
+  bareHeapPerAlloc: number;
+  heapPerAlloc: number;
+  startMs: number;
+  kills: number;
+  killP50: number;
+  killP99: number;
+  killMax: number;
+  restored: number;
+  restoreMs: number;
+}
+
+const DAY = '24h';
+const BATCH = 500;
+
+function heapAfterGc(): number {
+  for (let i = 0; i < 3; i++) global.gc!();
+  return process.memoryUsage().heapUsed;
+}
+
+/** The main task runs (the prestart task has finished, the poststop one waits). */
+const mainRuns = (s: AllocState) => s.taskStates.main?.state === 'running';
+const running = (r: AllocRunner) => firstValueFrom(r.state$.pipe(filter((s) => mainRuns(s) || s.taskStates.main?.state === 'dead')));
+
+const [allocs, kills] = process.argv.slice(2).map(Number) as [number, number];
+if (!global.gc) throw new Error('run with --expose-gc');
+const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p4-'));
+try {
+  // 1. The bare yardstick.
+  let heap0 = heapAfterGc();
+  const bare = Array.from({ length: allocs }, () => startBareAlloc({ prestart: 0, main: 86_400_000, poststop: 0 }));
+  while (!bare.every((b) => b.main())) await new Promise((r) => setTimeout(r, 50));
+  const bareHeapPerAlloc = (heapAfterGc() - heap0) / allocs;
+  for (const b of bare) b.actor.send({ type: 'KILL' });
+  await Promise.all(bare.map((b) => b.done));
+  bare.length = 0;
+
+  // 2. N live allocations under one agent.
+  heap0 = heapAfterGc();
+  const agent = createAgent({ dataDir });
+  const t0 = performance.now();
+  const runners: AllocRunner[] = [];
+  for (let i = 0; i < allocs; i += BATCH) {
+    const batch = Array.from({ length: Math.min(BATCH, allocs - i) }, (_, j) => agent.run(threeTaskSpec(`p4-${i + j}`, DAY)));
+    await Promise.all(batch.map(running));
+    runners.push(...batch);
+  }
+  const startMs = performance.now() - t0;
+  const notRunning = runners.filter((r) => !mainRuns(r.getState())).length;
+  if (notRunning > 0) throw new Error(`${notRunning} allocations did not reach running`);
+  // Let the state writes of the start drain before weighing the heap.
+  await new Promise((r) => setTimeout(r, 2_000));
+  const heapPerAlloc = (heapAfterGc() - heap0) / allocs;
+
+  // 3. KILL → terminal, one at a time, spread over the fleet, while the rest live.
+  const latencies: number[] = [];
+  const step = Math.max(1, Math.floor(allocs / kills));
+  for (let i = 0; i < allocs && latencies.length < kills; i += step) {
+    const r = runners[i]!;
+    const k0 = performance.now();
+    r.send({ type: 'KILL' });
+    await r.done;
+    latencies.push(performance.now() - k0);
+  }
+
+  // 4. Restart: persist and detach everything, then a new agent restores from the data dir.
+  await agent.shutdown();
+  for (const r of runners) r.stop();
+  runners.length = 0;
+  const agent2 = createAgent({ dataDir });
+  const r0 = performance.now();
+  const restored = await agent2.start();
+  await Promise.all(restored.map(running));
+  const restoreMs = performance.now() - r0;
+  const back = restored.filter((r) => mainRuns(r.getState())).length;
+
+  const report: ScaleReport = {
+    allocs, bareHeapPerAlloc, heapPerAlloc, startMs,
+    kills: latencies.length, killP50: quantile(latencies, 0.5), killP99: quantile(latencies, 0.99), killMax: Math.max(...latencies),
+    restored: back, restoreMs,
+  };
+  await new Promise<void>((resolve) => process.send!(report, () => resolve()));
+  for (const r of restored) r.stop();
+} finally {
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+}
+process.exit(0);

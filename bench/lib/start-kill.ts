@@ -1,0 +1,83 @@
+/**
+ * The experiment behind P1 and P2: in each round, every fleet starts N sleeping processes (timed until all
+ * run), then kills them (timed until all are dead). Fleets alternate within a round so drift on a shared
+ * machine hits each alike; figures are medians over rounds.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AllocrunFleet, RawFleet, SLEEP } from './fleets.ts';
+import { killTracked } from './pids.ts';
+import { openPm2 } from './pm2-fleet.ts';
+import { median } from './stats.ts';
+
+/** Median start and kill times (ms) of one fleet. */
+export interface FleetTimes {
+  name: string;
+  startMs: number;
+  killMs: number;
+}
+
+/** Medians per fleet, plus why pm2 was left out when it was. */
+export interface StartKillResult {
+  n: number;
+  rounds: number;
+  fleets: FleetTimes[];
+  pm2Skipped?: string;
+}
+
+interface Fleet {
+  start(n: number): Promise<void>;
+  kill(): Promise<void>;
+  stop?(): void;
+}
+
+/** Runs the rounds for every fleet; always reaps what it started. */
+export async function measureStartKill(opts: { n: number; rounds: number; withPm2: boolean }): Promise<StartKillResult> {
+  const root = await mkdtemp(join(tmpdir(), 'allocrun-startkill-'));
+  const pm2 = opts.withPm2 ? await openPm2() : { skipped: 'not asked for' };
+  const pm2Fleet = 'skipped' in pm2 ? undefined : pm2;
+  let dirs = 0;
+  const makers: { name: string; make: () => Fleet }[] = [
+    { name: 'raw spawn', make: () => new RawFleet() },
+    { name: 'allocrun agent, built-in hooks', make: () => new AllocrunFleet(join(root, String(dirs++))) },
+    { name: 'allocrun agent, no built-in hooks', make: () => new AllocrunFleet(join(root, String(dirs++)), false) },
+  ];
+  if (pm2Fleet) {
+    makers.push({
+      name: 'pm2',
+      make: () => ({ start: (n) => pm2Fleet.start(n, SLEEP.command, SLEEP.args), kill: () => pm2Fleet.stopAll() }),
+    });
+  }
+  const starts = new Map<string, number[]>(makers.map((m) => [m.name, []]));
+  const kills = new Map<string, number[]>(makers.map((m) => [m.name, []]));
+  try {
+    // Round 0 warms up (JIT, first spawns, pm2's first start) and is not counted.
+    for (let round = 0; round <= opts.rounds; round++) {
+      for (const m of makers) {
+        const fleet = m.make();
+        let t0 = performance.now();
+        await fleet.start(opts.n);
+        const startMs = performance.now() - t0;
+        t0 = performance.now();
+        await fleet.kill();
+        const killMs = performance.now() - t0;
+        fleet.stop?.();
+        if (round > 0) {
+          starts.get(m.name)!.push(startMs);
+          kills.get(m.name)!.push(killMs);
+        }
+      }
+    }
+  } finally {
+    if (pm2Fleet) await pm2Fleet.close();
+    killTracked();
+    await rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  }
+  return {
+    n: opts.n,
+    rounds: opts.rounds,
+    fleets: makers.map((m) => ({ name: m.name, startMs: median(starts.get(m.name)!), killMs: median(kills.get(m.name)!) })),
+    ...('skipped' in pm2 && opts.withPm2 ? { pm2Skipped: pm2.skipped } : {}),
+  };
+}

@@ -1,0 +1,52 @@
+/** Small statistics and formatting helpers shared by the benchmarks. */
+
+/** The median of `xs` (the upper one for an even count); NaN for none. */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return NaN;
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+}
+
+/** The q-quantile (0..1) of `xs` by the nearest-rank method. */
+export function quantile(xs: readonly number[], q: number): number {
+  if (xs.length === 0) return NaN;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+/** `x` with `digits` decimals, or `n/a` when it is not a finite number. */
+export function fmt(x: number, digits = 1): string {
+  return Number.isFinite(x) ? x.toFixed(digits) : 'n/a';
+}
+
+/** Prints rows as a left-aligned text table under a header. */
+export function printTable(header: readonly string[], rows: readonly (readonly string[])[]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  console.log(line(header));
+  for (const r of rows) console.log(line(r));
+}
+
+/** One line of the README's benchmark table: what was measured, against what, and whether the goal holds. */
+export interface GoalRow {
+  item: string;
+  figure: string;
+  baseline: string;
+  ratio: string;
+  goal: string;
+  met: boolean | undefined;
+}
+
+/** Prints goal rows as Markdown, ready for the README's benchmark table. */
+export function printGoalRows(rows: readonly GoalRow[]): void {
+  console.log('');
+  for (const r of rows) {
+    const met = r.met === undefined ? 'n/a' : r.met ? 'yes' : 'no';
+    console.log(`| ${r.item} | ${r.figure} | ${r.baseline} | ${r.ratio} | ${r.goal} | ${met} |`);
+  }
+}
+
+/** Milliseconds of CPU (user + system) this process used since `since`. */
+export function cpuMsSince(since: NodeJS.CpuUsage): number {
+  const c = process.cpuUsage(since);
+  return (c.user + c.system) / 1000;
+}

@@ -1,0 +1,76 @@
+/**
+ * P4: ten thousand live three-task allocations in one agent, on the mock driver (real clock, the main
+ * task runs for 24 h, so no OS processes are involved): heap per allocation after a full GC (beside a
+ * bare XState allocation of the same shape), KILL → terminal latency while the rest live, and the time a
+ * new agent takes to restore them all. Runs in a child process with --expose-gc.
+ *
+ *   npx tsx bench/p4-scale.ts [--quick] [--n 10000]
+ */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { benchArgs, isMain } from './lib/args.ts';
+import { killTracked, trackPid } from './lib/pids.ts';
+import type { ScaleReport } from './lib/scale-agent.ts';
+import { fmt, printGoalRows, printTable, type GoalRow } from './lib/stats.ts';
+
+/** Runs the scale agent in a child and returns its report. */
+export async function runP4(opts: { n: number; kills: number }): Promise<ScaleReport> {
+  const child = fork(fileURLToPath(new URL('./lib/scale-agent.ts', import.meta.url)), [String(opts.n), String(opts.kills)], {
+    execArgv: ['--import', 'tsx', '--expose-gc', '--max-old-space-size=8192'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  trackPid(child.pid);
+  let report: ScaleReport | undefined;
+  child.on('message', (m: ScaleReport) => (report = m));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  killTracked();
+  if (!report) throw new Error(`the scale agent exited (${code}) without a report`);
+  return report;
+}
+
+/** The README rows for P4. */
+export function p4Goals(r: ScaleReport): GoalRow[] {
+  const kb = r.heapPerAlloc / 1024;
+  return [
+    {
+      item: `P4 heap per live 3-task alloc (${r.allocs}, mock)`,
+      figure: `${fmt(kb, 1)} KB`,
+      baseline: `bare XState ${fmt(r.bareHeapPerAlloc / 1024, 1)} KB`,
+      ratio: `${fmt(r.heapPerAlloc / r.bareHeapPerAlloc, 1)}×`,
+      goal: '≤ 40 KB',
+      met: kb <= 40,
+    },
+    {
+      item: `P4 KILL → dead p99 while ${r.allocs - 1} live`,
+      figure: `${fmt(r.killP99, 1)} ms (p50 ${fmt(r.killP50, 1)})`,
+      baseline: '',
+      ratio: '',
+      goal: '≤ 50 ms',
+      met: r.killP99 <= 50,
+    },
+    {
+      item: `P4 agent restart restores all`,
+      figure: `${r.restored} in ${fmt(r.restoreMs / 1000, 2)} s`,
+      baseline: `first start ${fmt(r.startMs / 1000, 1)} s`,
+      ratio: `${fmt(r.restoreMs / r.startMs, 2)}×`,
+      goal: '≤ 10 s',
+      met: r.restoreMs <= 10_000 && r.restored === r.allocs - r.kills,
+    },
+  ];
+}
+
+if (isMain(import.meta.url)) {
+  const args = benchArgs({ n: 10_000, quickN: 100, rounds: 1 });
+  const r = await runP4({ n: args.n, kills: Math.min(200, Math.max(5, Math.floor(args.n / 10))) });
+  console.log(`P4: ${r.allocs} live 3-task allocations in one agent (mock driver, main runs 24 h, built-in hooks on)`);
+  printTable(
+    ['measure', 'figure'],
+    [
+      ['heap per alloc after GC', `${fmt(r.heapPerAlloc / 1024, 1)} KB (bare XState: ${fmt(r.bareHeapPerAlloc / 1024, 1)} KB)`],
+      ['all started and running', `${fmt(r.startMs / 1000, 2)} s`],
+      [`KILL → terminal, ${r.kills} allocs one by one`, `p50 ${fmt(r.killP50, 1)} ms, p99 ${fmt(r.killP99, 1)} ms, max ${fmt(r.killMax, 1)} ms`],
+      ['restart: restored and running', `${r.restored} in ${fmt(r.restoreMs / 1000, 2)} s`],
+    ],
+  );
+  printGoalRows(p4Goals(r));
+}
