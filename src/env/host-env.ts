@@ -10,8 +10,27 @@ export const DEFAULT_ENV_DENYLIST: readonly string[] = [
   'GOOGLE_APPLICATION_CREDENTIALS',
 ];
 
-/** A frozen copy of `env` without the denied keys (and without NOMAD_* of the agent's own, which tasks get fresh). */
+/** `process.env` filtered, by denylist (joined, so equal lists share one entry). */
+const processEnvCache = new Map<string, Readonly<Record<string, string>>>();
+
+/**
+ * A frozen copy of `env` without the denied keys (and without NOMAD_* of the agent's own, which tasks get
+ * fresh). For `process.env` it is computed once per process and denylist, as Nomad's client reads its
+ * environment once at start: reading `process.env` key by key costs about half a millisecond, too much
+ * to repeat for every allocation. Later changes to `process.env` are not seen; pass a copy to see them.
+ */
 export function hostEnvFor(env: NodeJS.ProcessEnv, denylist: readonly string[] = DEFAULT_ENV_DENYLIST): Readonly<Record<string, string>> {
+  if (env !== process.env) return filterEnv(env, denylist);
+  const key = denylist.join('\0');
+  let cached = processEnvCache.get(key);
+  if (!cached) {
+    cached = filterEnv(env, denylist);
+    processEnvCache.set(key, cached);
+  }
+  return cached;
+}
+
+function filterEnv(env: NodeJS.ProcessEnv, denylist: readonly string[]): Readonly<Record<string, string>> {
   const denied = new Set(denylist);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {

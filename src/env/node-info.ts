@@ -28,27 +28,51 @@ function stableNodeId(host: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-/** This machine as a Nomad node in `dc1`/`global`, with Nomad's common fingerprint attributes. */
+let fingerprint: { id: string; name: string; attributes: Readonly<Record<string, string>> } | undefined;
+
+/** Hostname, id and attributes of this machine, fingerprinted once per process (as Nomad's client does at start). */
+function localFingerprint() {
+  if (!fingerprint) {
+    const host = hostname();
+    fingerprint = {
+      id: stableNodeId(host),
+      name: host,
+      attributes: Object.freeze({
+        'unique.hostname': host,
+        'kernel.name': platform(),
+        'kernel.version': release(),
+        'kernel.arch': arch(),
+        'os.name': osType().toLowerCase(),
+        'cpu.arch': arch(),
+        // os.cpus() reads /proc/cpuinfo and /proc/stat: far too slow to repeat for every allocation.
+        'cpu.numcores': String(cpus().length),
+        'memory.totalbytes': String(totalmem()),
+        'driver.raw_exec': '1',
+      }),
+    };
+  }
+  return fingerprint;
+}
+
+let plainNode: NodeInfo | undefined;
+
+/**
+ * This machine as a Nomad node in `dc1`/`global`, with Nomad's common fingerprint attributes. The
+ * machine is fingerprinted once per process; the result is frozen (and shared when there are no overrides).
+ */
 export function localNodeInfo(overrides: Partial<NodeInfo> = {}): NodeInfo {
-  const host = hostname();
-  const attributes: Record<string, string> = {
-    'unique.hostname': host,
-    'kernel.name': platform(),
-    'kernel.version': release(),
-    'kernel.arch': arch(),
-    'os.name': osType().toLowerCase(),
-    'cpu.arch': arch(),
-    'cpu.numcores': String(cpus().length),
-    'memory.totalbytes': String(totalmem()),
-    'driver.raw_exec': '1',
-  };
-  return {
-    id: stableNodeId(host),
-    name: host,
+  const plain = Object.keys(overrides).length === 0;
+  if (plain && plainNode) return plainNode;
+  const f = localFingerprint();
+  const node: NodeInfo = Object.freeze({
+    id: f.id,
+    name: f.name,
     datacenter: 'dc1',
     region: 'global',
     ...overrides,
-    attributes: { ...attributes, ...overrides.attributes },
-    meta: { ...overrides.meta },
-  };
+    attributes: Object.freeze({ ...f.attributes, ...overrides.attributes }),
+    meta: Object.freeze({ ...overrides.meta }),
+  });
+  if (plain) plainNode = node;
+  return node;
 }

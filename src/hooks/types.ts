@@ -67,6 +67,18 @@ export interface TaskStopRequest {
   taskState: TaskState;
 }
 
+/**
+ * Where the stats hook hands a running task's usage stream (Nomad's AllocStatsReporter side of the
+ * stats hook). The sink decides when to sample: opening the stream costs `/proc` reads, so a sink
+ * opens it only while someone reads the figures.
+ */
+export interface StatsSink {
+  /** The task runs and `open()` streams its resource usage; replaces an earlier stream of that task. */
+  track(task: string, open: () => Observable<ResourceUsage>): void;
+  /** The task no longer runs: close its stream and forget its figures. */
+  untrack(task: string): void;
+}
+
 /** A task runner hook. Stop hooks run once when the task will never run again and must be idempotent. */
 export interface TaskHook {
   readonly name: string;

@@ -3,7 +3,7 @@
  * process group, to account CPU and memory, and to read a zombie's exit status. Synchronous on purpose:
  * each file is a few hundred bytes served from kernel memory, and a sync read cannot interleave with an exit.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /** Linux's USER_HZ: the unit of `/proc/<pid>/stat` times. It is 100 on every mainstream architecture. */
 export const DEFAULT_CLOCK_TICKS = 100;
@@ -69,6 +69,8 @@ export interface ProcMemory {
   swap: number;
 }
 
+const VM_FIELDS = { rss: /^VmRSS:\s+(\d+)\s+kB/m, vms: /^VmSize:\s+(\d+)\s+kB/m, swap: /^VmSwap:\s+(\d+)\s+kB/m };
+
 /** Reads VmRSS/VmSize/VmSwap from `/proc/<pid>/status` (kB there, so no page-size guess is needed). */
 export function readProcMemory(pid: number): ProcMemory | undefined {
   let text: string;
@@ -77,28 +79,94 @@ export function readProcMemory(pid: number): ProcMemory | undefined {
   } catch {
     return undefined;
   }
-  const kb = (key: string): number => {
-    const m = new RegExp(`^${key}:\\s+(\\d+)\\s+kB`, 'm').exec(text);
+  const kb = (re: RegExp): number => {
+    const m = re.exec(text);
     return m ? Number(m[1]) * 1024 : 0;
   };
-  return { rss: kb('VmRSS'), vms: kb('VmSize'), swap: kb('VmSwap') };
+  return { rss: kb(VM_FIELDS.rss), vms: kb(VM_FIELDS.vms), swap: kb(VM_FIELDS.swap) };
 }
 
-/** Every live process whose process group is `pgid` (the leader included while it lives). */
-export function processGroupMembers(pgid: number): ProcStat[] {
+/** Whether a /proc entry name is a pid (all digits), without a regex per entry. */
+function isPidName(name: string): boolean {
+  if (name.length === 0) return false;
+  for (let i = 0; i < name.length; i++) {
+    const c = name.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/** Every live process on the host by process group: one pass over `/proc`, one `stat` read per process. */
+export function scanProcessGroups(): Map<number, ProcStat[]> {
+  const groups = new Map<number, ProcStat[]>();
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return [];
+    return groups;
   }
-  const members: ProcStat[] = [];
   for (const name of entries) {
-    if (!/^\d+$/.test(name)) continue;
+    if (!isPidName(name)) continue;
     const stat = readProcStat(Number(name));
-    if (stat && stat.pgrp === pgid && isLive(stat)) members.push(stat);
+    if (!isLive(stat)) continue;
+    const members = groups.get(stat.pgrp);
+    if (members) members.push(stat);
+    else groups.set(stat.pgrp, [stat]);
   }
-  return members;
+  return groups;
+}
+
+/** Every live process whose process group is `pgid` (the leader included while it lives). */
+export function processGroupMembers(pgid: number): ProcStat[] {
+  return scanProcessGroups().get(pgid) ?? [];
+}
+
+let childrenFiles: boolean | undefined;
+
+/** Whether this kernel offers `/proc/<pid>/task/<tid>/children` (CONFIG_PROC_CHILDREN), checked once. */
+function hasChildrenFiles(): boolean {
+  childrenFiles ??= existsSync(`/proc/${process.pid}/task/${process.pid}/children`);
+  return childrenFiles;
+}
+
+/**
+ * The live descendants of `pid` (not `pid` itself), found through `/proc/<pid>/task/<tid>/children`
+ * without scanning every process on the host. Undefined when the kernel has no such files: the caller
+ * must scan `/proc` instead.
+ */
+export function descendantsOf(pid: number): ProcStat[] | undefined {
+  if (!hasChildrenFiles()) return undefined;
+  const found: ProcStat[] = [];
+  const seen = new Set<number>([pid]);
+  const queue = [pid];
+  while (queue.length > 0) {
+    const parent = queue.shift()!;
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${parent}/task`);
+    } catch {
+      continue; // exited meanwhile
+    }
+    for (const tid of tids) {
+      let text: string;
+      try {
+        text = readFileSync(`/proc/${parent}/task/${tid}/children`, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const word of text.split(' ')) {
+        if (!isPidName(word)) continue;
+        const child = Number(word);
+        if (seen.has(child)) continue;
+        seen.add(child);
+        const stat = readProcStat(child);
+        if (!isLive(stat)) continue;
+        found.push(stat);
+        queue.push(child);
+      }
+    }
+  }
+  return found;
 }
 
 /** Decodes a waitpid status into Nomad's exit convention: a signal death reports 128 + signo. */
