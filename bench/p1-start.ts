@@ -29,7 +29,10 @@ export function p1Goals(r: StartKillResult): GoalRow[] {
 export function printP1(r: StartKillResult): void {
   const raw = r.fleets[0]!.startMs;
   console.log(`P1: ${r.n} processes of \`sleep 1000\` from start to all running; median of ${r.rounds} rounds`);
-  printTable(['fleet', 'to running ms', 'vs raw spawn'], r.fleets.map((f) => [f.name, fmt(f.startMs, 1), `${fmt(f.startMs / raw, 2)}×`]));
+  printTable(
+    ['fleet', 'to running ms', 'vs raw spawn', 'CPU ms here'],
+    r.fleets.map((f) => [f.name, fmt(f.startMs, 1), `${fmt(f.startMs / raw, 2)}×`, f.name === 'pm2' ? `${fmt(f.startCpuMs, 0)} (+ daemon)` : fmt(f.startCpuMs, 0)]),
+  );
   if (r.pm2Skipped) console.log(`pm2 skipped: ${r.pm2Skipped}`);
   printGoalRows(p1Goals(r));
 }

@@ -29,7 +29,10 @@ export function p2Goals(r: StartKillResult): GoalRow[] {
 export function printP2(r: StartKillResult): void {
   const raw = r.fleets[0]!.killMs;
   console.log(`P2: ${r.n} running \`sleep 1000\` processes from the kill to all dead; median of ${r.rounds} rounds`);
-  printTable(['fleet', 'kill → dead ms', 'vs raw kill'], r.fleets.map((f) => [f.name, fmt(f.killMs, 1), `${fmt(f.killMs / raw, 2)}×`]));
+  printTable(
+    ['fleet', 'kill → dead ms', 'vs raw kill', 'CPU ms here'],
+    r.fleets.map((f) => [f.name, fmt(f.killMs, 1), `${fmt(f.killMs / raw, 2)}×`, f.name === 'pm2' ? `${fmt(f.killCpuMs, 0)} (+ daemon)` : fmt(f.killCpuMs, 0)]),
+  );
   if (r.pm2Skipped) console.log(`pm2 skipped: ${r.pm2Skipped}`);
   printGoalRows(p2Goals(r));
 }

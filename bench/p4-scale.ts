@@ -14,8 +14,8 @@ import type { ScaleReport } from './lib/scale-agent.ts';
 import { fmt, printGoalRows, printTable, type GoalRow } from './lib/stats.ts';
 
 /** Runs the scale agent in a child and returns its report. */
-export async function runP4(opts: { n: number; kills: number }): Promise<ScaleReport> {
-  const child = fork(fileURLToPath(new URL('./lib/scale-agent.ts', import.meta.url)), [String(opts.n), String(opts.kills)], {
+export async function runP4(opts: { n: number; kills: number; drainMs?: number }): Promise<ScaleReport> {
+  const child = fork(fileURLToPath(new URL('./lib/scale-agent.ts', import.meta.url)), [String(opts.n), String(opts.kills), String(opts.drainMs ?? 2_000)], {
     execArgv: ['--import', 'tsx', '--expose-gc', '--max-old-space-size=8192'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

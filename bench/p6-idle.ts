@@ -16,8 +16,8 @@ import { fmt, printGoalRows, printTable, type GoalRow } from './lib/stats.ts';
 type Result = Extract<IdleAgentMessage, { type: 'result' }>;
 
 /** Runs the idle agent in a child and returns its report. */
-export async function runP6(opts: { n: number; idleSec: number; watchedSec: number }): Promise<Result> {
-  const child = fork(fileURLToPath(new URL('./lib/idle-agent.ts', import.meta.url)), [String(opts.n), String(opts.idleSec), String(opts.watchedSec)], {
+export async function runP6(opts: { n: number; idleSec: number; watchedSec: number; settleSec?: number }): Promise<Result> {
+  const child = fork(fileURLToPath(new URL('./lib/idle-agent.ts', import.meta.url)), [String(opts.n), String(opts.idleSec), String(opts.watchedSec), String(opts.settleSec ?? 2)], {
     execArgv: ['--import', 'tsx', '--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

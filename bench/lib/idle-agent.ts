@@ -5,7 +5,7 @@
  * nobody reading stats, then with a subscriber on every allocation's `stats$`. Reports over IPC, kills the
  * allocations and exits.
  *
- *   node --import tsx bench/lib/idle-agent.ts <allocs> <idle seconds> <watched seconds>
+ *   node --import tsx bench/lib/idle-agent.ts <allocs> <idle seconds> <watched seconds> [settle seconds = 2]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ export type IdleAgentMessage =
 const send = (m: IdleAgentMessage) => new Promise<void>((resolve) => process.send!(m, () => resolve()));
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const [allocs, idleSec, watchedSec] = process.argv.slice(2).map(Number) as [number, number, number];
+const [allocs, idleSec, watchedSec, settleSec = 2] = process.argv.slice(2).map(Number) as [number, number, number, number?];
 const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p6-'));
 const fleet = new AllocrunFleet(dataDir);
 try {
@@ -37,7 +37,7 @@ try {
   }
   const startMs = performance.now() - t0;
   // Let the start's aftermath (state writes, first timers) pass before the idle window opens.
-  await wait(2_000);
+  await wait(settleSec * 1000);
   let c0 = process.cpuUsage();
   await wait(idleSec * 1000);
   const idleCpuMs = cpuMsSince(c0);

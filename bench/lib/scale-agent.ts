@@ -7,7 +7,7 @@
  *  3. KILL → terminal for K of them, one at a time, while the rest live: latency percentiles;
  *  4. agent shutdown, then a new agent on the same data dir: time until every allocation runs again.
  *
- *   node --expose-gc --import tsx bench/lib/scale-agent.ts <allocs> <kills>
+ *   node --expose-gc --import tsx bench/lib/scale-agent.ts <allocs> <kills> [drain ms = 2000]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -46,7 +46,7 @@ function heapAfterGc(): number {
 const mainRuns = (s: AllocState) => s.taskStates.main?.state === 'running';
 const running = (r: AllocRunner) => firstValueFrom(r.state$.pipe(filter((s) => mainRuns(s) || s.taskStates.main?.state === 'dead')));
 
-const [allocs, kills] = process.argv.slice(2).map(Number) as [number, number];
+const [allocs, kills, drainMs = 2_000] = process.argv.slice(2).map(Number) as [number, number, number?];
 if (!global.gc) throw new Error('run with --expose-gc');
 const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p4-'));
 try {
@@ -73,7 +73,7 @@ try {
   const notRunning = runners.filter((r) => !mainRuns(r.getState())).length;
   if (notRunning > 0) throw new Error(`${notRunning} allocations did not reach running`);
   // Let the state writes of the start drain before weighing the heap.
-  await new Promise((r) => setTimeout(r, 2_000));
+  await new Promise((r) => setTimeout(r, drainMs));
   const heapPerAlloc = (heapAfterGc() - heap0) / allocs;
 
   // 3. KILL → terminal, one at a time, spread over the fleet, while the rest live.

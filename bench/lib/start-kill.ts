@@ -9,13 +9,16 @@ import { join } from 'node:path';
 import { AllocrunFleet, RawFleet, SLEEP } from './fleets.ts';
 import { killTracked } from './pids.ts';
 import { openPm2 } from './pm2-fleet.ts';
-import { median } from './stats.ts';
+import { cpuMsSince, median } from './stats.ts';
 
 /** Median start and kill times (ms) of one fleet. */
 export interface FleetTimes {
   name: string;
   startMs: number;
   killMs: number;
+  /** CPU time of this process (user + system) for the start and for the kill. */
+  startCpuMs: number;
+  killCpuMs: number;
 }
 
 /** Medians per fleet, plus why pm2 was left out when it was. */
@@ -51,21 +54,29 @@ export async function measureStartKill(opts: { n: number; rounds: number; withPm
   }
   const starts = new Map<string, number[]>(makers.map((m) => [m.name, []]));
   const kills = new Map<string, number[]>(makers.map((m) => [m.name, []]));
+  const startCpu = new Map<string, number[]>(makers.map((m) => [m.name, []]));
+  const killCpu = new Map<string, number[]>(makers.map((m) => [m.name, []]));
   try {
     // Round 0 warms up (JIT, first spawns, pm2's first start) and is not counted.
     for (let round = 0; round <= opts.rounds; round++) {
       for (const m of makers) {
         const fleet = m.make();
         let t0 = performance.now();
+        let c0 = process.cpuUsage();
         await fleet.start(opts.n);
         const startMs = performance.now() - t0;
+        const startCpuMs = cpuMsSince(c0);
         t0 = performance.now();
+        c0 = process.cpuUsage();
         await fleet.kill();
         const killMs = performance.now() - t0;
+        const killCpuMs = cpuMsSince(c0);
         fleet.stop?.();
         if (round > 0) {
           starts.get(m.name)!.push(startMs);
           kills.get(m.name)!.push(killMs);
+          startCpu.get(m.name)!.push(startCpuMs);
+          killCpu.get(m.name)!.push(killCpuMs);
         }
       }
     }
@@ -77,7 +88,13 @@ export async function measureStartKill(opts: { n: number; rounds: number; withPm
   return {
     n: opts.n,
     rounds: opts.rounds,
-    fleets: makers.map((m) => ({ name: m.name, startMs: median(starts.get(m.name)!), killMs: median(kills.get(m.name)!) })),
+    fleets: makers.map((m) => ({
+      name: m.name,
+      startMs: median(starts.get(m.name)!),
+      killMs: median(kills.get(m.name)!),
+      startCpuMs: median(startCpu.get(m.name)!),
+      killCpuMs: median(killCpu.get(m.name)!),
+    })),
     ...('skipped' in pm2 && opts.withPm2 ? { pm2Skipped: pm2.skipped } : {}),
   };
 }
