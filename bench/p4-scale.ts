@@ -41,7 +41,7 @@ export function p4Goals(r: ScaleReport): GoalRow[] {
       met: kb <= 40,
     },
     {
-      item: `P4 KILL → dead p99 while ${r.allocs - 1} live`,
+      item: `P4 KILL → dead p99 among ${r.allocs} live allocs`,
       figure: `${fmt(r.killP99, 1)} ms (p50 ${fmt(r.killP50, 1)})`,
       baseline: '',
       ratio: '',

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { AllocrunFleet, RawFleet, SLEEP } from './fleets.ts';
 import { killTracked } from './pids.ts';
 import { openPm2 } from './pm2-fleet.ts';
-import { cpuMsSince, median } from './stats.ts';
+import { cpuMsSince, fmt, median, printGoalRows, printTable, type GoalRow } from './stats.ts';
 
 /** Median start and kill times (ms) of one fleet. */
 export interface FleetTimes {
@@ -97,4 +97,59 @@ export async function measureStartKill(opts: { n: number; rounds: number; withPm
     })),
     ...('skipped' in pm2 && opts.withPm2 ? { pm2Skipped: pm2.skipped } : {}),
   };
+}
+
+/** How P1 (start) and P2 (kill) present one phase of the experiment. */
+const PHASES = {
+  start: {
+    title: (n: number) => `P1: ${n} processes of \`sleep 1000\` from start to all running`,
+    column: 'to running ms',
+    versus: 'vs raw spawn',
+    item: (n: number) => `P1 ${n} raw_exec allocs → running`,
+    baseline: 'raw spawn',
+    goal: 1.25,
+  },
+  kill: {
+    title: (n: number) => `P2: ${n} running \`sleep 1000\` processes from the kill to all dead`,
+    column: 'kill → dead ms',
+    versus: 'vs raw kill',
+    item: (n: number) => `P2 KILL → all ${n} dead`,
+    baseline: 'raw kill → exit',
+    goal: 1.5,
+  },
+} as const;
+
+type Phase = keyof typeof PHASES;
+const wallOf = (f: FleetTimes, phase: Phase) => (phase === 'start' ? f.startMs : f.killMs);
+const cpuOf = (f: FleetTimes, phase: Phase) => (phase === 'start' ? f.startCpuMs : f.killCpuMs);
+
+/** The README row of one phase: allocrun with its built-in hooks against the raw processes (pm2 beside). */
+export function phaseGoals(r: StartKillResult, phase: Phase): GoalRow[] {
+  const p = PHASES[phase];
+  const raw = wallOf(r.fleets[0]!, phase);
+  const hooks = wallOf(r.fleets[1]!, phase);
+  const pm2 = r.fleets.find((f) => f.name === 'pm2');
+  return [
+    {
+      item: p.item(r.n),
+      figure: `${fmt(hooks, 0)} ms${pm2 ? ` (pm2 ${fmt(wallOf(pm2, phase), 0)} ms, ${fmt(wallOf(pm2, phase) / raw, 2)}×)` : ''}`,
+      baseline: `${p.baseline} ${fmt(raw, 0)} ms`,
+      ratio: `${fmt(hooks / raw, 2)}×`,
+      goal: `≤ ${p.goal}×`,
+      met: hooks / raw <= p.goal,
+    },
+  ];
+}
+
+/** Prints one phase's table and its README row. */
+export function printPhase(r: StartKillResult, phase: Phase): void {
+  const p = PHASES[phase];
+  const raw = wallOf(r.fleets[0]!, phase);
+  console.log(`${p.title(r.n)}; median of ${r.rounds} rounds`);
+  printTable(
+    ['fleet', p.column, p.versus, 'CPU ms here'],
+    r.fleets.map((f) => [f.name, fmt(wallOf(f, phase), 1), `${fmt(wallOf(f, phase) / raw, 2)}×`, `${fmt(cpuOf(f, phase), 0)}${f.name === 'pm2' ? ' (+ daemon)' : ''}`]),
+  );
+  if (r.pm2Skipped) console.log(`pm2 skipped: ${r.pm2Skipped}`);
+  printGoalRows(phaseGoals(r, phase));
 }
