@@ -87,19 +87,22 @@ export async function runP3(opts: { n: number; rounds: number }): Promise<P3Resu
   }
 }
 
-/** The README rows for P3. */
+/**
+ * The README rows for P3. The rate is lifecycles per CPU-second of this process (what one core would
+ * do): on a shared machine the wall-clock rate mostly measures the neighbours; both are printed.
+ */
 export function p3Goals(r: P3Result): GoalRow[] {
   const hooks = r.rows[0]!;
   const bare = r.rows[2]!;
-  const share = hooks.wallPerSec / bare.wallPerSec;
+  const share = hooks.cpuPerSec / bare.cpuPerSec;
   return [
     {
-      item: 'P3 lifecycles/s, mock, 3 tasks, built-in hooks',
-      figure: `${fmt(hooks.wallPerSec, 0)}/s (${fmt(hooks.cpuMsPerAlloc, 2)} ms CPU each)`,
-      baseline: `bare XState ${fmt(bare.wallPerSec, 0)}/s`,
-      ratio: `${fmt(share * 100, 0)}% of bare`,
+      item: 'P3 lifecycles per CPU-second, mock, 3 tasks, built-in hooks',
+      figure: `${fmt(hooks.cpuPerSec, 0)}/s (${fmt(hooks.cpuMsPerAlloc, 2)} ms CPU each; wall ${fmt(hooks.wallPerSec, 0)}/s)`,
+      baseline: `bare XState ${fmt(bare.cpuPerSec, 0)}/s`,
+      ratio: `${fmt(share * 100, 1)}% of bare`,
       goal: '≥ 1,000/s and ≥ 25% of bare',
-      met: hooks.wallPerSec >= 1000 && share >= 0.25,
+      met: hooks.cpuPerSec >= 1000 && share >= 0.25,
     },
   ];
 }
@@ -110,8 +113,11 @@ if (isMain(import.meta.url)) {
   console.log(`P3: ${r.n} full lifecycles per variant (3 mock tasks, 0 s each, real clock, ${CONCURRENCY} in flight); median of ${r.rounds} rounds`);
   const bare = r.rows[2]!;
   printTable(
-    ['variant', 'lifecycles/s', 'per CPU-s', 'CPU ms each', 'vs bare'],
-    r.rows.map((x) => [x.name, fmt(x.wallPerSec, 0), fmt(x.cpuPerSec, 0), fmt(x.cpuMsPerAlloc, 2), `${fmt((x.wallPerSec / bare.wallPerSec) * 100, 0)}%`]),
+    ['variant', 'per CPU-s', 'CPU ms each', 'vs bare (CPU)', 'wall /s', 'vs bare (wall)'],
+    r.rows.map((x) => [
+      x.name, fmt(x.cpuPerSec, 0), fmt(x.cpuMsPerAlloc, 2), `${fmt((x.cpuPerSec / bare.cpuPerSec) * 100, 1)}%`,
+      fmt(x.wallPerSec, 0), `${fmt((x.wallPerSec / bare.wallPerSec) * 100, 1)}%`,
+    ]),
   );
   printGoalRows(p3Goals(r));
 }
