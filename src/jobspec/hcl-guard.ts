@@ -2,17 +2,14 @@
  * A guard in front of the WASM HCL parser. HashiCorp's parser recurses once per nesting level, and in
  * WASM a deep enough file (a few thousand `[`, `(`, `{` or `${`) overflows the JS stack *and leaves the Go
  * runtime dead*, so every later parse in the process hangs. Real job files nest a dozen levels; this scan
- * refuses anything deeper than MAX_HCL_DEPTH before the parser sees it. It is iterative (no recursion of
+ * refuses anything deeper than the maxDepth limit (limits.ts) before the parser sees it. It is iterative (no recursion of
  * its own) and follows strings, templates, comments and heredocs so brackets inside them do not count.
  */
-
-/** Far above any real job file, far below where the parser overflows (~2000 levels). */
-export const MAX_HCL_DEPTH = 100;
 
 type Frame = { kind: 'bracket' } | { kind: 'template' } | { kind: 'string' } | { kind: 'heredoc'; marker: string };
 
 /** The offset where nesting first exceeds `max`, or undefined when the text stays within it. */
-export function findExcessiveNesting(src: string, max = MAX_HCL_DEPTH): number | undefined {
+export function findExcessiveNesting(src: string, max: number): number | undefined {
   const stack: Frame[] = [];
   const n = src.length;
   let i = 0;

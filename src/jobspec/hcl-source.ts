@@ -4,9 +4,9 @@
  * (`{ job: { web: [ { group: { api: [ {...} ] } } ] } }`); expressions it cannot reduce to a literal come
  * back as `"${...}"` strings, which the schema then rejects with a hint.
  */
-import { createRequire } from 'node:module';
 import { LineIndex } from './positions.ts';
-import { findExcessiveNesting, MAX_HCL_DEPTH } from './hcl-guard.ts';
+import { findExcessiveNesting } from './hcl-guard.ts';
+import { HclParserError, parseHclInWorker, stopHclWorker } from './hcl-parser.ts';
 import { SpecError, type SpecProblem } from './spec-error.ts';
 import type { ParsedSource } from './source.ts';
 import { locateInHcl, scanHcl, type HclItem } from './hcl-locator.ts';
@@ -14,65 +14,44 @@ import { locateInHcl, scanHcl, type HclItem } from './hcl-locator.ts';
 /** The name hcl2json sees, so its diagnostics can be found in its error text whatever the real file is. */
 const MARKER = '__allocrun_jobfile__.hcl';
 
-/** A parse that has not answered in this long means the Go runtime is gone (it never settles then). */
-const PARSE_TIMEOUT_MS = 15_000;
-
-type Hcl2Json = (filename: string, contents: string) => Promise<Record<string, unknown>>;
-const require = createRequire(import.meta.url);
-let hcl2json: Hcl2Json | undefined;
-
 /**
- * The WASM parser, loaded on first use (loading starts a Go runtime). After a failure that was not a
- * diagnostic the runtime may be dead, so the module is dropped from the require cache and a fresh
- * runtime is started for the next file.
+ * Parses HCL text into the common structure and a locator; syntax errors become one SpecError. The
+ * parser runs in a worker thread, stopped after `timeoutMs`; nesting deeper than `maxDepth` is refused
+ * before it starts (deep nesting overflows the WASM parser's stack and leaves its Go runtime dead).
  */
-function parser(): Hcl2Json {
-  if (!hcl2json) {
-    const bridge = require.resolve('@cdktf/hcl2json/lib/bridge.js');
-    delete require.cache[bridge];
-    hcl2json = (require(bridge) as { parse: Hcl2Json }).parse;
-  }
-  return hcl2json;
-}
-
-/** Parses HCL text into the common structure and a locator; syntax errors become one SpecError. */
-export async function parseHclSource(text: string, file?: string): Promise<ParsedSource> {
+export async function parseHclSource(text: string, file: string | undefined, limits: { maxDepth: number; parseTimeoutMs: number }): Promise<ParsedSource> {
   const lines = new LineIndex(text);
-  const tooDeep = findExcessiveNesting(text);
+  const at1 = { ...(file !== undefined && { file }), line: 1, column: 1 };
+  const tooDeep = findExcessiveNesting(text, limits.maxDepth);
   if (tooDeep !== undefined) {
-    throw new SpecError([{ path: '', message: `nested more than ${MAX_HCL_DEPTH} levels deep`, file, ...lines.at(tooDeep) }]);
+    throw new SpecError([{ path: '', message: `nested more than ${limits.maxDepth} levels deep`, file, ...lines.at(tooDeep) }]);
   }
   let value: unknown;
   try {
-    value = await withTimeout(parser()(MARKER, text));
+    value = await parseHclInWorker(MARKER, text, limits.parseTimeoutMs);
   } catch (err) {
-    if (isDiagnostic(err)) throw new SpecError(diagnosticsOf(err, file));
-    hcl2json = undefined;
     const why = err instanceof Error ? err.message : String(err);
-    throw new SpecError([{ path: '', message: `the HCL parser failed on this file: ${clean(why)}`, file }]);
+    if (err instanceof HclParserError && err.timedOut) {
+      throw new SpecError([{ path: '', message: `${why}; the file is too large or too complex to parse (see the parseTimeoutMs limit)`, ...at1 }]);
+    }
+    if (isDiagnostic(why)) throw new SpecError(diagnosticsOf(why, file));
+    // Not a diagnostic: the Go runtime may be dead, so the next file gets a fresh worker.
+    await stopHclWorker();
+    throw new SpecError([{ path: '', message: `the HCL parser failed on this file: ${clean(why)}`, ...at1 }]);
   }
   let items: HclItem[] = [];
   try {
     items = scanHcl(text);
   } catch {
-    // The locator is best effort: without it problems are still reported, only without positions.
+    // The locator is best effort: without it problems are still reported, at the top of the file.
   }
   value = unescapeTemplates(value);
   reorderBySource(value, items);
   return { value, lines, locate: (path) => locateInHcl(items, path) };
 }
 
-function withTimeout<T>(p: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer in ${PARSE_TIMEOUT_MS / 1000}s`)), PARSE_TIMEOUT_MS);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
-
 /** A parse error with HCL diagnostics, as opposed to a failure of the parser itself. */
-function isDiagnostic(err: unknown): boolean {
-  const text = err instanceof Error ? err.message : String(err);
+function isDiagnostic(text: string): boolean {
   return text.includes('parse config:') || text.includes(MARKER);
 }
 
@@ -80,14 +59,13 @@ function isDiagnostic(err: unknown): boolean {
  * hcl2json's error is Go's `parse config: [file:L,C-C: Summary; Detail file:L,C-L,C: ...]`: one
  * problem per diagnostic, at its start position.
  */
-function diagnosticsOf(err: unknown, file?: string): SpecProblem[] {
-  let text = err instanceof Error ? err.message : String(err);
-  text = text.replace(/^(Error: )?parse config: \[/, '').replace(/\]\s*$/, '');
+function diagnosticsOf(message: string, file?: string): SpecProblem[] {
+  const text = message.replace(/^(Error: )?parse config: \[/, '').replace(/\]\s*$/, '');
   const escaped = MARKER.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const head = new RegExp(`${escaped}:(\\d+),(\\d+)-(?:\\d+,)?\\d+: `, 'g');
   const here = new RegExp(`${escaped}:(\\d+),(\\d+)(?:-(?:\\d+,)?\\d+)?`, 'g');
   const hits = [...text.matchAll(head)];
-  if (hits.length === 0) return [{ path: '', message: clean(text.replace(here, 'line $1, column $2')), file }];
+  if (hits.length === 0) return [{ path: '', message: clean(text.replace(here, 'line $1, column $2')), file, line: 1, column: 1 }];
   return hits.map((m, k) => {
     const start = m.index + m[0].length;
     const end = k + 1 < hits.length ? hits[k + 1]!.index : text.length;

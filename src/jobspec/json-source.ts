@@ -6,9 +6,6 @@ import { LineIndex, locateInTree, type PosNode } from './positions.ts';
 import { SpecError } from './spec-error.ts';
 import type { ParsedSource } from './source.ts';
 
-/** Deeper nesting than this is refused rather than risking the stack. */
-const MAX_DEPTH = 256;
-
 class JsonSyntaxError {
   constructor(
     readonly offset: number,
@@ -17,11 +14,11 @@ class JsonSyntaxError {
 }
 
 /** Parses JSON text into its value and a locator; a syntax error is a SpecError at its line:column. */
-export function parseJsonSource(text: string, file?: string): ParsedSource {
+export function parseJsonSource(text: string, file: string | undefined, maxDepth: number): ParsedSource {
   const lines = new LineIndex(text);
   let tree: PosNode;
   try {
-    tree = scanJson(text);
+    tree = scanJson(text, maxDepth);
   } catch (err) {
     if (!(err instanceof JsonSyntaxError)) throw err;
     throw new SpecError([{ path: '', message: `JSON syntax error: ${err.message}`, file, ...lines.at(err.offset) }]);
@@ -30,14 +27,16 @@ export function parseJsonSource(text: string, file?: string): ParsedSource {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    // The scanner accepted it, so this is V8 disagreeing on an edge case; report it without a position.
-    throw new SpecError([{ path: '', message: `JSON syntax error: ${(err as Error).message}`, file }]);
+    // The scanner accepted it, so this is V8 disagreeing on an edge case; its message may hold an offset.
+    const message = (err as Error).message;
+    const offset = Number(/\bposition (\d+)/.exec(message)?.[1] ?? 0);
+    throw new SpecError([{ path: '', message: `JSON syntax error: ${message}`, file, ...lines.at(offset) }]);
   }
   return { value, lines, locate: (path) => locateInTree(tree, path) };
 }
 
 /** Builds the position tree of strict JSON (RFC 8259), throwing JsonSyntaxError at the first fault. */
-function scanJson(text: string): PosNode {
+function scanJson(text: string, maxDepth: number): PosNode {
   let i = 0;
   const fail = (at: number, message: string): never => {
     throw new JsonSyntaxError(at, message);
@@ -72,10 +71,10 @@ function scanJson(text: string): PosNode {
   };
 
   const value = (depth: number): PosNode => {
-    if (depth > MAX_DEPTH) fail(i, `nested more than ${MAX_DEPTH} levels deep`);
     ws();
     const offset = i;
     const c = text[i];
+    if ((c === '{' || c === '[') && depth >= maxDepth) fail(i, `nested more than ${maxDepth} levels deep`);
     if (c === '{') {
       i++;
       const entries = new Map<string, { keyOffset: number; node: PosNode }>();

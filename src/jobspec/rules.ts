@@ -6,6 +6,7 @@
  */
 import { defaultRestartPolicy, formatDuration } from '../../machines/model.ts';
 import type { JobType, RestartPolicy } from './types.ts';
+import { envKeyProblem } from './env-names.ts';
 import { JOB_TYPES, restartSchema } from './jobspec-schema.ts';
 import { isPlainObject, type NormalizedJob, type Report } from './normalize.ts';
 import type { PathSegment } from './spec-error.ts';
@@ -45,6 +46,13 @@ function checkGroup(group: Record<string, unknown>, path: PathSegment[], type: J
   }
 
   for (const [name, task] of taskEntries) {
+    const env = (task as Record<string, unknown>)['env'];
+    if (isPlainObject(env)) {
+      for (const key of Object.keys(env)) {
+        const why = envKeyProblem(key);
+        if (why) report.problems.push({ path: [...path, 'task', name, 'env', key], message: why });
+      }
+    }
     const logs = (task as Record<string, unknown>)['logs'];
     if (isPlainObject(logs) && logs['disabled'] === true) {
       report.warnings.push({ path: [...path, 'task', name, 'logs', 'disabled'], message: 'ignored: allocrun always keeps task logs' });

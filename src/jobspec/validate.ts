@@ -6,6 +6,7 @@ import { constants as osConstants } from 'node:os';
 import { z } from 'zod';
 import type { AllocSpec } from './types.ts';
 import { JOB_TYPES, LIFECYCLE_HOOKS, RESTART_MODES } from './jobspec-schema.ts';
+import { envKeyProblem } from './env-names.ts';
 import { unsafeNameReason, type NameKind } from './names.ts';
 import { SpecError, formatPath, type PathSegment } from './spec-error.ts';
 import { describeValue, issueToProblems, type RawProblem } from './zod-problems.ts';
@@ -15,6 +16,13 @@ const SIGNALS = new Set(Object.keys(osConstants.signals));
 const ms = z.number().finite('must be a finite number of milliseconds').min(0, 'must not be negative');
 const count = (min: number) => z.number().int('expected a whole number').min(min, `must be at least ${min}`);
 const stringMap = z.record(z.string(), z.string());
+/** A task's env: a string map whose keys are valid, unreserved environment variable names. */
+const envMap = stringMap.superRefine((env, ctx) => {
+  for (const key of Object.keys(env)) {
+    const why = envKeyProblem(key);
+    if (why) ctx.addIssue({ code: 'custom', path: [key], message: why, input: key });
+  }
+});
 /** Names become directory names (the alloc dir, task dirs, the state record), so they must be path-safe. */
 const safeName = (kind: NameKind) =>
   z
@@ -36,7 +44,7 @@ const taskSpec = z.strictObject({
   name: safeName('task'),
   driver: z.string().min(1, 'must not be empty'),
   config: z.record(z.string(), z.unknown()),
-  env: stringMap.optional(),
+  env: envMap.optional(),
   meta: stringMap.optional(),
   leader: z.boolean().optional(),
   lifecycle: z.strictObject({ hook: z.enum(LIFECYCLE_HOOKS), sidecar: z.boolean().optional() }).optional(),
