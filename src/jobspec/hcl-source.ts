@@ -32,7 +32,7 @@ export async function parseHclSource(text: string, file: string | undefined, lim
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
     if (err instanceof HclParserError && err.timedOut) {
-      throw new SpecError([{ path: '', message: `${why}; the file is too large or too complex to parse (see the parseTimeoutMs limit)`, ...at1 }]);
+      throw new SpecError([{ path: '', message: `${why}: the file is too large or too complex to parse`, ...at1 }]);
     }
     if (isDiagnostic(why)) throw new SpecError(diagnosticsOf(why, file));
     // Not a diagnostic: the Go runtime may be dead, so the next file gets a fresh worker.

@@ -11,5 +11,8 @@ export {
   type JobFileFormat,
   type ParseJobOptions,
   type LoadedJob,
+  type LoadJobOptions,
 } from './load-job-file.ts';
+export { DEFAULT_PARSE_LIMITS, type ParseLimits } from './limits.ts';
+export { warmHclWorker, stopHclWorker } from './hcl-parser.ts';
 export { validateAllocSpec } from './validate.ts';

@@ -90,7 +90,7 @@ async function readCapped(path: string, maxBytes: number): Promise<string> {
 
 function tooLarge(size: number | undefined, maxBytes: number, file: string | undefined): SpecError {
   const what = size === undefined ? 'has more bytes than' : `has ${size} bytes, more than`;
-  return new SpecError([{ path: '', message: `the job file ${what} the limit of ${maxBytes} (${formatBytes(maxBytes)}, maxBytes)`, ...at(file) }]);
+  return new SpecError([{ path: '', message: `the job file ${what} the limit of ${maxBytes} (${formatBytes(maxBytes)})`, ...at(file) }]);
 }
 
 /** The top of the file: where a problem goes that has no better place. */

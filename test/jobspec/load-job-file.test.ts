@@ -3,21 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as hcl2json } from '@cdktf/hcl2json';
 import { describe, expect, it } from 'vitest';
+import { specError } from './spec-error-of.ts';
 import { SpecError, loadJob, loadJobFile, parseJob, parseJobText, validateAllocSpec } from '../../src/jobspec/index.ts';
 import type { SpecProblem } from '../../src/jobspec/index.ts';
 
 const examples = new URL('../../examples/', import.meta.url).pathname;
 const fixtures = new URL('./fixtures/', import.meta.url).pathname;
-
-/** The SpecError a promise rejects with (fails the test for anything else). */
-async function specError(p: Promise<unknown>): Promise<SpecError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(SpecError);
-  return err as SpecError;
-}
 
 const hcl = (text: string) => parseJobText(text, { format: 'hcl', file: 'job.nomad' });
 
@@ -465,5 +456,36 @@ describe('loadJob', () => {
     const { allocs, warnings } = await loadJob(join(examples, 'batch.nomad'));
     expect(allocs).toHaveLength(1);
     expect(warnings).toEqual([]);
+  });
+});
+
+describe('every problem has a place', () => {
+  const where = async (text: string, format: 'hcl' | 'json' | 'yaml') => {
+    const err = await specError(parseJobText(text, { format, file: `f.${format}` }));
+    return err.problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`);
+  };
+
+  it.each([
+    ['an empty HCL file', '', 'hcl', 'f.hcl:1:1: no job block found: write job "name" { ... }'],
+    ['a comment-only HCL file', '# nothing\n', 'hcl', 'f.hcl:1:1: no job block found: write job "name" { ... }'],
+    ['an empty JSON object', '{}', 'json', 'f.json:1:1: no job block found: write job "name" { ... }'],
+    ['an empty YAML file', '', 'yaml', 'f.yaml:1:1: a job file holds one job block: job "name" { ... }'],
+    ['a YAML list', '- a\n', 'yaml', 'f.yaml:1:1: a job file holds one job block: job "name" { ... }'],
+  ] as const)('puts the problem of %s at 1:1', async (_, text, format, problem) => {
+    expect(await where(text, format)).toEqual([problem]);
+  });
+
+  it('points a truncated file at its end', async () => {
+    expect(await where('{"job": {"j": ', 'json')).toEqual(['f.json:1:15: JSON syntax error: unexpected end of file']);
+    expect((await where('job "j" {\n  group "g" {\n', 'hcl'))[0]).toMatch(/^f\.hcl:2:\d+: /);
+  });
+
+  it('points the YAML alias bomb message at the first alias', async () => {
+    const bomb = 'a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]\n';
+    expect(await where(bomb, 'yaml')).toEqual(['f.yaml:2:8: YAML error: Excessive alias count indicates a resource exhaustion attack']);
+  });
+
+  it('puts a second YAML document at its start', async () => {
+    expect(await where('job: {}\n---\njob: {}\n', 'yaml')).toEqual(['f.yaml:2:1: YAML syntax error: the file holds more than one YAML document; a job file holds one']);
   });
 });
