@@ -4,14 +4,16 @@
  * Rounds alternate so drift hits both alike. Under tsx the worker also registers tsx (the dist/ build
  * does not), so start-up is higher here than for an installed package.
  *
- *   npx tsx bench/hcl-worker.ts [parses=50] [rounds=3]
+ *   npx tsx bench/hcl-worker.ts [parses=50] [rounds=3]   (--quick: 5 parses, 1 round)
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { parseHclInWorker, stopHclWorker, warmHclWorker } from '../src/jobspec/hcl-parser.ts';
 
-const PARSES = Number(process.argv[2] ?? 50);
-const ROUNDS = Number(process.argv[3] ?? 3);
+const quick = process.argv.includes('--quick');
+const [parsesArg, roundsArg] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const PARSES = Number(parsesArg ?? (quick ? 5 : 50));
+const ROUNDS = Number(roundsArg ?? (quick ? 1 : 3));
 const text = readFileSync(new URL('../examples/batch.nomad', import.meta.url), 'utf8');
 const require = createRequire(import.meta.url);
 const { parse } = require('@cdktf/hcl2json/lib/bridge.js') as { parse: (f: string, t: string) => Promise<unknown> };
