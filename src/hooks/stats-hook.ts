@@ -1,10 +1,12 @@
 /**
  * stats: hands a running task's resource usage stream to the alloc's stats sink, and takes it back when
- * the task exits (Nomad's stats_hook). The sink, not the hook, decides when the stream is open.
+ * the task exits or the agent shuts down (Nomad's stats_hook: Poststart, Exited, Shutdown). The sink, not
+ * the hook, decides when the stream is open. No stop hook: exited has always run by then, and each hook
+ * phase a hook implements costs every task a hook call.
  */
 import type { StatsSink, TaskHook } from './types.ts';
 
-/** Poststart gives the driver's stats (if it has any) to `sink`, sampled every `intervalMs`; exited and stop take them back. */
+/** Poststart gives the driver's stats (if it has any) to `sink`, sampled every `intervalMs`; exited and shutdown take them back. */
 export function statsHook(sink: StatsSink, intervalMs = 1_000): TaskHook {
   const untrack = async (req: { task: { name: string } }) => sink.untrack(req.task.name);
   return {
@@ -15,6 +17,6 @@ export function statsHook(sink: StatsSink, intervalMs = 1_000): TaskHook {
       sink.track(req.task.name, () => stats(intervalMs));
     },
     exited: untrack,
-    stop: untrack,
+    shutdown: untrack,
   };
 }

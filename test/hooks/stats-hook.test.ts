@@ -3,10 +3,9 @@ import { describe, expect, it } from 'vitest';
 import type { ResourceUsage } from '../../src/drivers/controller.ts';
 import { statsHook } from '../../src/hooks/stats-hook.ts';
 import type { StatsSink } from '../../src/hooks/types.ts';
-import type { TaskSpec, TaskState } from '../../src/jobspec/types.ts';
+import type { TaskSpec } from '../../src/jobspec/types.ts';
 
 const task: TaskSpec = { name: 'web', driver: 'mock', config: {} };
-const taskState: TaskState = { state: 'dead', failed: false, restarts: 0, events: [] };
 const never = new AbortController().signal;
 
 function recordingSink() {
@@ -39,11 +38,15 @@ describe('the stats hook', () => {
     expect(calls).toEqual([]);
   });
 
-  it('takes the task back from the sink when it exits and when it stops', async () => {
+  it('takes the task back from the sink when it exits and when the agent shuts down', async () => {
     const { sink, calls } = recordingSink();
     const hook = statsHook(sink);
     await hook.exited!({ task, exitCode: 0 }, never);
-    await hook.stop!({ task, taskState }, never);
+    await hook.shutdown!({ task }, never);
     expect(calls).toEqual(['untrack:web', 'untrack:web']);
+  });
+
+  it('has no stop hook, as Nomad\'s has none (one hook call less per task)', () => {
+    expect(statsHook(recordingSink().sink).stop).toBeUndefined();
   });
 });
