@@ -112,11 +112,15 @@ export interface AllocState {
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-/** Nomad's default restart block for a job type (durations in ms): service/system 2/30m/15s, batch 3/24h/15s. */
+const BATCH_RESTART: RestartPolicy = Object.freeze({ attempts: 3, interval: 24 * HOUR, delay: 15_000, mode: 'fail' });
+const SERVICE_RESTART: RestartPolicy = Object.freeze({ attempts: 2, interval: 30 * MINUTE, delay: 15_000, mode: 'fail' });
+
+/**
+ * Nomad's default restart block for a job type (durations in ms): service/system 2/30m/15s, batch 3/24h/15s.
+ * One frozen value per kind, shared by every task that uses it (it sits in each task runner's context).
+ */
 export const defaultRestartPolicy = (jobType: JobType): RestartPolicy =>
-  jobType === 'batch' || jobType === 'sysbatch'
-    ? { attempts: 3, interval: 24 * HOUR, delay: 15_000, mode: 'fail' }
-    : { attempts: 2, interval: 30 * MINUTE, delay: 15_000, mode: 'fail' };
+  jobType === 'batch' || jobType === 'sysbatch' ? BATCH_RESTART : SERVICE_RESTART;
 
 /** Nomad's default kill_timeout, in ms. */
 export const DEFAULT_KILL_TIMEOUT = 5_000;

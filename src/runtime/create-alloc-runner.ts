@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BehaviorSubject, Subject, type Observable } from 'rxjs';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
-import { allocStateOf, type AllocCommandRejection, type AllocRunnerEvent } from '../../machines/alloc-runner.ts';
+import type { TaskRunnerActor } from '../../machines/task-runner.ts';
+import { allocStateOf, type AllocCommandRejection, type AllocRunnerActor, type AllocRunnerEvent } from '../../machines/alloc-runner.ts';
 import type { HookPlan } from '../../machines/hook-calls.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
 import type { Driver } from '../drivers/controller.ts';
@@ -14,14 +15,15 @@ import type { AllocRunnerHook, TaskHook } from '../hooks/types.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../jobspec/types.ts';
 import { hostEnvFor } from '../env/host-env.ts';
 import { localNodeInfo, type NodeInfo } from '../env/node-info.ts';
-import { buildTaskEnv } from '../env/task-env.ts';
+import { buildTaskEnv, type TaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
 import { statsHook } from '../hooks/stats-hook.ts';
 import { taskDirHook } from '../hooks/task-dir-hook.ts';
 import { validateHook } from '../hooks/validate-hook.ts';
-import { allocHookPlanOf, bindAllocRunner } from './alloc-bindings.ts';
+import { allocHookPlanOf, providedAllocRunnerMachine } from './alloc-bindings.ts';
 import { AllocStatsReporter, type AllocResourceUsage } from './alloc-stats.ts';
 import { withDefaultDrivers } from './default-drivers.ts';
+import { registerRunner } from './runner-registry.ts';
 import { checkHookNames, hookPlanOf } from './task-bindings.ts';
 
 export interface AllocRunnerOptions {
@@ -57,7 +59,8 @@ export interface AllocRunnerOptions {
 export type PersistedAllocRunner = { readonly __allocrun: 'alloc-runner'; readonly snapshot: unknown };
 
 export interface AllocRunner {
-  readonly actor: ReturnType<typeof createActor<ReturnType<typeof bindAllocRunner>['machine']>>;
+  /** The root actor (allocRunnerMachine); its children are the task runners, by task name. */
+  readonly actor: AllocRunnerActor;
   start(): AllocRunner;
   send(event: AllocRunnerEvent): void;
   getState(): AllocState;
@@ -96,40 +99,52 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const builtins = opts.builtinHooks !== false;
   const builtinTaskHooks: TaskHook[] = builtins ? [validateHook(Object.keys(drivers)), taskDirHook(), statsHook(stats)] : [];
   const userTaskHooks = (task: TaskSpec): TaskHook[] => (typeof opts.taskHooks === 'function' ? opts.taskHooks(task) : opts.taskHooks ?? []);
-  const hooksFor = (task: TaskSpec): TaskHook[] => [...builtinTaskHooks, ...userTaskHooks(task)];
+  // A task's hooks are built once, like Nomad's task runner builds its hook list once.
+  const taskHooks = new Map<string, TaskHook[]>();
   const taskHookPlans: Record<string, HookPlan> = {};
   for (const t of spec.tasks) {
-    checkHookNames(hooksFor(t), `task ${JSON.stringify(t.name)}`);
-    taskHookPlans[t.name] = hookPlanOf(hooksFor(t));
+    const hooks = [...builtinTaskHooks, ...userTaskHooks(t)];
+    checkHookNames(hooks, `task ${JSON.stringify(t.name)}`);
+    taskHooks.set(t.name, hooks);
+    taskHookPlans[t.name] = hookPlanOf(hooks);
   }
+  const hooksFor = (task: TaskSpec): TaskHook[] => taskHooks.get(task.name) ?? builtinTaskHooks;
   const allocHooks = [...(builtins ? [allocDirHook(allocDir)] : []), ...(opts.allocHooks ?? [])];
   checkHookNames(allocHooks, `allocation ${spec.id}`);
 
-  const { machine } = bindAllocRunner({
+  // A TaskEnv is an immutable value of (node, alloc, task). The driver's start needs it twice in one go
+  // (config interpolation, then the process env), so the last one built is reused until the current
+  // job ends; it is not kept beyond that, so a live allocation holds no env. Calls get fresh frozen copies.
+  let lastEnv: { task: TaskSpec; alloc: AllocSpec; env: TaskEnv } | undefined;
+  const taskEnvOf = (t: TaskSpec, alloc: AllocSpec = spec): TaskEnv => {
+    if (lastEnv?.task === t && lastEnv.alloc === alloc) return lastEnv.env;
+    const env = buildTaskEnv({ node, alloc, task: t, allocDir, taskDir: join(allocDir, t.name), hostEnv });
+    if (!lastEnv) queueMicrotask(() => (lastEnv = undefined));
+    lastEnv = { task: t, alloc, env };
+    return env;
+  };
+
+  // One machine definition for every allocation: per-alloc data goes in as input, live objects are found
+  // through the actor system (runner-registry.ts).
+  const actor = createActor(providedAllocRunnerMachine, {
+    id: spec.id,
+    clock,
+    ...(opts.snapshot ? { snapshot: opts.snapshot.snapshot as never } : {}),
+    inspect: opts.inspect,
+    input: { alloc: spec, hooks: allocHookPlanOf(allocHooks), taskHooks: taskHookPlans, seed: opts.seed, maxKillTimeout: opts.maxKillTimeout },
+  });
+  registerRunner(actor.system, {
     allocId: spec.id,
     drivers,
     hooksFor,
     clock,
     allocDir,
     taskDirOf: (t) => join(allocDir, t.name),
-    envFor: (t, hookEnv, alloc) => {
-      // Built fresh for every call from frozen inputs: nothing here outlives the call (Nomad PR #25373).
-      const env = buildTaskEnv({ node, alloc: alloc ?? spec, task: t, allocDir, taskDir: join(allocDir, t.name), hostEnv });
-      return Object.freeze({ ...env.vars, ...hookEnv });
-    },
-    interpolate: (t, hookEnv, alloc) => {
-      const env = buildTaskEnv({ node, alloc: alloc ?? spec, task: t, allocDir, taskDir: join(allocDir, t.name), hostEnv });
-      return { ...t, config: env.interpolateDeep(t.config) };
-    },
+    envFor: (t, hookEnv, alloc) => Object.freeze({ ...taskEnvOf(t, alloc).vars, ...hookEnv }),
+    interpolate: (t, _hookEnv, alloc) => ({ ...t, config: taskEnvOf(t, alloc).interpolateDeep(t.config) }),
     allocHooks,
     allocEnv: (alloc) => buildTaskEnv({ node, alloc, allocDir, hostEnv }).vars,
-  });
-  const actor = createActor(machine, {
-    id: spec.id,
-    clock,
-    ...(opts.snapshot ? { snapshot: opts.snapshot.snapshot as never } : {}),
-    inspect: opts.inspect,
-    input: { alloc: spec, hooks: allocHookPlanOf(allocHooks), taskHooks: taskHookPlans, seed: opts.seed, maxKillTimeout: opts.maxKillTimeout },
+    controllers: new Map(),
   });
 
   const state$ = new BehaviorSubject<AllocState>(allocStateOf(actor.getSnapshot().context));
@@ -163,10 +178,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       actor.start();
       // Task runners are children: their rejections reach the caller too.
       for (const t of spec.tasks) {
-        const child = actor.getSnapshot().children[t.name as keyof ReturnType<typeof actor.getSnapshot>['children']] as
-          | { on?: (type: string, fn: (e: { rejection: AllocCommandRejection }) => void) => void }
-          | undefined;
-        child?.on?.('command.rejected', (e) => rejections$.next(e.rejection));
+        const child = actor.getSnapshot().children[t.name] as TaskRunnerActor | undefined;
+        child?.on('command.rejected', (e) => rejections$.next(e.rejection));
       }
       return runner;
     },

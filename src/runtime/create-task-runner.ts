@@ -6,13 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BehaviorSubject, Subject, type Observable } from 'rxjs';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
-import type { TaskRunnerEvent } from '../../machines/task-runner.ts';
+import type { TaskRunnerActor, TaskRunnerEvent } from '../../machines/task-runner.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
 import type { Driver } from '../drivers/controller.ts';
 import type { TaskHook } from '../hooks/types.ts';
 import type { AllocSpec, JobType, RestartPolicy, TaskEvent, TaskSpec, TaskState } from '../jobspec/types.ts';
 import { withDefaultDrivers } from './default-drivers.ts';
-import { bindTaskRunner, checkHookNames, hookPlanOf } from './task-bindings.ts';
+import { registerRunner } from './runner-registry.ts';
+import { checkHookNames, hookPlanOf, providedTaskRunnerMachine } from './task-bindings.ts';
 
 export interface TaskRunnerOptions {
   allocId?: string;
@@ -30,7 +31,8 @@ export interface TaskRunnerOptions {
 }
 
 export interface TaskRunner {
-  readonly actor: ReturnType<typeof createActor<ReturnType<typeof bindTaskRunner>['machine']>>;
+  /** The task's actor (taskRunnerMachine). */
+  readonly actor: TaskRunnerActor;
   start(): TaskRunner;
   send(event: TaskRunnerEvent): void;
   getState(): TaskState;
@@ -54,16 +56,8 @@ export function createTaskRunner(task: TaskSpec, opts: TaskRunnerOptions = {}): 
   const hooks = opts.hooks ?? [];
   checkHookNames(hooks, `task ${JSON.stringify(task.name)}`);
   const allocDir = opts.allocDir ?? join(tmpdir(), `allocrun-${allocId}`);
-  const { machine } = bindTaskRunner({
-    allocId,
-    drivers: withDefaultDrivers(opts.drivers),
-    hooksFor: () => hooks,
-    clock,
-    allocDir,
-    taskDirOf: (t) => join(allocDir, t.name),
-    envFor: (t, hookEnv) => frozenEnv(t, allocId, hookEnv),
-  });
-  const actor = createActor(machine, {
+  // The one provided task-runner machine; this runner's live objects are registered under its actor system.
+  const actor = createActor(providedTaskRunnerMachine, {
     clock,
     inspect: opts.inspect,
     input: {
@@ -76,6 +70,16 @@ export function createTaskRunner(task: TaskSpec, opts: TaskRunnerOptions = {}): 
       maxKillTimeout: opts.maxKillTimeout,
       parkWhenDead: false,
     },
+  });
+  registerRunner(actor.system, {
+    allocId,
+    drivers: withDefaultDrivers(opts.drivers),
+    hooksFor: () => hooks,
+    clock,
+    allocDir,
+    taskDirOf: (t) => join(allocDir, t.name),
+    envFor: (t, hookEnv) => frozenEnv(t, allocId, hookEnv),
+    controllers: new Map(),
   });
 
   const state$ = new BehaviorSubject<TaskState>(actor.getSnapshot().context.taskState);
