@@ -39,7 +39,7 @@ function allocHooks(phase: AllocHookPhase, next: string, opts: { failFast?: bool
 }
 
 /** Nomad's alloc runner as a statechart; provide its hook actor and task runners (`createAllocRunner` does). */
-export const allocRunnerMachine = allocRunnerSetup.createMachine({
+const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
   id: 'alloc',
   context: ({ input, self }) => {
     const now = clockNow(self.system);
@@ -167,6 +167,12 @@ export const allocRunnerMachine = allocRunnerSetup.createMachine({
     detached: { type: 'final', on: { SHUTDOWN: {} } },
   },
 });
+
+type AllocRunnerMachineType = typeof allocRunnerMachineDefinition;
+/** The machine's type, named so that declarations using it (runtime, public types) need not spell it out. */
+export interface AllocRunnerMachine extends AllocRunnerMachineType {}
+/** The alloc runner machine (the diagram above); `createAllocRunner` provides its hook actor. */
+export const allocRunnerMachine: AllocRunnerMachine = allocRunnerMachineDefinition;
 
 /** A running alloc-runner actor. */
 export type AllocRunnerActor = ActorRefFrom<typeof allocRunnerMachine>;

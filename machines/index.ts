@@ -1,6 +1,6 @@
 /** `allocrun/machines`: the pure statecharts and the pure units they are built from. No I/O. */
 export * from './model.ts';
-export { taskRunnerMachine, type TaskRunnerActor } from './task-runner.ts';
+export { taskRunnerMachine, type TaskRunnerActor, type TaskRunnerMachine } from './task-runner.ts';
 export type {
   TaskRunnerContext, TaskRunnerEvent, TaskRunnerInput, CommandRejection, PrestartHookState,
   DriverCallInput, DriverShutdownInput, DriverStartOutput, DriverHandleData, TaskRunnerEmitted,
@@ -10,7 +10,7 @@ export { hookPhase, hookLoopGuards, hookLoopActions, currentHook, type HookLoopC
 export { TaskEventType, taskEvent, newTaskState, appendEvent } from './task-events.ts';
 export * from './restart-tracker.ts';
 export { clockNow, sleepUntil } from './clock.ts';
-export { allocRunnerMachine, allocStateOf, clientStatusOf } from './alloc-runner.ts';
+export { allocRunnerMachine, allocStateOf, clientStatusOf, type AllocRunnerMachine } from './alloc-runner.ts';
 export type {
   AllocRunnerContext, AllocRunnerEvent, AllocRunnerInput, AllocRunnerActor, AllocHookPhase, AllocHookPlan,
   AllocHookCallInput, AllocCommandRejection,

@@ -73,7 +73,7 @@ const driverInput = ({ context }: { context: TaskRunnerContext }) => ({
 const rejectNotRunning = (why: string) => ({ actions: { type: 'reject' as const, params: { code: 'ErrTaskNotRunning' as const, why } } });
 
 /** Nomad's task runner as a statechart; provide its driver and hook actors (`createTaskRunner` does). */
-export const taskRunnerMachine = taskRunnerSetup.createMachine({
+const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
   id: 'task',
   context: ({ input, self }) => {
     const now = clockNow(self.system);
@@ -311,6 +311,12 @@ export const taskRunnerMachine = taskRunnerSetup.createMachine({
     detached: { type: 'final', on: { SHUTDOWN: {} } },
   },
 });
+
+type TaskRunnerMachineType = typeof taskRunnerMachineDefinition;
+/** The machine's type, named so that declarations using it (runtime, public types) need not spell it out. */
+export interface TaskRunnerMachine extends TaskRunnerMachineType {}
+/** The task runner machine (the diagram above); `createTaskRunner` and the alloc runner provide its actors. */
+export const taskRunnerMachine: TaskRunnerMachine = taskRunnerMachineDefinition;
 
 export type * from './task-runner-types.ts';
 

@@ -33,4 +33,4 @@ const allocHook = fromPromise<void, AllocHookCallInput>(async ({ input, signal, 
 });
 
 /** The alloc-runner machine with alloc hooks and task runners bound: provided once, shared by every allocation. */
-export const providedAllocRunnerMachine = allocRunnerMachine.provide({ actors: { allocHook, taskRunner: providedTaskRunnerMachine } });
+export const providedAllocRunnerMachine: typeof allocRunnerMachine = allocRunnerMachine.provide({ actors: { allocHook, taskRunner: providedTaskRunnerMachine } });

@@ -196,6 +196,6 @@ const driverSignal = fromPromise<void, DriverCallInput & { signal: string }>(asy
  * The task-runner machine with its driver and hook actors: provided once, shared by every runner of the
  * process (standalone tasks and every alloc's tasks). Its actors need their runner registered.
  */
-export const providedTaskRunnerMachine = taskRunnerMachine.provide({
+export const providedTaskRunnerMachine: typeof taskRunnerMachine = taskRunnerMachine.provide({
   actors: { hook, driverStart, driverWait, driverShutdown, driverTerminate, driverSignal },
 });
