@@ -3,8 +3,9 @@
  * the data dir holds (reattaching to workloads still running); SIGTERM or Ctrl-C shuts it down
  * gracefully, leaving tasks running for the next agent, as Nomad's client does across restarts.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
 import { createAgent, type Agent } from '../runtime/create-agent.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import { FileStateStore } from '../state/file-store.ts';
@@ -19,7 +20,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--inspect[=PORT]] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token T] [--inspect[=PORT]] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -30,8 +31,16 @@ signal exits at once (status 130).
 
 A run stopped with two Ctrl-Cs leaves its tasks running; an agent on its data dir takes them over.
 
+The agent serves Nomad's HTTP API (jobs, allocations, logs, the event stream) on a unix socket in
+the data dir (D/agent.sock, mode 0600): 'allocrun job run FILE --data-dir D' and the other 'job'
+and 'alloc' commands talk to it. With --http it also listens on TCP; every request there must
+send the agent's token in X-Nomad-Token (the token is written to D/agent-token, mode 0600, unless
+given). A non-loopback address is refused without a given token.
+
 Flags:
   -d, --data-dir D    where allocations and their state live (required)
+  --http ADDR         also serve the API on HOST:PORT, e.g. 127.0.0.1:4646 (port 0: any free one)
+  --token T           the token TCP clients must send (default: $ALLOCRUN_TOKEN, else D/agent-token)
   --inspect[=PORT]    serve the visualizer while the agent runs
   --json              one JSON object per line for every task event and state change
   -h, --help          show this help
@@ -44,7 +53,7 @@ Example:
     const parsed = parseCommand(
       this,
       args,
-      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, json: { type: 'boolean' } },
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' } },
       { min: 0, max: 0, names: '' },
     );
     if (!parsed) return 0;
@@ -57,6 +66,7 @@ Example:
     // The specs of what the agent will restore, for the view (the runners do not expose theirs).
     const specs = new Map<string, AllocSpec>((await new FileStateStore(dataDir).list()).map((r) => [r.spec.id, r.spec]));
     let agent: Agent | undefined;
+    let api: ServedApi | undefined;
     const inspection = await openInspection({ inspect: inspectPort, lookup: (id) => agent?.get(id) });
     // Installed before anything runs: a SIGTERM during restore must still end in a graceful shutdown.
     let signals = 0;
@@ -81,9 +91,23 @@ Example:
       });
       const output = view.output ? followTaskOutput(allocs, dataDir, view) : undefined;
       if (allocs.length === 0) view.note(`no allocations to restore in ${dataDir}; waiting (SIGTERM or Ctrl-C to stop)`);
+      // Finished allocations stay visible through the API, as Nomad keeps them until garbage collection.
+      const finished = (await new FileStateStore(dataDir).list()).filter((r) => !restored.some((x) => x.actor.id === r.spec.id));
+      api = await serveAgentApi({
+        agent,
+        dataDir,
+        version: await packageVersion(),
+        http: values.http,
+        token: values.token ?? process.env.ALLOCRUN_TOKEN,
+        found: [...restored.map((runner) => ({ spec: runner.actor.getSnapshot().context.alloc, state: runner.getState(), updatedAt: Date.now(), runner })), ...finished],
+      });
+      api.registry.placed$.subscribe(({ spec, runner }) => watchRunner(view, spec, runner));
+      view.note(`API listening on ${api.socketPath}`);
+      if (api.url) view.note(`API listening on ${api.url} (X-Nomad-Token required${api.tokenFile ? `; token in ${api.tokenFile}` : ''})`);
 
       const signal = await stopRequested;
       view.note(`${signal}: shutting down; tasks keep running (${signal === 'SIGINT' ? 'Ctrl-C' : 'signal'} again to exit at once)`);
+      await api.close();
       const outcome = await Promise.race([agent.shutdown().then(() => 'done' as const), forced]);
       output?.stop();
       const results = restored.map((r) => ({ alloc: specs.get(r.actor.id)!, state: r.getState() })).filter((r) => r.alloc);
@@ -92,9 +116,16 @@ Example:
       return exitCode;
     } finally {
       clearInterval(keepAlive);
+      await api?.close().catch(() => undefined);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       await inspection.close();
     }
   },
 };
+
+/** allocrun's version, for `/v1/agent/self`. */
+async function packageVersion(): Promise<string> {
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+  return pkg.version ?? 'unknown';
+}

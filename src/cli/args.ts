@@ -48,10 +48,12 @@ export function parseCommand<O extends OptionsConfig>(
   positionals: { min: number; max: number; names: string },
 ): Parsed<O> | undefined {
   let parsed: { values: Record<string, unknown>; positionals: string[] };
+  const all: OptionsConfig = { ...options, help: { type: 'boolean', short: 'h' } };
+  const args = acceptGoStyleFlags(argv, all);
   try {
-    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options: all, allowPositionals: true, strict: true });
   } catch (err) {
-    throw usageErrorOf(cmd, err);
+    throw usageErrorOf(cmd, err, args, all);
   }
   if (parsed.values.help) {
     process.stdout.write(helpText(cmd));
@@ -66,23 +68,62 @@ export function parseCommand<O extends OptionsConfig>(
   return parsed as Parsed<O>;
 }
 
-/** parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes and long generic messages; say it in our words. */
-function usageErrorOf(cmd: CommandHelp, err: unknown): Error {
+/** A flag token's option name and inline value: `--data-dir=x` → data-dir, x; `-d` → the option with short d. */
+function flagOf(token: string, options: OptionsConfig): { name: string; known: boolean; inline: boolean } | undefined {
+  if (token === '--' || !token.startsWith('-') || token === '-') return undefined;
+  if (token.startsWith('--')) {
+    const eq = token.indexOf('=');
+    const name = token.slice(2, eq < 0 ? undefined : eq);
+    return { name: `--${name}`, known: name in options, inline: eq >= 0 };
+  }
+  const short = token[1]!;
+  const long = Object.entries(options).find(([, o]) => o.short === short)?.[0];
+  return { name: `-${short}`, known: long !== undefined, inline: token.length > 2 };
+}
+
+/**
+ * parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes and long generic messages. The code says what
+ * went wrong; which flag is found by reading `argv` against the options, not by parsing Node's wording.
+ */
+function usageErrorOf(cmd: CommandHelp, err: unknown, argv: readonly string[], options: OptionsConfig): Error {
   const e = err as NodeJS.ErrnoException;
-  const msg = e.message ?? '';
-  const flag = /--[\w-]+/.exec(msg)?.[0] ?? /'(-\w)/.exec(msg)?.[1];
+  const end = argv.indexOf('--');
+  const tokens = end < 0 ? argv : argv.slice(0, end);
   switch (e.code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return new UsageError(`${cmd.name}: unknown flag ${flag ?? e.message}`, cmd.name);
-    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
-      return /argument missing/.test(e.message)
-        ? new UsageError(`${cmd.name}: flag ${flag ?? ''} needs a value`, cmd.name)
-        : new UsageError(`${cmd.name}: flag ${flag ?? ''} takes no value`, cmd.name);
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const unknown = tokens.map((t) => flagOf(t, options)).find((f) => f && !f.known);
+      return new UsageError(`${cmd.name}: unknown flag ${unknown?.name ?? ''}`.trimEnd(), cmd.name);
+    }
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
+      for (let i = 0; i < tokens.length; i++) {
+        const f = flagOf(tokens[i]!, options);
+        if (!f?.known) continue;
+        const long = f.name.startsWith('--') ? f.name.slice(2) : Object.entries(options).find(([, o]) => o.short === f.name[1])?.[0];
+        const type = long ? options[long]?.type : undefined;
+        if (type === 'boolean' && f.inline) return new UsageError(`${cmd.name}: flag ${f.name} takes no value`, cmd.name);
+        const next = tokens[i + 1];
+        if (type === 'string' && !f.inline && (next === undefined || next.startsWith('-'))) return new UsageError(`${cmd.name}: flag ${f.name} needs a value`, cmd.name);
+      }
+      return new UsageError(`${cmd.name}: a flag has a bad value`, cmd.name);
+    }
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
       return new UsageError(`${cmd.name}: unexpected argument`, cmd.name);
     default:
       return err instanceof Error ? err : new Error(String(err));
   }
+}
+
+/**
+ * Nomad writes long flags with one dash (`-stderr`, `-detach`, `-address=...`): such a token naming a known
+ * long option is read as `--name`, so Nomad users' habits work; single letters stay short flags.
+ */
+function acceptGoStyleFlags(argv: readonly string[], options: OptionsConfig): string[] {
+  const end = argv.indexOf('--');
+  return argv.map((token, i) => {
+    if ((end >= 0 && i > end) || !/^-[a-z][\w-]+(=.*)?$/i.test(token)) return token;
+    const name = token.slice(1).split('=')[0]!;
+    return name in options ? `-${token}` : token;
+  });
 }
 
 /** Reads an enum-valued flag, naming the allowed values when it is something else. */

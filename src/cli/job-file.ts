@@ -2,14 +2,14 @@
  * The CLI's one door to job files (src/jobspec/): loading with warnings, turning read errors into messages
  * that name the file, and printing SpecError problems as `file:line:col: path: message`.
  */
-import { formatProblem, isSpecError, loadJob as loadJobWithWarnings, type AllocSpec, type SpecProblem } from '../jobspec/index.ts';
+import { formatProblem, isSpecError, loadJob as loadJobWithWarnings, type LoadedJob, type SpecProblem } from '../jobspec/index.ts';
 import { CliError } from './errors.ts';
 
 /** src/jobspec's problem formatter and type, so commands import job-file things from one place. */
 export { formatProblem, type SpecProblem };
 
-/** A job file's allocations (one per group instance) and the Nomad features it uses that allocrun ignores. */
-export async function loadJob(path: string): Promise<{ allocs: AllocSpec[]; warnings: SpecProblem[] }> {
+/** A job file's allocations (one per group instance), the checked job, and the Nomad features it uses that allocrun ignores. */
+export async function loadJob(path: string): Promise<LoadedJob> {
   try {
     return await loadJobWithWarnings(path);
   } catch (err) {

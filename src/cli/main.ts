@@ -16,6 +16,8 @@ const commands: readonly { name: string; summary: string; load(): Promise<Comman
   { name: 'status', summary: 'Show the allocations in a data dir, or one allocation in detail.', load: async () => (await import('./status.ts')).statusCommand },
   { name: 'graph', summary: 'Print a runner statechart as a mermaid state diagram or JSON.', load: async () => (await import('./graph.ts')).graphCommand },
   { name: 'agent', summary: 'Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.', load: async () => (await import('./agent.ts')).agentCommand },
+  { name: 'job', summary: 'Submit, stop and inspect jobs on a running agent (job run|stop|status).', load: async () => (await import('./job.ts')).jobCommand },
+  { name: 'alloc', summary: 'Inspect and control allocations on a running agent (alloc status|logs|restart|signal|stop).', load: async () => (await import('./alloc.ts')).allocCommand },
   { name: 'replay', summary: "Replay a recording made with 'run --record' in the visualizer.", load: async () => (await import('./replay.ts')).replayCommand },
 ];
 

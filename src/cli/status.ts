@@ -2,6 +2,8 @@
 import type { AllocRecord } from '../state/store.ts';
 import { FileStateStore } from '../state/file-store.ts';
 import { parseCommand, type Command } from './args.ts';
+import { agentClient, agentSocketIn, ApiError } from './api-client.ts';
+import { recordOfApiAlloc, type ApiAllocation } from './api-records.ts';
 import { dataDirFor } from './data-dir.ts';
 import { CliError } from './errors.ts';
 import { columns, formatTime, inRunOrder, keyValues, lifecycleWord, shortId, taskStateWord, timeAgo } from './format.ts';
@@ -65,7 +67,7 @@ export function formatAllocDetail(r: AllocRecord, opts: { verbose?: boolean; now
 /** The `status` command. */
 export const statusCommand: Command = {
   name: 'status',
-  usage: 'status [--data-dir D] [--verbose] [--json] [alloc]',
+  usage: 'status [--data-dir D | --address URL [--token T]] [--verbose] [--json] [alloc]',
   details: `
 Show the allocations in a data dir, or one allocation in detail.
 
@@ -73,9 +75,14 @@ Without an alloc ID, lists every allocation in the data dir (ID, job, group, sta
 With an ID (or a unique prefix of one), shows the allocation like 'nomad alloc status':
 its task states and each task's recent events.
 
+When an agent serves the data dir (or --address names one), the allocations are read from it,
+live; otherwise from the data dir's files.
+
 Flags:
   --data-dir D  the data dir a run used (default: $ALLOCRUN_DATA_DIR, else the last
                 'allocrun run' on this machine)
+  --address URL read from the agent at URL instead (default: $ALLOCRUN_ADDR)
+  --token T     the agent's token for --address (default: $ALLOCRUN_TOKEN)
   --verbose     every event, and full timestamps
   --json        the stored record(s) as JSON
   -h, --help    show this help
@@ -87,12 +94,13 @@ Example:
     const parsed = parseCommand(
       this,
       argv,
-      { 'data-dir': { type: 'string', short: 'd' }, verbose: { type: 'boolean' }, json: { type: 'boolean' } },
+      { 'data-dir': { type: 'string', short: 'd' }, address: { type: 'string' }, token: { type: 'string' }, verbose: { type: 'boolean' }, json: { type: 'boolean' } },
       { min: 0, max: 1, names: 'an allocation ID' },
     );
     if (!parsed) return 0;
-    const dir = await dataDirFor('status', parsed.values['data-dir']);
-    const records = await new FileStateStore(dir).list();
+    const remote = parsed.values.address ?? process.env.ALLOCRUN_ADDR;
+    const dir = remote ? `the agent at ${remote}` : await dataDirFor('status', parsed.values['data-dir']);
+    const records = (await fromAgent(parsed.values, remote ? undefined : dir)) ?? (await new FileStateStore(dir).list());
     const wanted = parsed.positionals[0];
 
     if (wanted === undefined) {
@@ -106,6 +114,23 @@ Example:
     return 0;
   },
 };
+
+/**
+ * The allocations of the agent named by --address, or serving `dataDir`; undefined when no agent serves
+ * the data dir (a stale socket of an agent that is gone counts as none: the files are read instead).
+ */
+async function fromAgent(values: { address?: string; token?: string }, dataDir: string | undefined): Promise<AllocRecord[] | undefined> {
+  if (dataDir !== undefined && !agentSocketIn(dataDir)) return undefined;
+  const client = agentClient('status', { ...values, 'data-dir': dataDir });
+  try {
+    const { body: stubs } = await client.get<ApiAllocation[]>('/v1/allocations');
+    const full = await Promise.all(stubs.map(async (s) => (await client.get<ApiAllocation>(`/v1/allocation/${s.ID}`)).body));
+    return full.map(recordOfApiAlloc);
+  } catch (err) {
+    if (dataDir !== undefined && !(err instanceof ApiError) && (err as { code?: string }).code === 'ErrNoAgent') return undefined;
+    throw err;
+  }
+}
 
 /** A record without what only the runtime reads (the actor snapshot an agent resumes from). */
 function publicRecord(r: AllocRecord): AllocRecord {

@@ -16,3 +16,5 @@ export {
 export { DEFAULT_PARSE_LIMITS, type ParseLimits } from './limits.ts';
 export { warmHclWorker, stopHclWorker } from './hcl-parser.ts';
 export { validateAllocSpec } from './validate.ts';
+export type { JobBody, GroupBody, TaskBody } from './jobspec-schema.ts';
+export { apiFieldOf } from './nomad-api.ts';

@@ -37,6 +37,8 @@ export interface LoadJobOptions extends Partial<ParseLimits> {
 export interface LoadedJob {
   allocs: AllocSpec[];
   warnings: SpecProblem[];
+  /** The checked job itself: its name and body (durations in ms), for callers that need more than allocations. */
+  job: { name: string; body: JobBody };
 }
 
 const EXTENSIONS: Record<string, JobFileFormat> = { '.hcl': 'hcl', '.nomad': 'hcl', '.json': 'json', '.yaml': 'yaml', '.yml': 'yaml' };
@@ -148,7 +150,7 @@ async function parseWithinLimits(text: string, options: ParseJobOptions): Promis
     return { path: formatPath(raw.path), message: raw.message, ...(file !== undefined && { file }), ...source.lines.at(offset) };
   };
   if (report.problems.length > 0 || !job || !parsed) throw new SpecError(dedupe(report.problems.map(place)));
-  return { allocs: jobToAllocs(job.name, parsed), warnings: sortProblems(report.warnings.map(place)) };
+  return { allocs: jobToAllocs(job.name, parsed), warnings: sortProblems(report.warnings.map(place)), job: { name: job.name, body: parsed } };
 }
 
 /** A problem with the file name (when there is one) and a line:column, 1:1 when it had none. */

@@ -170,3 +170,11 @@ function isEmpty(value: unknown): boolean {
   if (isPlainObject(value)) return Object.keys(value).length === 0;
   return false;
 }
+
+const LEVELS = { job: JOB, group: GROUP, task: TASK, resources: TASK['Resources']![1] as Table, restart: RESTART } as const;
+
+/** The API field a jobspec key is written as at a level (`update` → `Update`): the translation read backwards. */
+export function apiFieldOf(level: keyof typeof LEVELS, key: string): string | undefined {
+  for (const [api, rule] of Object.entries(LEVELS[level])) if (rule && rule[0] === key) return api;
+  return undefined;
+}

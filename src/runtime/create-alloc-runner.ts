@@ -4,13 +4,13 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BehaviorSubject, Subject, type Observable } from 'rxjs';
+import { BehaviorSubject, Subject, map, throwError, type Observable } from 'rxjs';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { TaskRunnerActor } from '../../machines/task-runner.ts';
 import { allocStateOf, type AllocCommandRejection, type AllocRunnerActor, type AllocRunnerEvent } from '../../machines/alloc-runner.ts';
 import type { HookPlan } from '../../machines/hook-calls.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
-import type { Driver } from '../drivers/controller.ts';
+import type { Driver, LogLine, LogOptions } from '../drivers/controller.ts';
 import type { AllocRunnerHook, TaskHook } from '../hooks/types.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../jobspec/types.ts';
 import { hostEnvFor } from '../env/host-env.ts';
@@ -25,6 +25,7 @@ import { AllocStatsReporter, type AllocResourceUsage } from './alloc-stats.ts';
 import { withDefaultDrivers } from './default-drivers.ts';
 import { registerRunner } from './runner-registry.ts';
 import { checkHookNames, hookPlanOf } from './task-bindings.ts';
+import { taskLogs } from './task-logs.ts';
 
 export interface AllocRunnerOptions {
   /** Drivers by name; `mock` and `raw_exec` are always there unless replaced. */
@@ -75,6 +76,8 @@ export interface AllocRunner {
   readonly stats$: Observable<AllocResourceUsage>;
   /** The alloc actor's persisted snapshot (JSON-safe), for `createAllocRunner(spec, { snapshot })` after a restart. */
   persist(): PersistedAllocRunner;
+  /** A task's output read back through its driver's `Controller.logs()`; `follow` ends once the task is dead. */
+  logs(task: string, opts: LogOptions): Observable<LogLine>;
   /** Resolves with the final AllocState once the allocation has run to the end (postrun done), shut down or been destroyed. */
   readonly done: Promise<AllocState>;
   stop(): void;
@@ -191,6 +194,13 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     persist: () => ({ __allocrun: 'alloc-runner', snapshot: JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) }),
     latestAllocStats: (taskFilter) => stats.latest(taskFilter),
     stats$: stats.stats$,
+    logs: (name, logOpts) => {
+      const task = actor.getSnapshot().context.alloc.tasks.find((t) => t.name === name);
+      const driver = task && drivers[task.driver];
+      if (!task || !driver) return throwError(() => new TypeError(`allocation ${spec.id} has no task ${JSON.stringify(name)} with a known driver`));
+      const ctx = { allocId: spec.id, env: {}, taskDir: join(allocDir, name), allocDir, logs: task.logs, clock };
+      return taskLogs({ driver, task, ctx, dead$: state$.pipe(map((s) => s.taskStates[name]?.state === 'dead')) }, logOpts);
+    },
     done,
     stop: () => actor.stop(),
   };

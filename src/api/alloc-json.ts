@@ -1,0 +1,141 @@
+/**
+ * Allocations in Nomad's API shape (`GET /v1/allocation/:id`, the list stubs, event payloads): PascalCase,
+ * times as Nomad writes them (task event times in nanoseconds, task state times as RFC 3339).
+ */
+import type { AllocSpec, AllocState, TaskEvent, TaskState } from '../jobspec/types.ts';
+import type { Json } from './job-json.ts';
+
+/** What the registry knows of one allocation besides its runner's state. */
+export interface AllocView {
+  id: string;
+  spec: AllocSpec;
+  jobId: string;
+  namespace: string;
+  group: string;
+  /** The instance number within its group (`web.api[0]`). */
+  index: number;
+  jobVersion: number;
+  desired: 'run' | 'stop';
+  desiredDescription: string;
+  createIndex: number;
+  modifyIndex: number;
+  allocModifyIndex: number;
+  /** Milliseconds since the epoch. */
+  createTime: number;
+  modifyTime: number;
+  previousAllocation?: string;
+  nextAllocation?: string;
+  state: AllocState;
+}
+
+/** Nomad's zero time, for task states that have not started or finished. */
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+const iso = (ms: number | undefined): string => (ms === undefined ? ZERO_TIME : new Date(ms).toISOString());
+const nanos = (ms: number): number => Math.round(ms * 1e6);
+
+function eventJson(e: TaskEvent): Json {
+  return {
+    Type: e.type,
+    Time: nanos(e.time),
+    Message: e.message ?? '',
+    DisplayMessage: e.displayMessage,
+    Details: e.details ?? {},
+    FailsTask: e.failsTask ?? false,
+    ExitCode: e.exitCode ?? 0,
+    Signal: e.signal ?? 0,
+    RestartReason: e.restartReason ?? '',
+    StartDelay: e.startDelay !== undefined ? nanos(e.startDelay) : 0,
+    KillTimeout: e.killTimeout !== undefined ? nanos(e.killTimeout) : 0,
+  };
+}
+
+function taskStateJson(ts: TaskState): Json {
+  return {
+    State: ts.state,
+    Failed: ts.failed,
+    Restarts: ts.restarts,
+    LastRestart: iso(ts.lastRestart),
+    StartedAt: iso(ts.startedAt),
+    FinishedAt: iso(ts.finishedAt),
+    Events: ts.events.map(eventJson),
+  };
+}
+
+/** Nomad's DeploymentStatus for a service allocation: healthy once every main task runs, unhealthy once it failed. */
+function deploymentStatus(a: AllocView): Json | null {
+  if (a.spec.type !== 'service' && a.spec.type !== 'system') return null;
+  const { clientStatus, taskStates } = a.state;
+  const mains = a.spec.tasks.filter((t) => !t.lifecycle);
+  const healthy = clientStatus === 'failed' ? false : clientStatus === 'running' && mains.every((t) => taskStates[t.name]?.state === 'running') ? true : null;
+  if (healthy === null) return null;
+  return { Healthy: healthy, Timestamp: new Date(a.modifyTime).toISOString(), Canary: false, ModifyIndex: a.modifyIndex };
+}
+
+/** `job.group[index]`, Nomad's allocation name. */
+export function allocName(a: Pick<AllocView, 'jobId' | 'group' | 'index'>): string {
+  return `${a.jobId}.${a.group}[${a.index}]`;
+}
+
+/** The list form (`AllocationListStub`). */
+export function allocStubJson(a: AllocView): Json {
+  return {
+    ID: a.id,
+    EvalID: '',
+    Name: allocName(a),
+    Namespace: a.namespace,
+    NodeID: 'local',
+    NodeName: 'local',
+    JobID: a.jobId,
+    JobType: a.spec.type,
+    JobVersion: a.jobVersion,
+    TaskGroup: a.group,
+    DesiredStatus: a.desired,
+    DesiredDescription: a.desiredDescription,
+    ClientStatus: a.state.clientStatus,
+    ClientDescription: clientDescription(a.state),
+    TaskStates: Object.fromEntries(Object.entries(a.state.taskStates).map(([name, ts]) => [name, taskStateJson(ts)])),
+    DeploymentStatus: deploymentStatus(a),
+    FollowupEvalID: '',
+    PreviousAllocation: a.previousAllocation ?? '',
+    NextAllocation: a.nextAllocation ?? '',
+    CreateIndex: a.createIndex,
+    ModifyIndex: a.modifyIndex,
+    AllocModifyIndex: a.allocModifyIndex,
+    CreateTime: nanos(a.createTime),
+    ModifyTime: nanos(a.modifyTime),
+  };
+}
+
+/** The full form (`Allocation`), with the job it runs. */
+export function allocJson(a: AllocView, job: Json | undefined): Json {
+  return { ...allocStubJson(a), Job: job ?? null, AllocatedResources: null, Metrics: null };
+}
+
+function clientDescription(state: AllocState): string {
+  switch (state.clientStatus) {
+    case 'pending':
+      return 'No tasks have started';
+    case 'running':
+      return 'Tasks are running';
+    case 'complete':
+      return 'All tasks have completed';
+    case 'failed':
+      return 'Failed tasks';
+  }
+}
+
+/** `AllocResourceUsage` from the runner's latest stats (Nomad's `/v1/client/allocation/:id/stats`). */
+export function allocStatsJson(stats: { timestamp: number; usage: { cpuPercent: number; memoryRss: number }; tasks: Record<string, { timestamp: number; cpu: { percent: number; userMs: number; systemMs: number; totalTicks?: number }; memory: { rss: number; swap?: number }; pids?: number[] }> }): Json {
+  const usage = (cpu: { percent: number; userMs?: number; systemMs?: number; totalTicks?: number }, memory: { rss: number; swap?: number }): Json => ({
+    MemoryStats: { RSS: memory.rss, Cache: 0, Swap: memory.swap ?? 0, Usage: memory.rss, MaxUsage: 0, KernelUsage: 0, KernelMaxUsage: 0, Measured: ['RSS'] },
+    CpuStats: { SystemMode: cpu.systemMs ?? 0, UserMode: cpu.userMs ?? 0, TotalTicks: cpu.totalTicks ?? 0, ThrottledPeriods: 0, ThrottledTime: 0, Percent: cpu.percent, Measured: ['Percent', 'System Mode', 'User Mode'] },
+    DeviceStats: [],
+  });
+  return {
+    ResourceUsage: usage({ percent: stats.usage.cpuPercent }, { rss: stats.usage.memoryRss }),
+    Tasks: Object.fromEntries(
+      Object.entries(stats.tasks).map(([name, t]) => [name, { ResourceUsage: usage(t.cpu, t.memory), Timestamp: nanos(t.timestamp), Pids: null }]),
+    ),
+    Timestamp: nanos(stats.timestamp),
+  };
+}

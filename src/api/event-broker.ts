@@ -1,0 +1,80 @@
+/**
+ * Nomad's event stream on one node: every job and allocation change is published as an event with its
+ * index; subscribers get batches (`{ Index, Events }`) from a bounded buffer onwards, filtered by topic
+ * and key the way `/v1/event/stream?topic=Job:web` filters them.
+ */
+import { Observable, Subject } from 'rxjs';
+
+/** One event as Nomad's event stream writes it. */
+export interface StreamEvent {
+  Topic: 'Job' | 'Allocation';
+  Type: string;
+  Key: string;
+  Namespace: string;
+  FilterKeys: string[];
+  Index: number;
+  Payload: Record<string, unknown>;
+}
+
+/** The events of one index, as one line of the stream. */
+export interface EventBatch {
+  Index: number;
+  Events: StreamEvent[];
+}
+
+/** `topic=Job:web` as a filter: the topic (`*` for all) and the key (`*` for every key). */
+export interface TopicFilter {
+  topic: string;
+  key: string;
+}
+
+/** Parses the `topic` query values; none means every topic (Nomad's default). */
+export function parseTopics(values: readonly string[]): TopicFilter[] {
+  if (values.length === 0) return [{ topic: '*', key: '*' }];
+  return values.map((v) => {
+    const at = v.indexOf(':');
+    return at < 0 ? { topic: v, key: '*' } : { topic: v.slice(0, at), key: v.slice(at + 1) || '*' };
+  });
+}
+
+function matches(filters: readonly TopicFilter[], namespace: string, e: StreamEvent): boolean {
+  if (namespace !== '*' && e.Namespace !== namespace) return false;
+  return filters.some((f) => (f.topic === '*' || f.topic === e.Topic) && (f.key === '*' || f.key === e.Key || e.FilterKeys.includes(f.key)));
+}
+
+/** Keeps the newest `capacity` batches for late subscribers and fans new ones out. */
+export class EventBroker {
+  private readonly buffer: EventBatch[] = [];
+  private readonly live = new Subject<EventBatch>();
+
+  constructor(private readonly capacity = 4096) {}
+
+  /** Publishes the events of one index. */
+  publish(batch: EventBatch): void {
+    if (batch.Events.length === 0) return;
+    this.buffer.push(batch);
+    if (this.buffer.length > this.capacity) this.buffer.splice(0, this.buffer.length - this.capacity);
+    this.live.next(batch);
+  }
+
+  /**
+   * Batches after `fromIndex` still in the buffer (none when 0: only new events, as Nomad starts at
+   * the latest index), then new ones, each filtered to the matching events.
+   */
+  subscribe(opts: { fromIndex: number; topics: TopicFilter[]; namespace: string }): Observable<EventBatch> {
+    return new Observable<EventBatch>((subscriber) => {
+      const send = (b: EventBatch) => {
+        const events = b.Events.filter((e) => matches(opts.topics, opts.namespace, e));
+        if (events.length > 0) subscriber.next({ Index: b.Index, Events: events });
+      };
+      let last = 0;
+      if (opts.fromIndex > 0) {
+        for (const b of this.buffer) if (b.Index > opts.fromIndex) (send(b), (last = b.Index));
+      }
+      const sub = this.live.subscribe((b) => {
+        if (b.Index > last) send(b);
+      });
+      return () => sub.unsubscribe();
+    });
+  }
+}

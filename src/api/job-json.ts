@@ -1,0 +1,92 @@
+/**
+ * A checked jobspec as Nomad's API Job JSON (what `POST /v1/jobs/parse` answers and `nomad job inspect`
+ * prints): PascalCase fields, durations in nanoseconds, groups and tasks as named lists. Blocks allocrun
+ * ignores keep their content with PascalCase keys, so they survive a parse → register round trip.
+ */
+import { apiFieldOf, type GroupBody, type JobBody, type TaskBody } from '../jobspec/index.ts';
+
+/** A Nomad API JSON object. */
+export type Json = Record<string, unknown>;
+
+const NS_PER_MS = 1e6;
+const ns = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.round(ms * NS_PER_MS));
+
+/** `max_parallel` → `MaxParallel`, for the content of blocks allocrun does not model. */
+function pascal(key: string): string {
+  return key.replace(/(^|_)([a-z0-9])/g, (_, __, c: string) => c.toUpperCase());
+}
+
+function pascalDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(pascalDeep);
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [pascal(k), pascalDeep(v)]));
+  return value;
+}
+
+/** Copies the keys of `body` that `modelled` does not cover, under their API names. */
+function ignoredFields(level: 'job' | 'group' | 'task' | 'resources', body: Record<string, unknown>, modelled: readonly string[]): Json {
+  const out: Json = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (modelled.includes(key) || value === undefined) continue;
+    out[apiFieldOf(level, key) ?? pascal(key)] = pascalDeep(value);
+  }
+  return out;
+}
+
+/** Drops undefined fields so the JSON says only what the job says. */
+function compact(obj: Json): Json {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined));
+}
+
+function restartJson(r: GroupBody['restart']): Json | undefined {
+  if (!r) return undefined;
+  return compact({ Attempts: r.attempts, Interval: ns(r.interval), Delay: ns(r.delay), Mode: r.mode, RenderTemplates: r.render_templates });
+}
+
+function taskJson(name: string, t: TaskBody): Json {
+  const r = t.resources;
+  return compact({
+    Name: name,
+    Driver: t.driver,
+    Config: t.config,
+    Env: t.env,
+    Meta: t.meta,
+    Leader: t.leader,
+    Lifecycle: t.lifecycle && compact({ Hook: t.lifecycle.hook, Sidecar: t.lifecycle.sidecar ?? false }),
+    RestartPolicy: restartJson(t.restart),
+    KillTimeout: ns(t.kill_timeout),
+    KillSignal: t.kill_signal,
+    ShutdownDelay: ns(t.shutdown_delay),
+    LogConfig: t.logs && compact({ MaxFiles: t.logs.max_files, MaxFileSizeMB: t.logs.max_file_size, Disabled: t.logs.disabled }),
+    Resources: r && compact({
+      CPU: r.cpu, Cores: r.cores, MemoryMB: r.memory, MemoryMaxMB: r.memory_max,
+      ...ignoredFields('resources', r, ['cpu', 'cores', 'memory', 'memory_max']),
+    }),
+    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources']),
+  });
+}
+
+function groupJson(name: string, g: GroupBody): Json {
+  return compact({
+    Name: name,
+    Count: g.count,
+    RestartPolicy: restartJson(g.restart),
+    ShutdownDelay: ns(g.shutdown_delay),
+    Meta: g.meta,
+    Tasks: Object.entries(g.task).map(([taskName, t]) => taskJson(taskName, t)),
+    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'task']),
+  });
+}
+
+/** The job `name` with body `job` as Nomad's API Job. */
+export function jobToApiJson(name: string, job: JobBody): Json {
+  return compact({
+    ID: name,
+    Name: name,
+    Type: job.type,
+    Namespace: job.namespace,
+    Datacenters: job.datacenters,
+    Meta: job.meta,
+    TaskGroups: Object.entries(job.group).map(([groupName, g]) => groupJson(groupName, g)),
+    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'meta', 'group', 'id', 'name']),
+  });
+}

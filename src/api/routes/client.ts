@@ -1,0 +1,122 @@
+/** Nomad's client endpoints for one allocation: restart, signal, stats, and its tasks' logs (streamed). */
+import { PassThrough } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type { Subscription } from 'rxjs';
+import { z } from 'zod';
+import type { AllocCommandRejection } from '../../../machines/alloc-runner.ts';
+import type { LogLine } from '../../drivers/controller.ts';
+import type { AllocRunner } from '../../runtime/create-alloc-runner.ts';
+import { allocStatsJson } from '../alloc-json.ts';
+import { HttpError, notFound, type ApiContext } from '../context.ts';
+import type { AllocEntry } from '../job-registry.ts';
+import { logsQuery, restartBody, signalBody } from '../schemas.ts';
+import { allocOf } from './allocations.ts';
+
+const idParams = z.object({ id: z.string().min(1) });
+
+function runnerOf(alloc: AllocEntry): AllocRunner {
+  if (!alloc.runner) throw new HttpError(400, `allocation ${alloc.id} is not running on this agent`);
+  return alloc.runner;
+}
+
+function checkTask(alloc: AllocEntry, task: string | undefined): void {
+  if (task !== undefined && task !== '' && !alloc.spec.tasks.some((t) => t.name === task)) throw notFound(`task ${JSON.stringify(task)} in allocation ${alloc.id}`);
+}
+
+/** Sends a command and answers 400 with the runner's own words when it refuses it (a task that is not running). */
+function command(runner: AllocRunner, send: () => void): void {
+  const refused: AllocCommandRejection[] = [];
+  const sub = runner.rejections$.subscribe((r) => refused.push(r));
+  try {
+    send();
+  } finally {
+    sub.unsubscribe();
+  }
+  if (refused.length > 0) throw new HttpError(400, refused.map((r) => r.message).join('\n'));
+}
+
+/** One Nomad StreamFrame: base64 data with the offset after it and the file it came from. */
+function frame(data: Buffer, offset: number, file: string): string {
+  return `${JSON.stringify({ Offset: offset, Data: data.toString('base64'), File: file, FileEvent: '' })}\n`;
+}
+
+/** Registers the client routes. */
+export function clientRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.route({
+    method: ['PUT', 'POST'],
+    url: '/v1/client/allocation/:id/restart',
+    schema: { params: idParams, body: restartBody },
+    handler: async (req) => {
+      const alloc = allocOf(ctx, req.params);
+      const body = (req.body ?? {}) as z.output<typeof restartBody> & object;
+      checkTask(alloc, body.TaskName);
+      const task = body.TaskName || undefined;
+      command(runnerOf(alloc), () => alloc.runner!.send({ type: 'RESTART', ...(task !== undefined && { task }), ...(body.AllTasks && { all: true }) }));
+      return {};
+    },
+  });
+
+  app.route({
+    method: ['PUT', 'POST'],
+    url: '/v1/client/allocation/:id/signal',
+    schema: { params: idParams, body: signalBody },
+    handler: async (req) => {
+      const alloc = allocOf(ctx, req.params);
+      const body = (req.body ?? {}) as z.output<typeof signalBody> & object;
+      checkTask(alloc, body.Task);
+      const task = body.Task || undefined;
+      // Nomad's default signal for `alloc signal` is SIGKILL.
+      command(runnerOf(alloc), () => alloc.runner!.send({ type: 'SIGNAL', signal: body.Signal ?? 'SIGKILL', ...(task !== undefined && { task }) }));
+      return {};
+    },
+  });
+
+  app.get('/v1/client/allocation/:id/stats', { schema: { params: idParams } }, async (req) => {
+    const alloc = allocOf(ctx, req.params);
+    return allocStatsJson(runnerOf(alloc).latestAllocStats());
+  });
+
+  app.get('/v1/client/fs/logs/:id', { schema: { params: idParams, querystring: logsQuery } }, async (req, reply) => {
+    const alloc = allocOf(ctx, req.params);
+    const q = req.query as z.output<typeof logsQuery>;
+    checkTask(alloc, q.task);
+    const runner = runnerOf(alloc);
+    const file = `alloc/logs/${q.task}.${q.type}.0`;
+    const out = new PassThrough();
+    let offset = 0;
+    let skip = q.origin === 'start' ? q.offset : 0;
+    const write = (data: Buffer) => {
+      if (skip > 0) {
+        const cut = Math.min(skip, data.length);
+        skip -= cut;
+        data = data.subarray(cut);
+      }
+      if (data.length === 0) return;
+      offset += data.length;
+      out.write(q.plain ? data : frame(data, offset, file));
+    };
+    // The lines already written arrive during subscribe: collect them to apply `origin=end`.
+    let initial: Buffer[] | undefined = [];
+    const bytes = (l: LogLine) => Buffer.from(`${l.line}\n`);
+    let sub: Subscription | undefined;
+    const heartbeat = q.follow && !q.plain ? setInterval(() => out.write('{}\n'), ctx.heartbeatMs) : undefined;
+    const finish = () => {
+      clearInterval(heartbeat);
+      sub?.unsubscribe();
+      out.end();
+    };
+    sub = runner.logs(q.task, { stream: q.type, follow: q.follow }).subscribe({
+      next: (l) => (initial ? initial.push(bytes(l)) : write(bytes(l))),
+      complete: () => setImmediate(finish),
+      error: (err: Error) => {
+        out.write(q.plain ? '' : `${JSON.stringify({ Error: err.message })}\n`);
+        setImmediate(finish);
+      },
+    });
+    const existing = Buffer.concat(initial);
+    initial = undefined;
+    write(q.origin === 'end' ? existing.subarray(Math.max(0, existing.length - q.offset)) : existing);
+    reply.raw.once('close', finish);
+    return reply.type(q.plain ? 'text/plain; charset=utf-8' : 'application/json').send(out);
+  });
+}

@@ -1,0 +1,134 @@
+/** Nomad's job endpoints: register, parse, validate, read, list, versions, summary, stop and purge. */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { formatProblem, isSpecError, parseJob, type LoadedJob } from '../../jobspec/index.ts';
+import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.ts';
+import { jobToApiJson, type Json } from '../job-json.ts';
+import { blockingQuery as blockingQuerySchema, deregisterQuery, parseBody, registerBody } from '../schemas.ts';
+
+const idParams = z.object({ id: z.string().min(1) });
+
+/**
+ * A SpecError's problems as `allocrun validate` prints them. The request has no file name; positions are
+ * kept only where they point into text the user wrote (HCL), not into a re-serialised request.
+ */
+function problemLines(err: unknown, positions: boolean): string[] | undefined {
+  if (!isSpecError(err)) return undefined;
+  return err.problems.map((p) => formatProblem({ ...p, file: undefined, ...(!positions && { line: undefined, column: undefined }) }));
+}
+
+/** Checks an API Job through the job-file loader; a 400 listing every problem when it is invalid. */
+export async function loadApiJob(job: Json): Promise<LoadedJob> {
+  try {
+    return await parseJob(JSON.stringify({ Job: job }), { format: 'json' });
+  } catch (err) {
+    const lines = problemLines(err, false);
+    if (!lines) throw err;
+    throw new HttpError(400, lines.join('\n'));
+  }
+}
+
+const warningText = (loaded: LoadedJob): string => loaded.warnings.map((w) => formatProblem({ ...w, file: undefined, line: undefined, column: undefined })).join('\n');
+
+/** Registers the job routes. */
+export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const { registry } = ctx;
+
+  const register = async (body: z.output<typeof registerBody>, pathId?: string) => {
+    const job = body.Job as Json & { ID: string };
+    if (pathId !== undefined && pathId !== job.ID) throw new HttpError(400, `Job ID does not match name: ${JSON.stringify(job.ID)} in the body, ${JSON.stringify(pathId)} in the path`);
+    // Checked inside the job's queue, so registrations are applied in the order they arrived.
+    return registry.serialize(job.ID, async () => {
+      const loaded = await loadApiJob(job);
+      const current = registry.getJob(job.ID);
+      if (body.EnforceIndex && (current?.jobModifyIndex ?? 0) !== (body.JobModifyIndex ?? 0)) {
+        throw new HttpError(400, `Enforcing job modify index ${body.JobModifyIndex ?? 0}: job ${current ? `exists with conflicting job modify index: ${current.jobModifyIndex}` : 'does not exist'}`);
+      }
+      const { Index, ...result } = registry.register(job, loaded.allocs, warningText(loaded));
+      return { ...result, Index, KnownLeader: true, LastContact: 0 };
+    });
+  };
+
+  for (const method of ['PUT', 'POST'] as const) {
+    app.route({ method, url: '/v1/jobs', schema: { body: registerBody }, handler: async (req) => register(req.body as z.output<typeof registerBody>) });
+  }
+  app.route({
+    method: ['PUT', 'POST'],
+    url: '/v1/job/:id',
+    schema: { params: idParams, body: registerBody },
+    handler: async (req) => register(req.body as z.output<typeof registerBody>, (req.params as { id: string }).id),
+  });
+
+  app.post('/v1/jobs/parse', { schema: { body: parseBody } }, async (req) => {
+    const { JobHCL } = req.body as z.output<typeof parseBody>;
+    try {
+      const loaded = await parseJob(JobHCL, { format: 'hcl' });
+      return jobToApiJson(loaded.job.name, loaded.job.body);
+    } catch (err) {
+      const lines = problemLines(err, true);
+      if (!lines) throw err;
+      throw new HttpError(400, lines.join('\n'));
+    }
+  });
+
+  app.route({
+    method: ['PUT', 'POST'],
+    url: '/v1/validate/job',
+    schema: { body: registerBody },
+    handler: async (req) => {
+      try {
+        const loaded = await loadApiJob((req.body as z.output<typeof registerBody>).Job);
+        return { DriverConfigValidated: true, ValidationErrors: [], Error: '', Warnings: warningText(loaded) };
+      } catch (err) {
+        if (!(err instanceof HttpError)) throw err;
+        const errors = err.message.split('\n');
+        return { DriverConfigValidated: false, ValidationErrors: errors, Error: errors.join('\n'), Warnings: '' };
+      }
+    },
+  });
+
+  app.get('/v1/jobs', { schema: { querystring: blockingQuerySchema } }, async (req, reply) => {
+    await blockingQuery(ctx, req, reply, () => Math.max(registry.jobsIndex, registry.allocsIndex));
+    const prefix = (req.query as { prefix?: string }).prefix ?? '';
+    return registry.listJobs().filter((j) => j.id.startsWith(prefix)).map((j) => registry.jobStubJson(j));
+  });
+
+  const jobOf = (req: { params: unknown }) => {
+    const { id } = req.params as { id: string };
+    const job = registry.getJob(id);
+    if (!job) throw notFound('job');
+    return job;
+  };
+
+  app.get('/v1/job/:id', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
+    const job = jobOf(req);
+    await blockingQuery(ctx, req, reply, () => job.modifyIndex);
+    return registry.jobJson(job);
+  });
+
+  app.get('/v1/job/:id/allocations', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
+    const job = jobOf(req);
+    await blockingQuery(ctx, req, reply, () => Math.max(0, ...registry.allocsOfJob(job.id).map((a) => a.modifyIndex)));
+    return registry.allocsOfJob(job.id).map((a) => registry.allocStubJson(a));
+  });
+
+  app.get('/v1/job/:id/summary', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
+    const job = jobOf(req);
+    await blockingQuery(ctx, req, reply, () => Math.max(job.modifyIndex, ...registry.allocsOfJob(job.id).map((a) => a.modifyIndex)));
+    return registry.summaryJson(job);
+  });
+
+  app.get('/v1/job/:id/versions', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
+    const job = jobOf(req);
+    await blockingQuery(ctx, req, reply, () => job.modifyIndex);
+    return { Versions: [...job.versions].reverse().map((v) => registry.jobJson(job, v)), Diffs: null, Index: job.modifyIndex, KnownLeader: true, LastContact: 0 };
+  });
+
+  app.delete('/v1/job/:id', { schema: { params: idParams, querystring: deregisterQuery } }, async (req) => {
+    const { id } = req.params as { id: string };
+    const { purge } = req.query as z.output<typeof deregisterQuery>;
+    const result = await registry.serialize(id, () => registry.deregister(id, purge));
+    if (!result) throw notFound('job');
+    return result;
+  });
+}

@@ -1,0 +1,160 @@
+/**
+ * Where the agent's API listens and who gets in: always a unix socket in the data dir (mode 0600, so only
+ * the agent's user reaches it); a TCP address only when asked, and then every request must carry the
+ * agent's token (`X-Nomad-Token`), kept in a 0600 file in the data dir unless one is given. A TCP address
+ * other than loopback needs a token given explicitly: a generated one would sit unseen in a file while the
+ * port is open to the network.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { AllocSpec, AllocState } from '../jobspec/types.ts';
+import type { Agent } from '../runtime/create-agent.ts';
+import type { AllocRunner } from '../runtime/create-alloc-runner.ts';
+import { EventBroker } from './event-broker.ts';
+import { JobRegistry } from './job-registry.ts';
+import { buildApi } from './server.ts';
+import { StateIndex } from './state-index.ts';
+
+/** The socket's file name in the data dir: what `allocrun --data-dir D` clients connect to. */
+export const SOCKET_NAME = 'agent.sock';
+/** The token file's name in the data dir. */
+export const TOKEN_NAME = 'agent-token';
+
+/** The socket path of the agent serving `dataDir`. */
+export const socketPathOf = (dataDir: string): string => join(dataDir, SOCKET_NAME);
+
+/** A listen address that cannot be served (bad syntax, or open to the network without a token). */
+export class ListenError extends Error {
+  readonly code = 'ErrListen';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ListenError';
+  }
+}
+
+/** What to serve. */
+export interface ServeOptions {
+  agent: Agent;
+  dataDir: string;
+  version: string;
+  /** `host:port` for TCP, e.g. `127.0.0.1:4646`; absent: the socket only. */
+  http?: string;
+  /** The token TCP clients must send; default: the data dir's token file, created when missing. */
+  token?: string;
+  /** Allocations the agent restored or found finished on disk, to show and serve. */
+  found?: { spec: AllocSpec; state: AllocState; createdAt?: number; updatedAt: number; runner?: AllocRunner }[];
+  heartbeatMs?: number;
+  bodyLimit?: number;
+}
+
+/** A serving API. */
+export interface ServedApi {
+  registry: JobRegistry;
+  socketPath: string;
+  /** `http://host:port` when TCP was asked for. */
+  url?: string;
+  token?: string;
+  tokenFile?: string;
+  close(): Promise<void>;
+}
+
+/** Parses `host:port` (`[::1]:4646` for IPv6); port 0 picks a free one. */
+export function parseListenAddress(addr: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(addr);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new ListenError(`--http ${JSON.stringify(addr)}: expected HOST:PORT, e.g. 127.0.0.1:4646`);
+  return { host: (m[1] ?? m[2])!, port };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
+}
+
+/** Resolves true when something answers on the socket: another agent serves this data dir. */
+function socketInUse(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(path);
+    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('error', () => resolve(false));
+  });
+}
+
+/** Listens on the socket with a umask that keeps it private from its first moment, then makes sure of 0600. */
+async function listenPrivately(app: FastifyInstance, path: string): Promise<void> {
+  const old = process.umask(0o177);
+  try {
+    await app.listen({ path });
+  } finally {
+    process.umask(old);
+  }
+  chmodSync(path, 0o600);
+}
+
+/** The token from the data dir's file, or a new one written there (0600). */
+function tokenFromFile(file: string): string {
+  if (existsSync(file)) {
+    const token = readFileSync(file, 'utf8').trim();
+    if (token) return token;
+  }
+  const token = randomBytes(24).toString('hex');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return token;
+}
+
+/** Starts the API for `agent` on its data dir's socket and, when asked, on a TCP address. */
+export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
+  const socketPath = socketPathOf(opts.dataDir);
+  if (Buffer.byteLength(socketPath) > 100) throw new ListenError(`the data dir path is too long for a unix socket (${socketPath}); use a shorter --data-dir`);
+  if (existsSync(socketPath)) {
+    if (await socketInUse(socketPath)) throw new ListenError(`another agent is already serving ${opts.dataDir} (its socket ${socketPath} answers)`);
+    unlinkSync(socketPath); // left behind by an agent that did not exit cleanly
+  }
+  let tcp: { host: string; port: number } | undefined;
+  let token: string | undefined;
+  let tokenFile: string | undefined;
+  if (opts.http !== undefined) {
+    tcp = parseListenAddress(opts.http);
+    if (!isLoopback(tcp.host) && !opts.token) {
+      throw new ListenError(`--http ${opts.http} is not a loopback address: give a token (--token or ALLOCRUN_TOKEN) so the network cannot reach the agent without it`);
+    }
+    tokenFile = join(opts.dataDir, TOKEN_NAME);
+    token = opts.token ?? tokenFromFile(tokenFile);
+    if (opts.token) tokenFile = undefined;
+  }
+
+  const index = new StateIndex();
+  const events = new EventBroker();
+  const registry = new JobRegistry(opts.agent, index, events);
+  registry.adopt(opts.found ?? []);
+  const address = tcp ? `${tcp.host}:${tcp.port}` : socketPath;
+  const ctx = { agent: opts.agent, registry, index, events, dataDir: opts.dataDir, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000 };
+
+  const apps: FastifyInstance[] = [];
+  const closeAll = async () => {
+    await Promise.all(apps.map((a) => a.close()));
+  };
+  try {
+    const local = buildApi(ctx, { bodyLimit: opts.bodyLimit });
+    apps.push(local);
+    await listenPrivately(local, socketPath);
+    let url: string | undefined;
+    if (tcp) {
+      const remote = buildApi(ctx, { token, bodyLimit: opts.bodyLimit });
+      apps.push(remote);
+      await remote.listen({ host: tcp.host, port: tcp.port });
+      const bound = remote.server.address();
+      const port = typeof bound === 'object' && bound ? bound.port : tcp.port;
+      url = `http://${tcp.host.includes(':') ? `[${tcp.host}]` : tcp.host}:${port}`;
+      ctx.address = `${tcp.host}:${port}`;
+    }
+    return { registry, socketPath, url, token, tokenFile, close: closeAll };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The agent's HTTP API (Nomad's paths, methods and JSON) on Fastify: zod-checked input, a body cap, the
+ * agent token on every request when one is set, and every error answered as Nomad does: a status code and
+ * a plain-text message, never a stack trace.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { ApiContext } from './context.ts';
+import { agentRoutes } from './routes/agent.ts';
+import { allocationRoutes } from './routes/allocations.ts';
+import { clientRoutes } from './routes/client.ts';
+import { eventRoutes } from './routes/events.ts';
+import { jobRoutes } from './routes/jobs.ts';
+import { zodValidatorCompiler } from './schemas.ts';
+
+/** Bodies over this are refused with 413: a job is a few kilobytes, a megabyte is already generous. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** How the API is built. */
+export interface ApiServerOptions {
+  /** Required in `X-Nomad-Token` on every request when set. */
+  token?: string;
+  bodyLimit?: number;
+}
+
+function sameToken(given: unknown, token: string): boolean {
+  if (typeof given !== 'string') return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Builds the Fastify app with every route; the caller listens. */
+export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyInstance {
+  const app = Fastify({ bodyLimit: opts.bodyLimit ?? DEFAULT_BODY_LIMIT, logger: false, forceCloseConnections: true });
+  app.setValidatorCompiler(zodValidatorCompiler);
+
+  // Nomad's clients do not always say what they send: read every body as JSON, as Nomad does.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(Object.assign(new Error(`the request body is not valid JSON: ${(err as Error).message}`), { statusCode: 400 }), undefined);
+    }
+  });
+
+  if (opts.token !== undefined) {
+    const token = opts.token;
+    app.addHook('onRequest', async (req, reply) => {
+      if (!sameToken(req.headers['x-nomad-token'], token)) await reply.code(403).type('text/plain; charset=utf-8').send('Permission denied');
+    });
+  }
+
+  app.setErrorHandler((err: FastifyError & { validationContext?: string }, _req, reply) => {
+    const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
+    let message = err.message;
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = `the request body is over the limit of ${opts.bodyLimit ?? DEFAULT_BODY_LIMIT} bytes`;
+    else if (err.validation && err.validationContext) message = message.split('\n').map((l) => `${err.validationContext}: ${l}`).join('\n');
+    void reply.code(status).type('text/plain; charset=utf-8').send(message);
+  });
+  app.setNotFoundHandler((req, reply) => void reply.code(404).type('text/plain; charset=utf-8').send(`Invalid URL: ${req.method} ${req.url.split('?')[0]}`));
+
+  jobRoutes(app, ctx);
+  allocationRoutes(app, ctx);
+  clientRoutes(app, ctx);
+  eventRoutes(app, ctx);
+  agentRoutes(app, ctx);
+  return app;
+}

@@ -1,0 +1,73 @@
+/**
+ * Nomad API allocations read back into the records the status views print (src/cli/status.ts), so an
+ * allocation looks the same whether read from a data dir or from a running agent.
+ */
+import type { AllocSpec, ClientStatus, TaskEvent, TaskLifecycle, TaskSpec, TaskState, TaskStatus } from '../jobspec/types.ts';
+import type { AllocRecord } from '../state/store.ts';
+
+/** The fields of Nomad's Allocation JSON the views read. */
+export interface ApiAllocation {
+  ID: string;
+  Name: string;
+  JobID: string;
+  JobType?: string;
+  TaskGroup: string;
+  DesiredStatus: 'run' | 'stop';
+  ClientStatus: ClientStatus;
+  Namespace?: string;
+  CreateTime: number;
+  ModifyTime: number;
+  JobVersion?: number;
+  TaskStates?: Record<string, { State: TaskStatus; Failed: boolean; Restarts: number; LastRestart?: string; StartedAt?: string; FinishedAt?: string; Events?: ApiTaskEvent[] }> | null;
+  Job?: { Type?: string; TaskGroups?: { Name: string; Tasks?: { Name: string; Driver: string; Leader?: boolean; Lifecycle?: { Hook: string; Sidecar?: boolean } | null }[] }[] } | null;
+}
+
+interface ApiTaskEvent {
+  Type: string;
+  Time: number;
+  DisplayMessage: string;
+  Message?: string;
+  ExitCode?: number;
+  Signal?: number;
+}
+
+const ms = (iso: string | undefined): number | undefined => {
+  if (!iso || iso.startsWith('0001-')) return undefined;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? undefined : t;
+};
+
+function taskEventOf(e: ApiTaskEvent): TaskEvent {
+  return { type: e.Type, time: Math.round(e.Time / 1e6), displayMessage: e.DisplayMessage, ...(e.Message && { message: e.Message }) };
+}
+
+function taskStateOf(ts: NonNullable<ApiAllocation['TaskStates']>[string]): TaskState {
+  const lastRestart = ms(ts.LastRestart);
+  const startedAt = ms(ts.StartedAt);
+  const finishedAt = ms(ts.FinishedAt);
+  return {
+    state: ts.State, failed: ts.Failed, restarts: ts.Restarts,
+    ...(lastRestart !== undefined && { lastRestart }), ...(startedAt !== undefined && { startedAt }), ...(finishedAt !== undefined && { finishedAt }),
+    events: (ts.Events ?? []).map(taskEventOf),
+  };
+}
+
+/** The record `formatAllocList`/`formatAllocDetail` print, from an API allocation (full or stub). */
+export function recordOfApiAlloc(a: ApiAllocation): AllocRecord {
+  const group = a.Job?.TaskGroups?.find((g) => g.Name === a.TaskGroup);
+  type ApiTask = NonNullable<NonNullable<ApiAllocation['Job']>['TaskGroups']>[number]['Tasks'] & object;
+  const apiTasks: ApiTask = group?.Tasks ?? Object.keys(a.TaskStates ?? {}).map((Name) => ({ Name, Driver: '-' }));
+  const tasks: TaskSpec[] = apiTasks.map((t) => ({
+    name: t.Name,
+    driver: t.Driver,
+    config: {},
+    ...(t.Leader ? { leader: true } : {}),
+    ...(t.Lifecycle ? { lifecycle: { hook: t.Lifecycle.Hook as TaskLifecycle['hook'], ...(t.Lifecycle.Sidecar ? { sidecar: true } : {}) } } : {}),
+  }));
+  const spec: AllocSpec = {
+    id: a.ID, job: a.JobID, group: a.TaskGroup, type: (a.Job?.Type ?? a.JobType ?? 'service') as AllocSpec['type'],
+    ...(a.Namespace && a.Namespace !== 'default' && { namespace: a.Namespace }), desiredStatus: a.DesiredStatus, tasks,
+  };
+  const taskStates = Object.fromEntries(Object.entries(a.TaskStates ?? {}).map(([name, ts]) => [name, taskStateOf(ts)]));
+  return { spec, state: { clientStatus: a.ClientStatus, taskStates }, createdAt: Math.round(a.CreateTime / 1e6), updatedAt: Math.round(a.ModifyTime / 1e6) };
+}

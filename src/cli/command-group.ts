@@ -1,0 +1,26 @@
+/** A command made of subcommands (`job run`, `alloc logs`), as Nomad's CLI groups them. */
+import type { Command } from './args.ts';
+import { UsageError } from './errors.ts';
+
+/** Dispatches `<group> <sub> ...` to one of `subs`, with a help listing them. */
+export function commandGroup(name: string, summary: string, subs: Command[]): Command {
+  const usage = `${name} <${subs.map((s) => s.name.split(' ')[1]).join('|')}> [args]`;
+  const details = `\n${summary}\n\nSubcommands:\n${subs.map((s) => `  allocrun ${s.usage}`).join('\n')}\n\nRun 'allocrun ${name} <subcommand> --help' for its flags.`;
+  return {
+    name,
+    usage,
+    details,
+    async run(argv) {
+      const [sub, ...rest] = argv;
+      if (sub === undefined || sub === '--help' || sub === '-h') {
+        const text = `Usage: allocrun ${usage}\n${details}\n`;
+        (sub === undefined ? process.stderr : process.stdout).write(text);
+        return sub === undefined ? 2 : 0;
+      }
+      const cmd = subs.find((s) => s.name === `${name} ${sub}`);
+      if (!cmd) throw new UsageError(`${name}: unknown subcommand ${JSON.stringify(sub)}; subcommands: ${subs.map((s) => s.name.split(' ')[1]).join(', ')}`, name);
+      return cmd.run(rest);
+    },
+  };
+}
+

@@ -1,0 +1,208 @@
+/**
+ * `allocrun job run|stop|status`: Nomad's job commands against a running agent (`allocrun agent`), over its
+ * HTTP API. The job file is checked here first, so problems are reported exactly as `allocrun validate`
+ * reports them, with file, line and column.
+ */
+import { readFile } from 'node:fs/promises';
+import { jobToApiJson, type Json } from '../api/job-json.ts';
+import { parseCommand, type Command } from './args.ts';
+import { agentClient, AGENT_FLAGS, AGENT_FLAGS_HELP, type AgentClient } from './api-client.ts';
+import { recordOfApiAlloc, type ApiAllocation } from './api-records.ts';
+import { isTerminalStatus, watchAllocs } from './api-watch.ts';
+import { commandGroup } from './command-group.ts';
+import { columns, formatTime, keyValues, shortId, timeAgo } from './format.ts';
+import { loadJob, warningLines } from './job-file.ts';
+
+/** The job file as Nomad API JSON: sent as written when it already is, else converted from the checked jobspec. */
+async function apiJobOf(file: string): Promise<Json> {
+  const { job, warnings } = await loadJob(file);
+  process.stderr.write(warningLines(warnings));
+  const text = await readFile(file, 'utf8');
+  if (text.trimStart().startsWith('{')) {
+    const value = JSON.parse(text) as Json;
+    if (value['Job'] && typeof value['Job'] === 'object') return value['Job'] as Json;
+    if ('TaskGroups' in value) return value;
+  }
+  return jobToApiJson(job.name, job.body);
+}
+
+interface RegisterResponse {
+  EvalID: string;
+  JobModifyIndex: number;
+  Warnings?: string;
+}
+
+/** Waits until every allocation of the job's current version runs or has finished; exit 1 if one failed. */
+async function monitor(client: AgentClient, jobId: string, version: number): Promise<number> {
+  const seen = new Map<string, string>();
+  const current = (allocs: ApiAllocation[]) => allocs.filter((a) => a.DesiredStatus === 'run' && a.JobVersion === version);
+  const allocs = await watchAllocs(
+    client,
+    `/v1/job/${encodeURIComponent(jobId)}/allocations`,
+    (list) => current(list).every((a) => a.ClientStatus !== 'pending'),
+    (list) => {
+      for (const a of current(list)) {
+        const was = seen.get(a.ID);
+        if (was === undefined) process.stdout.write(`    Allocation "${shortId(a.ID)}" created: group "${a.TaskGroup}"\n`);
+        if (was !== a.ClientStatus && a.ClientStatus !== 'pending') process.stdout.write(`    Allocation "${shortId(a.ID)}" ${a.ClientStatus}\n`);
+        seen.set(a.ID, a.ClientStatus);
+      }
+    },
+  );
+  const failed = current(allocs).filter((a) => a.ClientStatus === 'failed');
+  process.stdout.write(`==> ${current(allocs).length} allocation(s) of job "${jobId}" version ${version}: ${failed.length > 0 ? `${failed.length} failed` : 'running or complete'}\n`);
+  return failed.length > 0 ? 1 : 0;
+}
+
+const jobRun: Command = {
+  name: 'job run',
+  usage: 'job run <jobfile> [--detach] [--data-dir D | --address URL [--token T]]',
+  details: `
+Submit a job file (HCL, JSON, YAML or Nomad API JSON) to a running agent.
+
+Registering a job again with changes updates it the way Nomad does: changes that can be applied in
+place (restart policy, kill timeout, ...) update the running allocations; others (driver, config,
+env, meta, resources, tasks) replace them; a count change adds or stops allocations. An unchanged
+job is left as it is. Waits until the allocations run (or finish), unless --detach.
+
+Flags:
+  --detach          return once the job is registered
+${AGENT_FLAGS_HELP}
+
+Example:
+  allocrun agent --data-dir /tmp/d &
+  allocrun job run examples/demo.nomad --data-dir /tmp/d`,
+  async run(argv) {
+    const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, detach: { type: 'boolean' } }, { min: 1, max: 1, names: 'the job file' });
+    if (!parsed) return 0;
+    const client = agentClient('job run', parsed.values);
+    const job = await apiJobOf(parsed.positionals[0]!);
+    const res = await client.send<RegisterResponse>('PUT', '/v1/jobs', { Job: job });
+    if (res.Warnings) process.stderr.write(res.Warnings.split('\n').map((w) => `warning: ${w}\n`).join(''));
+    const id = String(job['ID']);
+    if (!res.EvalID) {
+      process.stdout.write(`==> Job "${id}" is unchanged: nothing to do\n`);
+      return 0;
+    }
+    const { body } = await client.get<{ Version: number }>(`/v1/job/${encodeURIComponent(id)}`);
+    if (parsed.values.detach) {
+      process.stdout.write(`Job registration successful\nEvaluation ID: ${res.EvalID}\nJob Version: ${body.Version}\n`);
+      return 0;
+    }
+    process.stdout.write(`==> Job "${id}" registered: version ${body.Version}, index ${res.JobModifyIndex}\n`);
+    return monitor(client, id, body.Version);
+  },
+};
+
+const jobStop: Command = {
+  name: 'job stop',
+  usage: 'job stop <job> [--purge] [--detach] [--data-dir D | --address URL [--token T]]',
+  details: `
+Stop a job's allocations on a running agent; with --purge, also forget the job.
+
+Waits until every allocation of the job has stopped, unless --detach.
+
+Flags:
+  --purge           forget the job (its versions) once stopped
+  --detach          return once the stop is registered
+${AGENT_FLAGS_HELP}`,
+  async run(argv) {
+    const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, purge: { type: 'boolean' }, detach: { type: 'boolean' }, yes: { type: 'boolean' } }, { min: 1, max: 1, names: 'the job ID' });
+    if (!parsed) return 0;
+    const client = agentClient('job stop', parsed.values);
+    const id = parsed.positionals[0]!;
+    const res = await client.send<RegisterResponse>('DELETE', `/v1/job/${encodeURIComponent(id)}`, undefined, { purge: parsed.values.purge ? 'true' : undefined });
+    if (parsed.values.detach) {
+      process.stdout.write(`Job "${id}" stopped\nEvaluation ID: ${res.EvalID}\n`);
+      return 0;
+    }
+    process.stdout.write(`==> Job "${id}" ${parsed.values.purge ? 'stopped and purged' : 'stopped'}; waiting for its allocations to stop\n`);
+    const seen = new Set<string>();
+    await watchAllocs(
+      client,
+      '/v1/allocations',
+      (list) => list.filter((a) => a.JobID === id).every((a) => isTerminalStatus(a.ClientStatus)),
+      (list) => {
+        for (const a of list.filter((x) => x.JobID === id && isTerminalStatus(x.ClientStatus) && !seen.has(x.ID))) {
+          seen.add(a.ID);
+          process.stdout.write(`    Allocation "${shortId(a.ID)}" ${a.ClientStatus}\n`);
+        }
+      },
+    );
+    process.stdout.write(`==> Job "${id}" has no running allocations\n`);
+    return 0;
+  },
+};
+
+interface ApiJob {
+  ID: string;
+  Name: string;
+  Type: string;
+  Priority: number;
+  Status: string;
+  Version: number;
+  SubmitTime: number;
+  Namespace: string;
+  Datacenters?: string[];
+  Stop: boolean;
+}
+
+const jobStatus: Command = {
+  name: 'job status',
+  usage: 'job status [job] [--json] [--data-dir D | --address URL [--token T]]',
+  details: `
+List the jobs of a running agent, or show one with its summary and allocations.
+
+Flags:
+  --json            the API's JSON
+${AGENT_FLAGS_HELP}`,
+  async run(argv) {
+    const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, json: { type: 'boolean' } }, { min: 0, max: 1, names: 'a job ID' });
+    if (!parsed) return 0;
+    const client = agentClient('job status', parsed.values);
+    const id = parsed.positionals[0];
+    if (id === undefined) {
+      const { body } = await client.get<ApiJob[]>('/v1/jobs');
+      if (parsed.values.json) process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
+      else if (body.length === 0) process.stdout.write('No running jobs\n');
+      else {
+        const rows = [['ID', 'Type', 'Priority', 'Status', 'Submit Date'], ...body.map((j) => [j.ID, j.Type, String(j.Priority), j.Status, formatTime(j.SubmitTime / 1e6)])];
+        process.stdout.write(`${columns(rows).join('\n')}\n`);
+      }
+      return 0;
+    }
+    const path = `/v1/job/${encodeURIComponent(id)}`;
+    const [{ body: job }, { body: summary }, { body: allocs }] = await Promise.all([
+      client.get<ApiJob>(path),
+      client.get<{ Summary: Record<string, Record<string, number>> }>(`${path}/summary`),
+      client.get<ApiAllocation[]>(`${path}/allocations`),
+    ]);
+    if (parsed.values.json) {
+      process.stdout.write(`${JSON.stringify({ ...job, Summary: summary, Allocations: allocs }, null, 2)}\n`);
+      return 0;
+    }
+    const out = keyValues([
+      ['ID', job.ID], ['Name', job.Name], ['Submit Date', formatTime(job.SubmitTime / 1e6)], ['Type', job.Type], ['Priority', String(job.Priority)],
+      ['Datacenters', (job.Datacenters ?? []).join(',')], ['Namespace', job.Namespace], ['Status', job.Stop ? `${job.Status} (stopped)` : job.Status], ['Version', String(job.Version)],
+    ]);
+    const keys = ['Queued', 'Starting', 'Running', 'Failed', 'Complete', 'Lost', 'Unknown'];
+    out.push('', 'Summary', ...columns([['Task Group', ...keys], ...Object.entries(summary.Summary).map(([g, s]) => [g, ...keys.map((k) => String(s[k] ?? 0))])]));
+    out.push('', 'Allocations');
+    if (allocs.length === 0) out.push('No allocations placed');
+    else {
+      const now = Date.now();
+      out.push(...columns([
+        ['ID', 'Task Group', 'Version', 'Desired', 'Status', 'Created', 'Modified'],
+        ...[...allocs].reverse().map((a) => {
+          const r = recordOfApiAlloc(a);
+          return [shortId(a.ID), a.TaskGroup, String(a.JobVersion ?? 0), a.DesiredStatus, a.ClientStatus, timeAgo(r.createdAt!, now), timeAgo(r.updatedAt, now)];
+        }),
+      ]));
+    }
+    process.stdout.write(`${out.join('\n')}\n`);
+    return 0;
+  },
+};
+
+/** The `job` command. */
+export const jobCommand = commandGroup('job', 'Submit, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobStop, jobStatus]);
