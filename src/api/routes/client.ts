@@ -117,6 +117,9 @@ export function clientRoutes(app: FastifyInstance, ctx: ApiContext): void {
     initial = undefined;
     write(q.origin === 'end' ? existing.subarray(Math.max(0, existing.length - q.offset)) : existing);
     reply.raw.once('close', finish);
-    return reply.type(q.plain ? 'text/plain; charset=utf-8' : 'application/json').send(out);
+    void reply.type(q.plain ? 'text/plain; charset=utf-8' : 'application/json').send(out);
+    // Headers go out now, not with the first line: a client waits on them before it acts (registers, signals).
+    setImmediate(() => reply.raw.headersSent || reply.raw.flushHeaders());
+    return reply;
   });
 }

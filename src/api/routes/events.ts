@@ -24,6 +24,9 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
       sub.unsubscribe();
       out.end();
     });
-    return reply.type('application/json').send(out);
+    void reply.type('application/json').send(out);
+    // Headers go out now, not with the first line: a client waits on them before it acts (registers, signals).
+    setImmediate(() => reply.raw.headersSent || reply.raw.flushHeaders());
+    return reply;
   });
 }

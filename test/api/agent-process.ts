@@ -1,0 +1,148 @@
+/**
+ * A real `allocrun agent` process for the API tests, and small HTTP clients for its unix socket and TCP
+ * address: requests with a JSON body, and streams read line by line until a wanted line arrives.
+ */
+import { request, type IncomingMessage } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startCli, type CliProcess } from '../cli/spawn-cli.ts';
+
+/** An HTTP answer. */
+export interface Answer {
+  status: number;
+  headers: IncomingMessage['headers'];
+  text: string;
+  json<T = any>(): T; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** Where requests go: the agent's socket, or its TCP address with an optional token. */
+export type Endpoint = { socketPath: string } | { host: string; port: number; token?: string };
+
+function open(to: Endpoint, method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const h: Record<string, string> = { ...headers };
+    if (body !== undefined) h['content-length'] = String(Buffer.byteLength(body));
+    if ('token' in to && to.token !== undefined) h['x-nomad-token'] = to.token;
+    const target = 'socketPath' in to ? { socketPath: to.socketPath } : { host: to.host, port: to.port };
+    const req = request({ ...target, method, path, headers: h }, resolve);
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** One request, read to the end. */
+export async function call(to: Endpoint, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer> {
+  const raw = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+  const res = await open(to, method, path, raw, headers);
+  let text = '';
+  res.setEncoding('utf8');
+  for await (const chunk of res) text += chunk;
+  return { status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
+/** A streamed answer read as it arrives. */
+export interface Stream {
+  status: number;
+  /** Everything received so far. */
+  text(): string;
+  /** Resolves with the text once `test(text)` holds; rejects if the stream ends first. */
+  until(test: (text: string) => boolean): Promise<string>;
+  ended: Promise<string>;
+  close(): void;
+}
+
+/** Opens a streamed GET (logs, events). */
+export async function stream(to: Endpoint, path: string): Promise<Stream> {
+  const res = await open(to, 'GET', path);
+  let text = '';
+  let done = false;
+  const waiters: { test: (t: string) => boolean; resolve: (t: string) => void; reject: (e: Error) => void }[] = [];
+  const check = () => {
+    for (const w of [...waiters]) if (w.test(text)) (waiters.splice(waiters.indexOf(w), 1), w.resolve(text));
+  };
+  res.setEncoding('utf8');
+  res.on('data', (d: string) => ((text += d), check()));
+  const ended = new Promise<string>((resolve) =>
+    res.on('close', () => {
+      done = true;
+      for (const w of waiters.splice(0)) w.reject(new Error(`the stream ended before the wanted text:\n${text}`));
+      resolve(text);
+    }),
+  );
+  return {
+    status: res.statusCode ?? 0,
+    text: () => text,
+    until: (test) =>
+      new Promise((resolve, reject) => {
+        if (test(text)) return resolve(text);
+        if (done) return reject(new Error(`the stream ended before the wanted text:\n${text}`));
+        waiters.push({ test, resolve, reject });
+      }),
+    ended,
+    close: () => res.destroy(),
+  };
+}
+
+/** A running agent and how to reach it. */
+export interface AgentProcess {
+  cli: CliProcess;
+  dataDir: string;
+  socket: Endpoint;
+  /** Set when started with `http`. */
+  tcp?: { host: string; port: number; token: string };
+  /** Purges every job (stopping their tasks), waits for the allocations to end, then stops the agent. */
+  stop(): Promise<void>;
+}
+
+/** Starts `allocrun agent` on a fresh data dir; with `http`, also on TCP (the token is read from its file). */
+export async function startAgent(opts: { http?: boolean; args?: string[] } = {}): Promise<AgentProcess> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-api-'));
+  const cli = startCli(['agent', '--data-dir', dataDir, '--json', ...(opts.http ? ['--http', '127.0.0.1:0'] : []), ...(opts.args ?? [])], { timeoutMs: 170_000 });
+  await cli.waitFor(opts.http ? /API listening on http:\/\/127\.0\.0\.1:\d+/ : /API listening on \//);
+  const socket = { socketPath: join(dataDir, 'agent.sock') };
+  let tcp: AgentProcess['tcp'];
+  if (opts.http) {
+    const port = Number(/API listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(cli.stdout())![1]);
+    const { readFile } = await import('node:fs/promises');
+    tcp = { host: '127.0.0.1', port, token: (await readFile(join(dataDir, 'agent-token'), 'utf8')).trim() };
+  }
+  return {
+    cli,
+    dataDir,
+    socket,
+    tcp,
+    async stop() {
+      const jobs = (await call(socket, 'GET', '/v1/jobs')).json<{ ID: string }[]>();
+      for (const j of jobs) await call(socket, 'DELETE', `/v1/job/${j.ID}?purge=true`);
+      await waitForAllocs(socket, '/v1/allocations', (list) => list.every((a) => a.ClientStatus !== 'running' && a.ClientStatus !== 'pending'));
+      cli.child.kill('SIGTERM');
+      await cli.exited;
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An allocation as the API lists it (the fields the tests read). */
+export interface Alloc {
+  ID: string;
+  JobID: string;
+  JobVersion: number;
+  DesiredStatus: string;
+  ClientStatus: string;
+  PreviousAllocation: string;
+  ModifyIndex: number;
+  TaskStates: Record<string, { State: string; Restarts: number; Events: { Type: string; DisplayMessage: string }[] }>;
+}
+
+/** Reads `path` with blocking queries until `done(list)` holds: no polling, each read waits for a change. */
+export async function waitForAllocs(to: Endpoint, path: string, done: (allocs: Alloc[]) => boolean): Promise<Alloc[]> {
+  let index = 0;
+  for (;;) {
+    const res = await call(to, 'GET', `${path}${path.includes('?') ? '&' : '?'}index=${index}&wait=30s`);
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text}`);
+    const list = res.json<Alloc[]>();
+    if (done(list)) return list;
+    index = Number(res.headers['x-nomad-index']);
+  }
+}
