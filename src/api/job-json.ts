@@ -27,7 +27,10 @@ function ignoredFields(level: 'job' | 'group' | 'task' | 'resources', body: Reco
   const out: Json = {};
   for (const [key, value] of Object.entries(body)) {
     if (modelled.includes(key) || value === undefined) continue;
-    out[apiFieldOf(level, key) ?? pascal(key)] = pascalDeep(value);
+    const name = apiFieldOf(level, key) ?? pascal(key);
+    // HCL writes a block as a list of bodies; the API has a list only where the name is plural (Constraints).
+    const single = Array.isArray(value) && value.length === 1 && typeof value[0] === 'object' && !name.endsWith('s');
+    out[name] = pascalDeep(single ? value[0] : value);
   }
   return out;
 }

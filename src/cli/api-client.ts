@@ -93,7 +93,8 @@ function clientFor(target: Target): AgentClient {
       const req = request(options, async (res) => {
         if ((res.statusCode ?? 500) < 400) return resolvePromise(res);
         const text = (await readAll(res)).trim();
-        reject(new ApiError(res.statusCode ?? 500, text || `the agent answered ${res.statusCode}`));
+        const message = text || `the agent answered ${res.statusCode}`;
+        reject(new ApiError(res.statusCode ?? 500, res.statusCode === 403 ? `${message}: the agent at ${target.label} wants its token (--token or $ALLOCRUN_TOKEN; the agent keeps it in its data dir's agent-token file)` : message));
       });
       req.on('error', (err: NodeJS.ErrnoException) => reject(connectionError(target, err)));
       req.end(body);

@@ -1,0 +1,117 @@
+/**
+ * The agent as a service under load: a real `allocrun agent` process, N jobs registered over HTTP (its
+ * unix socket, C requests in flight), one allocation each. Prints the time until every allocation runs,
+ * the registration rate, and the event stream's latency: from sending a registration to its JobRegistered
+ * event on a stream opened before, next to the registration's own response time, measured in the same run.
+ *
+ *   npx tsx bench/http-register.ts [jobs=200] [concurrency=8] [driver=mock|raw_exec]
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const JOBS = Number(process.argv[2] ?? 200);
+const CONCURRENCY = Number(process.argv[3] ?? 8);
+const DRIVER = process.argv[4] ?? 'mock';
+const BIN = fileURLToPath(new URL('../bin/allocrun.js', import.meta.url));
+
+function job(id: string) {
+  const task = DRIVER === 'raw_exec'
+    ? { Name: 't', Driver: 'raw_exec', Config: { command: '/bin/sleep', args: ['600'] }, KillTimeout: 1e9 }
+    : { Name: 't', Driver: 'mock', Config: { run_for: '1h' } };
+  return { Job: { ID: id, Type: 'service', TaskGroups: [{ Name: 'g', Count: 1, Tasks: [task] }] } };
+}
+
+function send(socketPath: string, method: string, path: string, body?: unknown): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const raw = body === undefined ? undefined : JSON.stringify(body);
+    const req = request({ socketPath, method, path, headers: raw ? { 'content-length': String(Buffer.byteLength(raw)) } : {} }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`${path}: ${res.statusCode} ${text}`))));
+    });
+    req.on('error', reject);
+    req.end(raw);
+  });
+}
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const ms = (x: number) => `${x.toFixed(1)} ms`;
+
+async function main(): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-bench-api-'));
+  const socketPath = join(dataDir, 'agent.sock');
+  const agent = spawn(process.execPath, [...(process.env.BENCH_AGENT_NODE_ARGS?.split(' ').filter(Boolean) ?? []), BIN, 'agent', '--data-dir', dataDir, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    agent.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.includes('API listening on')) resolve();
+    });
+    agent.once('exit', (code) => reject(new Error(`the agent exited (${code}) before listening`)));
+  });
+  agent.stdout!.resume(); // the agent's own event lines are not measured
+
+  const sent = new Map<string, number>();
+  const answered = new Map<string, number>();
+  const announced = new Map<string, number>();
+  const runningAt = new Map<string, number>();
+  let allRunning!: () => void;
+  const everyoneRuns = new Promise<void>((r) => (allRunning = r));
+  const stream = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+    request({ socketPath, path: '/v1/event/stream?topic=Job&topic=Allocation' }, resolve).on('error', reject).end();
+  });
+  let buf = '';
+  stream.setEncoding('utf8').on('data', (d: string) => {
+    buf += d;
+    const lines = buf.split('\n');
+    buf = lines.pop()!;
+    const now = performance.now();
+    for (const line of lines) {
+      const batch = JSON.parse(line) as { Events?: { Topic: string; Type: string; Key: string; FilterKeys: string[]; Payload: { Allocation?: { ClientStatus: string } } }[] };
+      for (const e of batch.Events ?? []) {
+        if (e.Topic === 'Job' && e.Type === 'JobRegistered' && !announced.has(e.Key)) announced.set(e.Key, now);
+        if (e.Topic === 'Allocation' && e.Payload.Allocation?.ClientStatus === 'running' && !runningAt.has(e.FilterKeys[0]!)) {
+          runningAt.set(e.FilterKeys[0]!, now);
+          if (runningAt.size === JOBS) allRunning();
+        }
+      }
+    }
+  });
+
+  const ids = Array.from({ length: JOBS }, (_, i) => `bench-${i}`);
+  const start = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < ids.length) {
+        const id = ids[next++]!;
+        sent.set(id, performance.now());
+        await send(socketPath, 'PUT', '/v1/jobs', job(id));
+        answered.set(id, performance.now());
+      }
+    }),
+  );
+  const registered = performance.now() - start;
+  await everyoneRuns;
+  const toRunning = performance.now() - start;
+
+  const eventLatency = ids.map((id) => announced.get(id)! - sent.get(id)!);
+  const responseLatency = ids.map((id) => answered.get(id)! - sent.get(id)!);
+  console.log(`allocrun agent API: ${JOBS} jobs (${DRIVER} driver), ${CONCURRENCY} registrations in flight, over the unix socket`);
+  console.log(`  registered all        ${ms(registered)}  (${(JOBS / (registered / 1000)).toFixed(0)} jobs/s)`);
+  console.log(`  all allocations run   ${ms(toRunning)}  (${(toRunning / registered).toFixed(2)}x the registration time)`);
+  console.log(`  response latency      p50 ${ms(pct(responseLatency, 50))}  p95 ${ms(pct(responseLatency, 95))}  max ${ms(Math.max(...responseLatency))}`);
+  console.log(`  event-stream latency  p50 ${ms(pct(eventLatency, 50))}  p95 ${ms(pct(eventLatency, 95))}  max ${ms(Math.max(...eventLatency))}  (send → JobRegistered on the stream)`);
+  console.log(`  event / response      ${(pct(eventLatency, 50) / pct(responseLatency, 50)).toFixed(2)}x at p50`);
+
+  stream.destroy();
+  for (const id of ids) await send(socketPath, 'DELETE', `/v1/job/${id}?purge=true`);
+  agent.kill('SIGTERM');
+  await new Promise((r) => agent.once('exit', r));
+  await rm(dataDir, { recursive: true, force: true });
+}
+
+await main();
