@@ -4,7 +4,7 @@
  * the registration rate, and the event stream's latency: from sending a registration to its JobRegistered
  * event on a stream opened before, next to the registration's own response time, measured in the same run.
  *
- *   npx tsx bench/http-register.ts [jobs=200] [concurrency=8] [driver=mock|raw_exec]
+ *   npx tsx bench/http-register.ts [jobs=200] [concurrency=8] [driver=mock|raw_exec] [--quick]
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -13,9 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const JOBS = Number(process.argv[2] ?? 200);
-const CONCURRENCY = Number(process.argv[3] ?? 8);
-const DRIVER = process.argv[4] ?? 'mock';
+// `--quick` (from `npm run bench -- --quick`) is a smoke run; positional arguments override the sizes.
+const quick = process.argv.includes('--quick');
+const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const JOBS = Number(args[0] ?? (quick ? 20 : 200));
+const CONCURRENCY = Number(args[1] ?? 8);
+const DRIVER = args[2] ?? 'mock';
 const BIN = fileURLToPath(new URL('../bin/allocrun.js', import.meta.url));
 
 function job(id: string) {
