@@ -3,7 +3,7 @@
  * HTTP API. Allocations are named by ID or a unique ID prefix, as Nomad names them.
  */
 import { parseCommand, type Command } from './args.ts';
-import { agentClient, AGENT_FLAGS, AGENT_FLAGS_HELP, type AgentClient } from './api-client.ts';
+import { agentClient, AGENT_FLAGS, AGENT_FLAGS_HELP, readAll, type AgentClient } from './api-client.ts';
 import { commandGroup } from './command-group.ts';
 import { recordOfApiAlloc, type ApiAllocation } from './api-records.ts';
 import { isTerminalStatus, watchAllocs } from './api-watch.ts';
@@ -90,7 +90,7 @@ ${AGENT_FLAGS_HELP}`,
     let offset = 0;
     if (v.tail) {
       // The start of the last N lines, as an absolute offset, so following from there misses nothing.
-      const text = await readBody(await client.stream(path, query));
+      const text = await readAll(await client.stream(path, query));
       const all = Buffer.from(text);
       offset = startOfLastLines(all, lines);
       if (!v.follow) {
@@ -115,16 +115,6 @@ export function startOfLastLines(text: Buffer, n: number): number {
   let count = 0;
   for (let i = end - 1; i >= 0; i--) if (text[i] === 0x0a && ++count === n) return i + 1;
   return 0;
-}
-
-function readBody(res: NodeJS.ReadableStream): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    res.setEncoding('utf8');
-    res.on('data', (d: string) => (text += d));
-    res.on('end', () => resolve(text));
-    res.on('error', reject);
-  });
 }
 
 const allocRestart: Command = {

@@ -115,7 +115,8 @@ function clientFor(target: Target): AgentClient {
   };
 }
 
-function readAll(res: IncomingMessage): Promise<string> {
+/** A response's body as text. */
+export function readAll(res: IncomingMessage): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     let text = '';
     res.setEncoding('utf8');

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Subscription } from 'rxjs';
 import { z } from 'zod';
-import type { AllocCommandRejection } from '../../../machines/alloc-runner.ts';
+import type { AllocCommandRejection, AllocRunnerEvent } from '../../../machines/alloc-runner.ts';
 import type { LogLine } from '../../drivers/controller.ts';
 import type { AllocRunner } from '../../runtime/create-alloc-runner.ts';
 import { allocStatsJson } from '../alloc-json.ts';
@@ -42,34 +42,24 @@ function frame(data: Buffer, offset: number, file: string): string {
 
 /** Registers the client routes. */
 export function clientRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.route({
-    method: ['PUT', 'POST'],
-    url: '/v1/client/allocation/:id/restart',
-    schema: { params: idParams, body: restartBody },
-    handler: async (req) => {
-      const alloc = allocOf(ctx, req.params);
-      const body = (req.body ?? {}) as z.output<typeof restartBody> & object;
-      checkTask(alloc, body.TaskName);
-      const task = body.TaskName || undefined;
-      command(runnerOf(alloc), () => alloc.runner!.send({ type: 'RESTART', ...(task !== undefined && { task }), ...(body.AllTasks && { all: true }) }));
-      return {};
-    },
-  });
-
-  app.route({
-    method: ['PUT', 'POST'],
-    url: '/v1/client/allocation/:id/signal',
-    schema: { params: idParams, body: signalBody },
-    handler: async (req) => {
-      const alloc = allocOf(ctx, req.params);
-      const body = (req.body ?? {}) as z.output<typeof signalBody> & object;
-      checkTask(alloc, body.Task);
-      const task = body.Task || undefined;
-      // Nomad's default signal for `alloc signal` is SIGKILL.
-      command(runnerOf(alloc), () => alloc.runner!.send({ type: 'SIGNAL', signal: body.Signal ?? 'SIGKILL', ...(task !== undefined && { task }) }));
-      return {};
-    },
-  });
+  /** A command route: the body names a task (or none: the alloc's tasks) and becomes one runner event. */
+  const commandRoute = <S extends typeof restartBody | typeof signalBody>(verb: string, schema: S, taskOf: (body: z.output<S> & object) => string | undefined, event: (body: z.output<S> & object, task: string | undefined) => AllocRunnerEvent) =>
+    app.route({
+      method: ['PUT', 'POST'],
+      url: `/v1/client/allocation/:id/${verb}`,
+      schema: { params: idParams, body: schema },
+      handler: async (req) => {
+        const alloc = allocOf(ctx, req.params);
+        const body = (req.body ?? {}) as z.output<S> & object;
+        const task = taskOf(body) || undefined;
+        checkTask(alloc, task);
+        command(runnerOf(alloc), () => alloc.runner!.send(event(body, task)));
+        return {};
+      },
+    });
+  commandRoute('restart', restartBody, (b) => b.TaskName, (b, task) => ({ type: 'RESTART', ...(task !== undefined && { task }), ...(b.AllTasks && { all: true }) }));
+  // Nomad's default signal for `alloc signal` is SIGKILL.
+  commandRoute('signal', signalBody, (b) => b.Task, (b, task) => ({ type: 'SIGNAL', signal: b.Signal ?? 'SIGKILL', ...(task !== undefined && { task }) }));
 
   app.get('/v1/client/allocation/:id/stats', { schema: { params: idParams } }, async (req) => {
     const alloc = allocOf(ctx, req.params);
