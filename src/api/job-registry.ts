@@ -15,6 +15,7 @@ import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
 import type { EventBroker, StreamEvent } from './event-broker.ts';
 import type { StateIndex } from './state-index.ts';
+import type { SavedAlloc, SavedRegistry } from './registry-file.ts';
 
 /** Job fields the server owns: a client's copy of them never counts as a change. */
 const SERVER_FIELDS = ['Status', 'StatusDescription', 'Stable', 'Version', 'SubmitTime', 'CreateIndex', 'ModifyIndex', 'JobModifyIndex', 'Stop'];
@@ -81,6 +82,10 @@ export class JobRegistry {
   private readonly allocs = new Map<string, AllocEntry>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly placements = new Subject<{ spec: AllocSpec; runner: AllocRunner }>();
+  /** Registry records of allocations an earlier agent made, waiting for `adopt` to meet their runners. */
+  private readonly saved = new Map<string, SavedAlloc>();
+  /** Called after every change of jobs or desired state (not of task states), to save the registry. */
+  onChange: () => void = () => {};
   /** Index of the newest change to the jobs table and to the allocations table. */
   jobsIndex = 0;
   allocsIndex = 0;
@@ -128,6 +133,7 @@ export class JobRegistry {
     const events: StreamEvent[] = [this.jobEvent(entry, 'JobRegistered', index)];
     events.push(...this.reconcile(entry, index));
     this.commit(index, events);
+    this.onChange();
     return { EvalID: randomUUID(), EvalCreateIndex: index, JobModifyIndex: index, Warnings: warnings, Index: index };
   }
 
@@ -148,6 +154,7 @@ export class JobRegistry {
     if (purge) this.jobs.delete(id);
     this.jobsIndex = index;
     this.commit(index, events);
+    this.onChange();
     return { EvalID: randomUUID(), EvalCreateIndex: index, JobModifyIndex: index, Warnings: '', Index: index };
   }
 
@@ -162,7 +169,21 @@ export class JobRegistry {
       if (job && template) events.push(this.place(job, template, a.index, index, a));
     }
     this.commit(index, events);
+    this.onChange();
     return index;
+  }
+
+  /** Loads what an earlier agent saved; call before `adopt`, with an index started past `saved.index`. */
+  restore(saved: SavedRegistry): void {
+    for (const job of saved.jobs) this.jobs.set(job.id, job);
+    for (const a of saved.allocs) this.saved.set(a.id, a);
+    this.jobsIndex = Math.max(0, ...saved.jobs.map((j) => j.modifyIndex));
+  }
+
+  /** The registry as `RegistryFile` saves it. */
+  snapshot(): SavedRegistry {
+    const allocs = [...this.allocs.values()].map(({ runner: _r, lastState: _l, spec: _s, modifyIndex: _m, modifyTime: _t, ...keep }) => keep);
+    return { index: this.index.current, jobs: [...this.jobs.values()], allocs };
   }
 
   /** Takes over allocations an earlier agent ran (restored runners, and finished ones from disk). */
@@ -170,11 +191,13 @@ export class JobRegistry {
     for (const r of found) {
       if (this.allocs.has(r.spec.id)) continue;
       const index = this.index.next();
+      const known = this.saved.get(r.spec.id);
       const entry: AllocEntry = {
         id: r.spec.id, spec: r.spec, jobId: r.spec.job, namespace: r.spec.namespace ?? 'default', group: r.spec.group,
         index: instanceOf(r.spec), jobVersion: 0, desired: r.spec.desiredStatus ?? 'run', desiredDescription: '',
-        createIndex: index, modifyIndex: index, allocModifyIndex: index, createTime: r.createdAt ?? r.updatedAt, modifyTime: r.updatedAt,
-        lastState: r.runner?.getState() ?? r.state, runner: r.runner,
+        createIndex: index, allocModifyIndex: index, createTime: r.createdAt ?? r.updatedAt,
+        ...known,
+        modifyIndex: index, modifyTime: r.updatedAt, lastState: r.runner?.getState() ?? r.state, runner: r.runner,
       };
       this.allocs.set(entry.id, entry);
       if (r.runner) this.watch(entry, r.runner);

@@ -16,6 +16,7 @@ import type { Agent } from '../runtime/create-agent.ts';
 import type { AllocRunner } from '../runtime/create-alloc-runner.ts';
 import { EventBroker } from './event-broker.ts';
 import { JobRegistry } from './job-registry.ts';
+import { RegistryFile } from './registry-file.ts';
 import { buildApi } from './server.ts';
 import { StateIndex } from './state-index.ts';
 
@@ -127,16 +128,25 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
     if (opts.token) tokenFile = undefined;
   }
 
-  const index = new StateIndex();
+  // Indexes go on from where the last agent left them, so a client's blocking query still means something.
+  const file = new RegistryFile(opts.dataDir);
+  const saved = file.load();
+  const index = new StateIndex(saved?.index ?? 1);
   const events = new EventBroker();
   const registry = new JobRegistry(opts.agent, index, events);
+  if (saved) registry.restore(saved);
   registry.adopt(opts.found ?? []);
+  registry.onChange = () => file.save(() => registry.snapshot());
+  registry.onChange();
   const address = tcp ? `${tcp.host}:${tcp.port}` : socketPath;
   const ctx = { agent: opts.agent, registry, index, events, dataDir: opts.dataDir, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000 };
 
   const apps: FastifyInstance[] = [];
   const closeAll = async () => {
     await Promise.all(apps.map((a) => a.close()));
+    // The newest index too (task state changes move it without a registry change), for the next agent.
+    file.save(() => registry.snapshot());
+    file.flush();
   };
   try {
     const local = buildApi(ctx, { bodyLimit: opts.bodyLimit });

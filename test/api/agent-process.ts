@@ -118,7 +118,7 @@ export async function startAgent(opts: { http?: boolean; args?: string[] } = {})
       await waitForAllocs(socket, '/v1/allocations', (list) => list.every((a) => a.ClientStatus !== 'running' && a.ClientStatus !== 'pending'));
       cli.child.kill('SIGTERM');
       await cli.exited;
-      await rm(dataDir, { recursive: true, force: true });
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     },
   };
 }
