@@ -2,7 +2,7 @@
  * What `allocrun run` shows while allocations run: a task table redrawn in place on a terminal, one line
  * per task event when output is a pipe or file, or one JSON object per event and state change (`--json`).
  */
-import type { AllocCommandRejection } from '../../machines/alloc-runner.ts';
+import type { AllocCommandRejection } from '../runtime/create-alloc-runner.ts';
 import type { AllocSpec, AllocState, ClientStatus, TaskEvent, TaskState } from '../jobspec/types.ts';
 import { clockTime, columns, inRunOrder, lifecycleWord, shortId, taskStateWord, visibleLength } from './format.ts';
 

@@ -27,6 +27,9 @@ import { registerRunner } from './runner-registry.ts';
 import { checkHookNames, hookPlanOf } from './task-bindings.ts';
 import { taskLogs } from './task-logs.ts';
 
+/** The commands a runner takes and the record of one it refused, for callers above the runtime. */
+export type { AllocCommandRejection, AllocRunnerEvent };
+
 export interface AllocRunnerOptions {
   /** Drivers by name; `mock` and `raw_exec` are always there unless replaced. */
   drivers?: Record<string, Driver>;

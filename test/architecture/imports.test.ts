@@ -19,7 +19,6 @@ const ROOT = resolve(import.meta.dirname, '../..');
 
 /** Known back edges, `from -> to` (paths from the repo root), each with the issue that removes it. */
 const ALLOWED: Record<string, string> = {
-  'src/cli/run-view.ts -> machines/alloc-runner.ts': '#17 (api): take AllocCommandRejection from the runtime',
   'src/cli/graph.ts -> machines/task-runner.ts': '#16 (visualizer): the runtime names the machines the graph draws',
   'src/cli/graph.ts -> machines/alloc-runner.ts': '#16 (visualizer): the runtime names the machines the graph draws',
   'src/cli/graph.ts -> machines/task-manager.ts': '#16 (visualizer): the runtime names the machines the graph draws',
