@@ -84,14 +84,13 @@ function socketInUse(path: string): Promise<boolean> {
   });
 }
 
-/** Listens on the socket with a umask that keeps it private from its first moment, then makes sure of 0600. */
+/**
+ * Listens on the socket, then makes it 0600. Not by changing the umask around listen: that is process-wide,
+ * and restored allocations create their directories meanwhile. Connecting needs write permission, which
+ * the usual umask (022) already denies others in the moment before the chmod.
+ */
 async function listenPrivately(app: FastifyInstance, path: string): Promise<void> {
-  const old = process.umask(0o177);
-  try {
-    await app.listen({ path });
-  } finally {
-    process.umask(old);
-  }
+  await app.listen({ path });
   chmodSync(path, 0o600);
 }
 

@@ -49,7 +49,7 @@ describe('allocrun job and alloc against a running agent', { timeout: 90_000 }, 
   it('job run reports an invalid file as validate does, and registers nothing', async () => {
     const bad = join(agent.dataDir, 'bad.nomad');
     await writeFile(bad, 'job "bad" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      kill_timeout = "soon"\n    }\n  }\n}\n');
-    const [res, validate] = await Promise.all([cli('job', 'run', bad), runCli(['validate', bad])]);
+    const [res, validate] = await Promise.all([cli('job', 'run', bad), runCli(['validate', bad], { timeoutMs: 60_000 })]);
     expect(res.code).toBe(1);
     const problem = validate.stderr.split('\n')[1]!.trim();
     expect(problem).toMatch(/bad\.nomad:5:\d+: job\.bad\.group\.g\.task\.t\.kill_timeout: /);
@@ -99,8 +99,8 @@ describe('allocrun job and alloc against a running agent', { timeout: 90_000 }, 
   it('reaches the agent over TCP with --address and the token, and is refused a wrong token', async () => {
     const address = `http://127.0.0.1:${agent.tcp!.port}`;
     const [ok, wrong] = await Promise.all([
-      runCli(['job', 'status', '--address', address, '--token', agent.tcp!.token]),
-      runCli(['job', 'status'], { env: { ALLOCRUN_ADDR: address, ALLOCRUN_TOKEN: 'nope' } }),
+      runCli(['job', 'status', '--address', address, '--token', agent.tcp!.token], { timeoutMs: 60_000 }),
+      runCli(['job', 'status'], { env: { ALLOCRUN_ADDR: address, ALLOCRUN_TOKEN: 'nope' }, timeoutMs: 60_000 }),
     ]);
     expect(ok.stdout).toMatch(/web\s+service/);
     expect([wrong.code, wrong.stderr]).toEqual([1, expect.stringMatching(/^allocrun: Permission denied: the agent at http:\/\/127.0.0.1:\d+ wants its token/)]);
@@ -121,7 +121,7 @@ describe('allocrun job and alloc against a running agent', { timeout: 90_000 }, 
   });
 
   it('says which agent is missing when none serves the data dir', async () => {
-    const res = await runCli(['job', 'status', '--data-dir', join(agent.dataDir, 'elsewhere')]);
+    const res = await runCli(['job', 'status', '--data-dir', join(agent.dataDir, 'elsewhere')], { timeoutMs: 60_000 });
     expect([res.code, res.stderr]).toEqual([1, expect.stringContaining('no agent is running on data dir')]);
   });
 });
