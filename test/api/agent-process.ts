@@ -98,7 +98,7 @@ export interface AgentProcess {
 /** Starts `allocrun agent` on a fresh data dir; with `http`, also on TCP (the token is read from its file). */
 export async function startAgent(opts: { http?: boolean; args?: string[] } = {}): Promise<AgentProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-api-'));
-  const cli = startCli(['agent', '--data-dir', dataDir, '--json', ...(opts.http ? ['--http', '127.0.0.1:0'] : []), ...(opts.args ?? [])], { timeoutMs: 170_000 });
+  const cli = startCli(['agent', '--data-dir', dataDir, '--json', ...(opts.http ? ['--http', '127.0.0.1:0'] : []), ...(opts.args ?? [])], { timeoutMs: 20 * 60_000 }); // stopped by stop(); the limit only ends a hung agent
   await cli.waitFor(opts.http ? /API listening on http:\/\/127\.0\.0\.1:\d+/ : /API listening on \//);
   const socket = { socketPath: join(dataDir, 'agent.sock') };
   let tcp: AgentProcess['tcp'];

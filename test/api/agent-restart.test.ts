@@ -27,7 +27,7 @@ describe('an agent restarted on its data dir', { timeout: 120_000 }, () => {
     // SIGTERM: the agent goes, its tasks stay; a new agent takes over the same data dir.
     agent.cli.child.kill('SIGTERM');
     await agent.cli.exited;
-    const next = startCli(['agent', '--data-dir', agent.dataDir, '--json'], { timeoutMs: 110_000 });
+    const next = startCli(['agent', '--data-dir', agent.dataDir, '--json'], { timeoutMs: 20 * 60_000 });
     agent = { ...agent, cli: next };
     await next.waitFor(/API listening on \//);
 
