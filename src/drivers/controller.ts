@@ -124,6 +124,12 @@ export interface DriverContext {
   allocDir: string;
   logs?: LogConfig;
   clock: Clock;
+  /**
+   * Which start of the task this controller is for (Nomad's task ID suffix, the restart count). Stable
+   * across an agent restart, so a start that is run again after a crash can find the process the first
+   * one spawned instead of spawning another.
+   */
+  attempt?: number;
 }
 
 /** A task driver (Nomad's driver plugin): a factory of controllers, one per task attempt. */

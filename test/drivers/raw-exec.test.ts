@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -323,7 +323,7 @@ describe('raw_exec driver', () => {
   describe('recover', () => {
     /** Starts the task from a separate node process that prints the handle and exits. */
     async function spawnElsewhere(s: Setup): Promise<DriverHandle> {
-      const input = JSON.stringify({ task: s.task, allocDir: s.allocDir, taskDir: s.taskDir, env: s.ctx.env });
+      const input = JSON.stringify({ task: s.task, allocDir: s.allocDir, taskDir: s.taskDir, env: s.ctx.env, attempt: s.ctx.attempt });
       const { stdout } = await promisify(execFile)(NODE, ['--import', 'tsx', join(here, 'fixtures', 'spawn-and-exit.ts'), input], { cwd: repoRoot });
       const handle = JSON.parse(stdout.trim().split('\n').at(-1)!) as DriverHandle;
       strayPids.push(handle.pid!);
@@ -341,10 +341,8 @@ describe('raw_exec driver', () => {
       expect(c.handle()).toMatchObject({ pid: handle.pid, startTime: handle.startTime });
       const exit = c.wait(never());
       writeFileSync(join(s.taskDir, 'release'), '');
-      const result = await exit;
-      // Exact when the zombie is seen before its new parent reaps it; otherwise reported as unknown.
-      if (result.exitCode === -1) expect(result.err).toMatch(/exit status unknown/);
-      else expect(result).toEqual({ exitCode: 5, signal: 0 });
+      // Exact: the supervisor recorded it, whoever reaped the process.
+      expect(await exit).toEqual({ exitCode: 5, signal: 0 });
     }, 20_000);
 
     it('shuts down a recovered process with its kill signal', async () => {
@@ -356,10 +354,11 @@ describe('raw_exec driver', () => {
       expect(gone(handle.pid!)).toBe(true);
     }, 20_000);
 
-    it('refuses a handle whose start time does not match, or whose process is gone', async () => {
+    it('refuses an unsupervised handle whose start time does not match, or whose process is gone', async () => {
       const s = setup('t', SH, ['-c', 'exec sleep 600']);
-      const c = await run(s);
+      const c = await run(s, { supervise: false });
       const handle = c.handle()!;
+      expect(handle.state).not.toHaveProperty('supervisor');
       const driver = createRawExecDriver();
       expect(() => driver.recover({ ...handle, startTime: handle.startTime! - 1 }, s.task, s.ctx)).toThrow(
         expect.objectContaining({ code: 'ErrRecoverFailed', reason: 'pid-reused' }),
@@ -367,6 +366,51 @@ describe('raw_exec driver', () => {
       await c.terminate(never());
       expect(() => driver.recover(handle, s.task, s.ctx)).toThrow(expect.objectContaining({ code: 'ErrRecoverFailed', reason: 'gone' }));
       expect(() => driver.recover({ driver: 'raw_exec', taskName: 't' }, s.task, s.ctx)).toThrow(/lacks a pid/);
+    });
+
+    it('recovers the exit status of a task that exited while no agent ran, from its supervisor', async () => {
+      const s = setup('t', SH, ['-c', 'while [ ! -e release ]; do sleep 0.02; done; exit 7']);
+      const handle = await spawnElsewhere(s);
+      const sup = (handle.state as { supervisor: { prefix: string; pid: number } }).supervisor;
+      writeFileSync(join(s.taskDir, 'release'), '');
+      await until(() => existsSync(`${sup.prefix}.status`) && gone(sup.pid), 'the supervisor to record the exit');
+      expect(gone(handle.pid!)).toBe(true);
+      const c = createRawExecDriver({ pollIntervalMs: 20 }).recover(handle, s.task, s.ctx);
+      expect(await c.wait(never())).toEqual({ exitCode: 7, signal: 0 });
+    }, 20_000);
+
+    it('reports a task whose supervisor died with it, leaving no status, as lost', async () => {
+      const s = setup('t', SH, ['-c', 'exec sleep 600']);
+      const handle = await spawnElsewhere(s);
+      const sup = (handle.state as { supervisor: { pid: number } }).supervisor;
+      process.kill(sup.pid, 'SIGKILL');
+      process.kill(-handle.pid!, 'SIGKILL');
+      await until(() => gone(sup.pid) && gone(handle.pid!), 'both processes to die');
+      const c = createRawExecDriver({ pollIntervalMs: 20 }).recover(handle, s.task, s.ctx);
+      await expect(c.wait(never())).rejects.toMatchObject({ code: 'ErrWorkloadLost', message: expect.stringContaining('no exit status was recorded') });
+    }, 20_000);
+
+    it('a start of an attempt that an earlier agent already spawned adopts that process instead of spawning again', async () => {
+      const s = setup('t', SH, ['-c', 'exec sleep 600']);
+      s.ctx = { ...s.ctx, attempt: 3 };
+      const handle = await spawnElsewhere(s);
+      const c = await run(s);
+      expect(c.pid).toBe(handle.pid);
+      expect(readdirSync(join(s.taskDir, 'private')).filter((f) => f.endsWith('.claim'))).toHaveLength(1);
+      await c.shutdown({ signal: 'SIGTERM', timeout: 5_000 }, never());
+      expect(await c.wait(never())).toEqual({ exitCode: 143, signal: 15 });
+    }, 20_000);
+
+    it('a start that finds an earlier start recorded but never spawned cancels that token and spawns afresh', async () => {
+      const s = setup('t', SH, ['-c', 'exit 4']);
+      s.ctx = { ...s.ctx, attempt: 1 };
+      mkdirSync(join(s.taskDir, 'private'), { recursive: true });
+      writeFileSync(join(s.taskDir, 'private', 'exec-1.intent'), 'deadbeef\n');
+      const c = await run(s);
+      expect(await c.wait(never())).toEqual({ exitCode: 4, signal: 0 });
+      // A supervisor of the old token that starts late finds its claim taken and runs nothing.
+      expect(readFileSync(join(s.taskDir, 'private', 'exec-1-deadbeef.claim'), 'utf8')).toBe('void\n');
+      expect(readFileSync(join(s.taskDir, 'private', 'exec-1.intent'), 'utf8').trim()).not.toBe('deadbeef');
     });
   });
 });

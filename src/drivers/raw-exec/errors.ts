@@ -75,3 +75,18 @@ export class RecoverError extends Error {
     this.name = 'RecoverError';
   }
 }
+
+/**
+ * The workload ended while no agent watched it and its exit status was not recorded (its supervisor was
+ * killed too): what it did is unknown. Nomad's "Failed Restoring Task".
+ */
+export class WorkloadLostError extends Error {
+  readonly code = 'ErrWorkloadLost';
+  constructor(
+    readonly task: string,
+    detail: string,
+  ) {
+    super(`task ${JSON.stringify(task)}: the workload was lost: ${detail}`);
+    this.name = 'WorkloadLostError';
+  }
+}

@@ -27,6 +27,8 @@ import { DEFAULT_CLOCK_TICKS, isLive, readProcStat } from './proc-stat.ts';
 import { lookupBin, toSignalNumber } from './process.ts';
 import { DEFAULT_LOG_CONFIG, RotatingLogWriter, logBaseName, validateLogConfig } from './rotating-log.ts';
 import { processGroupStats } from './stats.ts';
+import { findEarlierSpawn, spawnSupervised, type LaunchRequest } from './launch.ts';
+import type { SupervisorRef } from './supervisor.ts';
 import { AdoptedWorkload, SpawnedWorkload, type Workload } from './workload.ts';
 
 /** The driver's name in job files. */
@@ -42,6 +44,11 @@ export interface RawExecDriverOptions {
   logPollIntervalMs?: number;
   /** `/proc` time unit (USER_HZ); default 100. */
   clockTicksPerSecond?: number;
+  /**
+   * Run each workload under a supervisor that records its exit status, so it is known after an agent
+   * crash (see supervisor.ts). Default true; needs `/bin/sh` and `setsid` (util-linux), else off.
+   */
+  supervise?: boolean;
 }
 
 /** The raw_exec driver; `recover` is always present and both return the concrete controller. */
@@ -51,6 +58,8 @@ export interface RawExecDriver extends Driver {
 }
 
 interface Settings {
+  /** Absolute path of `setsid`; without it workloads run unsupervised (exit status not recoverable). */
+  setsid: string | undefined;
   maxKillTimeout: number;
   pollIntervalMs: number;
   logPollIntervalMs: number;
@@ -58,6 +67,8 @@ interface Settings {
 }
 
 const SIGKILL = constants.signals.SIGKILL;
+/** Where `setsid` is looked for: the usual system dirs, then the agent's PATH. */
+const SETSID_PATH = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', process.env.PATH ?? ''].join(':');
 
 /** The directory holding every task's rotated logs for an allocation. */
 export function allocLogDir(allocDir: string): string {
@@ -182,7 +193,7 @@ export class RawExecController implements Controller {
       taskName: this.task.name,
       pid: w.pid,
       ...(w.startTime !== undefined ? { startTime: w.startTime } : {}),
-      state: { pgid: w.pgid ?? null },
+      state: { pgid: w.pgid ?? null, ...(w.supervisor ? { supervisor: { ...w.supervisor } } : {}) },
     };
   }
 
@@ -245,6 +256,39 @@ export class RawExecController implements Controller {
     const writers = (['stdout', 'stderr'] as const).map(
       (stream) => [stream, new RotatingLogWriter(this.logDir, logBaseName(this.task.name, stream), this.logConfig)] as const,
     );
+    const closeWriters = () => {
+      for (const [, w] of writers) w.close();
+    };
+    const setsid = this.settings.setsid;
+    if (setsid) {
+      const req: LaunchRequest = {
+        task: this.task.name,
+        bin,
+        args: cfg.args,
+        cwd,
+        env: { ...this.ctx.env },
+        taskDir: this.ctx.taskDir,
+        attempt: this.ctx.attempt,
+        setsid,
+        clock: this.ctx.clock,
+        pollMs: this.settings.pollIntervalMs,
+      };
+      try {
+        const earlier = await findEarlierSpawn(req, signal);
+        if (earlier) {
+          // An earlier agent started this attempt and died before saying so: carry on with that process.
+          closeWriters();
+          this.workload = earlier;
+          return;
+        }
+        this.workload = await spawnSupervised(req, ['ignore', 'pipe', 'pipe'], (child) => this.pipeLogs(child, writers));
+      } catch (err) {
+        closeWriters();
+        throw err;
+      }
+      if (this.closed) this.workload.release();
+      return;
+    }
     let child: ChildProcess;
     try {
       child = spawn(bin, cfg.args, {
@@ -256,11 +300,11 @@ export class RawExecController implements Controller {
       });
     } catch (err) {
       // Node throws synchronously for invalid arguments, e.g. a NUL byte in an arg or env value.
-      for (const [, w] of writers) w.close();
+      closeWriters();
       throw new SpawnError(this.task.name, `cannot spawn ${bin}: ${(err as Error).message}`, err);
     }
     if (child.pid === undefined) {
-      for (const [, w] of writers) w.close();
+      closeWriters();
       // Spawn failed synchronously; the reason arrives as an 'error' event.
       const err = await new Promise<NodeJS.ErrnoException>((r) => child.once('error', r));
       if (err.code === 'ENOENT' || err.code === 'EACCES') throw new CommandNotFoundError(this.task.name, cfg.command, err.message);
@@ -270,7 +314,7 @@ export class RawExecController implements Controller {
     child.on('error', () => {});
     // Track the process before yielding to the loop, so no exit can slip past; read its start time at
     // once, since pid + start time is what makes the handle unambiguous across pid reuse.
-    this.workload = new SpawnedWorkload(child, child.pid, readProcStat(child.pid)?.startTime);
+    this.workload = new SpawnedWorkload(child, child.pid, readProcStat(child.pid)?.startTime, SpawnedWorkload.exitOf(child));
     this.pipeLogs(child, writers);
     if (this.closed) this.workload.release();
   }
@@ -305,9 +349,17 @@ export class RawExecController implements Controller {
   }
 }
 
+/** The supervisor a handle names, if it was started under one and the record is well-formed. */
+function supervisorOf(handle: DriverHandle): SupervisorRef | undefined {
+  const sup = (handle.state as { supervisor?: Partial<SupervisorRef> } | undefined)?.supervisor;
+  if (!sup || typeof sup.prefix !== 'string' || typeof sup.pid !== 'number') return undefined;
+  return { prefix: sup.prefix, pid: sup.pid, startTime: typeof sup.startTime === 'number' ? sup.startTime : undefined };
+}
+
 /** Creates the raw_exec driver. */
 export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExecDriver {
   const settings: Settings = {
+    setsid: options.supervise === false ? undefined : lookupBin('setsid', '/', SETSID_PATH),
     maxKillTimeout: options.maxKillTimeout ?? 30_000,
     pollIntervalMs: options.pollIntervalMs ?? 100,
     logPollIntervalMs: options.logPollIntervalMs ?? 250,
@@ -325,6 +377,14 @@ export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExec
     recover(handle: DriverHandle, task: TaskSpec, ctx: DriverContext): RawExecController {
       if (handle.driver !== RAW_EXEC) throw new RecoverError(task.name, 'invalid-handle', `the handle is for driver ${JSON.stringify(handle.driver)}`);
       const { pid, startTime } = handle;
+      const supervisor = supervisorOf(handle);
+      if (supervisor && typeof pid === 'number' && pid > 1) {
+        // Supervised: a workload that is gone has its exit status on file (or is lost); waiting tells which.
+        const stat = readProcStat(pid);
+        const live = isLive(stat) && stat.startTime === startTime;
+        const adopted = new AdoptedWorkload(pid, pid, live ? stat.startTime : -1, ctx.clock, settings.pollIntervalMs, supervisor, task.name);
+        return new RawExecController(task, ctx, settings, adopted);
+      }
       if (typeof pid !== 'number' || !(pid > 1) || typeof startTime !== 'number') {
         throw new RecoverError(task.name, 'invalid-handle', 'the handle lacks a pid and start time');
       }

@@ -7,8 +7,10 @@ import type { ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Clock } from '../clock.ts';
 import type { ExitResult } from '../controller.ts';
+import { WorkloadLostError } from './errors.ts';
 import { decodeWaitStatus, isLive, readProcStat } from './proc-stat.ts';
 import { signalGroup, signalPid } from './process.ts';
+import { readExitStatus, supervisorLive, type SupervisorRef } from './supervisor.ts';
 
 const SIGKILL = constants.signals.SIGKILL;
 
@@ -18,6 +20,8 @@ export interface Workload {
   /** The process group to signal; undefined when the process does not lead its own group. */
   readonly pgid: number | undefined;
   readonly startTime: number | undefined;
+  /** The supervisor recording the exit status, when the workload runs under one. */
+  readonly supervisor?: SupervisorRef;
   /** Set once the exit is known. */
   readonly result: ExitResult | undefined;
   /** Resolves with the exit; rejects with the signal's reason if it aborts first (the process is untouched). */
@@ -62,7 +66,11 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T
   });
 }
 
-/** A process this agent spawned with `detached: true` (so it leads its own process group). */
+/**
+ * A process this agent spawned. With a supervisor (see supervisor.ts) `child` is the supervisor, the
+ * workload is its child in a session of its own, and the exit status comes from the status file the
+ * supervisor writes; without one, `child` is the workload itself (started with `detached: true`).
+ */
 export class SpawnedWorkload implements Workload {
   readonly pgid: number;
   result: ExitResult | undefined;
@@ -72,14 +80,28 @@ export class SpawnedWorkload implements Workload {
     private readonly child: ChildProcess,
     readonly pid: number,
     readonly startTime: number | undefined,
+    exited: Promise<ExitResult>,
+    readonly supervisor?: SupervisorRef,
   ) {
     this.pgid = pid;
-    this.exited = new Promise((resolve) => {
+    this.exited = exited.then((result) => {
+      this.result = result;
+      reapGroup(this.pgid, this.startTime);
+      return result;
+    });
+  }
+
+  /** Resolves with the exit of `child`, read from the supervisor's status file when there is one. */
+  static exitOf(child: ChildProcess, supervisorPrefix?: string): Promise<ExitResult> {
+    return new Promise((resolve) => {
       child.once('exit', (code, signalName) => {
         const signo = signalName ? (constants.signals[signalName] ?? 0) : 0;
-        this.result = code !== null ? { exitCode: code, signal: 0 } : { exitCode: 128 + signo, signal: signo };
-        reapGroup(this.pgid, this.startTime);
-        resolve(this.result);
+        if (supervisorPrefix === undefined) {
+          resolve(code !== null ? { exitCode: code, signal: 0 } : { exitCode: 128 + signo, signal: signo });
+          return;
+        }
+        const recorded = readExitStatus(supervisorPrefix);
+        resolve(recorded ?? { exitCode: -1, signal: 0, err: `the task supervisor ended (${signalName ?? `status ${code}`}) without recording the exit status` });
       });
     });
   }
@@ -100,17 +122,19 @@ export class SpawnedWorkload implements Workload {
 
   release(): void {
     this.child.unref();
-    for (const s of [this.child.stdout, this.child.stderr]) (s as unknown as { unref?: () => void } | null)?.unref?.();
+    for (const s of this.child.stdio) (s as unknown as { unref?: () => void } | null)?.unref?.();
   }
 }
 
 /**
  * A process found again by pid and start time. Exit is detected by polling on the clock, only while
- * someone waits, so an idle adopted workload costs nothing.
+ * someone waits, so an idle adopted workload costs nothing. With a supervisor the exit status is the one it
+ * recorded; without one it is read from the zombie if seen in time, else inferred (see `exitFrom`).
  */
 export class AdoptedWorkload implements Workload {
   result: ExitResult | undefined;
-  private readonly waiters = new Set<(r: ExitResult) => void>();
+  private lost: WorkloadLostError | undefined;
+  private readonly waiters = new Set<{ resolve: (r: ExitResult) => void; reject: (e: unknown) => void }>();
   private timer: unknown;
   /** The last signal we sent: the best evidence of how the process died when its status is lost. */
   private lastSignal: number | undefined;
@@ -121,36 +145,45 @@ export class AdoptedWorkload implements Workload {
     readonly startTime: number,
     private readonly clock: Clock,
     private readonly pollMs: number,
+    readonly supervisor?: SupervisorRef,
+    private readonly taskName = '',
   ) {}
 
   waitExit(signal?: AbortSignal): Promise<ExitResult> {
     if (this.result) return Promise.resolve(this.result);
+    if (this.lost) return Promise.reject(this.lost);
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<ExitResult>((resolve, reject) => {
-      const done = (r: ExitResult) => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve(r);
+      const waiter = {
+        resolve: (r: ExitResult) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(r);
+        },
+        reject: (e: unknown) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(e);
+        },
       };
       const onAbort = () => {
-        this.waiters.delete(done);
+        this.waiters.delete(waiter);
         if (this.waiters.size === 0) this.stopPolling();
         reject(signal!.reason);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiters.add(done);
+      this.waiters.add(waiter);
       if (this.timer === undefined) this.poll();
     });
   }
 
   signalAll(signo: number): boolean {
-    if (this.result || !this.stillOurs()) return false;
+    if (this.result || this.lost || !this.stillOurs()) return false;
     const sent = this.pgid !== undefined ? signalGroup(this.pgid, signo) : signalPid(this.pid, signo);
     if (sent) this.lastSignal = signo;
     return sent;
   }
 
   signalMain(signo: number): boolean {
-    if (this.result || !this.stillOurs()) return false;
+    if (this.result || this.lost || !this.stillOurs()) return false;
     return signalPid(this.pid, signo);
   }
 
@@ -166,14 +199,28 @@ export class AdoptedWorkload implements Workload {
 
   private poll = (): void => {
     this.timer = undefined;
-    if (this.result) return this.finish(this.result);
     const stat = readProcStat(this.pid);
-    if (stat && stat.startTime === this.startTime && isLive(stat)) {
-      if (this.waiters.size > 0) this.timer = this.clock.setTimeout(this.poll, this.pollMs);
-      return;
-    }
-    this.finish(this.exitFrom(stat && stat.startTime === this.startTime ? stat.exitStatus : undefined));
+    const ours = stat !== undefined && stat.startTime === this.startTime;
+    if (ours && isLive(stat)) return this.pollAgain();
+    if (!this.supervisor) return this.finish(this.exitFrom(ours ? stat.exitStatus : undefined));
+    const recorded = readExitStatus(this.supervisor.prefix);
+    if (recorded) return this.finish(recorded);
+    // The workload is gone and its supervisor is about to write the status: look again shortly.
+    if (supervisorLive(this.supervisor)) return this.pollAgain();
+    // Read once more: the supervisor may have written it and exited between the two reads.
+    const late = readExitStatus(this.supervisor.prefix);
+    if (late) return this.finish(late);
+    this.fail(
+      new WorkloadLostError(
+        this.taskName,
+        `process ${this.pid} and its supervisor ${this.supervisor.pid} are gone and no exit status was recorded (${this.supervisor.prefix}.status)`,
+      ),
+    );
   };
+
+  private pollAgain(): void {
+    if (this.waiters.size > 0) this.timer = this.clock.setTimeout(this.poll, this.pollMs);
+  }
 
   private exitFrom(zombieStatus: number | undefined): ExitResult {
     // A zombie still carries its waitpid status (proc(5) field 52): exact, as if we were the parent.
@@ -197,7 +244,16 @@ export class AdoptedWorkload implements Workload {
     this.stopPolling();
     const waiters = [...this.waiters];
     this.waiters.clear();
-    for (const w of waiters) w(result);
+    for (const w of waiters) w.resolve(result);
+  }
+
+  private fail(err: WorkloadLostError): void {
+    this.lost = err;
+    reapGroup(this.pgid, this.startTime);
+    this.stopPolling();
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const w of waiters) w.reject(err);
   }
 
   private stopPolling(): void {

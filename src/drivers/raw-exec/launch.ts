@@ -1,0 +1,161 @@
+/**
+ * Starting a raw_exec workload under its supervisor, and finding one an earlier agent started: a start that
+ * runs again after a crash (the task was still `starting` when the agent died) adopts the process the
+ * first start spawned instead of spawning a second one.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Clock } from '../clock.ts';
+import { SpawnError } from './errors.ts';
+import { isLive, readProcStat } from './proc-stat.ts';
+import {
+  CLAIM_LOST,
+  SUPERVISOR_SCRIPT,
+  attemptPrefix,
+  ensurePrivateDir,
+  pruneAttempts,
+  readClaim,
+  readExitStatus,
+  readIntent,
+  readWorkloadPid,
+  voidClaim,
+  writeIntent,
+  type SupervisorRef,
+} from './supervisor.ts';
+import { AdoptedWorkload, SpawnedWorkload } from './workload.ts';
+
+/** What a launch needs from the controller. */
+export interface LaunchRequest {
+  task: string;
+  bin: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  taskDir: string;
+  attempt: number | undefined;
+  setsid: string;
+  clock: Clock;
+  pollMs: number;
+}
+
+/** How long a restoring agent waits for a supervisor that has claimed its token to record the pid. */
+const CLAIMED_WAIT_MS = 5_000;
+
+function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clock.clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = clock.setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The workload an earlier start of this attempt spawned, if one did. Undefined when none did, or when its
+ * token was cancelled here (a supervisor that appears later finds the token void and runs nothing).
+ */
+export async function findEarlierSpawn(req: LaunchRequest, signal: AbortSignal): Promise<AdoptedWorkload | undefined> {
+  if (req.attempt === undefined) return undefined;
+  const token = readIntent(req.taskDir, req.attempt);
+  if (!token) return undefined;
+  const prefix = attemptPrefix(req.taskDir, req.attempt, token);
+  const deadline = Date.now() + CLAIMED_WAIT_MS;
+  for (;;) {
+    const claim = readClaim(prefix);
+    if (claim.kind === 'void') return undefined;
+    if (claim.kind === 'none') {
+      if (voidClaim(prefix)) return undefined;
+      continue; // a supervisor claimed it between the read and the cancel
+    }
+    const pid = readWorkloadPid(prefix);
+    if (pid !== undefined || readExitStatus(prefix)) return adopt(req, prefix, claim.pid, pid);
+    // Claimed but no pid yet: the supervisor is between its claim and the exec, or died there.
+    const supervisorUp = claim.pid < 0 || isLive(readProcStat(claim.pid));
+    if (!supervisorUp) {
+      const late = readWorkloadPid(prefix);
+      // The pid is written before the exec: without it nothing ran, so a fresh spawn is safe.
+      return late === undefined ? undefined : adopt(req, prefix, claim.pid, late);
+    }
+    if (Date.now() > deadline) {
+      throw new SpawnError(req.task, `the supervisor ${claim.pid} of an earlier start (${prefix}) neither started the task nor exited`);
+    }
+    await sleep(req.clock, 2, signal);
+  }
+}
+
+function adopt(req: LaunchRequest, prefix: string, supervisorPid: number, pid: number | undefined): AdoptedWorkload {
+  const supStat = supervisorPid > 1 ? readProcStat(supervisorPid) : undefined;
+  const supervisor: SupervisorRef = { prefix, pid: supervisorPid, startTime: isLive(supStat) ? supStat.startTime : undefined };
+  const stat = pid !== undefined ? readProcStat(pid) : undefined;
+  // The workload leads its own session; while its supervisor lives it is the supervisor's child.
+  const ours = pid !== undefined && isLive(stat) && stat.pgrp === pid && (!isLive(supStat) || stat.ppid === supervisorPid);
+  // A workload already gone is adopted all the same: waiting on it reads the status its supervisor wrote.
+  return new AdoptedWorkload(pid ?? -1, pid, ours ? stat.startTime : -1, req.clock, req.pollMs, supervisor, req.task);
+}
+
+/** Reads the workload pid the supervisor reports on fd 3 (or, failing that, from its pid file). */
+function workloadPid(child: ChildProcess, prefix: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const fd3 = child.stdio[3] as Readable | null;
+    if (!fd3) return resolve(readWorkloadPid(prefix));
+    let text = '';
+    fd3.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      const m = /^(\d+)\n/.exec(text);
+      if (m) resolve(Number(m[1]));
+    });
+    fd3.on('error', () => undefined);
+    fd3.once('close', () => resolve(readWorkloadPid(prefix)));
+  });
+}
+
+/** Spawns the supervisor for a fresh start and resolves once the workload's pid is known. */
+export async function spawnSupervised(
+  req: LaunchRequest,
+  stdio: ['ignore', 'pipe', 'pipe'],
+  onChild: (child: ChildProcess) => void,
+): Promise<SpawnedWorkload> {
+  ensurePrivateDir(req.taskDir);
+  const token = randomBytes(6).toString('hex');
+  const prefix = attemptPrefix(req.taskDir, req.attempt ?? 'x', token);
+  if (req.attempt !== undefined) {
+    pruneAttempts(req.taskDir, req.attempt);
+    // Before the spawn, so an agent that dies during it leaves a trace of what it was about to start.
+    writeIntent(req.taskDir, req.attempt, token);
+  }
+  const pwdArg = req.env.PWD === undefined ? '-' : `=${req.env.PWD}`;
+  let child: ChildProcess;
+  try {
+    child = spawn('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', prefix, req.setsid, pwdArg, req.bin, ...req.args], {
+      cwd: req.cwd,
+      env: req.env,
+      detached: true,
+      stdio: [...stdio, 'pipe'],
+    });
+  } catch (err) {
+    // Node throws synchronously for invalid arguments, e.g. a NUL byte in an arg or env value.
+    throw new SpawnError(req.task, `cannot spawn ${req.bin}: ${(err as Error).message}`, err);
+  }
+  if (child.pid === undefined) {
+    const err = await new Promise<Error>((r) => child.once('error', r));
+    throw new SpawnError(req.task, `cannot start the raw_exec supervisor (/bin/sh): ${err.message}`, err);
+  }
+  child.on('error', () => {});
+  onChild(child);
+  const exited = SpawnedWorkload.exitOf(child, prefix);
+  const supervisor: SupervisorRef = { prefix, pid: child.pid, startTime: readProcStat(child.pid)?.startTime };
+  const pid = await workloadPid(child, prefix);
+  if (pid === undefined) {
+    const code = await new Promise<number | null>((r) => (child.exitCode !== null || child.signalCode !== null ? r(child.exitCode) : child.once('exit', (c) => r(c))));
+    const why = code === CLAIM_LOST ? 'another agent cancelled this start' : `the supervisor exited with status ${code} before starting it`;
+    throw new SpawnError(req.task, `cannot start ${req.bin}: ${why}`);
+  }
+  return new SpawnedWorkload(child, pid, readProcStat(pid)?.startTime, exited, supervisor);
+}

@@ -1,0 +1,169 @@
+/**
+ * The raw_exec supervisor: a few lines of POSIX sh that sit between the agent and the workload, so the
+ * workload's exit status outlives the agent (the role of Nomad's executor process). The agent spawns the
+ * supervisor; the supervisor runs the workload in a session of its own (so the workload's pid and process
+ * group are the task's, and no signal meant for the task reaches the supervisor), waits for it and writes
+ * its exit status to a file. An agent that died meanwhile reads that file when it comes back.
+ *
+ * Files, per task attempt, in `<task dir>/private/` (0700), all named `exec-<attempt>-<token>.*`:
+ *   `.claim`   created with O_EXCL by the supervisor before anything runs (its pid), or by a restoring
+ *              agent ("void") to cancel a token whose supervisor never appeared: exactly one of them wins.
+ *   `.pid`     the workload's pid, written just before the workload is exec'd.
+ *   `.status`  the workload's exit status (`$?`: a code, or 128 + signal number), written once it exits.
+ * `exec-<attempt>.intent` names the token of the attempt's spawn; it is written before the spawn, so a
+ * restored agent that finds the task still starting can find (or cancel) the process it started.
+ */
+import { mkdirSync, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { isLive, readProcStat } from './proc-stat.ts';
+
+/**
+ * The supervisor script. `$1` is the file prefix, `$2` the path of `setsid`, `$3` the task's own PWD
+ * (`=value`, or `-` for none: sh sets PWD, and the workload must see exactly the task env), the rest is the command and
+ * its arguments (never interpreted by a shell: they are passed as "$@"). Exit 125: the claim was lost,
+ * nothing ran. Paths are absolute: the task's PATH need not hold `sh` or `setsid`.
+ * `setsid` runs first (no fork: the supervisor's child leads no group), so by the time the inner sh reports
+ * its pid, which the workload keeps, it already leads its own session and process group. It reports on
+ * fd 3 with SIGPIPE ignored (the agent may be gone), then restores SIGPIPE's default so the workload does
+ * not inherit an ignored signal.
+ */
+export const SUPERVISOR_SCRIPT = [
+  'p=$1; s=$2; w=$3; shift 3',
+  // The shell's own messages ("Terminated") go nowhere: its stderr is the agent's pipe, and a write to it
+  // after the agent died would kill the supervisor with SIGPIPE. The inner sh hands the pipe (fd 4) back
+  // to the workload as fd 2; a redirection on the command itself would still be in place when the
+  // supervisor reports the command's death.
+  'exec 4>&2 2>/dev/null',
+  'set -C',
+  '{ echo $$ > "$p.claim"; } 2>/dev/null || exit 125',
+  'set +C',
+  `"$s" /bin/sh -c 'exec 2>&4 4>&-; case $1 in =*) export PWD="\${1#=}";; *) unset PWD;; esac; shift; echo $$ > "$0.pid"; trap "" PIPE; echo $$ >&3 2>/dev/null; trap - PIPE; exec "$@" 3>&-' "$p" "$w" "$@"`,
+  'c=$?',
+  'echo $c > "$p.status"',
+  'exit $c',
+].join('\n');
+
+/** Exit status of a supervisor that lost its claim: it ran nothing. */
+export const CLAIM_LOST = 125;
+
+/** Older attempts' files are pruned when a new attempt starts, keeping this many behind it. */
+const KEEP_ATTEMPTS = 8;
+
+/** The supervisor's record of one spawn, kept in the driver handle so a later agent can find the files. */
+export interface SupervisorRef {
+  /** Path prefix of the attempt's files (`…/private/exec-<attempt>-<token>`). */
+  prefix: string;
+  pid: number;
+  /** `/proc` start time of the supervisor, so a reused pid is not mistaken for it. */
+  startTime: number | undefined;
+}
+
+/** Where a task's supervisor files live. */
+export function privateDir(taskDir: string): string {
+  return join(taskDir, 'private');
+}
+
+/** Creates the private dir, readable by the agent's user only. */
+export function ensurePrivateDir(taskDir: string): string {
+  const dir = privateDir(taskDir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+/** The file prefix of one attempt's spawn. */
+export function attemptPrefix(taskDir: string, attempt: number | string, token: string): string {
+  return join(privateDir(taskDir), `exec-${attempt}-${token}`);
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Records, before spawning, which token attempt `attempt` uses (atomically: a crash leaves old or new). */
+export function writeIntent(taskDir: string, attempt: number, token: string): void {
+  const dir = ensurePrivateDir(taskDir);
+  const path = join(dir, `exec-${attempt}.intent`);
+  writeFileSync(`${path}.tmp`, `${token}\n`, { mode: 0o600 });
+  renameSync(`${path}.tmp`, path);
+}
+
+/** The token attempt `attempt` was spawned with, if an agent got as far as recording it. */
+export function readIntent(taskDir: string, attempt: number): string | undefined {
+  const text = readText(join(privateDir(taskDir), `exec-${attempt}.intent`))?.trim();
+  return text ? text : undefined;
+}
+
+/** What a claim file says: a supervisor pid, cancelled by an agent, or not written (yet). */
+export type Claim = { kind: 'supervisor'; pid: number } | { kind: 'void' } | { kind: 'none' };
+
+export function readClaim(prefix: string): Claim {
+  const text = readText(`${prefix}.claim`);
+  if (text === undefined) return { kind: 'none' };
+  if (text.trim() === 'void') return { kind: 'void' };
+  const pid = Number(text.trim());
+  // An empty file is a supervisor between its O_EXCL open and its write: it has claimed already.
+  return Number.isInteger(pid) && pid > 1 ? { kind: 'supervisor', pid } : { kind: 'supervisor', pid: -1 };
+}
+
+/** Cancels a token no supervisor has claimed; false if a supervisor claimed it first. */
+export function voidClaim(prefix: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(`${prefix}.claim`, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+  try {
+    writeSync(fd, 'void\n');
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+/** The workload pid the supervisor recorded, once it has. */
+export function readWorkloadPid(prefix: string): number | undefined {
+  const pid = Number(readText(`${prefix}.pid`)?.trim() || NaN);
+  return Number.isInteger(pid) && pid > 1 ? pid : undefined;
+}
+
+/** The workload's exit as the supervisor recorded it; undefined while it has not (or never will). */
+export function readExitStatus(prefix: string): { exitCode: number; signal: number } | undefined {
+  const text = readText(`${prefix}.status`);
+  if (!text || !/^\d+\n$/.test(text)) return undefined;
+  return decodeShellStatus(Number(text.trim()));
+}
+
+/**
+ * Decodes a shell's `$?`: 128 + n for a death by signal n (Linux has 64 signals), else an exit code.
+ * An exit code of 129–192 reads as a signal: the shell reports both the same way.
+ */
+export function decodeShellStatus(status: number): { exitCode: number; signal: number } {
+  if (status > 128 && status <= 128 + 64) return { exitCode: status, signal: status - 128 };
+  return { exitCode: status, signal: 0 };
+}
+
+/** Whether the supervisor of `ref` is still running (a zombie or a reused pid is not). */
+export function supervisorLive(ref: Pick<SupervisorRef, 'pid' | 'startTime'>): boolean {
+  const stat = readProcStat(ref.pid);
+  return isLive(stat) && (ref.startTime === undefined || stat.startTime === ref.startTime);
+}
+
+/** Removes the files of attempts older than `attempt - KEEP_ATTEMPTS` (a persisted snapshot may lag a little). */
+export function pruneAttempts(taskDir: string, attempt: number): void {
+  let names: string[];
+  try {
+    names = readdirSync(privateDir(taskDir));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = /^exec-(\d+)[.-]/.exec(name);
+    if (m && Number(m[1]) < attempt - KEEP_ATTEMPTS) rmSync(join(privateDir(taskDir), name), { force: true });
+  }
+}
