@@ -3,9 +3,10 @@
  * the agent restores every allocation it finds (reattaching to live workloads), and `shutdown()` leaves
  * the workloads running for the next agent, as Nomad's client does across restarts.
  */
-import { FileStateStore } from '../state/file-store.ts';
-import type { AllocRecord, StateStore } from '../state/store.ts';
+import { FileStateStore, ensureDataDir } from '../state/file-store.ts';
+import { StateStoreError, type AllocRecord, type StateStore } from '../state/store.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
+import { validateAllocSpec } from '../jobspec/validate.ts';
 import { createAllocRunner, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './create-alloc-runner.ts';
 
 /** What the agent keeps per allocation: the store's record plus the actor snapshot to resume from. */
@@ -15,13 +16,21 @@ export interface AgentOptions extends Omit<AllocRunnerOptions, 'snapshot' | 'dat
   dataDir: string;
   /** Where allocations are persisted; default: files under `dataDir`. */
   store?: StateStore;
+  /** Told about each persisted allocation `start()` could not restore (the error names the file). */
+  onRestoreError?: (err: StateStoreError) => void;
 }
 
 export interface Agent {
-  /** Restores every persisted allocation that had not finished. Resolves with the restored runners. */
+  /**
+   * Restores every persisted allocation whose runner had not finished (a failed allocation may still
+   * have sidecars to kill and poststop tasks to run). A damaged record is moved aside and reported in
+   * `restoreErrors`; the others are restored all the same. Resolves with the restored runners.
+   */
   start(): Promise<AllocRunner[]>;
-  /** Runs a new allocation under this agent. */
+  /** Runs a new allocation under this agent; throws a SpecError, before touching the disk, for a bad spec. */
   run(spec: AllocSpec): AllocRunner;
+  /** The records `start()` could not restore, each naming its file. */
+  readonly restoreErrors: readonly StateStoreError[];
   get(id: string): AllocRunner | undefined;
   list(): AllocRunner[];
   /** Agent exit: every allocation is persisted, then shut down with its tasks left running. */
@@ -65,8 +74,18 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
   };
 }
 
+/**
+ * Whether a persisted runner has nothing left to do: its postrun hooks ran (`terminal`) or it was
+ * destroyed. Anything else, a failed allocation included, is restored and carries on.
+ */
+function runnerFinished(persisted: PersistedAllocRunner): boolean {
+  const snap = persisted.snapshot as { status?: string; value?: unknown };
+  return snap.status === 'done' || snap.value === 'terminal' || snap.value === 'destroyed';
+}
+
 /** Builds an agent; call `start()` to restore what `dataDir` holds. */
 export function createAgent(opts: AgentOptions): Agent {
+  if (!opts.store) ensureDataDir(opts.dataDir);
   const store = opts.store ?? new FileStateStore(opts.dataDir);
   const runners = new Map<string, { runner: AllocRunner; persist: ReturnType<typeof persistenceFor> }>();
 
@@ -77,24 +96,48 @@ export function createAgent(opts: AgentOptions): Agent {
     const runner = createAllocRunner(spec, { ...runnerOpts, dataDir: opts.dataDir, snapshot });
     const persist = persistenceFor(store, spec, runner, createdAt);
     runners.set(spec.id, { runner, persist });
-    runner.state$.subscribe(() => persist.schedule());
+    // Every snapshot, not only task-state changes: a hook finishing or a start beginning is progress a
+    // restore must not repeat.
+    runner.actor.subscribe({ next: () => persist.schedule(), error: () => persist.schedule() });
+    // Awaited by whoever wants the outcome; an actor error must not become an unhandled rejection here.
+    runner.done.catch(() => undefined);
     runner.start();
     persist.schedule();
     return runner;
   };
 
+  const restoreErrors: StateStoreError[] = [];
+  const report = (err: StateStoreError) => {
+    restoreErrors.push(err);
+    opts.onRestoreError?.(err);
+  };
+
   return {
     async start() {
       const restored: AllocRunner[] = [];
-      for (const record of (await store.list()) as AgentRecord[]) {
-        if (!record.snapshot || runners.has(record.spec.id)) continue;
-        const status = record.state.clientStatus;
-        if (status === 'complete' || status === 'failed') continue;
-        restored.push(launch(record.spec, record.snapshot, record.createdAt ?? record.updatedAt));
+      const scan = store.scan ? await store.scan({ quarantine: true }) : { records: await store.list(), problems: [] };
+      scan.problems.forEach(report);
+      for (const record of scan.records as AgentRecord[]) {
+        if (!record.snapshot || runners.has(record.spec.id) || runnerFinished(record.snapshot)) continue;
+        try {
+          const runner = launch(record.spec, record.snapshot, record.createdAt ?? record.updatedAt);
+          const snap = runner.actor.getSnapshot();
+          if (snap.status === 'error') throw snap.error;
+          restored.push(runner);
+        } catch (err) {
+          runners.get(record.spec.id)?.runner.stop();
+          // A snapshot this runtime cannot resume (damaged, or from an incompatible version).
+          runners.delete(record.spec.id);
+          const problem = new StateStoreError(`allocation ${JSON.stringify(record.spec.id)} cannot be restored: ${(err as Error).message}`, record.spec.id, { cause: err });
+          report(store instanceof FileStateStore ? await store.quarantine(record.spec.id, problem) : problem);
+        }
       }
       return restored;
     },
-    run: (spec) => launch(spec),
+    get restoreErrors() {
+      return restoreErrors;
+    },
+    run: (spec) => launch(validateAllocSpec(spec)),
     get: (id) => runners.get(id)?.runner,
     list: () => [...runners.values()].map((r) => r.runner),
     async shutdown() {

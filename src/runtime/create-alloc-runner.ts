@@ -14,6 +14,7 @@ import type { Driver, LogLine, LogOptions } from '../drivers/controller.ts';
 import type { AllocRunnerHook, TaskHook } from '../hooks/types.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../jobspec/types.ts';
 import { hostEnvFor } from '../env/host-env.ts';
+import { validateAllocSpec } from '../jobspec/validate.ts';
 import { localNodeInfo, type NodeInfo } from '../env/node-info.ts';
 import { buildTaskEnv, type TaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
@@ -87,14 +88,10 @@ export interface AllocRunner {
 }
 
 
-/** Builds (but does not start) the runner for one allocation. */
+/** Builds (but does not start) the runner for one allocation; throws a SpecError for a spec that breaks the rules. */
 export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}): AllocRunner {
-  const names = new Set<string>();
-  for (const t of spec.tasks) {
-    if (names.has(t.name)) throw new TypeError(`allocation ${spec.id}: two tasks are named ${JSON.stringify(t.name)}`);
-    names.add(t.name);
-  }
-  if (spec.tasks.length === 0) throw new TypeError(`allocation ${spec.id}: a task group needs at least one task`);
+  // The same rules as job files, before anything touches the disk: ids and names become paths.
+  validateAllocSpec(spec);
 
   const clock = opts.clock ?? realClock;
   const node = opts.node ?? localNodeInfo();

@@ -2,13 +2,22 @@
  * A StateStore on plain files: `<dataDir>/allocs/<id>/state.json`, beside the alloc dir the runner builds
  * there. Each save writes a temp file and renames it over the old one, so a reader (or a crash) never sees
  * half a record; saves of one allocation are queued so an older state never lands after a newer one.
+ * State files hold every task's environment: they are 0600, and the data dir and `allocs/` 0700.
+ * A damaged record is reported with its path and skipped, so it never hides the healthy ones.
  */
-import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { chmod, mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StateStoreError, type AllocRecord, type StateStore } from './store.ts';
+import { checkRecord } from './record-check.ts';
+import { StateStoreError, type AllocRecord, type StateScan, type StateStore } from './store.ts';
 
 /** The contract this store implements, re-exported so callers need one import. */
-export { StateStoreError, type AllocRecord, type StateStore } from './store.ts';
+export { StateStoreError, type AllocRecord, type StateScan, type StateStore } from './store.ts';
+
+/** Creates the data dir (0700 when this creates it) and its `allocs/` (always 0700: only the agent reads it). */
+export function ensureDataDir(dataDir: string): void {
+  mkdirSync(join(dataDir, 'allocs'), { recursive: true, mode: 0o700 });
+}
 
 const STATE_FILE = 'state.json';
 
@@ -16,6 +25,7 @@ const STATE_FILE = 'state.json';
 export class FileStateStore implements StateStore {
   private readonly queues = new Map<string, Promise<void>>();
   private seq = 0;
+  private dirReady = false;
 
   constructor(readonly dataDir: string) {}
 
@@ -43,24 +53,46 @@ export class FileStateStore implements StateStore {
   }
 
   async load(allocId: string): Promise<AllocRecord | undefined> {
-    return readRecord(this.statePath(allocId));
+    return readRecord(this.statePath(allocId), allocId);
   }
 
   async list(): Promise<AllocRecord[]> {
+    return (await this.scan()).records;
+  }
+
+  async scan(opts: { quarantine?: boolean } = {}): Promise<StateScan> {
     let ids: string[];
     try {
       ids = await readdir(join(this.dataDir, 'allocs'));
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], problems: [] };
       throw new StateStoreError(`cannot list allocations in ${this.dataDir}: ${(err as Error).message}`, this.dataDir, { cause: err });
     }
     const records: AllocRecord[] = [];
+    const problems: StateStoreError[] = [];
     for (const id of ids.sort()) {
-      // Alloc dirs of runners that ran without a store have no state file: not an allocation we know.
-      const rec = await readRecord(join(this.dataDir, 'allocs', id, STATE_FILE));
-      if (rec) records.push(rec);
+      const path = join(this.dataDir, 'allocs', id, STATE_FILE);
+      try {
+        // Alloc dirs of runners that ran without a store have no state file: not an allocation we know.
+        const rec = await readRecord(path, id);
+        if (rec) records.push(rec);
+      } catch (err) {
+        const problem = err as StateStoreError;
+        problems.push(opts.quarantine ? await this.quarantine(id, problem) : problem);
+      }
     }
-    return records.sort((a, b) => (a.createdAt ?? a.updatedAt) - (b.createdAt ?? b.updatedAt));
+    return { records: records.sort((a, b) => (a.createdAt ?? a.updatedAt) - (b.createdAt ?? b.updatedAt)), problems };
+  }
+
+  async quarantine(allocId: string, problem: StateStoreError): Promise<StateStoreError> {
+    const path = this.statePath(allocId);
+    const aside = `${path}.corrupt-${new Date().toISOString().replace(/:/g, '-')}`;
+    try {
+      await rename(path, aside);
+    } catch (err) {
+      return new StateStoreError(`${problem.message}; moving it aside failed: ${(err as Error).message}`, path, { cause: problem });
+    }
+    return new StateStoreError(`${problem.message}; moved aside to ${aside}`, path, { cause: problem, movedTo: aside });
   }
 
   async remove(allocId: string): Promise<void> {
@@ -73,8 +105,13 @@ export class FileStateStore implements StateStore {
   private async write(path: string, record: AllocRecord): Promise<void> {
     const tmp = `${path}.${process.pid}.${++this.seq}.tmp`;
     try {
-      await mkdir(join(path, '..'), { recursive: true });
-      await writeFile(tmp, `${JSON.stringify(record, null, 2)}\n`);
+      if (!this.dirReady) {
+        await mkdir(join(this.dataDir, 'allocs'), { recursive: true, mode: 0o700 });
+        await chmod(join(this.dataDir, 'allocs'), 0o700);
+        this.dirReady = true;
+      }
+      await mkdir(join(path, '..'), { recursive: true, mode: 0o700 });
+      await writeFile(tmp, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
       await rename(tmp, path);
     } catch (err) {
       await rm(tmp, { force: true }).catch(() => {});
@@ -90,7 +127,7 @@ function checkId(allocId: string): void {
   }
 }
 
-async function readRecord(path: string): Promise<AllocRecord | undefined> {
+async function readRecord(path: string, allocId: string): Promise<AllocRecord | undefined> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -99,10 +136,9 @@ async function readRecord(path: string): Promise<AllocRecord | undefined> {
     throw new StateStoreError(`cannot read ${path}: ${(err as Error).message}`, path, { cause: err });
   }
   try {
-    const rec = JSON.parse(text) as AllocRecord;
-    if (!rec || typeof rec !== 'object' || !rec.spec || !rec.state) throw new Error('not an allocation record');
-    return rec;
+    return checkRecord(JSON.parse(text), allocId);
   } catch (err) {
-    throw new StateStoreError(`${path} is not a valid allocation record (${(err as Error).message}); remove it or the whole data dir`, path, { cause: err });
+    const why = text.trim() === '' ? 'the file is empty' : (err as Error).message;
+    throw new StateStoreError(`${path} is not a valid allocation record: ${why}`, path, { cause: err });
   }
 }

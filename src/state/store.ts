@@ -17,20 +17,34 @@ export interface AllocRecord {
 export interface StateStore {
   save(allocId: string, record: AllocRecord): Promise<void>;
   load(allocId: string): Promise<AllocRecord | undefined>;
-  /** Every stored allocation, oldest first. */
+  /** Every stored allocation that can be read, oldest first (damaged records are left out: see `scan`). */
   list(): Promise<AllocRecord[]>;
   remove(allocId: string): Promise<void>;
+  /**
+   * Every readable record, and a StateStoreError naming each damaged one. With `quarantine` a damaged
+   * record is moved aside (`state.json.corrupt-<time>`), so it is reported once and never read again.
+   */
+  scan?(opts?: { quarantine?: boolean }): Promise<StateScan>;
+}
+
+/** What `scan` found. */
+export interface StateScan {
+  records: AllocRecord[];
+  problems: StateStoreError[];
 }
 
 /** A record that cannot be read or written; names the file so the user can look at it. */
 export class StateStoreError extends Error {
   readonly code = 'ErrStateStore';
+  /** Where a damaged record was moved, when it was. */
+  readonly movedTo?: string;
   constructor(
     message: string,
     readonly path: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; movedTo?: string },
   ) {
     super(message, options);
     this.name = 'StateStoreError';
+    if (options?.movedTo) this.movedTo = options.movedTo;
   }
 }
