@@ -61,7 +61,7 @@ Example:
     if (!values['data-dir']) throw new UsageError('agent: --data-dir D is required (where allocations and their state live)', 'agent');
     const inspectPort = values.inspect === undefined ? undefined : values.inspect === '' ? null : parsePort('agent', '--inspect', values.inspect);
     const dataDir = resolve(values['data-dir']);
-    await mkdir(dataDir, { recursive: true });
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
 
     // The specs of what the agent will restore, for the view (the runners do not expose theirs).
     const specs = new Map<string, AllocSpec>((await new FileStateStore(dataDir).list()).map((r) => [r.spec.id, r.spec]));
@@ -83,6 +83,8 @@ Example:
     try {
       agent = createAgent({ dataDir, inspect: inspection.inspect });
       const restored = await agent.start();
+      // Damaged records were moved aside; say which, and carry on with the rest.
+      for (const err of agent.restoreErrors) process.stderr.write(`allocrun agent: ${err.message}\n`);
       const allocs = restored.map((r) => specs.get(r.actor.id)).filter((s): s is AllocSpec => s !== undefined);
       view.start({ title: 'agent restored', dataDir, allocs, inspectUrl: inspection.url });
       restored.forEach((runner) => {

@@ -132,7 +132,7 @@ Examples:
     const allocs = selectAllocs(loaded.allocs, values.group, jobFile);
 
     const dataDir = values['data-dir'] ? resolve(values['data-dir']) : await freshDataDir();
-    await mkdir(dataDir, { recursive: true });
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
     // A temp dir's name is hard to recall: note it so a bare `allocrun status` finds this run.
     if (!values['data-dir']) await rememberDataDir(dataDir);
     const store = new FileStateStore(dataDir);

@@ -100,7 +100,13 @@ Example:
     if (!parsed) return 0;
     const remote = parsed.values.address ?? process.env.ALLOCRUN_ADDR;
     const dir = remote ? `the agent at ${remote}` : await dataDirFor('status', parsed.values['data-dir']);
-    const records = (await fromAgent(parsed.values, remote ? undefined : dir)) ?? (await new FileStateStore(dir).list());
+    let records = await fromAgent(parsed.values, remote ? undefined : dir);
+    if (!records) {
+      const scan = await new FileStateStore(dir).scan();
+      // A damaged record is named and skipped: the healthy allocations are still shown.
+      for (const p of scan.problems) process.stderr.write(`allocrun status: warning: ${p.message}\n`);
+      records = scan.records;
+    }
     const wanted = parsed.positionals[0];
 
     if (wanted === undefined) {

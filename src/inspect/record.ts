@@ -23,7 +23,8 @@ export interface Recording {
 /** Starts recording to `path` (truncated). Messages already in the stream's picture are written first. */
 export function recordInspection(path: string, opts: RecordOptions = {}): Recording {
   const stream = opts.stream ?? createInspectionStream(opts);
-  const file = createWriteStream(path, { flags: 'w' });
+  // The stream carries task env and state: readable by the user only, like the state files.
+  const file = createWriteStream(path, { flags: 'w', mode: 0o600 });
   let failure: unknown;
   file.on('error', (err) => (failure ??= err));
   const header: RecordingHeader = { kind: 'recording', version: PROTOCOL_VERSION, startedAt: Date.now() };

@@ -379,6 +379,18 @@ describe('raw_exec driver', () => {
       expect(await c.wait(never())).toEqual({ exitCode: 7, signal: 0 });
     }, 20_000);
 
+    it('keeps what a task writes while no agent runs (no SIGPIPE), and the next agent logs it', async () => {
+      const s = setup('t', SH, ['-c', 'echo before; until [ -e release ]; do sleep 0.02; done; echo after; echo oops >&2; until [ -e finish ]; do sleep 0.02; done; exit 6']);
+      const handle = await spawnElsewhere(s);
+      writeFileSync(join(s.taskDir, 'release'), '');
+      const c = createRawExecDriver({ pollIntervalMs: 20 }).recover(handle, s.task, s.ctx);
+      await until(() => existsSync(join(s.logDir, 't.stdout.0')) && stdoutOf(s).includes('after'), 'the output written while no agent ran');
+      writeFileSync(join(s.taskDir, 'finish'), '');
+      expect(await c.wait(never())).toEqual({ exitCode: 6, signal: 0 });
+      expect(stdoutOf(s)).toBe('before\nafter\n');
+      await until(() => readFileSync(join(s.logDir, 't.stderr.0'), 'utf8') === 'oops\n', 'stderr');
+    }, 20_000);
+
     it('reports a task whose supervisor died with it, leaving no status, as lost', async () => {
       const s = setup('t', SH, ['-c', 'exec sleep 600']);
       const handle = await spawnElsewhere(s);

@@ -5,12 +5,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { constants, openSync, statSync } from 'node:fs';
+import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.ts';
 import { SpawnError } from './errors.ts';
 import { isLive, readProcStat } from './proc-stat.ts';
 import {
   CLAIM_LOST,
+  NO_FIFOS,
+  outputFifos,
   SUPERVISOR_SCRIPT,
   attemptPrefix,
   ensurePrivateDir,
@@ -35,6 +39,7 @@ export interface LaunchRequest {
   taskDir: string;
   attempt: number | undefined;
   setsid: string;
+  mkfifo: string;
   clock: Clock;
   pollMs: number;
 }
@@ -100,6 +105,35 @@ function adopt(req: LaunchRequest, prefix: string, supervisorPid: number, pid: n
   return new AdoptedWorkload(pid ?? -1, pid, ours ? stat.startTime : -1, req.clock, req.pollMs, supervisor, req.task);
 }
 
+/** The task's stdout and stderr, as streams to read. */
+export interface TaskOutput {
+  stdout: Readable;
+  stderr: Readable;
+}
+
+/**
+ * Opens the read side of a supervisor's output FIFOs (non-blocking, so it never waits for a writer).
+ * Undefined when they are gone. They end when the supervisor and the workload have both exited.
+ */
+export function openOutput(prefix: string): TaskOutput | undefined {
+  const fifos = outputFifos(prefix);
+  const open = (path: string): Readable | undefined => {
+    try {
+      if (!statSync(path).isFIFO()) return undefined;
+      const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+      return new Socket({ fd, readable: true, writable: false });
+    } catch {
+      return undefined;
+    }
+  };
+  const stdout = open(fifos.stdout);
+  const stderr = open(fifos.stderr);
+  if (stdout && stderr) return { stdout, stderr };
+  stdout?.destroy();
+  stderr?.destroy();
+  return undefined;
+}
+
 /** Reads the workload pid the supervisor reports on fd 3 (or, failing that, from its pid file). */
 function workloadPid(child: ChildProcess, prefix: string): Promise<number | undefined> {
   return new Promise((resolve) => {
@@ -117,11 +151,7 @@ function workloadPid(child: ChildProcess, prefix: string): Promise<number | unde
 }
 
 /** Spawns the supervisor for a fresh start and resolves once the workload's pid is known. */
-export async function spawnSupervised(
-  req: LaunchRequest,
-  stdio: ['ignore', 'pipe', 'pipe'],
-  onChild: (child: ChildProcess) => void,
-): Promise<SpawnedWorkload> {
+export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOutput) => void): Promise<SpawnedWorkload> {
   ensurePrivateDir(req.taskDir);
   const token = randomBytes(6).toString('hex');
   const prefix = attemptPrefix(req.taskDir, req.attempt ?? 'x', token);
@@ -133,11 +163,12 @@ export async function spawnSupervised(
   const pwdArg = req.env.PWD === undefined ? '-' : `=${req.env.PWD}`;
   let child: ChildProcess;
   try {
-    child = spawn('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', prefix, req.setsid, pwdArg, req.bin, ...req.args], {
+    child = spawn('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', prefix, req.setsid, pwdArg, req.mkfifo, req.bin, ...req.args], {
       cwd: req.cwd,
       env: req.env,
       detached: true,
-      stdio: [...stdio, 'pipe'],
+      // Output goes through the supervisor's FIFOs; fd 3 only reports the workload's pid.
+      stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
     });
   } catch (err) {
     // Node throws synchronously for invalid arguments, e.g. a NUL byte in an arg or env value.
@@ -148,14 +179,21 @@ export async function spawnSupervised(
     throw new SpawnError(req.task, `cannot start the raw_exec supervisor (/bin/sh): ${err.message}`, err);
   }
   child.on('error', () => {});
-  onChild(child);
   const exited = SpawnedWorkload.exitOf(child, prefix);
   const supervisor: SupervisorRef = { prefix, pid: child.pid, startTime: readProcStat(child.pid)?.startTime };
   const pid = await workloadPid(child, prefix);
   if (pid === undefined) {
     const code = await new Promise<number | null>((r) => (child.exitCode !== null || child.signalCode !== null ? r(child.exitCode) : child.once('exit', (c) => r(c))));
-    const why = code === CLAIM_LOST ? 'another agent cancelled this start' : `the supervisor exited with status ${code} before starting it`;
+    const why =
+      code === CLAIM_LOST
+        ? 'another agent cancelled this start'
+        : code === NO_FIFOS
+          ? `cannot create its output FIFOs in ${prefix}`
+          : `the supervisor exited with status ${code} before starting it`;
     throw new SpawnError(req.task, `cannot start ${req.bin}: ${why}`);
   }
+  // The FIFOs exist now (made before the pid is reported); a crash from here on loses no output.
+  const out = openOutput(prefix);
+  if (out) onOutput(out);
   return new SpawnedWorkload(child, pid, readProcStat(pid)?.startTime, exited, supervisor);
 }

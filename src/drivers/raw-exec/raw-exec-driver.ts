@@ -27,8 +27,9 @@ import { DEFAULT_CLOCK_TICKS, isLive, readProcStat } from './proc-stat.ts';
 import { lookupBin, toSignalNumber } from './process.ts';
 import { DEFAULT_LOG_CONFIG, RotatingLogWriter, logBaseName, validateLogConfig } from './rotating-log.ts';
 import { processGroupStats } from './stats.ts';
-import { findEarlierSpawn, spawnSupervised, type LaunchRequest } from './launch.ts';
-import type { SupervisorRef } from './supervisor.ts';
+import type { Readable } from 'node:stream';
+import { findEarlierSpawn, openOutput, spawnSupervised, type LaunchRequest } from './launch.ts';
+import { supervisorLive, type SupervisorRef } from './supervisor.ts';
 import { AdoptedWorkload, SpawnedWorkload, type Workload } from './workload.ts';
 
 /** The driver's name in job files. */
@@ -46,7 +47,7 @@ export interface RawExecDriverOptions {
   clockTicksPerSecond?: number;
   /**
    * Run each workload under a supervisor that records its exit status, so it is known after an agent
-   * crash (see supervisor.ts). Default true; needs `/bin/sh` and `setsid` (util-linux), else off.
+   * crash (see supervisor.ts). Default true; needs `/bin/sh`, `setsid` (util-linux) and `mkfifo`, else off.
    */
   supervise?: boolean;
 }
@@ -58,8 +59,9 @@ export interface RawExecDriver extends Driver {
 }
 
 interface Settings {
-  /** Absolute path of `setsid`; without it workloads run unsupervised (exit status not recoverable). */
+  /** Absolute path of `setsid`; without it (or `mkfifo`) workloads run unsupervised (exit status not recoverable). */
   setsid: string | undefined;
+  mkfifo: string | undefined;
   maxKillTimeout: number;
   pollIntervalMs: number;
   logPollIntervalMs: number;
@@ -67,8 +69,8 @@ interface Settings {
 }
 
 const SIGKILL = constants.signals.SIGKILL;
-/** Where `setsid` is looked for: the usual system dirs, then the agent's PATH. */
-const SETSID_PATH = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', process.env.PATH ?? ''].join(':');
+/** Where `setsid` and `mkfifo` are looked for: the usual system dirs, then the agent's PATH. */
+const TOOLS_PATH = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', process.env.PATH ?? ''].join(':');
 
 /** The directory holding every task's rotated logs for an allocation. */
 export function allocLogDir(allocDir: string): string {
@@ -101,6 +103,8 @@ export class RawExecController implements Controller {
   private workload: Workload | undefined;
   private starting: Promise<void> | undefined;
   private writers: RotatingLogWriter[] = [];
+  /** The output streams being read, released on close so the agent can exit while the task runs. */
+  private readonly sources: Readable[] = [];
   private openStreams = 0;
   private closed = false;
   private readonly closed$ = new Subject<void>();
@@ -175,6 +179,7 @@ export class RawExecController implements Controller {
     this.closed$.next();
     this.closed$.complete();
     this.workload?.release();
+    for (const s of this.sources) (s as Readable & { unref?: () => void }).unref?.();
   }
 
   /** Sends `sig` to the main process only, as Nomad's SignalTask does (children are the main process's business). */
@@ -270,6 +275,7 @@ export class RawExecController implements Controller {
         taskDir: this.ctx.taskDir,
         attempt: this.ctx.attempt,
         setsid,
+        mkfifo: this.settings.mkfifo!,
         clock: this.ctx.clock,
         pollMs: this.settings.pollIntervalMs,
       };
@@ -279,9 +285,10 @@ export class RawExecController implements Controller {
           // An earlier agent started this attempt and died before saying so: carry on with that process.
           closeWriters();
           this.workload = earlier;
+          this.reattachOutput();
           return;
         }
-        this.workload = await spawnSupervised(req, ['ignore', 'pipe', 'pipe'], (child) => this.pipeLogs(child, writers));
+        this.workload = await spawnSupervised(req, (out) => this.pipeLogs(out, writers));
       } catch (err) {
         closeWriters();
         throw err;
@@ -315,14 +322,33 @@ export class RawExecController implements Controller {
     // Track the process before yielding to the loop, so no exit can slip past; read its start time at
     // once, since pid + start time is what makes the handle unambiguous across pid reuse.
     this.workload = new SpawnedWorkload(child, child.pid, readProcStat(child.pid)?.startTime, SpawnedWorkload.exitOf(child));
-    this.pipeLogs(child, writers);
+    this.pipeLogs({ stdout: child.stdout, stderr: child.stderr }, writers);
     if (this.closed) this.workload.release();
   }
 
-  private pipeLogs(child: ChildProcess, writers: readonly (readonly ['stdout' | 'stderr', RotatingLogWriter])[]): void {
+  /**
+   * Reads on from the output FIFOs of a supervised workload another agent started: what it wrote while no
+   * agent ran is still in them. Called once the workload is adopted.
+   */
+  reattachOutput(): void {
+    const w = this.workload;
+    if (!w?.supervisor || !supervisorLive(w.supervisor)) return;
+    const out = openOutput(w.supervisor.prefix);
+    if (!out) return;
+    const writers = (['stdout', 'stderr'] as const).map(
+      (stream) => [stream, new RotatingLogWriter(this.logDir, logBaseName(this.task.name, stream), this.logConfig)] as const,
+    );
+    this.pipeLogs(out, writers);
+  }
+
+  private pipeLogs(
+    streams: { stdout: Readable | null; stderr: Readable | null },
+    writers: readonly (readonly ['stdout' | 'stderr', RotatingLogWriter])[],
+  ): void {
     for (const [stream, writer] of writers) {
       this.writers.push(writer);
-      const source = child[stream];
+      const source = streams[stream];
+      if (source) this.sources.push(source);
       if (!source) {
         writer.close();
         continue;
@@ -358,8 +384,13 @@ function supervisorOf(handle: DriverHandle): SupervisorRef | undefined {
 
 /** Creates the raw_exec driver. */
 export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExecDriver {
+  const supervise = options.supervise !== false;
+  const setsid = supervise ? lookupBin('setsid', '/', TOOLS_PATH) : undefined;
+  const mkfifo = supervise ? lookupBin('mkfifo', '/', TOOLS_PATH) : undefined;
   const settings: Settings = {
-    setsid: options.supervise === false ? undefined : lookupBin('setsid', '/', SETSID_PATH),
+    // Both or neither: a supervisor needs the two.
+    setsid: setsid && mkfifo ? setsid : undefined,
+    mkfifo: setsid && mkfifo ? mkfifo : undefined,
     maxKillTimeout: options.maxKillTimeout ?? 30_000,
     pollIntervalMs: options.pollIntervalMs ?? 100,
     logPollIntervalMs: options.logPollIntervalMs ?? 250,
@@ -383,7 +414,9 @@ export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExec
         const stat = readProcStat(pid);
         const live = isLive(stat) && stat.startTime === startTime;
         const adopted = new AdoptedWorkload(pid, pid, live ? stat.startTime : -1, ctx.clock, settings.pollIntervalMs, supervisor, task.name);
-        return new RawExecController(task, ctx, settings, adopted);
+        const controller = new RawExecController(task, ctx, settings, adopted);
+        controller.reattachOutput();
+        return controller;
       }
       if (typeof pid !== 'number' || !(pid > 1) || typeof startTime !== 'number') {
         throw new RecoverError(task.name, 'invalid-handle', 'the handle lacks a pid and start time');

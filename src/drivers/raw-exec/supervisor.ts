@@ -10,6 +10,7 @@
  *              agent ("void") to cancel a token whose supervisor never appeared: exactly one of them wins.
  *   `.pid`     the workload's pid, written just before the workload is exec'd.
  *   `.status`  the workload's exit status (`$?`: a code, or 128 + signal number), written once it exits.
+ *   `.out`, `.err`  FIFOs carrying the workload's stdout and stderr to whichever agent reads them.
  * `exec-<attempt>.intent` names the token of the attempt's spawn; it is written before the spawn, so a
  * restored agent that finds the task still starting can find (or cancel) the process it started.
  */
@@ -19,8 +20,8 @@ import { isLive, readProcStat } from './proc-stat.ts';
 
 /**
  * The supervisor script. `$1` is the file prefix, `$2` the path of `setsid`, `$3` the task's own PWD
- * (`=value`, or `-` for none: sh sets PWD, and the workload must see exactly the task env), the rest is the command and
- * its arguments (never interpreted by a shell: they are passed as "$@"). Exit 125: the claim was lost,
+ * (`=value`, or `-` for none: sh sets PWD, and the workload must see exactly the task env), `$4` the path
+ * of `mkfifo`, the rest is the command and its arguments (never interpreted by a shell: they are passed as "$@"). Exit 125: the claim was lost,
  * nothing ran. Paths are absolute: the task's PATH need not hold `sh` or `setsid`.
  * `setsid` runs first (no fork: the supervisor's child leads no group), so by the time the inner sh reports
  * its pid, which the workload keeps, it already leads its own session and process group. It reports on
@@ -28,16 +29,16 @@ import { isLive, readProcStat } from './proc-stat.ts';
  * not inherit an ignored signal.
  */
 export const SUPERVISOR_SCRIPT = [
-  'p=$1; s=$2; w=$3; shift 3',
-  // The shell's own messages ("Terminated") go nowhere: its stderr is the agent's pipe, and a write to it
-  // after the agent died would kill the supervisor with SIGPIPE. The inner sh hands the pipe (fd 4) back
-  // to the workload as fd 2; a redirection on the command itself would still be in place when the
-  // supervisor reports the command's death.
-  'exec 4>&2 2>/dev/null',
+  'p=$1; s=$2; w=$3; f=$4; shift 4',
   'set -C',
   '{ echo $$ > "$p.claim"; } 2>/dev/null || exit 125',
   'set +C',
-  `"$s" /bin/sh -c 'exec 2>&4 4>&-; case $1 in =*) export PWD="\${1#=}";; *) unset PWD;; esac; shift; echo $$ > "$0.pid"; trap "" PIPE; echo $$ >&3 2>/dev/null; trap - PIPE; exec "$@" 3>&-' "$p" "$w" "$@"`,
+  // The task's output goes through two FIFOs the supervisor holds open read-write: a write made while no
+  // agent reads blocks (once 64 KiB wait) instead of killing the task with SIGPIPE, and the next agent
+  // reads on from the same FIFOs. Its own messages ("Terminated") go nowhere.
+  '"$f" -m 600 "$p.out" "$p.err" || exit 124',
+  'exec 5<>"$p.out" 6<>"$p.err"',
+  `"$s" /bin/sh -c 'case $1 in =*) export PWD="\${1#=}";; *) unset PWD;; esac; shift; echo $$ > "$0.pid"; trap "" PIPE; echo $$ >&3 2>/dev/null; trap - PIPE; exec "$@" 3>&- 5<&- 6<&- >"$0.out" 2>"$0.err"' "$p" "$w" "$@"`,
   'c=$?',
   'echo $c > "$p.status"',
   'exit $c',
@@ -146,6 +147,14 @@ export function readExitStatus(prefix: string): { exitCode: number; signal: numb
 export function decodeShellStatus(status: number): { exitCode: number; signal: number } {
   if (status > 128 && status <= 128 + 64) return { exitCode: status, signal: status - 128 };
   return { exitCode: status, signal: 0 };
+}
+
+/** Exit status of a supervisor that could not create the output FIFOs. */
+export const NO_FIFOS = 124;
+
+/** The FIFOs carrying the task's stdout and stderr. */
+export function outputFifos(prefix: string): { stdout: string; stderr: string } {
+  return { stdout: `${prefix}.out`, stderr: `${prefix}.err` };
 }
 
 /** Whether the supervisor of `ref` is still running (a zombie or a reused pid is not). */

@@ -1,0 +1,97 @@
+/**
+ * Kills a real agent process (SIGKILL) at chosen points of an allocation's life, starts another on the
+ * same data dir, and checks what Nomad's client promises across restarts: the allocation is not lost, no
+ * task starts while its previous process lives, a finished prestart or poststop task never runs again,
+ * the poststop task runs exactly once, and nothing is left running at the end.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../machines/restart-tracker.ts';
+import { FileStateStore } from '../../src/state/file-store.ts';
+import type { AgentProcessInput, CrashPoint } from './fixtures/agent-process.ts';
+import { bundleAgent, crashJob, leftovers, readMarkers, runAgent, scenarioDirs, supervisorPids } from './harness.ts';
+
+const TASKS = ['init', 'side', 'main', 'post'];
+const TIMEOUT = 60_000;
+let bundle: string;
+let buildDir: string;
+const roots: string[] = [];
+
+beforeAll(async () => {
+  buildDir = mkdtempSync(join(tmpdir(), 'allocrun-restore-build-'));
+  bundle = await bundleAgent(buildDir);
+}, TIMEOUT);
+
+afterAll(() => {
+  for (const d of [buildDir, ...roots]) rmSync(d, { recursive: true, force: true });
+});
+
+/**
+ * Runs the job through the given kills (a crash point, or a delay after which the suite kills the
+ * agent), then lets one last agent finish it, and checks every promise.
+ */
+async function survive(id: string, kills: (CrashPoint | number)[], opts: { mainExit?: number } = {}) {
+  const { root, dataDir, markers } = scenarioDirs();
+  roots.push(root);
+  const spec = crashJob(id, markers, opts);
+  const input: AgentProcessInput = { dataDir, spec };
+  for (const kill of kills) {
+    const exit = typeof kill === 'number' ? await runAgent(bundle, input, kill) : await runAgent(bundle, { ...input, crash: kill });
+    // A crash point that the run never reached (it finished first) is a broken scenario, not a pass.
+    if (typeof kill !== 'number') expect(exit.signal, `the agent died at ${JSON.stringify(kill)}\n${exit.stderr}`).toBe('SIGKILL');
+  }
+  const last = await runAgent(bundle, input);
+  expect(last.stderr).toBe('');
+  expect(last).toMatchObject({ code: 0, stdout: 'finished\n' });
+
+  const record = await new FileStateStore(dataDir).load(id);
+  expect(record, 'the allocation record').toBeDefined();
+  const states = record!.state.taskStates;
+  const m = readMarkers(markers, TASKS);
+  if (process.env.DEBUG_RESTORE) console.log(JSON.stringify(Object.fromEntries(Object.entries(states).map(([k, v]) => [k, v.events.map((e) => [e.type, e.exitCode, e.message ?? ''].join(' '))])), null, 1), m);
+  expect(m.overlaps, 'starts while the previous process lived').toEqual([]);
+  expect(m.runs, 'runs per task').toEqual({ init: 1, side: 1, main: 1, post: 1 });
+  expect(m.done.post, 'poststop finished exactly once').toBe(1);
+  expect(m.sidecarStops, 'the sidecar was stopped once').toBe(1);
+  for (const t of TASKS) {
+    const types = states[t]!.events.map((e) => e.type);
+    expect(types.filter((x) => x === 'Started'), `${t} Started events`).toHaveLength(1);
+    expect(types, `${t} was never lost`).not.toContain('Failed Restoring Task');
+    expect(states[t]!.state).toBe('dead');
+  }
+  expect(leftovers(m.groups, supervisorPids(dataDir, id, TASKS)), 'processes left running').toEqual([]);
+  return record!;
+}
+
+describe('an agent killed at a chosen point', () => {
+  const cases: [string, CrashPoint][] = [
+    ['before the main task is spawned', { at: 'before-start', task: 'main' }],
+    ['right after the main task is spawned', { at: 'after-start', task: 'main' }],
+    ['while the main task runs', { at: 'saved', task: 'main', state: 'running' }],
+    ['right after the prestart task exits', { at: 'after-wait', task: 'init' }],
+    ['during the kill of the sidecar', { at: 'after-kill-signal', task: 'side' }],
+    ['while the poststop task runs', { at: 'saved', task: 'post', state: 'running' }],
+  ];
+  it.each(cases)('%s: nothing lost, nothing started twice, poststop once', async (_name, point) => {
+    const record = await survive(`c-${point.at}-${point.task}`, [point]);
+    expect(record.state.clientStatus).toBe('complete');
+  }, TIMEOUT);
+
+  it('after the main task failed: the sidecar is killed and the poststop task runs', async () => {
+    const record = await survive('c-failed-main', [{ at: 'saved', task: 'main', state: 'dead' }], { mainExit: 1 });
+    expect(record.state.clientStatus).toBe('failed');
+    expect(record.state.taskStates.main!.failed).toBe(true);
+  }, TIMEOUT);
+});
+
+describe('an agent killed at random points', () => {
+  // 12 scenarios of 3 kills each: 36 random points, replayable from the seed.
+  const SEED = 20261123;
+  const rng = mulberry32(SEED);
+  const scenarios = Array.from({ length: 12 }, (_, i) => ({ i, delays: [0, 1, 2].map(() => Math.round(150 + rng.next() * 1_100)) }));
+  it.each(scenarios)('scenario $i (seed 20261123), kills after $delays ms', async ({ i, delays }) => {
+    await survive(`r-${i}`, delays);
+  }, TIMEOUT);
+});
