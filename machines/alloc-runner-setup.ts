@@ -178,6 +178,15 @@ const allocRunnerBase = setup({
         if (context.taskStates[t.name]!.state === 'running') enqueue.sendTo(t.name, { type: 'RESTART', failure: event.failure } satisfies TaskRunnerEvent);
       }
     }),
+    /**
+     * After a restore the last persisted snapshot may predate a decision the dead agent made (a kill it
+     * had begun): run the reducer again, as Nomad's alloc runner does when it starts, and let the tasks
+     * re-run their restore hooks.
+     */
+    restored: enqueueActions(({ enqueue, context, system }) => {
+      for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'RESTORED' } satisfies TaskRunnerEvent);
+      applyReducer(context, enqueue, clockNow(system));
+    }),
     openGates: enqueueActions(({ enqueue, context, system }) => {
       enqueue.assign({ gatesEnabled: true });
       applyReducer({ ...context, gatesEnabled: true }, enqueue, clockNow(system), { gatesOnly: true });

@@ -81,6 +81,8 @@ export type AllocRunnerEvent =
   | { type: 'SIGNAL'; task?: string; signal: string }
   | { type: 'SHUTDOWN' }
   | { type: 'DESTROY' }
+  /** From the runtime, once after resuming from a persisted snapshot: re-judge the task states, tell the tasks. */
+  | { type: 'RESTORED' }
   | { type: `xstate.snapshot.${string}`; snapshot: { context: TaskRunnerContext; status: string; value: unknown } }
   | { type: `xstate.done.actor.${string}`; output?: unknown }
   | { type: `xstate.error.actor.${string}`; error?: unknown };

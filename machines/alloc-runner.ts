@@ -77,6 +77,7 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
     'xstate.done.actor.*': { guard: 'isTaskChild', actions: 'taskDetached' },
     SHUTDOWN: '.detaching',
     SIGNAL: { actions: 'signal' },
+    RESTORED: { actions: 'restored' },
   },
   states: {
     prerun: {

@@ -99,6 +99,11 @@ export interface ExitResult {
   oomKilled?: boolean;
   /** A driver-level error message, if the exit was not a plain process exit. */
   err?: string;
+  /**
+   * The agent had begun to stop the workload (kill signal sent) when it died, and the exit was found by
+   * the next agent: the end of a kill the restored snapshot may not show.
+   */
+  stoppedByAgent?: boolean;
 }
 
 export type ClientStatus = 'pending' | 'running' | 'complete' | 'failed';

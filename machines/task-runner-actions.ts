@@ -58,6 +58,7 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
         startError: { recoverable: validation ? false : err.recoverable ?? false, message: err.message },
       };
     }),
+    countStartAttempt: assign(({ context }) => ({ startAttempt: context.startAttempt + 1 })),
     recordExit: assign(({ context, event, system }) => {
       const exit = (event as { output?: ExitResult }).output ?? { exitCode: 0, signal: 0 };
       const ev = taskEvent(TaskEventType.Terminated, clockNow(system), {
@@ -65,12 +66,16 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
         signal: exit.signal,
         message: exit.err,
       });
-      return { lastExit: exit, handle: undefined, taskState: appendEvent(context.taskState, ev) };
+      // A kill the dead agent had begun ends as a kill, even if the restored snapshot predates it.
+      const killed = exit.stoppedByAgent === true && context.stopReason === undefined ? { stopReason: 'kill' as const, killRequested: true } : {};
+      return { lastExit: exit, handle: undefined, taskState: appendEvent(context.taskState, ev), ...killed };
     }),
+    // The workload ended while no agent watched it and its exit status is unknown: a distinct outcome
+    // (Nomad's "Failed Restoring Task"), judged by the restart policy as a failed run.
     recordLostWorkload: assign(({ context, event, system }) => {
       const err = childErrorOf(event);
       const exit: ExitResult = { exitCode: -1, signal: 0, err: `lost the workload: ${err.message}` };
-      const ev = taskEvent(TaskEventType.DriverFailure, clockNow(system), { message: exit.err });
+      const ev = taskEvent(TaskEventType.FailedRestoring, clockNow(system), { message: exit.err });
       return { lastExit: exit, handle: undefined, taskState: appendEvent(context.taskState, ev) };
     }),
     recordKillError: assign(({ context, event, system }) => ({

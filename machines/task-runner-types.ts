@@ -85,6 +85,8 @@ export interface TaskRunnerContext {
   updating?: AllocSpec;
   signalSeq: number;
   rejections: CommandRejection[];
+  /** How many times the driver was asked to start the task (Nomad's task ID suffix): names the attempt. */
+  startAttempt: number;
 }
 
 /** The events a task runner hears: the public commands (CONTRACT.md), its alloc's, and its children's answers. */
@@ -100,6 +102,11 @@ export type TaskRunnerEvent =
   | { type: 'EMIT_EVENT'; event: TaskEvent }
   /** From the alloc runner: setup failed; the task fails and never runs (Nomad's MarkFailedKill). */
   | { type: 'FAIL_SETUP'; reason: string }
+  /**
+   * From the runtime, once after resuming from a persisted snapshot: a running task re-runs its prestart
+   * hooks that are not Done and its poststart hooks, as Nomad's task runner does on restore.
+   */
+  | { type: 'RESTORED' }
   /** Completion of a spawned child (hook calls, signals), matched by the `xstate.*.actor.*` wildcards. */
   | { type: `xstate.done.actor.${string}`; output?: unknown }
   | { type: `xstate.error.actor.${string}`; error?: unknown };
@@ -115,6 +122,8 @@ export interface DriverCallInput {
   task: TaskSpec;
   hookEnv: Record<string, string>;
   handle?: DriverHandleData;
+  /** Which start this is (`startAttempt`): the same number when a start runs again after a crash. */
+  attempt?: number;
 }
 
 /** `driver:shutdown`: the kill signal, and how long the driver may wait before it escalates. */

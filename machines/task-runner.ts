@@ -62,6 +62,20 @@ function taskHooks(phase: TaskHookPhase, next: string, entry: Entry[] = []) {
   });
 }
 
+/**
+ * Nomad's RestoreState for a task resumed while running: prestart hooks not Done run again (Done ones only
+ * re-apply their env), then `next` (the poststart hooks). The workload is running, so a prestart error is
+ * recorded, never a failed start.
+ */
+function restoreHooks(next: string) {
+  return hookPhase('prestart', next, {
+    call: 'callHook',
+    onDone: ['applyHookOutput'],
+    onError: { actions: ['recordHookError'] },
+    skip: { guard: 'hookAlreadyDone', actions: ['reapplyDoneHook'] },
+  });
+}
+
 /** The driver calls' common input: which task, with which env and reattach handle. */
 const driverInput = ({ context }: { context: TaskRunnerContext }) => ({
   allocId: context.allocId,
@@ -98,6 +112,7 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
       updateQueued: false,
       signalSeq: 0,
       rejections: [],
+      startAttempt: 0,
     };
   },
   initial: 'pending',
@@ -125,10 +140,12 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
         },
         prestart: taskHooks('prestart', '#task.pending.starting', ['taskSetup']),
         starting: {
+          // Each start has its own number; a start re-run after a crash keeps it (see the driver's intent files).
+          entry: 'countStartAttempt',
           invoke: {
             id: 'driver:start',
             src: 'driverStart',
-            input: ({ context }) => ({ allocId: context.allocId, task: context.task, hookEnv: context.hookEnv }),
+            input: ({ context }) => ({ allocId: context.allocId, task: context.task, hookEnv: context.hookEnv, attempt: context.startAttempt }),
             onDone: [
               // A kill that arrived while the driver was starting is honoured once the workload runs.
               { guard: 'killRequested', target: '#task.running.killing', actions: 'markStarted' },
@@ -180,9 +197,12 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
           states: {
             poststart: {
               initial: 'hooks',
+              // Resumed after an agent restart: the restore hooks, then the poststart hooks again.
+              on: { RESTORED: '.restoring' },
               states: {
                 hooks: taskHooks('poststart', '#task.running.active.poststart.done'),
                 done: {},
+                restoring: restoreHooks('#task.running.active.poststart.hooks'),
               },
             },
             updates: {

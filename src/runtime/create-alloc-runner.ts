@@ -179,6 +179,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     actor,
     start() {
       actor.start();
+      // Resumed: the reducer runs again and running tasks re-run their restore hooks (see the machines).
+      if (opts.snapshot) actor.send({ type: 'RESTORED' });
       // Task runners are children: their rejections reach the caller too.
       for (const t of spec.tasks) {
         const child = actor.getSnapshot().children[t.name] as TaskRunnerActor | undefined;

@@ -67,8 +67,8 @@ export function checkHookNames(hooks: { name: string }[], where: string): void {
   }
 }
 
-function driverContext(r: RunnerBindings, task: TaskSpec, hookEnv: Record<string, string>): DriverContext {
-  return { allocId: r.allocId, env: r.envFor(task, hookEnv), taskDir: r.taskDirOf(task), allocDir: r.allocDir, logs: task.logs, clock: r.clock };
+function driverContext(r: RunnerBindings, task: TaskSpec, hookEnv: Record<string, string>, attempt?: number): DriverContext {
+  return { ...(attempt !== undefined ? { attempt } : {}), allocId: r.allocId, env: r.envFor(task, hookEnv), taskDir: r.taskDirOf(task), allocDir: r.allocDir, logs: task.logs, clock: r.clock };
 }
 
 function driverOf(r: RunnerBindings, task: TaskSpec): Driver {
@@ -152,7 +152,7 @@ const driverStart = fromPromise<DriverStartOutput, DriverCallInput>(async ({ inp
     // Nomad: a driver config that cannot be interpolated fails validation and is never retried.
     throw new DriverStartError(`task ${JSON.stringify(input.task.name)}: ${(err as Error).message}`, false, 'Failed Validation');
   }
-  const ctrl = driverOf(r, task).controller(task, driverContext(r, task, input.hookEnv));
+  const ctrl = driverOf(r, task).controller(task, driverContext(r, task, input.hookEnv, input.attempt));
   r.controllers.set(input.task.name, ctrl);
   try {
     await ctrl.prepare(signal);

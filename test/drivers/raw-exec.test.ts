@@ -350,7 +350,8 @@ describe('raw_exec driver', () => {
       const handle = await spawnElsewhere(s);
       const c = createRawExecDriver({ pollIntervalMs: 20 }).recover(handle, s.task, s.ctx);
       await c.shutdown({ signal: 'SIGTERM', timeout: 5_000 }, never());
-      expect(await c.wait(never())).toEqual({ exitCode: 143, signal: 15 });
+      // Marked as the end of a stop the agent began, so an agent restarted meanwhile still reads it as a kill.
+      expect(await c.wait(never())).toEqual({ exitCode: 143, signal: 15, stoppedByAgent: true });
       expect(gone(handle.pid!)).toBe(true);
     }, 20_000);
 
@@ -410,7 +411,7 @@ describe('raw_exec driver', () => {
       expect(c.pid).toBe(handle.pid);
       expect(readdirSync(join(s.taskDir, 'private')).filter((f) => f.endsWith('.claim'))).toHaveLength(1);
       await c.shutdown({ signal: 'SIGTERM', timeout: 5_000 }, never());
-      expect(await c.wait(never())).toEqual({ exitCode: 143, signal: 15 });
+      expect(await c.wait(never())).toEqual({ exitCode: 143, signal: 15, stoppedByAgent: true });
     }, 20_000);
 
     it('a start that finds an earlier start recorded but never spawned cancels that token and spawns afresh', async () => {

@@ -40,15 +40,21 @@ export interface AgentExit {
   stderr: string;
 }
 
-/** Runs one agent process to its end; with `killAfterMs` the suite SIGKILLs it then (if still alive). */
+/**
+ * Runs one agent process to its end; with `killAfterMs` the suite SIGKILLs it that long after the agent
+ * said it was ready (restored, and the job submitted), if it is still alive.
+ */
 export function runAgent(bundle: string, input: AgentProcessInput, killAfterMs?: number): Promise<AgentExit> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bundle, JSON.stringify(input)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    let timer: NodeJS.Timeout | undefined;
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (killAfterMs !== undefined && timer === undefined && stdout.includes('ready\n')) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    });
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     child.once('error', reject);
     child.once('close', (code, signal) => {
       clearTimeout(timer);

@@ -29,7 +29,7 @@ import { DEFAULT_LOG_CONFIG, RotatingLogWriter, logBaseName, validateLogConfig }
 import { processGroupStats } from './stats.ts';
 import type { Readable } from 'node:stream';
 import { findEarlierSpawn, openOutput, spawnSupervised, type LaunchRequest } from './launch.ts';
-import { supervisorLive, type SupervisorRef } from './supervisor.ts';
+import { markStopping, supervisorLive, type SupervisorRef } from './supervisor.ts';
 import { AdoptedWorkload, SpawnedWorkload, type Workload } from './workload.ts';
 
 /** The driver's name in job files. */
@@ -153,6 +153,7 @@ export class RawExecController implements Controller {
     if (!w || w.result) return;
     const signo = toSignalNumber(opts.signal);
     const timeout = Math.min(Math.max(0, opts.timeout), this.settings.maxKillTimeout);
+    if (w.supervisor) markStopping(w.supervisor.prefix);
     w.signalAll(signo);
     const exited = w.waitExit(signal);
     if (await exitsWithin(this.ctx.clock, timeout, exited, signal)) return;
@@ -163,6 +164,7 @@ export class RawExecController implements Controller {
   async terminate(signal: AbortSignal): Promise<void> {
     const w = this.workload;
     if (!w || w.result) return;
+    if (w.supervisor) markStopping(w.supervisor.prefix);
     w.signalAll(SIGKILL);
     await w.waitExit(signal);
   }

@@ -140,6 +140,20 @@ export function readExitStatus(prefix: string): { exitCode: number; signal: numb
   return decodeShellStatus(Number(text.trim()));
 }
 
+/** Records, before the first stop signal goes out, that the agent is stopping the workload. */
+export function markStopping(prefix: string): void {
+  try {
+    writeFileSync(`${prefix}.stop`, 'stop\n', { mode: 0o600 });
+  } catch {
+    // Best effort: without it a restore judges the exit by its status alone.
+  }
+}
+
+/** Whether an agent had begun to stop the workload. */
+export function wasStopping(prefix: string): boolean {
+  return readText(`${prefix}.stop`) !== undefined;
+}
+
 /**
  * Decodes a shell's `$?`: 128 + n for a death by signal n (Linux has 64 signals), else an exit code.
  * An exit code of 129–192 reads as a signal: the shell reports both the same way.

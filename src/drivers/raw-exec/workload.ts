@@ -10,7 +10,7 @@ import type { ExitResult } from '../controller.ts';
 import { WorkloadLostError } from './errors.ts';
 import { decodeWaitStatus, isLive, readProcStat } from './proc-stat.ts';
 import { signalGroup, signalPid } from './process.ts';
-import { readExitStatus, supervisorLive, type SupervisorRef } from './supervisor.ts';
+import { readExitStatus, supervisorLive, wasStopping, type SupervisorRef } from './supervisor.ts';
 
 const SIGKILL = constants.signals.SIGKILL;
 
@@ -203,12 +203,12 @@ export class AdoptedWorkload implements Workload {
     const ours = stat !== undefined && stat.startTime === this.startTime;
     if (ours && isLive(stat)) return this.pollAgain();
     if (!this.supervisor) return this.finish(this.exitFrom(ours ? stat.exitStatus : undefined));
-    const recorded = readExitStatus(this.supervisor.prefix);
+    const recorded = this.recordedExit();
     if (recorded) return this.finish(recorded);
     // The workload is gone and its supervisor is about to write the status: look again shortly.
     if (supervisorLive(this.supervisor)) return this.pollAgain();
     // Read once more: the supervisor may have written it and exited between the two reads.
-    const late = readExitStatus(this.supervisor.prefix);
+    const late = this.recordedExit();
     if (late) return this.finish(late);
     this.fail(
       new WorkloadLostError(
@@ -217,6 +217,14 @@ export class AdoptedWorkload implements Workload {
       ),
     );
   };
+
+  /** The status the supervisor recorded, marked when an agent (maybe a dead one) had begun the stop. */
+  private recordedExit(): ExitResult | undefined {
+    const prefix = this.supervisor!.prefix;
+    const recorded = readExitStatus(prefix);
+    if (!recorded) return undefined;
+    return wasStopping(prefix) ? { ...recorded, stoppedByAgent: true } : recorded;
+  }
 
   private pollAgain(): void {
     if (this.waiters.size > 0) this.timer = this.clock.setTimeout(this.poll, this.pollMs);
