@@ -128,7 +128,12 @@ export function createAgent(opts: AgentOptions): Agent {
           runners.get(record.spec.id)?.runner.stop();
           // A snapshot this runtime cannot resume (damaged, or from an incompatible version).
           runners.delete(record.spec.id);
-          const problem = new StateStoreError(`allocation ${JSON.stringify(record.spec.id)} cannot be restored: ${(err as Error).message}`, record.spec.id, { cause: err });
+          const where = store instanceof FileStateStore ? store.statePath(record.spec.id) : record.spec.id;
+          const problem = new StateStoreError(
+            `${where}: allocation ${JSON.stringify(record.spec.id)} cannot be resumed from its runner snapshot (damaged, or written by an incompatible allocrun): ${(err as Error).message}`,
+            where,
+            { cause: err },
+          );
           report(store instanceof FileStateStore ? await store.quarantine(record.spec.id, problem) : problem);
         }
       }
