@@ -58,4 +58,31 @@ describe('restore', () => {
     await clock.advance(1);
     expect(second.getState().taskStates.main!.state).toBe('running');
   });
+
+  it("re-runs, on restore, a running task's prestart hooks that are not Done and its poststart hooks (Nomad's RestoreState)", async () => {
+    const clock = new SimulatedClock(0);
+    const main: AllocSpec = { ...spec, tasks: [spec.tasks[1]!] };
+    const hooks = (log: HookCall[]) => [
+      // `once` says Done, so a restore only re-applies its env; `each` is not Done, so it runs again.
+      recordingTaskHook('once', log, { prestart: async (_req, res) => void Object.assign(res, { done: true, env: { ONCE: '1' } }) }, ['prestart']),
+      recordingTaskHook('each', log, {}, ['prestart', 'poststart']),
+    ];
+    const before: HookCall[] = [];
+    const first = createAllocRunner(main, { clock, builtinHooks: false, taskHooks: hooks(before) }).start();
+    await clock.advance(10);
+    expect(before.map((c) => `${c.hook}.${c.method}`)).toEqual(['once.prestart', 'each.prestart', 'each.poststart']);
+    const saved = first.persist();
+    first.stop();
+
+    const after: HookCall[] = [];
+    const second = createAllocRunner(main, { clock, builtinHooks: false, taskHooks: hooks(after), snapshot: saved }).start();
+    await clock.advance(10);
+    expect(after.map((c) => `${c.hook}.${c.method}`)).toEqual(['each.prestart', 'each.poststart']);
+    const task = second.actor.getSnapshot().children.main!.getSnapshot() as { context: { hookEnv: Record<string, string> } };
+    expect(task.context.hookEnv.ONCE).toBe('1');
+    expect(second.getState().taskStates.main!.events.filter((e) => e.type === 'Started')).toHaveLength(1);
+    second.send({ type: 'KILL' });
+    await clock.advance(10_000);
+    await second.done;
+  });
 });

@@ -134,6 +134,7 @@ export class SpawnedWorkload implements Workload {
 export class AdoptedWorkload implements Workload {
   result: ExitResult | undefined;
   private lost: WorkloadLostError | undefined;
+  private settled = false;
   private readonly waiters = new Set<{ resolve: (r: ExitResult) => void; reject: (e: unknown) => void }>();
   private timer: unknown;
   /** The last signal we sent: the best evidence of how the process died when its status is lost. */
@@ -245,23 +246,25 @@ export class AdoptedWorkload implements Workload {
   }
 
   private finish(result: ExitResult): void {
-    if (!this.result) {
-      this.result = result;
+    if (!this.result) this.result = result;
+    this.settle((w) => w.resolve(result));
+  }
+
+  private fail(err: WorkloadLostError): void {
+    this.lost = err;
+    this.settle((w) => w.reject(err));
+  }
+
+  /** The end, known or lost: clean up what is left of the group, stop polling, answer every waiter. */
+  private settle(answer: (w: { resolve: (r: ExitResult) => void; reject: (e: unknown) => void }) => void): void {
+    if (!this.settled) {
+      this.settled = true;
       reapGroup(this.pgid, this.startTime);
     }
     this.stopPolling();
     const waiters = [...this.waiters];
     this.waiters.clear();
-    for (const w of waiters) w.resolve(result);
-  }
-
-  private fail(err: WorkloadLostError): void {
-    this.lost = err;
-    reapGroup(this.pgid, this.startTime);
-    this.stopPolling();
-    const waiters = [...this.waiters];
-    this.waiters.clear();
-    for (const w of waiters) w.reject(err);
+    waiters.forEach(answer);
   }
 
   private stopPolling(): void {
