@@ -168,7 +168,8 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
       env: req.env,
       detached: true,
       // Output goes through the supervisor's FIFOs; fd 3 only reports the workload's pid.
-      stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
+      // fd 0 carries the agent's go (see SUPERVISOR_SCRIPT); the workload's stdin is /dev/null.
+      stdio: ['pipe', 'ignore', 'ignore', 'pipe'],
     });
   } catch (err) {
     // Node throws synchronously for invalid arguments, e.g. a NUL byte in an arg or env value.
@@ -195,5 +196,7 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
   // The FIFOs exist now (made before the pid is reported); a crash from here on loses no output.
   const out = openOutput(prefix);
   if (out) onOutput(out);
+  child.stdin?.on('error', () => undefined);
+  child.stdin?.end('go\n');
   return new SpawnedWorkload(child, pid, readProcStat(pid)?.startTime, exited, supervisor);
 }

@@ -26,7 +26,8 @@ import { isLive, readProcStat } from './proc-stat.ts';
  * `setsid` runs first (no fork: the supervisor's child leads no group), so by the time the inner sh reports
  * its pid, which the workload keeps, it already leads its own session and process group. It reports on
  * fd 3 with SIGPIPE ignored (the agent may be gone), then restores SIGPIPE's default so the workload does
- * not inherit an ignored signal.
+ * not inherit an ignored signal. It then waits for the agent's go on stdin (sent once the agent reads the
+ * FIFOs, so a task that exits at once loses no output; a dead agent's closed pipe is a go too).
  */
 export const SUPERVISOR_SCRIPT = [
   'p=$1; s=$2; w=$3; f=$4; shift 4',
@@ -38,7 +39,7 @@ export const SUPERVISOR_SCRIPT = [
   // reads on from the same FIFOs. Its own messages ("Terminated") go nowhere.
   '"$f" -m 600 "$p.out" "$p.err" || exit 124',
   'exec 5<>"$p.out" 6<>"$p.err"',
-  `"$s" /bin/sh -c 'case $1 in =*) export PWD="\${1#=}";; *) unset PWD;; esac; shift; echo $$ > "$0.pid"; trap "" PIPE; echo $$ >&3 2>/dev/null; trap - PIPE; exec "$@" 3>&- 5<&- 6<&- >"$0.out" 2>"$0.err"' "$p" "$w" "$@"`,
+  `"$s" /bin/sh -c 'case $1 in =*) export PWD="\${1#=}";; *) unset PWD;; esac; shift; echo $$ > "$0.pid"; trap "" PIPE; echo $$ >&3 2>/dev/null; trap - PIPE; read -r go || :; exec "$@" 3>&- 5<&- 6<&- <\/dev/null >"$0.out" 2>"$0.err"' "$p" "$w" "$@"`,
   'c=$?',
   'echo $c > "$p.status"',
   'exit $c',
