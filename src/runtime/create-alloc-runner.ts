@@ -15,6 +15,7 @@ import type { AllocRunnerHook, TaskHook } from '../hooks/types.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../jobspec/types.ts';
 import { hostEnvFor } from '../env/host-env.ts';
 import { validateAllocSpec } from '../jobspec/validate.ts';
+import { clearSupervisorFiles } from '../drivers/raw-exec/supervisor.ts';
 import { localNodeInfo, type NodeInfo } from '../env/node-info.ts';
 import { buildTaskEnv, type TaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
@@ -178,6 +179,9 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const runner: AllocRunner = {
     actor,
     start() {
+      // A fresh runner owns no earlier start: supervisor files left in a reused alloc dir (same id, no
+      // snapshot) must not be taken for this runner's own attempts.
+      if (!opts.snapshot) for (const t of spec.tasks) clearSupervisorFiles(join(allocDir, t.name));
       actor.start();
       // Resumed: the reducer runs again and running tasks re-run their restore hooks (see the machines).
       if (opts.snapshot) actor.send({ type: 'RESTORED' });

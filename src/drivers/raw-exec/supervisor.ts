@@ -178,6 +178,17 @@ export function supervisorLive(ref: Pick<SupervisorRef, 'pid' | 'startTime'>): b
   return isLive(stat) && (ref.startTime === undefined || stat.startTime === ref.startTime);
 }
 
+/** Removes every attempt's files of a task (a new runner for a reused task dir starts from nothing). */
+export function clearSupervisorFiles(taskDir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(privateDir(taskDir));
+  } catch {
+    return;
+  }
+  for (const name of names) if (/^exec-/.test(name)) rmSync(join(privateDir(taskDir), name), { force: true });
+}
+
 /** Removes the files of attempts older than `attempt - KEEP_ATTEMPTS` (a persisted snapshot may lag a little). */
 export function pruneAttempts(taskDir: string, attempt: number): void {
   let names: string[];
