@@ -14,3 +14,6 @@ const r = await measureStartKill({ ...args, withPm2: !process.argv.includes('--n
 printPhase(r, 'start');
 console.log('');
 printPhase(r, 'kill');
+// pm2's client library keeps handles open after disconnect(); every process this bench started is reaped
+// by now (measureStartKill's finally), so end explicitly instead of hanging.
+process.exit(process.exitCode ?? 0);
