@@ -3,13 +3,33 @@
  * the page, its script, the recording and the sockets all need the per-run token from the URL.
  */
 import { timingSafeEqual, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** Where `npm run build:visualizer` writes the page. */
-export const DEFAULT_PAGE_DIR = fileURLToPath(new URL('../../visualizer/dist/', import.meta.url));
+/**
+ * The package root: the nearest folder above this module whose package.json is allocrun's. This module
+ * runs from src/inspect/ (tsx, the CLI) and from dist/src/inspect/ (the compiled library), so a fixed
+ * relative path would be right in only one of them.
+ */
+export function packageRoot(from: string = fileURLToPath(import.meta.url)): string {
+  for (let dir = dirname(from); ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'allocrun') return dir;
+      } catch {
+        // Not a readable manifest: keep looking further up.
+      }
+    }
+    if (dirname(dir) === dir) throw new Error(`cannot find allocrun's package.json above ${from}`);
+  }
+}
+
+/** Where `npm run build:visualizer` writes the page: visualizer/dist under the package root. */
+export const DEFAULT_PAGE_DIR = join(packageRoot(), 'visualizer', 'dist');
 
 /** The page's two files, loaded once per server. */
 export interface PageFiles {
