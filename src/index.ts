@@ -46,10 +46,10 @@ export * from './jobspec/index.ts';
 // Inspection and the visualizer.
 export { createInspectionStream, type InspectionStream, type InspectionStreamOptions } from './inspect/inspection-stream.ts';
 export { recordInspection, type Recording, type RecordOptions } from './inspect/record.ts';
-export { serveInspector, type InspectorServer, type InspectorServerOptions, type InspectorControl } from './inspect/server.ts';
+export { serveInspector, type InspectorServer, type InspectorServerOptions, type InspectorControl, type InspectorLogs, type InspectorLogLine } from './inspect/server.ts';
 export { serveReplay, type ReplayServer, type ReplayServerOptions } from './inspect/replay.ts';
-export { allocRunnerControl, type ControllableAllocRunner } from './inspect/control.ts';
-export { toStatelyEvent, type StatelyInspectionEvent } from './inspect/stately.ts';
+export { allocRunnerControl, allocRunnerLogs, type ControllableAllocRunner } from './inspect/control.ts';
+export { createStatelyFeed, type StatelyFeed, type StatelyInspectionEvent } from './inspect/stately.ts';
 export { machineDefinitionOf } from './inspect/definition.ts';
 export type * from './inspect/protocol.ts';
 // State.

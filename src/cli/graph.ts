@@ -23,7 +23,7 @@ async function machineOf(name: (typeof MACHINES)[number]): Promise<AnyStateMachi
 /** The `graph` command. */
 export const graphCommand: Command = {
   name: 'graph',
-  usage: 'graph task|alloc|controller [--format mermaid|json]',
+  usage: 'graph task|alloc|controller [--format mermaid|json] [--unfold]',
   details: `
 Print a runner statechart as a mermaid state diagram or JSON.
 
@@ -36,12 +36,14 @@ Flags:
   --format F  mermaid (default): a stateDiagram-v2 with nested states and arrows
               labelled by event; json: every state with its transitions, guards,
               actions and invoked actors
+  --unfold    draw every hook loop's inner next/calling states (folded into
+              one box per hook phase by default, as the visualizer draws them)
   -h, --help  show this help
 
 Example:
   allocrun graph task > task.mmd`,
   async run(argv) {
-    const parsed = parseCommand(this, argv, { format: { type: 'string', short: 'f' } }, { min: 1, max: 1, names: 'the machine: task, alloc or controller' });
+    const parsed = parseCommand(this, argv, { format: { type: 'string', short: 'f' }, unfold: { type: 'boolean' } }, { min: 1, max: 1, names: 'the machine: task, alloc or controller' });
     if (!parsed) return 0;
     const name = parsed.positionals[0]!;
     if (!(MACHINES as readonly string[]).includes(name)) {
@@ -49,7 +51,7 @@ Example:
     }
     const format = oneOf(this, 'format', parsed.values.format, FORMATS, 'mermaid');
     const graph = machineGraph(await machineOf(name as (typeof MACHINES)[number]));
-    process.stdout.write(format === 'json' ? `${JSON.stringify(graph, null, 2)}\n` : toMermaid(graph));
+    process.stdout.write(format === 'json' ? `${JSON.stringify(graph, null, 2)}\n` : toMermaid(graph, { fold: parsed.values.unfold !== true }));
     return 0;
   },
 };

@@ -1,13 +1,16 @@
 /**
- * A machine's statechart as data, read from its StateNodes (not `toJSON()`, which leaves out eventless
- * `always` transitions), and drawn as a mermaid `stateDiagram-v2`. Pure: no I/O.
+ * `allocrun graph`'s output: a machine's statechart as JSON, or drawn as a mermaid `stateDiagram-v2`.
+ * Both come from the one walker (src/inspect/definition.ts reads the machine, src/inspect/statechart.ts
+ * folds it into boxes and arrows), so the CLI draws what the visualizer draws. Pure: no I/O.
  */
-import type { AnyStateMachine, StateNode } from 'xstate';
+import type { AnyStateMachine } from 'xstate';
+import { machineDefinitionOf } from '../inspect/definition.ts';
+import type { StateNodeDef } from '../inspect/protocol.ts';
+import { chartOf, eventLabel, transitionLabel, type Chart, type ChartBox } from '../inspect/statechart.ts';
 
-type AnyNode = StateNode<any, any>;
-type AnyTransition = NonNullable<AnyNode['always']>[number];
+export { eventLabel };
 
-/** One transition: the event (or `always`), its guard and the states it enters; no targets = actions only. */
+/** One transition: the event (`always` when eventless), its guard and the states it enters; no targets = actions only. */
 export interface GraphTransition {
   event: string;
   /** A short human label: `KILL`, `driver:start done`, `always [gateOpen]`. */
@@ -25,9 +28,11 @@ export interface GraphState {
   type: 'atomic' | 'compound' | 'parallel' | 'final' | 'history';
   initial?: string;
   description?: string;
+  /** Set on hook loops, which `toMermaid` folds into one box. */
+  hookPhase?: string;
   entry: string[];
   exit: string[];
-  invoke: { id: string; src: string }[];
+  invoke: string[];
   tags: string[];
   transitions: GraphTransition[];
   states: Record<string, GraphState>;
@@ -41,72 +46,47 @@ export interface MachineGraph {
 
 /** Reads the statechart of `machine` into a MachineGraph. */
 export function machineGraph(machine: AnyStateMachine): MachineGraph {
-  return { machine: machine.id, root: stateOf(machine.root as AnyNode) };
+  return { machine: machine.id, root: graphStateOf(machineDefinitionOf(machine).root) };
 }
 
-function stateOf(node: AnyNode): GraphState {
-  const transitions: GraphTransition[] = [];
-  for (const [, defs] of node.transitions) for (const t of defs) transitions.push(transitionOf(t, t.eventType));
-  for (const t of node.always ?? []) transitions.push(transitionOf(t, 'always'));
+function graphStateOf(s: StateNodeDef): GraphState {
   const states: Record<string, GraphState> = {};
-  for (const [key, child] of Object.entries(node.states)) states[key] = stateOf(child as AnyNode);
-  const initialTarget = node.type === 'compound' ? node.initial.target[0] : undefined;
+  for (const c of s.states) states[c.key] = graphStateOf(c);
   return {
-    id: node.id,
-    key: node.key,
-    type: node.type,
-    ...(initialTarget ? { initial: initialTarget.id } : {}),
-    ...(node.description ? { description: node.description } : {}),
-    entry: node.entry.map(actionName),
-    exit: node.exit.map(actionName),
-    invoke: node.invoke.map((i) => ({ id: i.id, src: typeof i.src === 'string' ? i.src : (i.src as { id?: string }).id ?? 'inline' })),
-    tags: [...node.tags],
-    transitions,
+    id: s.id,
+    key: s.key,
+    type: s.type,
+    ...(s.initial ? { initial: s.initial } : {}),
+    ...(s.description ? { description: s.description } : {}),
+    ...(s.hookPhase ? { hookPhase: s.hookPhase } : {}),
+    entry: s.entry,
+    exit: s.exit,
+    invoke: s.invoke,
+    tags: s.tags,
+    transitions: s.transitions.map((t) => ({
+      event: t.event === '' ? 'always' : t.event,
+      label: transitionLabel(t),
+      ...(t.guard ? { guard: t.guard } : {}),
+      targets: t.targets,
+      actions: t.actions,
+      reenter: t.reenter,
+    })),
     states,
   };
 }
 
-function transitionOf(t: AnyTransition, event: string): GraphTransition {
-  const guard = t.guard === undefined ? undefined : guardName(t.guard);
-  const label = `${eventLabel(event)}${guard ? ` [${guard}]` : ''}`;
+function defOf(s: GraphState): StateNodeDef {
   return {
-    event,
-    label,
-    ...(guard ? { guard } : {}),
-    targets: (t.target ?? []).map((s) => s.id),
-    actions: t.actions.map(actionName),
-    reenter: t.reenter,
+    id: s.id, key: s.key, type: s.type, ...(s.initial ? { initial: s.initial } : {}), ...(s.hookPhase ? { hookPhase: s.hookPhase } : {}),
+    states: Object.values(s.states).map(defOf),
+    transitions: s.transitions.map((t) => ({ event: t.event === 'always' ? '' : t.event, source: s.id, targets: t.targets, actions: t.actions, reenter: t.reenter, ...(t.guard ? { guard: t.guard } : {}) })),
+    invoke: s.invoke, entry: s.entry, exit: s.exit, tags: s.tags,
   };
 }
 
-/** XState's internal event names, said the way a reader of the lifecycle thinks of them. */
-export function eventLabel(event: string): string {
-  let m: RegExpExecArray | null;
-  if ((m = /^xstate\.done\.actor\.(.*)$/.exec(event))) return m[1] === '*' ? 'actor done' : `${m[1]} done`;
-  if ((m = /^xstate\.error\.actor\.(.*)$/.exec(event))) return m[1] === '*' ? 'actor error' : `${m[1]} error`;
-  if ((m = /^xstate\.snapshot\.(.*)$/.exec(event))) return m[1] === '*' ? 'child snapshot' : `${m[1]} snapshot`;
-  if ((m = /^xstate\.after\.([^.]+)\./.exec(event))) return /^\d+$/.test(m[1]!) ? `after ${m[1]}ms` : `after ${m[1]}`;
-  if (/^xstate\.done\.state\./.test(event)) return 'done';
-  if (event === '*') return 'any event';
-  return event;
-}
-
-function guardName(g: unknown): string {
-  if (typeof g === 'string') return g;
-  if (typeof g === 'function') return g.name && g.name !== 'guard' ? g.name : 'inline';
-  const obj = g as { type?: string; params?: unknown };
-  if (obj && typeof obj.type === 'string') {
-    const params = obj.params && typeof obj.params === 'object' ? Object.values(obj.params as Record<string, unknown>) : [];
-    return params.length > 0 ? `${obj.type}(${params.map((p) => (typeof p === 'string' ? p : JSON.stringify(p))).join(', ')})` : obj.type;
-  }
-  return 'inline';
-}
-
-function actionName(a: unknown): string {
-  if (typeof a === 'string') return a;
-  if (typeof a === 'function') return (a as { type?: string }).type ?? (a.name || 'inline');
-  const obj = a as { type?: string };
-  return obj && typeof obj.type === 'string' ? obj.type : 'inline';
+/** How to draw: `fold: false` draws every hook loop's inner `next`/`calling` states too. */
+export interface MermaidOptions {
+  fold?: boolean;
 }
 
 /**
@@ -115,19 +95,13 @@ function actionName(a: unknown): string {
  * arrow per targeted transition, written inside the innermost composite holding both ends. Transitions
  * without a target only run actions, so they are left out.
  */
-export function toMermaid(graph: MachineGraph): string {
-  const byId = new Map<string, { state: GraphState; parent?: string }>();
-  const index = (s: GraphState, parent?: string) => {
-    byId.set(s.id, { state: s, parent });
-    for (const c of Object.values(s.states)) index(c, s.id);
-  };
-  index(graph.root);
-
-  const alias = aliasesOf([...byId.keys()]);
-  const edges = new Map<string, string[]>(); // host state id → arrow lines
+export function toMermaid(graph: MachineGraph, opts: MermaidOptions = {}): string {
+  const chart: Chart = chartOf({ id: graph.machine, root: defOf(graph.root) }, opts.fold === false ? { folded: () => false } : {});
+  const box = (id: string) => chart.boxes.get(id)!;
+  const alias = aliasesOf([...chart.boxes.keys()]);
   const ancestors = (id: string): string[] => {
     const out: string[] = [];
-    for (let cur: string | undefined = id; cur !== undefined; cur = byId.get(cur)?.parent) out.push(cur);
+    for (let cur: string | undefined = id; cur !== undefined; cur = box(cur).parent) out.push(cur);
     return out;
   };
   // Arrows go in the innermost composite holding both ends without being one of them (a state's arrow to
@@ -136,46 +110,44 @@ export function toMermaid(graph: MachineGraph): string {
   const hostOf = (source: string, target: string): string => {
     const targetChain = ancestors(target);
     let host: string | undefined = ancestors(source).find((a) => targetChain.includes(a));
-    if (host === source || host === target) host = byId.get(host!)?.parent;
-    while (host !== undefined && byId.get(host)!.state.type === 'parallel') host = byId.get(host)!.parent;
+    if (host === source || host === target) host = box(host!).parent;
+    while (host !== undefined && box(host).type === 'parallel') host = box(host).parent;
     return host ?? '';
   };
-  for (const { state } of byId.values()) {
-    for (const t of state.transitions) {
-      for (const target of t.targets) {
-        const host = hostOf(state.id, target);
-        const list = edges.get(host) ?? [];
-        list.push(`${alias.get(state.id)} --> ${alias.get(target)} : ${escapeLabel(t.label)}`);
-        edges.set(host, list);
-      }
-    }
+  const edges = new Map<string, string[]>(); // host box id → arrow lines
+  for (const e of chart.edges) {
+    const host = hostOf(e.from, e.to);
+    const list = edges.get(host) ?? [];
+    list.push(`${alias.get(e.from)} --> ${alias.get(e.to)} : ${escapeLabel(e.label)}`);
+    edges.set(host, list);
   }
-
+  // The chart lists arrows by source state in document order; mermaid wants each composite's own together.
   const lines = ['stateDiagram-v2'];
-  const emit = (s: GraphState, depth: number) => {
+  const emit = (s: ChartBox, depth: number) => {
     const pad = '  '.repeat(depth);
     const a = alias.get(s.id)!;
-    const children = Object.values(s.states);
-    if (children.length === 0) {
-      lines.push(`${pad}state "${escapeName(s.key)}" as ${a}`);
+    if (s.children.length === 0) {
+      lines.push(`${pad}state "${escapeName(s.label)}" as ${a}`);
       return;
     }
-    lines.push(`${pad}state "${escapeName(s.key)}" as ${a} {`);
+    lines.push(`${pad}state "${escapeName(s.label)}" as ${a} {`);
+    const children = s.children.map(box);
     if (s.type === 'parallel') {
       children.forEach((c, i) => {
         if (i > 0) lines.push(`${pad}  --`);
         emit(c, depth + 1);
       });
     } else {
-      if (s.initial) lines.push(`${pad}  [*] --> ${alias.get(s.initial)}`);
+      const initial = children.find((c) => c.initial);
+      if (initial) lines.push(`${pad}  [*] --> ${alias.get(initial.id)}`);
       for (const c of children) emit(c, depth + 1);
       for (const c of children) if (c.type === 'final') lines.push(`${pad}  ${alias.get(c.id)} --> [*]`);
     }
     for (const e of edges.get(s.id) ?? []) lines.push(`${pad}  ${e}`);
     lines.push(`${pad}}`);
   };
-  lines.push('  [*] --> ' + alias.get(graph.root.id));
-  emit(graph.root, 1);
+  lines.push('  [*] --> ' + alias.get(chart.root));
+  emit(box(chart.root), 1);
   // Arrows from the root itself (SHUTDOWN from any state) are drawn from the root composite.
   for (const e of edges.get('') ?? []) lines.push(`  ${e}`);
   return `${lines.join('\n')}\n`;

@@ -1,5 +1,6 @@
 /**
- * A machine's structure for drawing. `machine.definition` leaves out `always` transitions and holds live
+ * Reads an XState machine into its definition (protocol.ts's `MachineDef`): the input of the one walker
+ * (statechart.ts) behind the CLI's graph, the inspection stream and the page. A machine's structure for drawing. `machine.definition` leaves out `always` transitions and holds live
  * state nodes until stringified, so the tree is walked here into plain, compact JSON.
  */
 import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
@@ -16,6 +17,18 @@ function nameOf(x: unknown): string {
   return 'inline';
 }
 
+/** A guard's name, with its params when it has some (`phaseComplete(prestart)`), so guarded arrows read apart. */
+function guardName(g: unknown): string {
+  if (typeof g === 'string') return g;
+  if (typeof g === 'function') return g.name && g.name !== 'guard' ? g.name : 'inline';
+  const obj = g as { type?: string; params?: unknown };
+  if (obj && typeof obj.type === 'string') {
+    const params = obj.params && typeof obj.params === 'object' ? Object.values(obj.params as Record<string, unknown>) : [];
+    return params.length > 0 ? `${obj.type}(${params.map((p) => (typeof p === 'string' ? p : JSON.stringify(p))).join(', ')})` : obj.type;
+  }
+  return 'inline';
+}
+
 function transitionOf(t: AnyTransitionDefinition, event: string): TransitionDef {
   const def: TransitionDef = {
     event,
@@ -24,7 +37,7 @@ function transitionOf(t: AnyTransitionDefinition, event: string): TransitionDef 
     actions: t.actions.map(nameOf),
     reenter: t.reenter,
   };
-  if (t.guard !== undefined) def.guard = nameOf(t.guard);
+  if (t.guard !== undefined) def.guard = guardName(t.guard);
   return def;
 }
 
@@ -48,6 +61,8 @@ function nodeOf(node: AnyStateNode): StateNodeDef {
     if (initial) def.initial = initial.id;
   }
   if (node.description) def.description = node.description;
+  const phase = (node.meta as { hookPhase?: unknown } | undefined)?.hookPhase;
+  if (typeof phase === 'string') def.hookPhase = phase;
   return def;
 }
 

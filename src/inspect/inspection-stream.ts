@@ -3,12 +3,12 @@
  * synchronously inside every send, so the callback only queues the event; the mapping (definitions,
  * active state nodes, sanitized context) runs once per batch, off the send path.
  */
-import { getStateNodes, type AnyStateMachine, type InspectionEvent } from 'xstate';
+import type { AnyStateMachine, InspectionEvent } from 'xstate';
+import { diffContext } from './context-diff.ts';
 import { machineDefinitionOf } from './definition.ts';
 import { createPicture, type PictureLimits } from './picture.ts';
-import type { ActorStatus, EdgeRef, InspectMessage, JsonValue, StateValue, TransitionMessage } from './protocol.ts';
+import type { ActorStatus, InspectMessage, JsonValue, StateValue, TransitionMessage } from './protocol.ts';
 import { DEFAULT_LIMITS, sanitize, type SanitizeCache, type SanitizeLimits } from './sanitize.ts';
-import { toStatelyEvent, type StatelyInspectionEvent } from './stately.ts';
 
 /** Tuning for a stream; every field has a default. */
 export interface InspectionStreamOptions {
@@ -30,8 +30,8 @@ export interface InspectionStream {
   inspect: (ev: InspectionEvent) => void;
   /** Receives every batch, in order; returns the unsubscribe function. */
   subscribe(fn: (batch: InspectMessage[]) => void): () => void;
-  /** Receives the same stream as `@statelyai/inspect` events; conversion only runs while someone listens. */
-  subscribeStately(fn: (ev: StatelyInspectionEvent) => void): () => void;
+  /** Receives every XState inspection event as it happens (for `@statelyai/inspect`'s converter); returns the unsubscribe function. */
+  subscribeRaw(fn: (ev: InspectionEvent) => void): () => void;
   /** The messages that rebuild the current picture (definitions, actors, recent events, latest transitions). */
   snapshotForLateJoiner(): InspectMessage[];
   /** Maps and delivers the queued events now (before closing a recorder, in tests). */
@@ -68,12 +68,31 @@ function payloadOf(event: { type: string }): JsonValue | undefined {
   return undefined;
 }
 
-function edgesOf(transitions: readonly { source: { id: string }; target?: readonly { id: string }[]; eventType: string }[]): EdgeRef[] {
-  const out: EdgeRef[] = [];
+/** The machine's transitions in document order (as definition.ts lists them), by identity: edges travel as indices. */
+const transitionIndexes = new WeakMap<AnyStateMachine, Map<unknown, number>>();
+function transitionIndexOf(machine: AnyStateMachine): Map<unknown, number> {
+  let index = transitionIndexes.get(machine);
+  if (index) return index;
+  index = new Map();
+  let n = 0;
+  const walk = (node: AnyStateMachine['root']) => {
+    for (const [, list] of node.transitions) for (const t of list) index!.set(t, n++);
+    for (const t of node.always ?? []) index!.set(t, n++);
+    for (const child of Object.values(node.states)) walk(child);
+  };
+  walk(machine.root);
+  transitionIndexes.set(machine, index);
+  return index;
+}
+
+function edgesOf(machine: AnyStateMachine, transitions: readonly { target?: readonly unknown[]; eventType: string }[]): number[] {
+  const index = transitionIndexOf(machine);
+  const out: number[] = [];
   for (const t of transitions) {
-    // Initial transitions (eventType null) are not drawn as edges.
+    // Initial transitions (eventType null) are not drawn as edges, nor are targetless ones (actions only).
     if (typeof t.eventType !== 'string' || !t.target || t.target.length === 0) continue;
-    out.push({ source: t.source.id, event: t.eventType, targets: t.target.map((n) => n.id) });
+    const i = index.get(t);
+    if (i !== undefined) out.push(i);
   }
   return out;
 }
@@ -86,12 +105,12 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
   const onError = opts.onError ?? ((err: unknown) => console.error('allocrun inspect: a subscriber threw', err));
   const picture = createPicture({ maxFinishedActors: 1_000, recentEvents: 300, ...opts.picture });
   const subscribers = new Set<(batch: InspectMessage[]) => void>();
-  const statelySubscribers = new Set<(ev: StatelyInspectionEvent) => void>();
+  const rawSubscribers = new Set<(ev: InspectionEvent) => void>();
   const definitions = new Set<string>();
   /** The context object last sent per actor: context is replaced, never mutated, so identity means unchanged. */
   const sentContext = new Map<string, unknown>();
   /** Edges taken since the actor's last snapshot. */
-  const takenEdges = new Map<string, EdgeRef[]>();
+  const takenEdges = new Map<string, number[]>();
   /** Sanitized subtrees by identity: a new context mostly shares its parts with the previous one. */
   const contextCache: SanitizeCache = new WeakMap();
 
@@ -114,19 +133,20 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     const snap = ev.snapshot as { status: ActorStatus; value?: StateValue; context?: unknown; output?: unknown; error?: unknown };
     const msg: TransitionMessage = { kind: 'transition', at, sessionId: ref.sessionId, event: ev.event.type, status: snap.status };
     const machine = machineOf(ref);
-    if (machine && snap.value !== undefined) {
-      msg.value = snap.value;
-      // getStateNodes repeats the ancestors of parallel regions; the page wants each id once.
-      msg.activeNodeIds = [...new Set(getStateNodes(machine.root, snap.value).map((n) => n.id))];
-    }
-    const edges = takenEdges.get(ref.sessionId);
+    // Active state nodes follow from the value and the definition (statechart.ts): not sent, to keep messages small.
+    if (machine && snap.value !== undefined) msg.value = snap.value;
+    const edges = lastInBatch ? takenEdges.get(ref.sessionId) : undefined;
     if (edges) {
       msg.edges = edges;
       takenEdges.delete(ref.sessionId);
     }
     // Only the actor's last snapshot in a batch carries context: the page shows the newest anyway.
+    // After the first, only what changed: a context shares the parts an assign did not touch with the last one.
     if (lastInBatch && snap.context !== undefined && sentContext.get(ref.sessionId) !== snap.context) {
-      msg.context = sanitize(snap.context, limits, contextCache);
+      if (sentContext.has(ref.sessionId)) {
+        const patch = diffContext(sentContext.get(ref.sessionId), snap.context, limits, contextCache);
+        if (patch.length > 0) msg.patch = patch;
+      } else msg.context = sanitize(snap.context, limits, contextCache);
       sentContext.set(ref.sessionId, snap.context);
     }
     if (snap.status === 'done' && snap.output !== undefined) msg.output = sanitize(snap.output, PAYLOAD_LIMITS);
@@ -163,6 +183,11 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
           return;
         }
         case '@xstate.event': {
+          // Not sent: `xstate.init` (the actor message says the actor started), a promise telling itself it settled (its done/error event to the parent says it), and
+          // a child's snapshot relayed to its parent (the child's own transition says it; the parent's
+          // transition names the event when it reacts).
+          const t = ev.event.type;
+          if (t === 'xstate.init' || t.startsWith('xstate.promise.') || t.startsWith('xstate.snapshot.')) return;
           const payload = payloadOf(ev.event);
           batch.push({
             kind: 'event', at: at[i]!, target: ref.sessionId, source: ev.sourceRef?.sessionId, type: ev.event.type,
@@ -171,31 +196,33 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
           return;
         }
         case '@xstate.microstep': {
-          const taken = edgesOf(ev._transitions);
+          const machine = machineOf(ref);
+          if (!machine) return;
+          const taken = edgesOf(machine, ev._transitions);
           if (taken.length === 0) return;
           const list = takenEdges.get(ref.sessionId);
           if (list) list.push(...taken);
           else takenEdges.set(ref.sessionId, taken);
           return;
         }
-        case '@xstate.snapshot':
+        case '@xstate.snapshot': {
+          // A promise or callback actor's snapshot says something only when its status changes: the actor
+          // message already stands for "active".
+          const status = (ev.snapshot as { status?: string }).status;
+          if (!machineOf(ref) && status === 'active') return;
           batch.push(transitionOf(ev, at[i]!, lastSnapshot.get(ref.sessionId) === i));
           return;
+        }
       }
     });
     for (const msg of batch) picture.apply(msg);
-    if (statelySubscribers.size > 0) {
-      events.forEach((ev, i) => {
-        const converted = toStatelyEvent(ev, at[i]);
-        if (converted) deliver(statelySubscribers, converted);
-      });
-    }
     if (batch.length > 0) deliver(subscribers, batch);
   };
 
   return {
     inspect(ev) {
       // Actions are already visible as transitions; dropping them here keeps the send path short.
+      if (rawSubscribers.size > 0) deliver(rawSubscribers, ev);
       if (ev.type === '@xstate.action') return;
       queue.push(ev);
       times.push(now());
@@ -208,9 +235,9 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
       subscribers.add(fn);
       return () => void subscribers.delete(fn);
     },
-    subscribeStately(fn) {
-      statelySubscribers.add(fn);
-      return () => void statelySubscribers.delete(fn);
+    subscribeRaw(fn) {
+      rawSubscribers.add(fn);
+      return () => void rawSubscribers.delete(fn);
     },
     snapshotForLateJoiner: () => picture.messages(),
     flush,

@@ -3,7 +3,7 @@
  * ones capped so a long-running agent does not grow without bound), each actor's latest transition, and
  * the most recent events for the timeline.
  */
-import type { ActorMessage, DefinitionMessage, EventMessage, InspectMessage, TransitionMessage } from './protocol.ts';
+import { applyContextPatch, type ActorMessage, type DefinitionMessage, type EventMessage, type InspectMessage, type TransitionMessage } from './protocol.ts';
 
 /** How much of the past a late joiner gets. */
 export interface PictureLimits {
@@ -55,9 +55,11 @@ export function createPicture(limits: PictureLimits): Picture {
         case 'transition': {
           if (!actors.has(msg.sessionId)) return;
           const prev = latest.get(msg.sessionId);
-          // A transition without context means "unchanged": keep the last one seen.
-          const merged: TransitionMessage = { ...msg, context: msg.context ?? prev?.context };
+          // A transition without context means "unchanged" (or a patch to the last one): the picture keeps it whole.
+          const context = msg.context ?? (msg.patch ? applyContextPatch(prev?.context, msg.patch) : prev?.context);
+          const merged: TransitionMessage = { ...msg, context };
           delete merged.edges;
+          delete merged.patch;
           if (merged.context === undefined) delete merged.context;
           latest.set(msg.sessionId, merged);
           if (msg.status !== 'active' && (prev === undefined || prev.status === 'active')) {

@@ -8,7 +8,7 @@
  */
 
 /** Bumped on changes a page built for the previous version cannot read. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** JSON values: what sanitized context, event payloads and outputs are reduced to. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -46,19 +46,14 @@ export interface StateNodeDef {
   exit: string[];
   tags: string[];
   description?: string;
+  /** Set on hook loops (`meta.hookPhase`): the walker folds them into one box by default. */
+  hookPhase?: string;
 }
 
 /** A machine's structure, sent once per machine id. */
 export interface MachineDef {
   id: string;
   root: StateNodeDef;
-}
-
-/** The edge a microstep took: matches a `TransitionDef` by source, event and targets. */
-export interface EdgeRef {
-  source: string;
-  event: string;
-  targets: string[];
 }
 
 /** A machine's definition; sent before the first actor running it. */
@@ -94,6 +89,43 @@ export interface EventMessage {
   payload?: JsonValue;
 }
 
+/**
+ * One change to an actor's context: `value` replaces what is at `path` (the whole context for `[]`),
+ * `append` adds items to the list at `path`, `remove` deletes the key at `path`.
+ */
+export interface ContextPatch {
+  path: string[];
+  value?: JsonValue;
+  append?: JsonValue[];
+  remove?: true;
+}
+
+/** Applies patches to a context, copying only along the changed paths (the old context is left as it was). */
+export function applyContextPatch(context: JsonValue | undefined, patches: readonly ContextPatch[]): JsonValue | undefined {
+  let root = context;
+  for (const p of patches) {
+    if (p.path.length === 0) {
+      root = p.append ? [...(Array.isArray(root) ? root : []), ...p.append] : p.remove ? undefined : p.value;
+      continue;
+    }
+    const copy = (v: JsonValue | undefined): { [k: string]: JsonValue } | JsonValue[] =>
+      Array.isArray(v) ? [...v] : typeof v === 'object' && v !== null ? { ...v } : {};
+    const top = copy(root);
+    let node = top as Record<string, JsonValue>;
+    for (let i = 0; i < p.path.length - 1; i++) {
+      const k = p.path[i]!;
+      node[k] = copy(node[k]);
+      node = node[k] as Record<string, JsonValue>;
+    }
+    const last = p.path[p.path.length - 1]!;
+    if (p.remove) delete node[last];
+    else if (p.append) node[last] = [...(Array.isArray(node[last]) ? (node[last] as JsonValue[]) : []), ...p.append];
+    else node[last] = p.value ?? null;
+    root = top;
+  }
+  return root;
+}
+
 /** An actor's snapshot after a macrostep. */
 export interface TransitionMessage {
   kind: 'transition';
@@ -104,12 +136,17 @@ export interface TransitionMessage {
   status: ActorStatus;
   /** Machine actors only. */
   value?: StateValue;
-  /** Every active state node id, ancestors included (machine actors only). */
+  /** Every active state node id, ancestors included; not sent live (the page derives it from `value`, statechart.ts). */
   activeNodeIds?: string[];
-  /** The edges taken by this macrostep's microsteps, in order. */
-  edges?: EdgeRef[];
-  /** Sanitized; omitted when unchanged since the actor's previous transition message. */
+  /**
+   * The transitions this actor's microsteps took since its last transition message, in order: indices into
+   * its machine's transitions in document order (`transitionsOf` in statechart.ts).
+   */
+  edges?: number[];
+  /** The whole context, sanitized: an actor's first, and in a late joiner's picture. */
   context?: JsonValue;
+  /** Otherwise what changed since the actor's previous context (omitted when nothing did). */
+  patch?: ContextPatch[];
   output?: JsonValue;
   error?: JsonValue;
 }
@@ -134,6 +171,8 @@ export interface HelloFrame {
   mode: 'live' | 'replay';
   /** Whether the server was given a `control` callback (commands would otherwise be refused). */
   controls: boolean;
+  /** Whether `/logs` serves task logs (the server was given a `logs` callback). */
+  logs?: boolean;
 }
 
 /** Server → page: messages in stream order. */

@@ -4,11 +4,12 @@
  * then live batches. Commands from the page (KILL, RESTART, SIGNAL) go to the `control` callback.
  */
 import { listen } from './listen.ts';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { InspectionEvent } from 'xstate';
 import { parseCommandFrame } from './command.ts';
+import { createStatelyFeed } from './stately.ts';
 import { createInspectionStream, type InspectionStream } from './inspection-stream.ts';
 import { forbid, hasToken, loadPageFiles, newToken, servePage, urlHost } from './page-files.ts';
 import { PROTOCOL_VERSION, type InspectorCommandEvent, type ServerFrame } from './protocol.ts';
@@ -32,7 +33,28 @@ export interface InspectorServerOptions {
   stately?: boolean;
   /** The built page; default visualizer/dist. */
   pageDir?: string;
+  /**
+   * The token every request must carry; default: a fresh random one. Pass a stable one (the agent keeps
+   * it in its data dir) so an open page reconnects to a restarted server.
+   */
+  token?: string;
+  /** Serves a task's log lines at `/logs?alloc=A&task=T[&follow=1][&tail=N]` (`allocRunnerLogs` routes them to runners). */
+  logs?: InspectorLogs;
 }
+
+/** One log line, as `Controller.logs()` gives it. */
+export interface InspectorLogLine {
+  stream: 'stdout' | 'stderr';
+  line: string;
+  time: number;
+}
+
+/** Reads a task's logs: a subscribable of lines (rxjs Observables fit), completing when there is no more. */
+export type InspectorLogs = (
+  allocId: string,
+  task: string,
+  opts: { follow: boolean; tail?: number },
+) => { subscribe(o: { next(l: InspectorLogLine): void; error(e: unknown): void; complete(): void }): { unsubscribe(): void } };
 
 /** A running inspector. */
 export interface InspectorServer {
@@ -50,17 +72,55 @@ export interface InspectorServer {
 const MAX_BUFFERED = 16 * 1024 * 1024;
 const STATELY_REPLAY = 200;
 
+/** `/logs`: a task's lines as plain text, streamed while `follow` lasts; ends when the reader completes or the client goes. */
+function serveLogs(req: IncomingMessage, res: ServerResponse, logs: InspectorLogs | undefined): void {
+  const q = new URL(req.url ?? '/', 'http://x').searchParams;
+  const alloc = q.get('alloc');
+  const task = q.get('task');
+  const text = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+  if (!logs) return void res.writeHead(404, text).end('this inspector serves no logs: the app did not pass `logs` to serveInspector\n');
+  if (!alloc || !task) return void res.writeHead(400, text).end('/logs needs ?alloc=ALLOC&task=TASK\n');
+  const tail = q.get('tail');
+  let sub: { unsubscribe(): void } | undefined;
+  try {
+    sub = logs(alloc, task, { follow: q.get('follow') === '1', ...(tail && /^\d+$/.test(tail) ? { tail: Number(tail) } : { tail: 200 }) }).subscribe({
+      next: (l) => {
+        if (!res.headersSent) res.writeHead(200, text);
+        res.write(`${l.stream === 'stderr' ? '[stderr] ' : ''}${l.line}\n`);
+      },
+      error: (e) => {
+        if (!res.headersSent) res.writeHead(404, text);
+        res.end(`${(e as Error)?.message ?? String(e)}\n`);
+      },
+      complete: () => {
+        if (!res.headersSent) res.writeHead(200, text);
+        res.end();
+      },
+    });
+  } catch (e) {
+    if (!res.headersSent) res.writeHead(404, text);
+    res.end(`${(e as Error)?.message ?? String(e)}\n`);
+    return;
+  }
+  // Until the first line the browser shows nothing: send the headers now so a quiet task reads as "waiting".
+  if (!res.headersSent && !res.writableEnded) res.writeHead(200, text).write('');
+  res.on('close', () => sub?.unsubscribe());
+}
+
 /** Starts the inspector; resolves once it listens. */
 export async function serveInspector(opts: InspectorServerOptions = {}): Promise<InspectorServer> {
   const host = opts.host ?? '127.0.0.1';
   const files = await loadPageFiles(opts.pageDir);
-  const token = newToken();
+  const token = opts.token ?? newToken();
+  if (token.length < 16) throw new Error('serveInspector: a token must be at least 16 characters (it is the only thing guarding commands)');
   const stream = opts.stream ?? createInspectionStream();
   const control = opts.control;
 
   const http = createServer((req, res) => {
     if (!hasToken(req, token)) return forbid(res);
-    if (!servePage(req, res, files, token)) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+    if (servePage(req, res, files, token)) return;
+    if (new URL(req.url ?? '/', 'http://x').pathname === '/logs') return serveLogs(req, res, opts.logs);
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
   });
 
   const pages = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
@@ -92,7 +152,7 @@ export async function serveInspector(opts: InspectorServerOptions = {}): Promise
   });
 
   pages.on('connection', (ws) => {
-    send(ws, { type: 'hello', version: PROTOCOL_VERSION, mode: 'live', controls: control !== undefined });
+    send(ws, { type: 'hello', version: PROTOCOL_VERSION, mode: 'live', controls: control !== undefined, logs: opts.logs !== undefined });
     // The picture stands for every batch so far, so it carries the last one's number.
     send(ws, { type: 'batch', seq: seq - 1, messages: stream.snapshotForLateJoiner() });
     ws.on('message', (data: RawData) => void onCommand(ws, data));
@@ -125,12 +185,13 @@ export async function serveInspector(opts: InspectorServerOptions = {}): Promise
   const statelyLog: string[] = [];
   let unsubscribeStately: (() => void) | undefined;
   if (opts.stately) {
-    unsubscribeStately = stream.subscribeStately((ev) => {
+    const feed = await createStatelyFeed((ev) => {
       const line = JSON.stringify(ev);
       statelyLog.push(line);
       if (statelyLog.length > STATELY_REPLAY) statelyLog.shift();
       for (const ws of statelyClients.clients) if (ws.readyState === WebSocket.OPEN) ws.send(line);
     });
+    unsubscribeStately = stream.subscribeRaw(feed);
     statelyClients.on('connection', (ws) => statelyLog.forEach((line) => ws.send(line)));
   }
 

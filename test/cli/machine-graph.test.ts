@@ -78,3 +78,46 @@ describe('machine graph', () => {
     expect(toMermaid(machineGraph(m))).toContain('m_a --> m_b : driver#58;start done');
   });
 });
+
+describe('hook loops in the graph', () => {
+  // The generated shape of a hook phase: `next` decides, `calling` runs one hook, back to `next`.
+  const loop = (done: string) => ({
+    initial: 'next' as const,
+    states: {
+      next: { always: [{ guard: { type: 'phaseComplete' as const, params: { phase: 'x' } }, target: done }, { target: 'calling' }] },
+      calling: { on: { 'xstate.done.actor.*': { target: 'next' }, 'xstate.error.actor.*': { target: '#task.failed' } } },
+    },
+  });
+  const task = createMachine({
+    types: {} as { guards: { type: 'phaseComplete'; params: { phase: string } } },
+    id: 'task',
+    initial: 'prestart',
+    states: {
+      prestart: loop('#task.running'),
+      running: { on: { KILL: 'poststop' } },
+      poststop: { ...loop('#task.dead'), meta: { hookPhase: 'poststop' } },
+      failed: {},
+      dead: { type: 'final' },
+    },
+  });
+
+  it('folds each hook loop into one box labelled with its phase, keeping the arrows that leave it', () => {
+    const m = toMermaid(machineGraph(task));
+    // The phase comes from meta.hookPhase, else from the loop's `phaseComplete(<phase>)` guard.
+    expect(m).toContain('state "prestart · x hooks" as task_prestart');
+    expect(m).toContain('state "poststop hooks" as task_poststop');
+    expect(m).not.toContain('task_prestart_next');
+    expect(m).not.toContain('task_prestart_calling');
+    expect(m).toContain('task_prestart --> task_running : always [phaseComplete(x)]');
+    expect(m).toContain('task_prestart --> task_failed : actor error');
+    expect(m).toContain('task_poststop --> task_dead : always [phaseComplete(x)]');
+    // The loop's own arrows (next → calling → next) are what folding hides.
+    expect(m).not.toMatch(/task_prestart --> task_prestart/);
+  });
+
+  it('draws the loops unfolded when asked', () => {
+    const m = toMermaid(machineGraph(task), { fold: false });
+    expect(m).toContain('task_prestart_next --> task_prestart_calling : always');
+    expect(m).toContain('state "poststop" as task_poststop {');
+  });
+});

@@ -1,10 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { assign, createActor, createMachine, fromPromise, setup } from 'xstate';
 import { machineDefinitionOf } from '../../src/inspect/definition.ts';
 import { createInspectionStream } from '../../src/inspect/inspection-stream.ts';
-import type { InspectMessage, StateNodeDef, TransitionMessage } from '../../src/inspect/protocol.ts';
+import { applyContextPatch, type InspectMessage, type StateNodeDef, type TransitionMessage } from '../../src/inspect/protocol.ts';
 import { sanitize, type SanitizeCache } from '../../src/inspect/sanitize.ts';
-import { toStatelyEvent } from '../../src/inspect/stately.ts';
+import { diffContext } from '../../src/inspect/context-diff.ts';
+import { activeNodeIdsOf, transitionsOf } from '../../src/inspect/statechart.ts';
+import { createStatelyFeed, type StatelyInspectionEvent } from '../../src/inspect/stately.ts';
 
 // A tiny lifecycle with an invoked promise, an always transition, a targetless event and a parallel state.
 const worker = setup({
@@ -75,7 +77,7 @@ describe('the inspection stream', () => {
     b.stop();
   });
 
-  it('reports active state nodes by definition id, once each, and the edges taken', async () => {
+  it('sends state values whose active nodes the page can find, and the edges taken as transition indices', async () => {
     const { stream, messages } = collect();
     const actor = createActor(worker, { inspect: stream.inspect }).start();
     await flushMicrotasks();
@@ -86,9 +88,12 @@ describe('the inspection stream', () => {
     const transitions = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === root);
     const last = transitions[transitions.length - 1]!;
     expect(last.value).toEqual({ running: { a: 'on', b: 'on' } });
-    expect([...last.activeNodeIds!].sort()).toEqual(['worker', 'worker.running', 'worker.running.a', 'worker.running.a.on', 'worker.running.b', 'worker.running.b.on']);
-    for (const t of transitions) for (const id of t.activeNodeIds ?? []) expect(ids.has(id)).toBe(true);
-    expect(transitions.flatMap((t) => t.edges ?? [])).toContainEqual({ source: 'worker.working', event: 'xstate.done.actor.job', targets: ['worker.running'] });
+    expect(last.activeNodeIds).toBeUndefined();
+    expect(activeNodeIdsOf(def, last.value!).sort()).toEqual(['worker', 'worker.running', 'worker.running.a', 'worker.running.a.on', 'worker.running.b', 'worker.running.b.on']);
+    for (const t of transitions) for (const id of activeNodeIdsOf(def, t.value!)) expect(ids.has(id)).toBe(true);
+    const all = transitionsOf(def);
+    const taken = transitions.flatMap((t) => t.edges ?? []).map((i) => all[i]);
+    expect(taken).toContainEqual(expect.objectContaining({ source: 'worker.working', event: 'xstate.done.actor.job', targets: ['worker.running'] }));
     actor.stop();
   });
 
@@ -105,7 +110,7 @@ describe('the inspection stream', () => {
     actor.stop();
   });
 
-  it('sends context only when it changed', async () => {
+  it('sends the whole context first, then only what changed', async () => {
     const { stream, messages } = collect();
     const actor = createActor(worker, { inspect: stream.inspect }).start();
     await flushMicrotasks();
@@ -116,7 +121,8 @@ describe('the inspection stream', () => {
     actor.send({ type: 'NOTE' });
     await flushMicrotasks();
     const mine = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === actor.sessionId);
-    expect(mine.map((m) => m.context)).toEqual([undefined, { ready: true, note: 'noted' }]);
+    expect(mine.map((m) => m.context)).toEqual([undefined, undefined]);
+    expect(mine.map((m) => m.patch)).toEqual([undefined, [{ path: ['note'], value: 'noted' }]]);
     actor.stop();
   });
 
@@ -185,27 +191,45 @@ describe('sanitizing', () => {
 });
 
 describe("@statelyai/inspect's format", () => {
-  it('converts actor, event and snapshot events and ignores microsteps and actions', () => {
-    const seen: string[] = [];
-    const converted: unknown[] = [];
-    const actor = createActor(worker, {
-      inspect: (ev) => {
-        seen.push(ev.type);
-        const c = toStatelyEvent(ev, 1_000);
-        if (c) converted.push(c);
-      },
-    }).start();
+  it("converts actor, event and snapshot events with the package's own converter, as plain JSON", async () => {
+    const converted: StatelyInspectionEvent[] = [];
+    const feed = await createStatelyFeed((ev) => converted.push(ev));
+    const actor = createActor(worker, { inspect: feed }).start();
     actor.stop();
-    const types = new Set((converted as { type: string }[]).map((c) => c.type));
-    expect([...types].sort()).toEqual(['@xstate.actor', '@xstate.event', '@xstate.snapshot']);
-    expect(seen).toContain('@xstate.microstep');
-    const reg = converted.find((c) => (c as { type: string }).type === '@xstate.actor' && (c as { sessionId: string }).sessionId === actor.sessionId) as {
-      definition: string; name: string; createdAt: string; _version: string;
-    };
-    expect(JSON.parse(reg.definition)).toMatchObject({ id: 'worker', initial: 'gate' });
+    // Their inspector converts later (on a timer outside a browser): wait until the three kinds arrived.
+    const types = () => [...new Set(converted.map((c) => c.type))].sort();
+    await vi.waitFor(() => expect(types()).toEqual(['@xstate.actor', '@xstate.event', '@xstate.snapshot']));
+    const reg = converted.find((c) => c.type === '@xstate.actor' && c.sessionId === actor.sessionId) as Extract<StatelyInspectionEvent, { type: '@xstate.actor' }>;
+    expect(JSON.parse(reg.definition!)).toMatchObject({ id: 'worker', initial: 'gate' });
     // An actor without an id is named after its machine, as their converter does.
-    expect(reg).toMatchObject({ name: 'worker', createdAt: '1000', _version: '0.7.2' });
+    expect(reg).toMatchObject({ name: 'worker', _version: '0.7.2' });
     // Everything is plain JSON: it goes over a socket as is.
     expect(JSON.parse(JSON.stringify(converted))).toEqual(converted);
+  });
+});
+
+describe('context patches', () => {
+  const limits = { depth: 12, items: 500, chars: 4_000 };
+
+  it('turn the last context into the next one, appending to lists that only grew', () => {
+    const events = [{ type: 'Received' }];
+    const shared = { name: 'web', config: { run_for: '1s' } };
+    const a = { taskStates: { web: { state: 'pending', events } }, spec: shared, gone: 1 };
+    const b = { taskStates: { web: { state: 'running', events: [...events, { type: 'Started' }] } }, spec: shared };
+    const patch = diffContext(a, b, limits);
+    expect(patch).toEqual([
+      { path: ['gone'], remove: true },
+      { path: ['taskStates', 'web', 'state'], value: 'running' },
+      { path: ['taskStates', 'web', 'events'], append: [{ type: 'Started' }] },
+    ]);
+    const before = sanitize(a);
+    expect(applyContextPatch(before, patch)).toEqual(sanitize(b));
+    // Applying copies along the path: the old picture is left as it was (time travel keeps it).
+    expect(before).toEqual(sanitize(a));
+  });
+
+  it('send nothing when the context is the same object', () => {
+    const a = { x: [1] };
+    expect(diffContext(a, a, limits)).toEqual([]);
   });
 });

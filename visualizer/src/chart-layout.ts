@@ -1,17 +1,15 @@
 /**
- * Turns a machine definition into an ELK graph (states as nested nodes, transitions as labelled edges)
+ * Turns a walked chart (src/inspect/statechart.ts: boxes and arrows, hook loops folded) into an ELK graph
  * and back into absolute boxes and paths for drawing. No DOM here: text is measured by the caller.
  */
 import type { ELK, ElkExtendedEdge, ElkNode } from 'elkjs/lib/elk-api.js';
-import type { MachineDef, StateNodeDef, TransitionDef } from '../../src/inspect/protocol.ts';
-import { edgeKey } from './edge-key.ts';
-import { eventLabel } from './labels.ts';
+import type { Chart, ChartBox } from '../../src/inspect/statechart.ts';
 
 /** A state's box, in absolute coordinates. */
 export interface StateBox {
   id: string;
-  key: string;
-  type: StateNodeDef['type'];
+  label: string;
+  type: ChartBox['type'];
   depth: number;
   x: number;
   y: number;
@@ -20,11 +18,13 @@ export interface StateBox {
   /** Invoked actors and targetless events, listed inside the box. */
   lines: string[];
   initial: boolean;
+  collapsible: boolean;
+  folded: boolean;
 }
 
-/** A drawn transition: the path's points and its label's box. */
+/** A drawn arrow: the path's points and its label's box. */
 export interface EdgePath {
-  key: string;
+  id: string;
   label: string;
   points: { x: number; y: number }[];
   labelBox?: { x: number; y: number; width: number; height: number };
@@ -45,59 +45,40 @@ const LINE = 14;
 const HEADER = 24;
 const PAD = 10;
 
-function transitionLabel(t: TransitionDef): string {
-  const base = eventLabel(t.event);
-  return t.guard ? `${base} [${t.guard}]` : base;
-}
-
-/** What a box lists: what it invokes, then the events it handles without leaving. */
-function linesOf(s: StateNodeDef): string[] {
-  const lines = s.invoke.map((id) => `invoke ${id}`);
-  const internal = new Set(s.transitions.filter((t) => t.targets.length === 0).map((t) => eventLabel(t.event)));
-  for (const e of internal) lines.push(e);
-  return lines;
-}
-
-/** The ELK graph for `def`, with the edges to lay out keyed by `edgeKey`. */
-export function elkGraphOf(def: MachineDef, measure: MeasureText): ElkNode {
-  const parentOf = new Map<string, string | undefined>();
-  const index = (s: StateNodeDef, parent?: string) => {
-    parentOf.set(s.id, parent);
-    for (const c of s.states) index(c, s.id);
-  };
-  index(def.root);
+/** The ELK graph for a walked chart (statechart.ts): boxes as nested nodes, arrows as labelled edges. */
+export function elkGraphOf(chart: Chart, measure: MeasureText): ElkNode {
+  const box = (id: string) => chart.boxes.get(id)!;
   const ancestors = (id: string): string[] => {
     const out: string[] = [];
-    for (let p: string | undefined = id; p !== undefined; p = parentOf.get(p)) out.push(p);
+    for (let p: string | undefined = id; p !== undefined; p = box(p).parent) out.push(p);
     return out;
   };
-
   const containers = new Map<string, ElkNode>();
-  const toNode = (s: StateNodeDef): ElkNode => {
-    const lines = linesOf(s);
-    const textWidth = Math.max(measure(s.key) + 16, ...lines.map((l) => measure(l) + 2 * PAD));
-    const node: ElkNode = { id: s.id, labels: [{ text: s.key }] };
-    if (s.states.length === 0) {
+  const toNode = (b: ChartBox): ElkNode => {
+    // Room for the fold toggle in front of collapsible titles.
+    const title = measure(b.label) + 16 + (b.collapsible ? 14 : 0);
+    const textWidth = Math.max(title, ...b.lines.map((l) => measure(l) + 2 * PAD));
+    const node: ElkNode = { id: b.id, labels: [{ text: b.label }] };
+    if (b.children.length === 0) {
       node.width = Math.max(80, Math.ceil(textWidth));
-      node.height = HEADER + lines.length * LINE + (lines.length > 0 ? 6 : 0);
+      node.height = HEADER + b.lines.length * LINE + (b.lines.length > 0 ? 6 : 0);
     } else {
-      node.children = s.states.map(toNode);
+      node.children = b.children.map((c) => toNode(box(c)));
       node.edges = [];
       node.layoutOptions = {
-        'elk.padding': `[top=${HEADER + lines.length * LINE + 8},left=${PAD},bottom=${PAD},right=${PAD}]`,
+        'elk.padding': `[top=${HEADER + b.lines.length * LINE + 8},left=${PAD},bottom=${PAD},right=${PAD}]`,
         'elk.nodeSize.minimum': `(${Math.ceil(textWidth)}, 40)`,
         'elk.nodeSize.constraints': 'MINIMUM_SIZE',
       };
     }
-    containers.set(s.id, node);
+    containers.set(b.id, node);
     return node;
   };
-  const machineNode = toNode(def.root);
+  const machineNode = toNode(box(chart.root));
   const root: ElkNode = {
     id: '__graph',
     layoutOptions: {
       'elk.algorithm': 'layered',
-      // Top-down suits nested lifecycles: the task chart is about 2000×3200 this way, 6700×900 sideways.
       'elk.direction': 'DOWN',
       'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
       // Absolute coordinates for every shape and edge, so drawing needs no offsets.
@@ -112,55 +93,36 @@ export function elkGraphOf(def: MachineDef, measure: MeasureText): ElkNode {
     children: [machineNode],
     edges: [],
   };
-
-  const walk = (s: StateNodeDef) => {
-    for (const t of s.transitions) {
-      if (t.targets.length === 0) continue;
-      const label = transitionLabel(t);
-      const key = edgeKey({ source: t.source, event: t.event, targets: t.targets });
-      t.targets.forEach((target, i) => {
-        // The edge lives in the deepest state that strictly contains both ends; a transition from a state
-        // into its own descendant (or to itself) lives one level up so ELK sees it enter from outside.
-        const up = ancestors(t.source);
-        const down = new Set(ancestors(target));
-        const lca = up.find((a) => down.has(a) && a !== t.source && a !== target);
-        const container = lca ? containers.get(lca)! : root;
-        const edge: ElkExtendedEdge = {
-          id: `${key}#${i}`,
-          sources: [t.source],
-          targets: [target],
-          labels: [{ text: label, width: Math.ceil(measure(label)) + 6, height: LINE }],
-        };
-        (container.edges ??= []).push(edge);
-      });
-    }
-    for (const c of s.states) walk(c);
-  };
-  walk(def.root);
+  for (const e of chart.edges) {
+    // The edge lives in the deepest box that strictly contains both ends; an arrow from a box into its own
+    // descendant (or to itself) lives one level up so ELK sees it enter from outside.
+    const up = ancestors(e.from);
+    const down = new Set(ancestors(e.to));
+    const lca = up.find((a) => down.has(a) && a !== e.from && a !== e.to);
+    const container = lca ? containers.get(lca)! : root;
+    const edge: ElkExtendedEdge = {
+      id: e.id,
+      sources: [e.from],
+      targets: [e.to],
+      labels: [{ text: e.label, width: Math.ceil(measure(e.label)) + 6, height: LINE }],
+    };
+    (container.edges ??= []).push(edge);
+  }
   return root;
 }
 
-/** Lays `def` out with ELK and flattens the result for drawing. */
-export async function layoutChart(def: MachineDef, elk: ELK, measure: MeasureText): Promise<ChartLayout> {
-  const graph = await elk.layout(elkGraphOf(def, measure));
-  const byId = new Map<string, StateNodeDef>();
-  const initials = new Set<string>();
-  const index = (s: StateNodeDef) => {
-    byId.set(s.id, s);
-    if (s.initial) initials.add(s.initial);
-    for (const c of s.states) index(c);
-  };
-  index(def.root);
-
+/** Lays a walked chart out with ELK and flattens the result for drawing. */
+export async function layoutChart(chart: Chart, elk: ELK, measure: MeasureText): Promise<ChartLayout> {
+  const graph = await elk.layout(elkGraphOf(chart, measure));
   const states: StateBox[] = [];
   const edges: EdgePath[] = [];
-  const visit = (n: ElkNode, depth: number) => {
-    const s = byId.get(n.id);
-    if (s) {
+  const visit = (n: ElkNode) => {
+    const b = chart.boxes.get(n.id);
+    if (b) {
       states.push({
-        id: s.id, key: s.key, type: s.type, depth,
+        id: b.id, label: b.label, type: b.type, depth: b.depth,
         x: n.x ?? 0, y: n.y ?? 0, width: n.width ?? 0, height: n.height ?? 0,
-        lines: linesOf(s), initial: initials.has(s.id),
+        lines: b.lines, initial: b.initial, collapsible: b.collapsible, folded: b.folded,
       });
     }
     for (const e of n.edges ?? []) {
@@ -169,14 +131,14 @@ export async function layoutChart(def: MachineDef, elk: ELK, measure: MeasureTex
       const points = [section.startPoint, ...(section.bendPoints ?? []), section.endPoint];
       const l = e.labels?.[0];
       edges.push({
-        key: e.id.slice(0, e.id.lastIndexOf('#')),
+        id: e.id,
         label: l?.text ?? '',
         points,
         labelBox: l && l.x !== undefined ? { x: l.x, y: l.y ?? 0, width: l.width ?? 0, height: l.height ?? 0 } : undefined,
       });
     }
-    for (const c of n.children ?? []) visit(c, s ? depth + 1 : depth);
+    for (const c of n.children ?? []) visit(c);
   };
-  visit(graph, 0);
+  visit(graph);
   return { width: graph.width ?? 0, height: graph.height ?? 0, states, edges };
 }

@@ -23,16 +23,18 @@ export function chartSvg(layout: ChartLayout, title: string): string {
   // Outer states first, so inner boxes paint over their parents.
   const states = [...layout.states].sort((a, b) => a.depth - b.depth);
   for (const s of states) {
-    const cls = `state state-${s.type}${s.initial ? ' initial' : ''}${s.depth === 0 ? ' root' : ''}`;
+    const cls = `state state-${s.type}${s.initial ? ' initial' : ''}${s.depth === 0 ? ' root' : ''}${s.folded ? ' folded' : ''}`;
     out.push(`<g class="${cls}" data-state="${esc(s.id)}" transform="translate(${s.x.toFixed(1)},${s.y.toFixed(1)})">`);
     out.push(`<rect class="box" width="${s.width.toFixed(1)}" height="${s.height.toFixed(1)}" rx="6"/>`);
     if (s.initial) out.push('<circle class="initial-dot" cx="-1" cy="-1" r="4"/>');
-    out.push(`<text class="name" x="8" y="16">${esc(s.key)}${s.type === 'final' ? ' ◉' : s.type === 'parallel' ? ' ∥' : ''}</text>`);
+    // Collapsible states carry a toggle: ⊞ shows the folded children, ⊟ folds them.
+    const toggle = s.collapsible ? `<text class="fold" data-fold="${esc(s.id)}" x="6" y="16">${s.folded ? '⊞' : '⊟'}</text>` : '';
+    out.push(`${toggle}<text class="name" x="${s.collapsible ? 20 : 8}" y="16">${esc(s.label)}${s.type === 'final' ? ' ◉' : s.type === 'parallel' ? ' ∥' : ''}</text>`);
     s.lines.forEach((l, i) => out.push(`<text class="line" x="10" y="${32 + i * 14}">${esc(l)}</text>`));
     out.push('</g>');
   }
   for (const e of layout.edges) {
-    out.push(`<g class="edge" data-edge="${esc(e.key)}"><path d="${pathOf(e)}" marker-end="url(#arrow)"/>`);
+    out.push(`<g class="edge" data-edge="${esc(e.id)}"><path d="${pathOf(e)}" marker-end="url(#arrow)"/>`);
     if (e.labelBox) {
       const b = e.labelBox;
       out.push(

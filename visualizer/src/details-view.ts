@@ -1,34 +1,62 @@
-/** The selected actor's details: id path, status, state value and sanitized context (or output/error). */
+/**
+ * The details pane: the picked timeline event's full payload (when travelling in time), then the selected
+ * actor: id path, status, state value, its Nomad task state, sanitized context (or output/error), and for
+ * a task a link to its live log tail.
+ */
+import { eventLabel } from '../../src/inspect/statechart.ts';
 import { esc } from './html.ts';
-import { valueText, type Model } from './model.ts';
+import { valueText, type Model, type TimelineEntry } from './model.ts';
+import { allocSummaryOf, timeText } from './nomad.ts';
 
-/** Renders the details pane into `el`. */
-export function createDetailsView(el: HTMLElement) {
+/** Renders the details pane into `el`; `logsUrl` builds a task's log link when the server offers logs. */
+export function createDetailsView(el: HTMLElement, logsUrl: (path: string[]) => string | undefined) {
   let lastKey = '';
   return {
-    render(m: Model, selected: string | undefined): void {
+    render(m: Model, selected: string | undefined, picked: TimelineEntry | undefined): void {
       const a = selected ? m.actors.get(selected) : undefined;
-      const key = a ? `${a.sessionId}@${a.version}` : '';
+      const key = `${a ? `${a.sessionId}@${a.version}` : ''}|${picked?.seq}|${m.structure}`;
       if (key === lastKey) return;
       lastKey = key;
+      const json = (title: string, v: unknown, open: boolean, attr = '') =>
+        `<details${open ? ' open' : ''}${attr}><summary>${title}</summary><pre>${esc(JSON.stringify(v, null, 2))}</pre></details>`;
+      const parts: string[] = [];
+      if (picked) {
+        const rows: [string, string][] =
+          picked.kind === 'event'
+            ? [['event', picked.type], ['reads', eventLabel(picked.type)], ['from', m.nameOf(picked.source) || '(outside)'], ['to', m.nameOf(picked.target)], ['at', timeText(picked.at, m.origin)]]
+            : [['actor', m.nameOf(picked.sessionId)], ['state', `${picked.from ?? ''} ⟶ ${picked.to}`], ['on', picked.event], ['at', timeText(picked.at, m.origin)]];
+        parts.push(`<h3>event #${picked.seq}</h3><table class="facts" data-picked="${picked.seq}">${rows.map(([k, v]) => `<tr><th>${k}</th><td>${esc(v)}</td></tr>`).join('')}</table>`);
+        if (picked.kind === 'event') parts.push(json('payload', picked.payload ?? null, true, ' class="payload"'));
+      }
       if (!a) {
-        el.innerHTML = '<div class="empty">no actor selected</div>';
+        parts.push('<div class="empty">no actor selected</div>');
+        el.innerHTML = parts.join('');
         return;
       }
-      const json = (title: string, v: unknown, open: boolean) =>
-        `<details${open ? ' open' : ''}><summary>${title}</summary><pre>${esc(JSON.stringify(v, null, 2))}</pre></details>`;
+      const path = m.pathOf(a.sessionId);
       const rows: [string, string][] = [
-        ['path', m.pathOf(a.sessionId).join(' / ')],
+        ['path', path.join(' / ')],
         ['session', a.sessionId],
         ['kind', a.machineId ? `machine ${a.machineId}` : a.src ?? 'actor'],
-        ['status', a.status],
+        ['actor status', a.status],
       ];
       if (a.value !== undefined) rows.push(['state', valueText(a.value)]);
-      el.innerHTML =
-        `<table class="facts">${rows.map(([k, v]) => `<tr><th>${k}</th><td data-fact="${k}">${esc(v)}</td></tr>`).join('')}</table>` +
-        (a.context !== undefined ? json('context', a.context, true) : '') +
-        (a.output !== undefined ? json('output', a.output, true) : '') +
-        (a.error !== undefined ? json('error', a.error, true) : '');
+      const alloc = allocSummaryOf(a);
+      if (alloc) rows.unshift(['client status', alloc.clientStatus]);
+      // A task's Nomad state lives in its alloc's context.
+      const parent = a.parentSessionId ? m.actors.get(a.parentSessionId) : undefined;
+      const task = parent && a.machineId ? allocSummaryOf(parent)?.tasks.find((t) => t.name === a.id) : undefined;
+      if (task) {
+        rows.unshift(['task state', task.state], ['failed', String(task.failed)], ['restarts', String(task.restarts)]);
+        if (task.lastEvent) rows.push(['last event', `${task.lastEvent.type}${task.lastEvent.message ? `: ${task.lastEvent.message}` : ''} (${timeText(task.lastEvent.time, m.origin)})`]);
+      }
+      parts.push(`<h3>${picked ? 'actor, at that moment' : 'actor'}</h3><table class="facts">${rows.map(([k, v]) => `<tr><th>${k}</th><td data-fact="${k}">${esc(v)}</td></tr>`).join('')}</table>`);
+      const logs = task ? logsUrl(path) : undefined;
+      if (logs) parts.push(`<p><a class="logs-link" href="${esc(logs)}" target="_blank" rel="noopener">logs: live stdout/stderr tail ↗</a></p>`);
+      if (a.context !== undefined) parts.push(json('context', a.context, !picked));
+      if (a.output !== undefined) parts.push(json('output', a.output, true));
+      if (a.error !== undefined) parts.push(json('error', a.error, true));
+      el.innerHTML = parts.join('');
     },
   };
 }

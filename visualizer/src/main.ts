@@ -1,58 +1,117 @@
 /**
  * The visualizer page: wires the feed (live socket, served recording or a picked file) into the model and
- * the model into the views. Modes: `?token=…` live; `?token=…&mode=replay` the server's recording;
- * anything else (or a file picked) replays locally. `&select=alloc/task` preselects an actor by id path.
+ * the model into the views, rendering at most once per animation frame. Modes: `?token=…` live;
+ * `?token=…&mode=replay` the server's recording; anything else (or a file picked) replays locally.
+ * `&select=alloc/task` preselects an actor by id path.
  */
 import ELK from 'elkjs/lib/elk.bundled.js';
 import type { CommandResultFrame, HelloFrame, InspectorCommandEvent } from '../../src/inspect/protocol.ts';
+import { createAllocList } from './alloc-list.ts';
 import { createChartView } from './chart-view.ts';
 import { createDetailsView } from './details-view.ts';
-import { connectLive } from './live-source.ts';
+import { connectLive, type LiveStatus } from './live-source.ts';
 import { canvasMeasure } from './measure.ts';
-import { Model } from './model.ts';
+import { Model, type TimelineEntry } from './model.ts';
+import { timeText } from './nomad.ts';
 import { createReplayPlayer, parseRecording, type PlayerState } from './replay-player.ts';
+import { createSequenceView } from './sequence-view.ts';
 import { createTimelineView } from './timeline-view.ts';
-import { createTreeView } from './tree-view.ts';
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
 const params = new URLSearchParams(location.search);
 const token = params.get('token');
-let wantPath = params.get('select')?.split('/');
 
 const model = new Model();
 let selected: string | undefined;
+/** The selection by id path: survives reconnects (new sessionIds) and restarts (a task's new runner). */
+let selectedPath: string[] | undefined = params.get('select')?.split('/');
 let hello: HelloFrame | undefined;
 let live: ReturnType<typeof connectLive> | undefined;
+let liveStatus: LiveStatus | undefined;
+let picked: TimelineEntry | undefined;
+let past: { seq: number; model: Model } | undefined;
+let showInternal = false;
+let tab: 'chart' | 'sequence' = 'chart';
+
+/** Measurements the benchmark reads (bench/visualizer.ts): renders, and click → updated-page latencies. */
+const probe = { renders: 0, clicks: [] as { path: string; ms: number }[], pendingClick: undefined as { path: string; t0: number } | undefined };
+(window as unknown as { __allocrun: typeof probe }).__allocrun = probe;
 
 // elk.bundled.js is CommonJS whose export is the constructor with itself as `.default`; typed, `.default` is the way in.
 const chart = createChartView($('chart'), new ELK.default(), canvasMeasure('11px system-ui, -apple-system, "Segoe UI", sans-serif'));
-const tree = createTreeView($('tree'), (sid) => select(sid));
-const timeline = createTimelineView($('timeline'));
-const details = createDetailsView($('details-body'));
+const allocs = createAllocList($('allocs'), (sid) => select(sid), () => scheduleRender());
+const timeline = createTimelineView($('timeline'), (e) => pick(e), () => scheduleRender());
+const sequence = createSequenceView($('sequence'), (e) => pick(e));
+const details = createDetailsView($('details-body'), (path) =>
+  token && live && hello?.logs ? `logs?token=${encodeURIComponent(token)}&alloc=${encodeURIComponent(path[0]!)}&task=${encodeURIComponent(path[1] ?? '')}&follow=1` : undefined,
+);
+
+/** The model the views show: the past while travelling, else the present. */
+function shownModel(): Model {
+  if (!picked) return model;
+  if (past?.seq !== picked.seq) past = { seq: picked.seq, model: model.at(picked.seq) };
+  return past.model;
+}
 
 function select(sessionId: string): void {
+  const m = shownModel();
   selected = sessionId;
-  wantPath = undefined;
+  selectedPath = m.pathOf(sessionId);
+  probe.pendingClick = { path: selectedPath.join('/'), t0: performance.now() };
   scheduleRender();
 }
 
-// Controls act on allocations and tasks: machine actors at the root or one level below it.
-function controllable(): boolean {
-  const a = selected ? model.actors.get(selected) : undefined;
-  return !!a && !!a.machineId && model.pathOf(a.sessionId).length <= 2 && !!live && !!hello?.controls && a.status === 'active';
+function pick(e: TimelineEntry | undefined): void {
+  picked = e;
+  past = undefined;
+  scheduleRender();
+}
+
+function canCommand(): string | undefined {
+  const m = shownModel();
+  const a = selected ? m.actors.get(selected) : undefined;
+  if (!live) return 'commands need a live inspector';
+  if (!live.isOpen()) return 'disconnected: commands wait for the connection';
+  if (!hello?.controls) return 'the app did not enable commands';
+  if (picked) return 'travelling in time: go back to live to send commands';
+  if (!a || !a.machineId || m.pathOf(a.sessionId).length > 2) return 'select an allocation or a task';
+  return undefined;
 }
 
 function renderControls(): void {
-  const a = selected ? model.actors.get(selected) : undefined;
-  $('selected-name').textContent = a ? model.pathOf(a.sessionId).join(' / ') : '—';
-  const enabled = controllable();
-  for (const id of ['cmd-kill', 'cmd-restart', 'cmd-signal']) $<HTMLButtonElement>(id).disabled = !enabled;
-  const why = !live ? 'commands need a live inspector' : !hello?.controls ? 'the app did not enable commands' : 'select an allocation or a task';
-  for (const id of ['cmd-kill', 'cmd-restart', 'cmd-signal']) $(id).title = enabled ? '' : why;
+  const m = shownModel();
+  const a = selected ? m.actors.get(selected) : undefined;
+  $('selected-name').textContent = a ? m.pathOf(a.sessionId).join(' / ') : '—';
+  const why = canCommand();
+  for (const id of ['cmd-kill', 'cmd-restart', 'cmd-signal']) {
+    $<HTMLButtonElement>(id).disabled = why !== undefined;
+    $(id).title = why ?? '';
+  }
+  $<HTMLInputElement>('follow').checked = chart.following();
+}
+
+function renderBanners(): void {
+  const stale = $('stale');
+  if (live && liveStatus && liveStatus.state !== 'open') {
+    stale.hidden = false;
+    stale.dataset.state = liveStatus.state;
+    if (liveStatus.state === 'closed') {
+      const secs = Math.max(0, Math.ceil((liveStatus.retryAt - Date.now()) / 1000));
+      stale.textContent = `Disconnected from the inspector since ${new Date(liveStatus.since).toLocaleTimeString(undefined, { hour12: false })}: what you see is stale and commands are off. Reconnecting in ${secs} s (attempt ${liveStatus.attempt})…`;
+    } else stale.textContent = `Connecting to the inspector (attempt ${liveStatus.attempt})… what you see may be stale; commands are off.`;
+  } else stale.hidden = true;
+  const travel = $('travel');
+  travel.hidden = !picked;
+  if (picked) {
+    $('travel-text').textContent = `Time travel: every actor as it was at event #${picked.seq} (${timeText(picked.at, model.origin)}). The live feed keeps arriving underneath.`;
+  }
+  $('conn').dataset.state = liveStatus?.state ?? 'none';
+  $('conn').textContent = !live ? 'offline' : liveStatus?.state === 'open' ? 'connected' : liveStatus?.state === 'closed' ? 'disconnected' : 'connecting';
 }
 
 let renderPending = false;
+let tick: ReturnType<typeof setInterval> | undefined;
 function scheduleRender(): void {
   if (renderPending) return;
   renderPending = true;
@@ -63,18 +122,34 @@ function scheduleRender(): void {
 }
 
 function render(): void {
-  if (wantPath) {
-    const want = wantPath.join('/');
-    const found = [...model.actors.values()].reverse().find((a) => model.pathOf(a.sessionId).join('/') === want);
-    if (found) selected = found.sessionId;
+  probe.renders++;
+  const m = shownModel();
+  const changed = model.takeChanged();
+  if (selectedPath) {
+    const found = m.findByPath(selectedPath);
+    if (found) {
+      selected = found.sessionId;
+      let root = found;
+      while (root.parentSessionId && m.actors.has(root.parentSessionId)) root = m.actors.get(root.parentSessionId)!;
+      if (root !== found) allocs.expand(root.sessionId);
+    }
   }
-  if ((!selected || !model.actors.has(selected)) && model.roots.length > 0 && !wantPath) selected = model.roots[model.roots.length - 1];
-  if (selected && !model.actors.has(selected)) selected = undefined;
-  tree.render(model, selected);
-  void chart.show(model, selected);
-  timeline.render(model, selected);
-  details.render(model, selected);
+  if ((!selected || !m.actors.has(selected)) && !selectedPath && m.roots.length > 0) selected = m.roots[0];
+  if (selected && !m.actors.has(selected)) selected = undefined;
+  allocs.render(m, selected, { showInternal, query: $<HTMLInputElement>('alloc-filter').value }, picked ? new Set(['*']) : changed);
+  if (tab === 'chart') void chart.show(m, selected);
+  else sequence.render(m, selected, showInternal, picked?.seq);
+  const onlySelected = $<HTMLInputElement>('only-selected').checked;
+  timeline.render(model, { showInternal, query: $<HTMLInputElement>('timeline-filter').value, within: onlySelected ? selected : undefined }, picked?.seq);
+  details.render(m, selected, picked);
   renderControls();
+  renderBanners();
+  const pending = probe.pendingClick;
+  if (pending && selected && m.pathOf(selected).join('/') === pending.path) {
+    probe.clicks.push({ path: pending.path, ms: performance.now() - pending.t0 });
+    probe.pendingClick = undefined;
+  }
+  document.body.dataset.applied = String(model.nextSeq);
 }
 
 model.subscribe((m) => {
@@ -86,12 +161,12 @@ model.subscribe((m) => {
 // Commands.
 let commandSeq = 0;
 function sendCommand(event: InspectorCommandEvent): void {
-  if (!live || !selected) return;
+  if (!live || !selected || canCommand()) return;
   const id = `c${++commandSeq}`;
   const status = $('command-status');
   status.dataset.ok = '';
   status.textContent = `${event.type} sent…`;
-  if (!live.send({ type: 'command', id, target: selected, event })) {
+  if (!live.send({ type: 'command', id, target: selectedPath ?? selected, event })) {
     status.dataset.ok = 'false';
     status.textContent = 'not connected';
   }
@@ -105,47 +180,79 @@ $('cmd-kill').addEventListener('click', () => sendCommand({ type: 'KILL' }));
 $('cmd-restart').addEventListener('click', () => sendCommand({ type: 'RESTART' }));
 $('cmd-signal').addEventListener('click', () => sendCommand({ type: 'SIGNAL', signal: 'SIGHUP' }));
 
-// Chart and timeline options.
+// Toolbar options.
 $('zoom-in').addEventListener('click', () => chart.zoomBy(1.25));
 $('zoom-out').addEventListener('click', () => chart.zoomBy(0.8));
 $('zoom-fit').addEventListener('click', () => chart.setZoom('fit'));
 $('zoom-1').addEventListener('click', () => chart.setZoom(1));
 $<HTMLInputElement>('follow').addEventListener('change', (e) => chart.setFollow((e.target as HTMLInputElement).checked));
-$<HTMLInputElement>('only-selected').addEventListener('change', (e) => {
-  timeline.setOnlySelected((e.target as HTMLInputElement).checked);
+$<HTMLInputElement>('show-internal').addEventListener('change', (e) => {
+  showInternal = (e.target as HTMLInputElement).checked;
   scheduleRender();
 });
-window.addEventListener('resize', () => chart.relayout());
+for (const id of ['only-selected', 'alloc-filter', 'timeline-filter']) $(id).addEventListener('input', () => scheduleRender());
+$('back-to-live').addEventListener('click', () => pick(undefined));
+for (const t of ['chart', 'sequence'] as const) {
+  $(`tab-${t}`).addEventListener('click', () => {
+    tab = t;
+    $('chart').hidden = t !== 'chart';
+    $('sequence').hidden = t !== 'sequence';
+    $('tab-chart').classList.toggle('on', t === 'chart');
+    $('tab-sequence').classList.toggle('on', t === 'sequence');
+    scheduleRender();
+  });
+}
+window.addEventListener('resize', () => {
+  chart.relayout();
+  scheduleRender();
+});
 
 // Replay.
 function showPlayer(s: PlayerState): void {
   $('position').textContent = `${s.position} / ${s.total}`;
   $('position').dataset.done = String(s.position >= s.total);
   $('play').textContent = s.playing ? 'pause' : 'play';
+  const seek = $<HTMLInputElement>('seek');
+  seek.max = String(s.total);
+  seek.value = String(s.position);
+  $('replay-hint').textContent =
+    s.total === 0 ? 'pick a recording (allocrun run --record FILE)'
+    : s.playing ? 'playing: pause, drag the bar, or click an event to stop at a moment'
+    : s.position >= s.total ? 'at the end: drag the bar or press play to watch again'
+    : 'paused: press play, step, or drag the bar';
 }
 const player = createReplayPlayer(model, showPlayer);
 $('play').addEventListener('click', () => (player.state().playing ? player.pause() : player.play()));
 $('step').addEventListener('click', () => player.step());
 $('rewind').addEventListener('click', () => player.rewind());
+$<HTMLInputElement>('seek').addEventListener('input', (e) => {
+  picked = undefined;
+  player.seek(Number((e.target as HTMLInputElement).value));
+});
 $<HTMLSelectElement>('speed').addEventListener('change', (e) => {
   const v = (e.target as HTMLSelectElement).value;
   player.setSpeed(v === 'inf' ? Infinity : Number(v));
 });
-player.setSpeed(Infinity);
 
 function enterReplay(text: string, source: string): void {
   live?.close();
   live = undefined;
   hello = undefined;
+  liveStatus = undefined;
   $('mode').textContent = `replay: ${source}`;
-  $('conn').dataset.state = 'none';
-  $('conn').textContent = 'offline';
   $('replay-controls').hidden = false;
   const { messages, bad } = parseRecording(text);
-  if (bad > 0) $('command-status').textContent = `${bad} unreadable line(s) skipped`;
   player.load(messages);
+  if (bad > 0) {
+    $('command-status').dataset.ok = 'false';
+    $('command-status').textContent = `${bad} unreadable line(s) skipped`;
+  }
+  // A replay starts playing at the recorded pace ×4: opening on "0 / N" with nothing moving reads as broken.
+  $<HTMLSelectElement>('speed').value = '4';
+  player.setSpeed(4);
+  player.play();
+  scheduleRender();
 }
-
 $<HTMLInputElement>('file').addEventListener('change', async (e) => {
   const file = (e.target as HTMLInputElement).files?.[0];
   if (file) enterReplay(await file.text(), file.name);
@@ -172,8 +279,13 @@ if (token && params.get('mode') === 'replay') {
       scheduleRender();
     },
     onStatus: (s) => {
-      $('conn').dataset.state = s;
-      $('conn').textContent = s === 'open' ? 'connected' : s;
+      liveStatus = s;
+      // The banner counts down to the next attempt.
+      if (s.state === 'closed') tick ??= setInterval(scheduleRender, 1000);
+      else if (tick) {
+        clearInterval(tick);
+        tick = undefined;
+      }
       scheduleRender();
     },
     onResult,
@@ -181,5 +293,6 @@ if (token && params.get('mode') === 'replay') {
 } else {
   $('mode').textContent = 'replay: pick a recording';
   $('replay-controls').hidden = false;
+  showPlayer(player.state());
 }
 render();

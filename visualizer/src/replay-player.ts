@@ -101,6 +101,15 @@ export function createReplayPlayer(model: Model, onChange: (s: PlayerState) => v
       onChange(state());
     },
     pause,
+    /** Jumps to position `n` (messages applied), paused: the picture is rebuilt from the start in one go. */
+    seek(n: number): void {
+      pause();
+      const target = Math.max(0, Math.min(messages.length, n));
+      model.reset();
+      model.apply(messages.slice(0, target));
+      cursor = target;
+      onChange(state());
+    },
     /** Back to the start, paused. */
     rewind(): void {
       pause();

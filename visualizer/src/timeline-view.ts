@@ -1,22 +1,37 @@
 /**
- * The event timeline: events delivered (source → target) and state changes, newest at the bottom,
- * optionally only for the selected actor and its descendants.
+ * The event timeline: events delivered (source → target) and state changes, newest at the bottom. By
+ * default XState's own events (init, done/error of invoked actors) and hook actors are left out; a filter
+ * matches actor paths and event types. Click a row to travel to that moment. Virtualised like the
+ * allocation list, so a long run costs what the visible rows cost.
  */
+import { eventLabel } from '../../src/inspect/statechart.ts';
 import { esc } from './html.ts';
-import { eventLabel } from './labels.ts';
 import type { Model, TimelineEntry } from './model.ts';
+import { timeText } from './nomad.ts';
+import { createVirtualList } from './virtual-list.ts';
 
-// The DOM shows the tail; the model keeps more.
-const SHOWN = 400;
+const ROW_H = 19;
 
-function stamp(at: number, origin: number | undefined): string {
-  return `+${((at - (origin ?? at)) / 1000).toFixed(3)}s`;
+/** The timeline's filters. */
+export interface TimelineOptions {
+  showInternal: boolean;
+  query: string;
+  /** Only this actor and its descendants. */
+  within?: string;
 }
 
-/** Renders the timeline into `el`. */
-export function createTimelineView(el: HTMLElement) {
-  let onlySelected = false;
-  let lastKey = '';
+/** The timeline in `el`; `onPick` gets a clicked row's entry. */
+export function createTimelineView(el: HTMLElement, onPick: (e: TimelineEntry) => void, onScroll: () => void) {
+  const list = createVirtualList(el, ROW_H, onScroll);
+  let shown: TimelineEntry[] = [];
+  let builtFor = '';
+
+  el.addEventListener('click', (e) => {
+    const row = (e.target as HTMLElement).closest<HTMLElement>('[data-seq]');
+    const seq = Number(row?.dataset.seq);
+    const entry = shown.find((x) => x.seq === seq);
+    if (entry) onPick(entry);
+  });
 
   const subtree = (m: Model, root: string): Set<string> => {
     const out = new Set<string>();
@@ -28,40 +43,55 @@ export function createTimelineView(el: HTMLElement) {
     return out;
   };
 
-  const rowOf = (m: Model, e: TimelineEntry): string => {
-    const t = `<span class="tl-time">${stamp(e.at, m.origin)}</span>`;
+  const rowHtml = (m: Model, e: TimelineEntry): string => {
+    const t = `<span class="tl-time">${esc(timeText(e.at, m.origin))}</span>`;
     if (e.kind === 'event') {
       const from = e.source ? `${esc(m.nameOf(e.source))} → ` : '';
       const payload = e.payload === undefined ? '' : `<span class="tl-payload">${esc(JSON.stringify(e.payload).slice(0, 160))}</span>`;
-      // XState's own events (init, snapshot relays, done/error) are dimmed so commands and driver events stand out.
-      const internal = e.type.startsWith('xstate.') ? ' tl-internal' : '';
-      return `<div class="tl-row tl-event${internal}" data-type="${esc(e.type)}">${t}<span class="tl-who">${from}${esc(m.nameOf(e.target))}</span><span class="tl-what">${esc(eventLabel(e.type))}</span>${payload}</div>`;
+      return `${t}<span class="tl-who">${from}${esc(m.nameOf(e.target))}</span><span class="tl-what">${esc(eventLabel(e.type))}</span>${payload}`;
     }
     return (
-      `<div class="tl-row tl-state" data-session="${esc(e.sessionId)}">${t}<span class="tl-who">${esc(m.nameOf(e.sessionId))}</span>` +
-      `<span class="tl-what">${e.from ? `${esc(e.from)} ⟶ ` : ''}<b>${esc(e.to)}</b></span><span class="tl-payload">on ${esc(eventLabel(e.event))}</span></div>`
+      `${t}<span class="tl-who">${esc(m.nameOf(e.sessionId))}</span>` +
+      `<span class="tl-what">${e.from ? `${esc(e.from)} ⟶ ` : ''}<b>${esc(e.to)}</b></span><span class="tl-payload">on ${esc(eventLabel(e.event))}</span>`
     );
   };
 
   return {
-    setOnlySelected(on: boolean): void {
-      onlySelected = on;
-      lastKey = '';
-    },
-    render(m: Model, selected: string | undefined): void {
-      let entries = m.timeline;
-      if (onlySelected && selected) {
-        const mine = subtree(m, selected);
-        entries = entries.filter((e) => (e.kind === 'event' ? mine.has(e.target) || (e.source !== undefined && mine.has(e.source)) : mine.has(e.sessionId)));
+    /** Redraws; `picked` is the entry being travelled to, if any. */
+    render(m: Model, opts: TimelineOptions, picked: number | undefined): void {
+      const key = `${m.timeline.length}|${m.timeline[0]?.seq}|${m.structure}|${opts.showInternal}|${opts.query}|${opts.within}`;
+      if (key !== builtFor) {
+        builtFor = key;
+        const q = opts.query.trim().toLowerCase();
+        const mine = opts.within ? subtree(m, opts.within) : undefined;
+        shown = m.timeline.filter((e) => {
+          if (!opts.showInternal && e.internal) return false;
+          if (mine && !(e.kind === 'event' ? mine.has(e.target) || (e.source !== undefined && mine.has(e.source)) : mine.has(e.sessionId))) return false;
+          if (!q) return true;
+          const who = e.kind === 'event' ? `${m.nameOf(e.source)} ${m.nameOf(e.target)}` : m.nameOf(e.sessionId);
+          const what = e.kind === 'event' ? `${e.type} ${eventLabel(e.type)}` : `${e.to} ${e.event}`;
+          return `${who} ${what}`.toLowerCase().includes(q);
+        });
       }
-      const tail = entries.slice(-SHOWN);
-      // Skip the DOM work when nothing new arrived for this view.
-      const key = `${onlySelected ? selected : ''}|${entries.length}|${tail[tail.length - 1]?.at ?? ''}|${m.timeline.length}`;
-      if (key === lastKey) return;
-      lastKey = key;
-      const stick = el.scrollTop + el.clientHeight >= el.scrollHeight - 20;
-      el.innerHTML = tail.map((e) => rowOf(m, e)).join('') || '<div class="empty">no events yet</div>';
-      if (stick) el.scrollTop = el.scrollHeight;
+      const stick = picked === undefined && list.atBottom();
+      list.render(
+        {
+          count: shown.length,
+          key: (i) => String(shown[i]!.seq),
+          signature: (i) => `${shown[i]!.seq === picked}|${m.origin}`,
+          html: (i) => rowHtml(m, shown[i]!),
+          attrs: (i) => {
+            const e = shown[i]!;
+            return {
+              class: `tl-row tl-${e.kind}${e.internal ? ' tl-internal' : ''}${e.seq === picked ? ' picked' : ''}`,
+              'data-seq': String(e.seq),
+              'data-type': e.kind === 'event' ? e.type : e.event,
+            };
+          },
+        },
+        'no events yet',
+      );
+      if (stick) list.toBottom();
     },
   };
 }

@@ -1,0 +1,63 @@
+/**
+ * What `nomad alloc status` shows, read from an allocation actor's context: the alloc's client status and,
+ * per task, its state, whether it failed, its restarts and its last event. Other root actors (a plain XState
+ * machine inspected on its own) have none of it and are shown by their state value.
+ */
+import type { JsonValue } from '../../src/inspect/protocol.ts';
+import type { ActorView } from './model.ts';
+
+/** One task's line, as Nomad's task table shows it. */
+export interface TaskSummary {
+  name: string;
+  state: string;
+  failed: boolean;
+  restarts: number;
+  lastEvent?: { type: string; time?: number; message?: string };
+}
+
+/** An allocation's line: its client status and its tasks. */
+export interface AllocSummary {
+  clientStatus: string;
+  tasks: TaskSummary[];
+}
+
+const obj = (v: JsonValue | undefined): Record<string, JsonValue> | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? v : undefined;
+
+/** The Nomad view of an alloc actor, or undefined for actors that are not allocations. */
+export function allocSummaryOf(a: ActorView): AllocSummary | undefined {
+  const ctx = obj(a.context);
+  const states = obj(ctx?.taskStates);
+  if (!ctx || !states || typeof ctx.clientStatus !== 'string') return undefined;
+  const tasks: TaskSummary[] = [];
+  for (const [name, raw] of Object.entries(states)) {
+    const ts = obj(raw);
+    if (!ts) continue;
+    const events = Array.isArray(ts.events) ? ts.events : [];
+    const last = obj(events[events.length - 1]);
+    tasks.push({
+      name,
+      state: typeof ts.state === 'string' ? ts.state : '?',
+      failed: ts.failed === true,
+      restarts: typeof ts.restarts === 'number' ? ts.restarts : 0,
+      ...(last
+        ? {
+            lastEvent: {
+              type: String(last.type ?? ''),
+              ...(typeof last.time === 'number' ? { time: last.time } : {}),
+              ...(typeof last.displayMessage === 'string' && last.displayMessage ? { message: last.displayMessage } : typeof last.message === 'string' && last.message ? { message: last.message } : {}),
+            },
+          }
+        : {}),
+    });
+  }
+  return { clientStatus: ctx.clientStatus, tasks };
+}
+
+/** A timestamp as the page shows it: wall-clock time for real clocks, `+12.345s` for simulated ones. */
+export function timeText(at: number | undefined, origin: number | undefined): string {
+  if (at === undefined) return '';
+  // Simulated clocks start near 0; real ones are epoch milliseconds.
+  if (at > 1e11) return new Date(at).toLocaleTimeString(undefined, { hour12: false });
+  return `+${((at - (origin ?? 0)) / 1000).toFixed(3)}s`;
+}
