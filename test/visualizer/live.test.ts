@@ -65,7 +65,7 @@ describe('the live visualizer', () => {
     const page = await open('a-live/web');
 
     await page.locator(active('task.pending')).waitFor();
-    expect(await page.locator('#tree [data-path="a-live/web"]').count()).toBe(1);
+    expect(await page.locator('#allocs [data-path="a-live/web"]').count()).toBe(1);
     await page.screenshot({ path: `${OUTPUT_DIR}/live-1-pending.png` });
 
     hold.release();
@@ -76,7 +76,8 @@ describe('the live visualizer', () => {
 
     await advanceUntil(clock, () => runner.getState().taskStates.web?.state === 'dead', 1_000);
     await page.locator(active('task.terminal')).waitFor();
-    await page.locator('#tree [data-path="a-live/web"][data-state^="terminal"]').waitFor();
+    await page.locator('#allocs [data-path="a-live/web"] [data-task-state="dead"]').waitFor();
+    await page.locator('#allocs [data-path="a-live"] [data-client-status="complete"]').waitFor();
     await page.screenshot({ path: `${OUTPUT_DIR}/live-3-terminal.png` });
     await page.close();
   }, 30_000);
@@ -88,18 +89,20 @@ describe('the live visualizer', () => {
     }).start();
     runners.set('a-kill', runner);
     const page = await open('a-kill');
-    await page.locator('#tree [data-path="a-kill/web"][data-state^="running"]').waitFor();
     await page.locator('#cmd-kill:not([disabled])').waitFor();
+    // Allocations start collapsed: open this one from its twisty to reach its tasks.
+    await page.click('#allocs [data-path="a-kill"] .twisty');
+    await page.locator('#allocs [data-path="a-kill/web"] [data-task-state="running"]').waitFor();
     await page.screenshot({ path: `${OUTPUT_DIR}/kill-1-running.png` });
 
     // A task picked in the tree gets its own commands: SIGHUP goes to web, routed by its id path.
-    await page.click('#tree [data-path="a-kill/web"]');
+    await page.click('#allocs [data-path="a-kill/web"]');
     await page.locator('#chart[data-session] g[data-state="task.running"].active').waitFor();
     await page.click('#cmd-signal');
     await page.locator('#command-status[data-ok="true"]').waitFor();
     expect(commands).toContainEqual({ path: ['a-kill', 'web'], event: { type: 'SIGNAL', signal: 'SIGHUP' } });
 
-    await page.click('#tree [data-path="a-kill"]');
+    await page.click('#allocs [data-path="a-kill"] .c-id');
     await page.locator('#chart g[data-state="alloc.running"].active').waitFor();
     await page.click('#cmd-kill');
     await page.locator(active('alloc.terminal')).waitFor({ timeout: 15_000 });
@@ -107,7 +110,7 @@ describe('the live visualizer', () => {
     expect(commands).toContainEqual({ path: ['a-kill'], event: { type: 'KILL' } });
     const final = await runner.done;
     expect(final.taskStates.web?.state).toBe('dead');
-    await page.locator('#tree [data-path="a-kill/web"][data-state^="terminal"]').waitFor();
+    await page.locator('#allocs [data-path="a-kill/web"] [data-task-state="dead"]').waitFor();
     await page.screenshot({ path: `${OUTPUT_DIR}/kill-2-terminal.png` });
     await page.close();
   }, 30_000);

@@ -42,35 +42,48 @@ const active = (stateId: string) => `#chart g[data-state="${stateId}"].active`;
 describe('replay', () => {
   it('writes a header and protocol messages as JSON lines', async () => {
     const lines = (await readFile(recording, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { kind: string });
-    expect(lines[0]).toMatchObject({ kind: 'recording', version: 1 });
+    expect(lines[0]).toMatchObject({ kind: 'recording', version: 2 });
     const kinds = new Set(lines.slice(1).map((l) => l.kind));
     expect([...kinds].sort()).toEqual(['actor', 'definition', 'event', 'transition']);
   });
 
-  it('steps and plays a served recording to the end', async () => {
+  it('starts playing a served recording, says so, and seeks back to an earlier moment with the bar', async () => {
     const server = await serveReplay(recording, { pageDir });
     const page = await browser.context.newPage();
     page.on('pageerror', (err) => console.error('page error:', err));
     try {
       await page.goto(`${server.url}&select=${encodeURIComponent('a-rec/web')}`);
-      await page.locator('#position:not(:text-is("0 / 0"))').waitFor();
-      // Step until the web task exists and shows pending; each step is one transition.
-      for (let i = 0; i < 200 && (await page.locator(active('task.pending')).count()) === 0; i++) await page.click('#step');
-      await page.locator(active('task.pending')).waitFor();
-      const position = await page.locator('#position').textContent();
-      await page.screenshot({ path: `${OUTPUT_DIR}/replay-1-stepped.png` });
-
-      await page.click('#play');
-      await page.locator('#position[data-done="true"]').waitFor();
-      expect(await page.locator('#position').textContent()).not.toBe(position);
+      // It plays on its own (no "0 / N" with nothing happening) and says how to stop it.
+      await page.locator('#replay-hint:has-text("playing")').waitFor();
+      await page.locator('#position[data-done="true"]').waitFor({ timeout: 20_000 });
       await page.locator(active('task.terminal')).waitFor();
-      await page.locator('#tree [data-path="a-rec"][data-state^="terminal"]').waitFor();
-      await page.screenshot({ path: `${OUTPUT_DIR}/replay-2-end.png` });
+      await page.locator('#allocs [data-path="a-rec"] [data-client-status="complete"]').waitFor();
+      await page.screenshot({ path: `${OUTPUT_DIR}/replay-1-end.png` });
+
+      // Drag the bar back until the web task is pending again: the whole picture is rebuilt at that point.
+      const total = Number(await page.locator('#seek').getAttribute('max'));
+      let pos = total;
+      for (let step = Math.ceil(total / 20); pos > 0 && (await page.locator(active('task.pending')).count()) === 0; ) {
+        pos = Math.max(0, pos - step);
+        await page.locator('#seek').evaluate((el, v) => {
+          (el as HTMLInputElement).value = String(v);
+          el.dispatchEvent(new Event('input', { bubbles: true }));
+        }, pos);
+        await page.locator(`#position:text-is("${pos} / ${total}")`).waitFor();
+      }
+      await page.locator(active('task.pending')).waitFor();
+      expect(await page.locator(active('task.terminal')).count()).toBe(0);
+      await page.locator('#allocs [data-path="a-rec"] [data-client-status="pending"]').waitFor();
+      await page.screenshot({ path: `${OUTPUT_DIR}/replay-2-seeked.png` });
+
+      // Step from there: one transition at a time.
+      await page.click('#step');
+      await page.locator(`#position:not(:text-is("${pos} / ${total}"))`).waitFor();
     } finally {
       await page.close();
       await server.close();
     }
-  }, 30_000);
+  }, 40_000);
 
   it('replays a recording picked with the file input on the page opened from disk', async () => {
     const page = await browser.context.newPage();
@@ -79,9 +92,7 @@ describe('replay', () => {
       const html = pathToFileURL(join(pageDir, 'index.html'));
       await page.goto(`${html.href}?select=${encodeURIComponent('a-rec/init')}`);
       await page.setInputFiles('#file', recording);
-      await page.locator('#position:not(:text-is("0 / 0"))').waitFor();
-      await page.click('#play');
-      await page.locator('#position[data-done="true"]').waitFor();
+      await page.locator('#position[data-done="true"]').waitFor({ timeout: 20_000 });
       await page.locator(active('task.terminal')).waitFor();
       expect(await page.locator('#mode').textContent()).toBe('replay: run.jsonl');
     } finally {
