@@ -81,9 +81,9 @@ describe('serveInspector', () => {
 
     const page = connect(wsUrl(s));
     const hello = await page.until((f): f is Extract<ServerFrame, { type: 'hello' }> => f.type === 'hello');
-    expect(hello).toMatchObject({ mode: 'live', controls: false, version: 1 });
+    expect(hello).toMatchObject({ mode: 'live', controls: false, version: 2, logs: false });
     const picture = await page.until(isBatchWith((m) => m.kind === 'definition'));
-    expect(picture.messages.find((m) => m.kind === 'transition')).toMatchObject({ value: 'yellow', activeNodeIds: ['light', 'light.yellow'] });
+    expect(picture.messages.find((m) => m.kind === 'transition')).toMatchObject({ value: 'yellow' });
 
     actor.send({ type: 'NEXT' });
     const live = await page.until(isBatchWith((m) => m.kind === 'transition' && (m as { value?: unknown }).value === 'red'));
@@ -150,6 +150,53 @@ describe('serveInspector', () => {
   });
 });
 
+describe('serveInspector options', () => {
+  it('keeps a given token, so a restarted server accepts the page it served before', async () => {
+    const token = 'kept-in-the-data-dir-0123456789';
+    const s = await start({ token });
+    expect(new URL(s.url).searchParams.get('token')).toBe(token);
+    expect((await fetch(s.url)).status).toBe(200);
+    await expect(serveInspector({ pageDir, token: 'short' })).rejects.toThrow(/at least 16 characters/);
+  });
+
+  it('streams a task\'s log lines at /logs, and says why when it cannot', async () => {
+    const asked: unknown[] = [];
+    const s = await start({
+      logs: (alloc, task, opts) => {
+        asked.push({ alloc, task, opts });
+        if (task !== 'web') throw new Error(`allocation ${alloc} has no task "${task}"`);
+        return {
+          subscribe(o) {
+            o.next({ stream: 'stdout', line: 'hello', time: 1 });
+            o.next({ stream: 'stderr', line: 'oops', time: 2 });
+            o.complete();
+            return { unsubscribe() {} };
+          },
+        };
+      },
+    });
+    const base = new URL(s.url);
+    const logs = (q: string) => fetch(`${base.origin}/logs?token=${base.searchParams.get('token')}&${q}`);
+    const ok = await logs('alloc=a1&task=web&follow=1&tail=5');
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toBe('hello\n[stderr] oops\n');
+    expect(asked[0]).toEqual({ alloc: 'a1', task: 'web', opts: { follow: true, tail: 5 } });
+    const missing = await logs('alloc=a1&task=db');
+    expect(missing.status).toBe(404);
+    expect(await missing.text()).toMatch(/no task "db"/);
+    expect((await logs('alloc=a1')).status).toBe(400);
+    expect((await fetch(`${base.origin}/logs?alloc=a1&task=web`)).status).toBe(403);
+  });
+
+  it('says so when the app gave no log access', async () => {
+    const s = await start();
+    const base = new URL(s.url);
+    const res = await fetch(`${base.origin}/logs?token=${base.searchParams.get('token')}&alloc=a1&task=web`);
+    expect(res.status).toBe(404);
+    expect(await res.text()).toMatch(/serves no logs/);
+  });
+});
+
 describe('allocRunnerControl', () => {
   const sent: unknown[] = [];
   const task = { logic: { root: {} }, send: (ev: unknown) => sent.push({ to: 'web', ev }) };
@@ -169,6 +216,24 @@ describe('allocRunnerControl', () => {
       { to: 'alloc', ev: { type: 'SIGNAL', signal: 'SIGHUP', task: 'web' } },
       { to: 'web', ev: { type: 'KILL' } },
     ]);
+  });
+
+  it("answers with the runtime's refusal, and refuses a KILL to a dead task or a finished allocation", () => {
+    const listeners = new Set<(r: { command: string; message: string }) => void>();
+    let dead = false;
+    let status = 'active';
+    const refusing = {
+      send: () => listeners.forEach((fn) => fn({ command: 'RESTART', message: 'cannot restart task "web": it is being killed' })),
+      actor: { getSnapshot: () => ({ status, children: { web: task }, context: { taskStates: { web: { state: dead ? 'dead' : 'running' } } } }) },
+      rejections$: { subscribe: (fn: (r: { command: string; message: string }) => void) => (listeners.add(fn), { unsubscribe: () => void listeners.delete(fn) }) },
+    };
+    const c = allocRunnerControl(() => refusing);
+    expect(() => c(['a1', 'web'], { type: 'RESTART', failure: false })).toThrow('cannot restart task "web": it is being killed');
+    expect(listeners.size).toBe(0);
+    dead = true;
+    expect(() => c(['a1', 'web'], { type: 'KILL' })).toThrow('cannot kill task "web": it is already dead');
+    status = 'done';
+    expect(() => c(['a1'], { type: 'KILL' })).toThrow(/allocation a1: its runner has finished \(done\)/);
   });
 
   it('refuses unknown allocations, hook actors and deeper paths', () => {
