@@ -11,7 +11,7 @@ import type { AllocSpec } from '../jobspec/types.ts';
 import { FileStateStore } from '../state/file-store.ts';
 import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
-import { openInspection, parsePort } from './inspect-seam.ts';
+import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
 import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
 
 /** Exit status when a second signal cuts the shutdown short: 128 + SIGINT, as shells report it. */
@@ -20,7 +20,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--http ADDR] [--token T] [--inspect[=PORT]] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token T] [--inspect[=PORT] [--inspect-token T] [--stately]] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -42,6 +42,9 @@ Flags:
   --http ADDR         also serve the API on HOST:PORT, e.g. 127.0.0.1:4646 (port 0: any free one)
   --token T           the token TCP clients must send (default: $ALLOCRUN_TOKEN, else D/agent-token)
   --inspect[=PORT]    serve the visualizer while the agent runs
+  --inspect-token T   the visualizer's token (default: kept in D/inspect-token, 0600,
+                      so a page left open reconnects after an agent restart)
+  --stately           also serve the stream in @statelyai/inspect's format (printed URL)
   --json              one JSON object per line for every task event and state change
   -h, --help          show this help
 
@@ -53,7 +56,7 @@ Example:
     const parsed = parseCommand(
       this,
       args,
-      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' } },
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' } },
       { min: 0, max: 0, names: '' },
     );
     if (!parsed) return 0;
@@ -67,7 +70,10 @@ Example:
     const specs = new Map<string, AllocSpec>((await new FileStateStore(dataDir).list()).map((r) => [r.spec.id, r.spec]));
     let agent: Agent | undefined;
     let api: ServedApi | undefined;
-    const inspection = await openInspection({ inspect: inspectPort, lookup: (id) => agent?.get(id) });
+    if (values.stately && inspectPort === undefined) throw new UsageError('agent: --stately needs --inspect (it is served by the visualizer\'s server)', 'agent');
+    const token = inspectPort === undefined ? undefined : await inspectorToken(values['inspect-token'], dataDir, 'agent');
+    const inspection = await openInspection({ inspect: inspectPort, token, stately: values.stately, lookup: (id) => agent?.get(id) });
+    if (inspection.statelyUrl) process.stderr.write(`stately: @statelyai/inspect stream at ${inspection.statelyUrl}\n`);
     // Installed before anything runs: a SIGTERM during restore must still end in a graceful shutdown.
     let signals = 0;
     let onFirst!: (signal: NodeJS.Signals) => void;

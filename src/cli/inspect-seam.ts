@@ -3,19 +3,53 @@
  * modules are loaded only when one of the flags is given, so `run` works without them; when both are
  * given the server and the recorder share one inspection stream.
  */
+import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { InspectionEvent } from 'xstate';
-import { UsageError } from './errors.ts';
+import { CliError, UsageError } from './errors.ts';
 import { importOptional } from './optional-module.ts';
 
 /** What the inspector's page may send, routed to a runner (the shape of inspect/control.ts's). */
 interface ControllableRunner {
   send(event: { type: 'KILL' } | { type: 'RESTART'; task?: string; failure?: boolean } | { type: 'SIGNAL'; task?: string; signal: string }): void;
   readonly actor: { getSnapshot(): { children: unknown } };
+  logs?(task: string, opts: { follow?: boolean; tail?: number }): unknown;
 }
 type Stream = object;
-type ServeInspector = (opts: { port?: number; host?: string; stream?: Stream; control?: unknown }) => Promise<{ url: string; inspect: (ev: InspectionEvent) => void; stream: Stream; close(): Promise<void> }>;
+type ServeInspector = (opts: { port?: number; host?: string; stream?: Stream; control?: unknown; logs?: unknown; token?: string; stately?: boolean }) => Promise<{
+  url: string;
+  statelyUrl?: string;
+  inspect: (ev: InspectionEvent) => void;
+  stream: Stream;
+  close(): Promise<void>;
+}>;
 type RecordInspection = (path: string, opts?: { stream?: Stream }) => { inspect: (ev: InspectionEvent) => void; close(): Promise<void> };
 type AllocRunnerControl = (lookup: (allocId: string) => ControllableRunner | undefined) => unknown;
+
+/** The file in a data dir that keeps the inspector's token across agent restarts (mode 0600). */
+export const INSPECT_TOKEN_FILE = 'inspect-token';
+
+/**
+ * The inspector's token: `--inspect-token` when given, else the one kept in `<dataDir>/inspect-token`
+ * (created, mode 0600, on first use), so a page left open reconnects to a restarted agent.
+ */
+export async function inspectorToken(given: string | undefined, dataDir: string, command: string): Promise<string> {
+  if (given !== undefined) {
+    if (given.length < 16) throw new UsageError(`${command}: --inspect-token must be at least 16 characters (it is all that guards the inspector's commands)`, command);
+    return given;
+  }
+  const file = join(dataDir, INSPECT_TOKEN_FILE);
+  try {
+    const kept = (await readFile(file, 'utf8')).trim();
+    if (kept.length >= 16) return kept;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new CliError(`${command}: cannot read the inspector token ${file}: ${(err as Error).message}`, 'ErrInspectToken');
+  }
+  const token = randomBytes(18).toString('base64url');
+  await writeFile(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
 
 /** What `run` passes to its runners and closes at the end. */
 export interface Inspection {
@@ -23,6 +57,8 @@ export interface Inspection {
   inspect?: (ev: InspectionEvent) => void;
   /** The visualizer's address, when `--inspect` serves one. */
   url?: string;
+  /** Where `@statelyai/inspect` receivers connect, with `--stately`. */
+  statelyUrl?: string;
   close(): Promise<void>;
 }
 
@@ -40,20 +76,33 @@ export function parsePort(command: string, flag: string, value: string): number 
 export async function openInspection(opts: {
   inspect?: number | null;
   record?: string;
+  /** The page's token (see `inspectorToken`); default: a fresh one. */
+  token?: string;
+  /** Also serve the stream in `@statelyai/inspect`'s format (`--stately`). */
+  stately?: boolean;
   lookup: (allocId: string) => ControllableRunner | undefined;
 }): Promise<Inspection> {
   const closers: (() => Promise<void>)[] = [];
   let inspect: ((ev: InspectionEvent) => void) | undefined;
   let stream: Stream | undefined;
   let url: string | undefined;
+  let statelyUrl: string | undefined;
   try {
     if (opts.inspect !== undefined) {
       const what = '--inspect (the visualizer, src/inspect/)';
       const serveInspector = await importOptional<ServeInspector>('../inspect/server.ts', 'serveInspector', what);
       const allocRunnerControl = await importOptional<AllocRunnerControl>('../inspect/control.ts', 'allocRunnerControl', what);
-      const server = await serveInspector({ port: opts.inspect ?? 0, host: '127.0.0.1', control: allocRunnerControl(opts.lookup) });
+      const allocRunnerLogs = await importOptional<AllocRunnerControl>('../inspect/control.ts', 'allocRunnerLogs', what);
+      const server = await serveInspector({
+        port: opts.inspect ?? 0,
+        host: '127.0.0.1',
+        control: allocRunnerControl(opts.lookup),
+        logs: allocRunnerLogs(opts.lookup),
+        ...(opts.token ? { token: opts.token } : {}),
+        ...(opts.stately ? { stately: true } : {}),
+      });
       closers.push(() => server.close());
-      ({ inspect, stream, url } = server);
+      ({ inspect, stream, url, statelyUrl } = server);
     }
     if (opts.record !== undefined) {
       const recordInspection = await importOptional<RecordInspection>('../inspect/record.ts', 'recordInspection', '--record (the inspection recorder, src/inspect/)');
@@ -69,6 +118,7 @@ export async function openInspection(opts: {
   return {
     inspect,
     url,
+    statelyUrl,
     close: async () => {
       // The recorder flushes first, then the server goes: the file gets every message the page got.
       for (const c of closers.reverse()) await c().catch(() => {});

@@ -11,8 +11,8 @@ import type { StateStore } from '../state/store.ts';
 import type { AgentRecord } from '../runtime/create-agent.ts';
 import { parseCommand, type Command } from './args.ts';
 import { freshDataDir, rememberDataDir } from './data-dir.ts';
-import { CliError } from './errors.ts';
-import { openInspection, parsePort } from './inspect-seam.ts';
+import { CliError, UsageError } from './errors.ts';
+import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
 import { loadJob, warningLines } from './job-file.ts';
 import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
 
@@ -82,7 +82,7 @@ function selectAllocs(allocs: AllocSpec[], group: string | undefined, jobFile: s
 /** The `run` command. */
 export const runCommand: Command = {
   name: 'run',
-  usage: 'run <jobfile> [--group G] [--data-dir D] [--inspect[=PORT]] [--record FILE] [--json]',
+  usage: 'run <jobfile> [--group G] [--data-dir D] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
   details: `
 Run a job file's allocations in the foreground with a live view of their tasks.
 
@@ -100,6 +100,8 @@ Flags:
   -d, --data-dir D    where alloc dirs, logs and state go (default: a new temp dir, printed)
   --inspect[=PORT]    serve the visualizer while the job runs (on a terminal it stays
                       up after the run, until Ctrl-C)
+  --inspect-token T   the visualizer's token (default: kept in D/inspect-token, 0600)
+  --stately           also serve the stream in @statelyai/inspect's format (printed URL)
   --record FILE       record the inspection stream to FILE (see 'allocrun replay')
   --json              one JSON object per line for every task event and state change
   -h, --help          show this help
@@ -117,6 +119,8 @@ Examples:
         group: { type: 'string', short: 'g' },
         'data-dir': { type: 'string', short: 'd' },
         inspect: { type: 'string' },
+        'inspect-token': { type: 'string' },
+        stately: { type: 'boolean' },
         record: { type: 'string' },
         json: { type: 'boolean' },
       },
@@ -137,7 +141,10 @@ Examples:
     if (!values['data-dir']) await rememberDataDir(dataDir);
     const store = new FileStateStore(dataDir);
     const byId = new Map<string, AllocRunner>();
-    const inspection = await openInspection({ inspect: inspectPort, record: values.record, lookup: (id) => byId.get(id) });
+    if (values.stately && inspectPort === undefined) throw new UsageError('run: --stately needs --inspect (it is served by the visualizer\'s server)', 'run');
+    const token = inspectPort === undefined ? undefined : await inspectorToken(values['inspect-token'], dataDir, 'run');
+    const inspection = await openInspection({ inspect: inspectPort, record: values.record, token, stately: values.stately, lookup: (id) => byId.get(id) });
+    if (inspection.statelyUrl) process.stderr.write(`stately: @statelyai/inspect stream at ${inspection.statelyUrl}\n`);
 
     const { view, tty } = chooseView(values.json === true);
 

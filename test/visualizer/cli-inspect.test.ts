@@ -1,0 +1,64 @@
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startCli } from '../cli/spawn-cli.ts';
+
+let dataDir: string;
+beforeAll(async () => (dataDir = await mkdtemp(join(tmpdir(), 'allocrun-cli-inspect-'))));
+afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+/** Starts an agent on the data dir with the inspector (and the Stately stream); returns its URLs and a stopper. */
+async function agent(extra: string[] = []) {
+  const cli = startCli(['agent', '--data-dir', dataDir, '--inspect', '--stately', ...extra]);
+  await cli.waitFor(/inspector: (\S+)/);
+  const url = /inspector: (\S+)/.exec(cli.stdout())![1]!;
+  return {
+    url,
+    async stop() {
+      cli.child.kill('SIGTERM');
+      const r = await cli.exited;
+      return r;
+    },
+  };
+}
+
+describe('allocrun agent --inspect', () => {
+  it('keeps its token in the data dir (0600) across restarts, and serves the Stately stream with --stately', async () => {
+    const first = await agent();
+    const token = new URL(first.url).searchParams.get('token')!;
+    const file = join(dataDir, 'inspect-token');
+    expect((await readFile(file, 'utf8')).trim()).toBe(token);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const r1 = await first.stop();
+    expect(r1.stderr).toMatch(/stately: @statelyai\/inspect stream at ws:\/\/127\.0\.0\.1:\d+\/stately\?token=/);
+    const stately = /stately: @statelyai\/inspect stream at (\S+)/.exec(r1.stderr)![1]!;
+    expect(new URL(stately).searchParams.get('token')).toBe(token);
+
+    const second = await agent();
+    expect(new URL(second.url).searchParams.get('token')).toBe(token);
+    // The Stately stream answers on the restarted agent, with the kept token.
+    const port = new URL(second.url).port;
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/stately?token=${encodeURIComponent(token)}`);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    ws.close();
+    await second.stop();
+  }, 60_000);
+
+  it('takes --inspect-token, and refuses a short one and --stately without --inspect', async () => {
+    const given = await agent(['--inspect-token', 'a-token-from-the-command-line']);
+    expect(new URL(given.url).searchParams.get('token')).toBe('a-token-from-the-command-line');
+    await given.stop();
+    const short = startCli(['agent', '--data-dir', dataDir, '--inspect', '--inspect-token', 'short']);
+    const r = await short.exited;
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--inspect-token must be at least 16 characters/);
+    const alone = await startCli(['agent', '--data-dir', dataDir, '--stately']).exited;
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toMatch(/--stately needs --inspect/);
+  }, 60_000);
+});
