@@ -40,7 +40,10 @@ const variants: Variant[] = [
       stream.subscribe((b) => {
         bytes += JSON.stringify({ type: 'batch', seq: batches++, messages: b }).length;
       });
-      return { inspect: stream.inspect, stats: () => `${batches} batches, ${(bytes / 1024 / 1024).toFixed(1)} MiB` };
+      return {
+        inspect: stream.inspect,
+        stats: () => `${batches} batches, ${(bytes / 1024 / 1024).toFixed(1)} MiB, ${(bytes / ALLOCS / 1024).toFixed(1)} KiB per lifecycle`,
+      };
     },
   },
 ];
@@ -104,6 +107,37 @@ try {
         `${w.toFixed(0).padStart(10)}${(w / baseWall).toFixed(2).padStart(11)}×  ${stats.get(v.name)}`,
     );
   }
+  await printBreakdown(dataDir);
 } finally {
   await rm(dataDir, { recursive: true, force: true });
+}
+
+/** Where the bytes of one round go: per message kind and per transition field, per 3-task lifecycle. */
+async function printBreakdown(dir: string): Promise<void> {
+  const clock = new SimulatedClock(0);
+  const stream = createInspectionStream({ now: () => clock.now() });
+  const by = new Map<string, number>();
+  const add = (k: string, v: unknown) => v !== undefined && by.set(k, (by.get(k) ?? 0) + JSON.stringify(v).length);
+  let total = 0;
+  stream.subscribe((batch) => {
+    total += JSON.stringify({ type: 'batch', seq: 0, messages: batch }).length;
+    for (const m of batch) {
+      add(`${m.kind} messages`, m);
+      if (m.kind === 'transition') {
+        add('  transition.context (whole, first)', m.context);
+        add('  transition.patch (what changed)', m.patch);
+        add('  transition.value', m.value);
+        add('  transition.edges', m.edges);
+      }
+      if (m.kind === 'event') add('  event.payload', m.payload);
+    }
+  });
+  const runners = Array.from({ length: ALLOCS }, (_, i) => createAllocRunner(spec(i), { clock, dataDir: dir, inspect: stream.inspect }).start());
+  let finished = false;
+  void Promise.all(runners.map((r) => r.done)).then(() => (finished = true));
+  for (let i = 0; i < 10_000 && !finished; i++) await clock.advance(250);
+  stream.flush();
+  for (const r of runners) r.stop();
+  console.log(`\nbytes per 3-task lifecycle, as sent: ${(total / ALLOCS / 1024).toFixed(1)} KiB (was 87 KB before context patches and edge indices)`);
+  for (const [k, v] of [...by].sort((a, b) => b[1] - a[1])) console.log(`${k.padEnd(38)}${(v / ALLOCS / 1024).toFixed(1).padStart(8)} KiB`);
 }

@@ -95,17 +95,17 @@ export function createChartView(el: HTMLElement, elk: ELK, measure: MeasureText)
       const box = shown.chart.shownAs(id);
       if (box) now.add(box);
     }
-    for (const id of active) if (!now.has(id)) stateEls.get(id)?.classList.remove('active', 'entered');
+    const moved = now.size !== active.size || [...now].some((id) => !active.has(id));
+    el.querySelector('svg')?.setAttribute('data-status', a.status);
+    // A context-only change (most of an alloc's) leaves the chart as it is: no DOM work, no layout.
+    if (!moved && a.lastEdges.length === 0) return;
+    for (const id of active) if (!now.has(id)) stateEls.get(id)?.classList.remove('active');
     for (const id of now) {
       const g = stateEls.get(id);
       if (!g) continue;
       g.classList.add('active');
-      if (!active.has(id) && animate) {
-        // Restart the entry animation: drop the class, force a style flush, add it back.
-        g.classList.remove('entered');
-        void g.getBoundingClientRect();
-        g.classList.add('entered');
-      }
+      // Web Animations replay without forcing a layout (re-adding a CSS class would need one).
+      if (!active.has(id) && animate) g.querySelector('.box')?.animate([{ stroke: '#e37400', strokeWidth: '5px' }, {}], { duration: 1_000, easing: 'ease-out' });
     }
     active = now;
     for (const g of edgeEls.values()) g.classList.remove('taken');
@@ -115,12 +115,11 @@ export function createChartView(el: HTMLElement, elk: ELK, measure: MeasureText)
         if (!e.transitions.some((t) => taken.has(t))) continue;
         const g = edgeEls.get(e.id);
         if (!g) continue;
-        void g.getBoundingClientRect();
         g.classList.add('taken');
+        g.querySelector('path')?.animate([{ strokeDashoffset: '0' }, { strokeDashoffset: '-22' }], { duration: 500, iterations: 4 });
       }
     }
-    el.querySelector('svg')?.setAttribute('data-status', a.status);
-    scrollToActive();
+    if (moved) scrollToActive();
   };
 
   const infoCard = (a: ActorView): string => {

@@ -35,7 +35,7 @@ let showInternal = false;
 let tab: 'chart' | 'sequence' = 'chart';
 
 /** Measurements the benchmark reads (bench/visualizer.ts): renders, and click → updated-page latencies. */
-const probe = { renders: 0, clicks: [] as { path: string; ms: number }[], pendingClick: undefined as { path: string; t0: number } | undefined };
+const probe = { renders: 0, roots: 0, clicks: [] as { path: string; ms: number }[], pendingClick: undefined as { path: string; t0: number } | undefined };
 (window as unknown as { __allocrun: typeof probe }).__allocrun = probe;
 
 // elk.bundled.js is CommonJS whose export is the constructor with itself as `.default`; typed, `.default` is the way in.
@@ -111,14 +111,33 @@ function renderBanners(): void {
 }
 
 let renderPending = false;
+let dataTimer: ReturnType<typeof setTimeout> | undefined;
+let lastRender = 0;
 let tick: ReturnType<typeof setInterval> | undefined;
+/** Renders in the next animation frame: for what the user did (a click, a scroll), which must show at once. */
 function scheduleRender(): void {
   if (renderPending) return;
   renderPending = true;
+  if (dataTimer) clearTimeout(dataTimer);
+  dataTimer = undefined;
   requestAnimationFrame(() => {
     renderPending = false;
+    lastRender = performance.now();
     render();
   });
+}
+// New data alone redraws at most this often: at hundreds of messages a second, drawing every frame would
+// keep the page busy without showing anyone more.
+const DATA_RENDER_INTERVAL = 250;
+/** Renders for new data from the feed: coalesced, at most every DATA_RENDER_INTERVAL ms. */
+function scheduleDataRender(): void {
+  if (renderPending || dataTimer) return;
+  const wait = Math.max(0, lastRender + DATA_RENDER_INTERVAL - performance.now());
+  if (wait === 0) return scheduleRender();
+  dataTimer = setTimeout(() => {
+    dataTimer = undefined;
+    scheduleRender();
+  }, wait);
 }
 
 function render(): void {
@@ -136,11 +155,12 @@ function render(): void {
   }
   if ((!selected || !m.actors.has(selected)) && !selectedPath && m.roots.length > 0) selected = m.roots[0];
   if (selected && !m.actors.has(selected)) selected = undefined;
+  // The timeline first: following its tail scrolls, and a scroll before any other DOM write needs no fresh layout.
+  const onlySelected = $<HTMLInputElement>('only-selected').checked;
+  timeline.render(model, { showInternal, query: $<HTMLInputElement>('timeline-filter').value, within: onlySelected ? selected : undefined }, picked?.seq);
   allocs.render(m, selected, { showInternal, query: $<HTMLInputElement>('alloc-filter').value }, picked ? new Set(['*']) : changed);
   if (tab === 'chart') void chart.show(m, selected);
   else sequence.render(m, selected, showInternal, picked?.seq);
-  const onlySelected = $<HTMLInputElement>('only-selected').checked;
-  timeline.render(model, { showInternal, query: $<HTMLInputElement>('timeline-filter').value, within: onlySelected ? selected : undefined }, picked?.seq);
   details.render(m, selected, picked);
   renderControls();
   renderBanners();
@@ -150,12 +170,13 @@ function render(): void {
     probe.pendingClick = undefined;
   }
   document.body.dataset.applied = String(model.nextSeq);
+  probe.roots = model.roots.length;
 }
 
 model.subscribe((m) => {
   // Lay machines out as soon as they are known, so selecting one is instant.
   for (const [id, def] of m.definitions) chart.prepare(id, def);
-  scheduleRender();
+  scheduleDataRender();
 });
 
 // Commands.

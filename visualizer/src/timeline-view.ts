@@ -73,7 +73,8 @@ export function createTimelineView(el: HTMLElement, onPick: (e: TimelineEntry) =
           return `${who} ${what}`.toLowerCase().includes(q);
         });
       }
-      const stick = picked === undefined && list.atBottom();
+      // New rows arrive at the bottom: follow them while the user is there.
+      if (picked === undefined && list.atBottom()) list.toBottom(shown.length);
       list.render(
         {
           count: shown.length,
@@ -91,7 +92,6 @@ export function createTimelineView(el: HTMLElement, onPick: (e: TimelineEntry) =
         },
         'no events yet',
       );
-      if (stick) list.toBottom();
     },
   };
 }

@@ -29,16 +29,33 @@ export function createVirtualList(scroller: HTMLElement, rowHeight: number, onSc
   empty.className = 'empty';
   scroller.appendChild(empty);
   let rows = new Map<string, { el: HTMLElement; sig: string; top: number }>();
-  scroller.addEventListener('scroll', onScroll, { passive: true });
+  // The scroll position and height are read when they change, never while rendering: reading them after
+  // DOM writes would force a layout in every frame.
+  let scrollTop = scroller.scrollTop;
+  let height = scroller.clientHeight;
+  let count = 0;
+  scroller.addEventListener(
+    'scroll',
+    () => {
+      scrollTop = scroller.scrollTop;
+      onScroll();
+    },
+    { passive: true },
+  );
+  new ResizeObserver((entries) => {
+    height = entries[entries.length - 1]!.contentRect.height;
+    onScroll();
+  }).observe(scroller);
 
   return {
     /** Draws the rows in view; returns how many row elements were rewritten. */
     render(src: RowSource, emptyText: string): number {
-      spacer.style.height = `${src.count * rowHeight}px`;
+      if (src.count !== count) spacer.style.height = `${src.count * rowHeight}px`;
+      count = src.count;
       empty.textContent = src.count === 0 ? emptyText : '';
       empty.hidden = src.count !== 0;
-      const first = Math.max(0, Math.floor(scroller.scrollTop / rowHeight) - OVERSCAN);
-      const last = Math.min(src.count, Math.ceil((scroller.scrollTop + scroller.clientHeight) / rowHeight) + OVERSCAN);
+      const first = Math.max(0, Math.floor(scrollTop / rowHeight) - OVERSCAN);
+      const last = Math.min(src.count, Math.ceil((scrollTop + height) / rowHeight) + OVERSCAN);
       const next = new Map<string, { el: HTMLElement; sig: string; top: number }>();
       let written = 0;
       for (let i = first; i < last; i++) {
@@ -76,13 +93,20 @@ export function createVirtualList(scroller: HTMLElement, rowHeight: number, onSc
     /** Scrolls so that row `i` is in view. */
     reveal(i: number): void {
       const top = i * rowHeight;
-      if (top < scroller.scrollTop || top + rowHeight > scroller.scrollTop + scroller.clientHeight) scroller.scrollTop = top - scroller.clientHeight / 2;
+      if (top < scrollTop || top + rowHeight > scrollTop + height) scroller.scrollTop = scrollTop = Math.max(0, top - height / 2);
     },
+    /** Whether the view shows the last rows (as of the last render). */
     atBottom(): boolean {
-      return scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - rowHeight * 2;
+      return scrollTop + height >= count * rowHeight - rowHeight * 2;
     },
-    toBottom(): void {
-      scroller.scrollTop = scroller.scrollHeight;
+    /** Scrolls to the end; call before `render` so the rows drawn are the ones in view. */
+    toBottom(rows: number): void {
+      const top = Math.max(0, rows * rowHeight - height);
+      if (top !== scrollTop) {
+        spacer.style.height = `${rows * rowHeight}px`;
+        count = rows;
+        scroller.scrollTop = scrollTop = top;
+      }
     },
   };
 }
