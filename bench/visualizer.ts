@@ -21,8 +21,11 @@ import { createAllocRunner, type AllocRunner } from '../src/runtime/create-alloc
 // @ts-expect-error: a plain .mjs build script without types
 import { buildVisualizer } from '../visualizer/build.mjs';
 
-const SIZES = (process.argv[2] ?? '20,100,500').split(',').map(Number);
-const SECONDS = Number(process.argv[3] ?? 10);
+// `npm run bench -- --quick` (bench/run-all.ts) asks for smoke sizes.
+const quick = process.argv.includes('--quick');
+const args = process.argv.slice(2).filter((a) => a !== '--quick');
+const SIZES = (args[0] ?? (quick ? '20' : '20,100,500')).split(',').map(Number);
+const SECONDS = Number(args[1] ?? (quick ? 4 : 10));
 const CLICKS = 8;
 
 function spec(i: number): AllocSpec {

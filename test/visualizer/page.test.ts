@@ -115,7 +115,7 @@ describe('the page, Nomad view first', () => {
     // Any compound state folds: the running state, with the active path inside it.
     await page.click(`#chart [data-fold="task.running"]`);
     await page.locator('#chart g[data-state="task.running"].folded.active').waitFor();
-    expect(await page.locator('#chart g[data-state="task.running.poststart"]').count()).toBe(0);
+    expect(await page.locator('#chart g[data-state="task.running.active"]').count()).toBe(0);
 
     // The wheel zooms.
     const before = Number(await page.locator('#chart').getAttribute('data-scale'));
