@@ -164,7 +164,8 @@ describe('the page, Nomad view first', () => {
   it("answers a KILL on a dead task with the runtime's refusal", async () => {
     const server = await serve();
     const clock = new SimulatedClock(0);
-    const runner = createAllocRunner(alloc('a-dead', [mockTask('web', { run_for: '1s' }), mockTask('side', { run_for: '1h' })], { type: 'service' }), {
+    // A batch task that completed stays dead (a service task would be restarted) while its sibling runs on.
+    const runner = createAllocRunner(alloc('a-dead', [mockTask('web', { run_for: '1s' }), mockTask('side', { run_for: '1h' })], { type: 'batch' }), {
       clock, inspect: server.inspect,
     }).start();
     runners.set('a-dead', runner);
