@@ -73,7 +73,8 @@ describe('replay', () => {
       }
       await page.locator(active('task.pending')).waitFor();
       expect(await page.locator(active('task.terminal')).count()).toBe(0);
-      await page.locator('#allocs [data-path="a-rec"] [data-client-status="pending"]').waitFor();
+      // Back then the allocation had not completed (pending or running, depending on where the bar landed).
+      await page.locator('#allocs [data-path="a-rec"] [data-client-status]:not([data-client-status="complete"])').waitFor();
       await page.screenshot({ path: `${OUTPUT_DIR}/replay-2-seeked.png` });
 
       // Step from there: one transition at a time.
