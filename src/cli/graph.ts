@@ -1,24 +1,11 @@
 /** `allocrun graph task|alloc|controller`: a machine's statechart, drawn from its definition. */
-import type { AnyStateMachine } from 'xstate';
 import { oneOf, parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
 import { machineGraph, toMermaid } from './machine-graph.ts';
-import { importOptional } from './optional-module.ts';
+import type { MachineName } from '../runtime/machine-definitions.ts';
 
-const MACHINES = ['task', 'alloc', 'controller'] as const;
+const MACHINES = ['task', 'alloc', 'controller'] as const satisfies readonly MachineName[];
 const FORMATS = ['mermaid', 'json'] as const;
-
-/** Loads the named machine; the task manager (SwarmKit's controller loop) may not be in the build yet. */
-async function machineOf(name: (typeof MACHINES)[number]): Promise<AnyStateMachine> {
-  switch (name) {
-    case 'task':
-      return (await import('../../machines/task-runner.ts')).taskRunnerMachine as unknown as AnyStateMachine;
-    case 'alloc':
-      return (await import('../../machines/alloc-runner.ts')).allocRunnerMachine as unknown as AnyStateMachine;
-    case 'controller':
-      return importOptional<AnyStateMachine>('../../machines/task-manager.ts', 'taskManagerMachine', 'graph controller (the task manager machine)');
-  }
-}
 
 /** The `graph` command. */
 export const graphCommand: Command = {
@@ -50,7 +37,9 @@ Example:
       throw new UsageError(`graph: unknown machine ${JSON.stringify(name)} (expected task, alloc or controller)`, 'graph');
     }
     const format = oneOf(this, 'format', parsed.values.format, FORMATS, 'mermaid');
-    const graph = machineGraph(await machineOf(name as (typeof MACHINES)[number]));
+    // Loaded on demand: the other commands do not need the machine definitions.
+    const { machineDefinition } = await import('../runtime/machine-definitions.ts');
+    const graph = machineGraph(machineDefinition(name as MachineName));
     process.stdout.write(format === 'json' ? `${JSON.stringify(graph, null, 2)}\n` : toMermaid(graph, { fold: parsed.values.unfold !== true }));
     return 0;
   },
