@@ -10,8 +10,9 @@ import { childErrorOf, hookActorId } from './hook-calls.ts';
 import { currentHook, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
 import { clientStatusOf, isLive, isPoststop, isSidecar, reduceTaskStates } from './task-state-reducer.ts';
 import { taskRunnerMachine } from './task-runner.ts';
+import { rejectFinished, restartCommand, restartTasks, setDeploymentHealth, signalCommand } from './alloc-runner-commands.ts';
 import type { TaskRunnerContext, TaskRunnerEvent } from './task-runner-types.ts';
-import type { TaskSpec } from './model.ts';
+import { isServerTerminal, type TaskSpec } from './model.ts';
 import type { AllocHookCallInput, AllocHookPhase, AllocRunnerContext, AllocRunnerEmitted, AllocRunnerEvent, AllocRunnerInput } from './alloc-runner-types.ts';
 
 function taskSpec(ctx: AllocRunnerContext, name: string): TaskSpec | undefined {
@@ -56,7 +57,8 @@ const allocRunnerBase = setup({
     killStepDone: ({ context }, p: { step: 'leader' | 'mains' | 'sidecars' }) => killStepDone(context, p.step),
     updateQueued: ({ context }) => context.queuedUpdate !== undefined,
     killing: ({ context }) => context.killing,
-    allocStopping: ({ context }) => context.alloc.desiredStatus === 'stop',
+    allocStopping: ({ context }) => isServerTerminal(context.alloc),
+    restartPending: ({ context }) => context.pendingRestart !== undefined,
   },
   actions: {
     spawnTasks: enqueueActions(({ enqueue, context }) => {
@@ -148,35 +150,18 @@ const allocRunnerBase = setup({
         if (!taskSpec(context, name)) enqueue.sendTo(name, { type: 'UPDATE', alloc: context.alloc } satisfies TaskRunnerEvent);
       }
     }),
-    restart: enqueueActions(({ enqueue, context, event, system }) => {
-      if (event.type !== 'RESTART') return;
-      const reject = (message: string) => {
-        const rejection = { command: 'RESTART', message, time: clockNow(system) };
-        enqueue.assign({ rejections: [...context.rejections, rejection] });
-        enqueue.emit({ type: 'command.rejected', rejection });
-      };
-      if (event.task !== undefined) {
-        if (!taskSpec(context, event.task)) return reject(`no task named ${JSON.stringify(event.task)} in allocation ${context.alloc.id}`);
-        enqueue.sendTo(event.task, { type: 'RESTART', failure: event.failure } satisfies TaskRunnerEvent);
-        return;
-      }
-      if (context.killing || context.alloc.desiredStatus === 'stop') return reject(`allocation ${context.alloc.id} is stopping; it cannot be restarted`);
-      if (event.all) {
-        // RestartAll: the coordinator starts over, so tasks come back in lifecycle order.
-        const restartPending: Record<string, boolean> = {};
-        for (const t of context.alloc.tasks) {
-          if (!isPoststop(t) && context.taskStates[t.name]!.state === 'dead') restartPending[t.name] = true;
-        }
-        enqueue.assign({ coordinator: 'init', open: [], killEventSent: false, restartPending });
-        for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'GATE', open: false } satisfies TaskRunnerEvent);
-        for (const t of context.alloc.tasks) {
-          if (!isPoststop(t)) enqueue.sendTo(t.name, { type: 'RESTART', force: true, failure: event.failure } satisfies TaskRunnerEvent);
-        }
-        return;
-      }
-      for (const t of context.alloc.tasks) {
-        if (context.taskStates[t.name]!.state === 'running') enqueue.sendTo(t.name, { type: 'RESTART', failure: event.failure } satisfies TaskRunnerEvent);
-      }
+    restart: enqueueActions((args, p: { prerun?: boolean }) => restartCommand(args, p)),
+    restartTasks: enqueueActions((args) => restartTasks(args)),
+    rejectFinished: enqueueActions((args) => rejectFinished(args)),
+    setDeploymentHealth: enqueueActions((args) => setDeploymentHealth(args)),
+    /**
+     * A server-terminal allocation (desired stop or evict) never starts its tasks: behind closed gates a KILL
+     * ends each non-poststop runner without running it, and the ordered kill runs the preKill hooks.
+     * Poststop tasks still run once the coordinator opens their gate, as Nomad's do.
+     */
+    skipRun: enqueueActions(({ enqueue, context }) => {
+      enqueue.assign({ killing: true });
+      for (const t of context.alloc.tasks) if (!isPoststop(t)) enqueue.sendTo(t.name, { type: 'KILL' } satisfies TaskRunnerEvent);
     }),
     /**
      * After a restore the last persisted snapshot may predate a decision the dead agent made (a kill it
@@ -192,20 +177,7 @@ const allocRunnerBase = setup({
       applyReducer({ ...context, gatesEnabled: true }, enqueue, clockNow(system), { gatesOnly: true });
       applyReducer({ ...context, gatesEnabled: true }, enqueue, clockNow(system));
     }),
-    signal: enqueueActions(({ enqueue, context, event, system }) => {
-      if (event.type !== 'SIGNAL') return;
-      if (event.task !== undefined && !taskSpec(context, event.task)) {
-        const rejection = { command: 'SIGNAL', message: `no task named ${JSON.stringify(event.task)} in allocation ${context.alloc.id}`, time: clockNow(system) };
-        enqueue.assign({ rejections: [...context.rejections, rejection] });
-        enqueue.emit({ type: 'command.rejected', rejection });
-        return;
-      }
-      for (const t of context.alloc.tasks) {
-        if (event.task === undefined ? context.taskStates[t.name]!.state === 'running' : t.name === event.task) {
-          enqueue.sendTo(t.name, { type: 'SIGNAL', signal: event.signal } satisfies TaskRunnerEvent);
-        }
-      }
-    }),
+    signal: enqueueActions((args) => signalCommand(args)),
   },
 });
 

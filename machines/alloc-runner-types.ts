@@ -5,7 +5,7 @@
 import type { CoordinatorState, Stage } from './coordinator.ts';
 import type { HookPlan } from './hook-calls.ts';
 import type { TaskRunnerContext } from './task-runner-types.ts';
-import type { AllocSpec, ClientStatus, TaskState } from './model.ts';
+import type { AllocHookError, AllocSpec, ClientStatus, DeploymentStatus, TaskEvent, TaskState } from './model.ts';
 
 /** Nomad's alloc runner hook phases (interfaces/runner_lifecycle.go). */
 export type AllocHookPhase = 'prerun' | 'preKill' | 'postrun' | 'destroy' | 'update' | 'preTaskRestart' | 'shutdown';
@@ -30,11 +30,28 @@ export interface AllocRunnerInput {
   seed?: number;
 }
 
+/**
+ * Why an alloc-level command did not apply: no such task, the alloc is stopping or not set up yet
+ * (Nomad's "restart of an alloc that should not run"), its tasks have finished (ErrTaskNotRunning), or a
+ * restart is already under way.
+ */
+export type AllocRejectionCode = 'ErrUnknownTask' | 'ErrAllocNotRunning' | 'ErrTaskNotRunning' | 'ErrRestartInProgress';
+
 /** A restart or signal the alloc could not apply, answered instead of dropped. */
 export interface AllocCommandRejection {
   command: string;
+  code: AllocRejectionCode;
   message: string;
   time: number;
+}
+
+/** A restart of the running tasks (or of all of them) waiting for the preTaskRestart hooks. */
+export interface PendingRestart {
+  /** RestartAll: every non-poststop task, dead ones too, in lifecycle order. */
+  all: boolean;
+  failure?: boolean;
+  /** The caller's event, recorded on each restarted task instead of the default Restart Signaled. */
+  event?: TaskEvent;
 }
 
 /** What an alloc runner keeps: JSON data, persisted and shown by the inspector. */
@@ -66,7 +83,11 @@ export interface AllocRunnerContext {
   /** killTasks is under way or done; no second ordered kill. */
   killing: boolean;
   destroyRequested: boolean;
-  hookErrors: { phase: AllocHookPhase; hook: string; message: string }[];
+  hookErrors: (AllocHookError & { phase: AllocHookPhase })[];
+  /** A restart waiting for the preTaskRestart hooks (Nomad's restartTasks). */
+  pendingRestart?: PendingRestart;
+  /** The health_watcher's verdict, for allocations with an update block. */
+  deploymentStatus?: DeploymentStatus;
   /** The one-slot update queue: only the newest pending update is kept. */
   queuedUpdate?: AllocSpec;
   deadline?: number;
@@ -77,7 +98,9 @@ export interface AllocRunnerContext {
 export type AllocRunnerEvent =
   | { type: 'UPDATE'; alloc: AllocSpec }
   | { type: 'KILL' }
-  | { type: 'RESTART'; task?: string; all?: boolean; failure?: boolean }
+  | { type: 'RESTART'; task?: string; all?: boolean; failure?: boolean; event?: TaskEvent }
+  /** The health_watcher's verdict, with an Alloc Unhealthy event for each task that held health back. */
+  | { type: 'DEPLOYMENT_HEALTH'; status: DeploymentStatus; taskEvents?: Record<string, TaskEvent> }
   | { type: 'SIGNAL'; task?: string; signal: string }
   | { type: 'SHUTDOWN' }
   | { type: 'DESTROY' }

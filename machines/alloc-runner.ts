@@ -3,21 +3,27 @@
  * child per task (id = task name), opened in lifecycle order by the coordinator's gates; alloc hooks as
  * children `<phase>:<hook>` ([hooks: x], machines/hook-phase.ts, one box in `allocrun graph alloc`).
  *
- *   prerun [hooks: prerun] ──(a hook fails: every task gets FAIL_SETUP)──┐
- *     │ done                                                             │
- *     ▼                                                                  ▼
+ *   start ──(server-terminal: desired stop/evict; skip prerun, KILL the tasks behind their gates)──┐
+ *     ▼                                                                                            │
+ *   prerun [hooks: prerun] ──(a hook fails: every task gets FAIL_SETUP)──┐                         │
+ *     │ done                                                             │                         │
+ *     ▼                                                                  ▼                         ▼
  *   running (parallel; opens the gates on entry; ends when every task has run to completion)
+ *     ├ restarts: idle ──RESTART (running / all)──▶ preTaskRestart [hooks: preTaskRestart]
+ *     │          → restarting (RESTART to the tasks; all: coordinator reset + force) → idle
  *     ├ kill:    idle ──KILL / reducer's kill──▶ preKill [hooks: preKill] → groupShutdownDelay
  *     │          → waitingShutdownDelay → leader → mains → sidecars → done   (poststop tasks run after)
  *     └ updates: idle ⇄ updating: hooks [hooks: update] → tasks (UPDATE to every task runner)
  *     │ all tasks complete
  *     ▼
  *   postrun [hooks: postrun] ──▶ terminal ──DESTROY──▶ destroying [hooks: destroy] ──▶ destroyed ◉
+ *     (from postrun on, RESTART and SIGNAL are answered with command.rejected: ErrTaskNotRunning)
  *   SHUTDOWN from anywhere ──▶ detaching: tasks (each detaches) → hooks [hooks: shutdown] ──▶ detached ◉
  *
  * Every task runner's snapshot comes back as `xstate.snapshot.<task>`: the alloc mirrors its TaskState
  * and runs Nomad's task-state reducer (sibling failed, leader dead, main tasks dead) and the coordinator.
- * Types: alloc-runner-types.ts; guards and actions: alloc-runner-setup.ts.
+ * Types: alloc-runner-types.ts; guards and actions: alloc-runner-setup.ts; commands (RESTART, SIGNAL,
+ * DEPLOYMENT_HEALTH): alloc-runner-commands.ts.
  */
 import type { ActorRefFrom } from 'xstate';
 import { clockNow } from './clock.ts';
@@ -70,7 +76,7 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
     return ctx;
   },
   entry: 'spawnTasks',
-  initial: 'prerun',
+  initial: 'start',
   on: {
     'xstate.snapshot.*': { actions: 'taskChanged' },
     // A task runner that detached (SHUTDOWN) finishes as an actor; its last snapshot comes as a done event.
@@ -78,15 +84,21 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
     SHUTDOWN: '.detaching',
     SIGNAL: { actions: 'signal' },
     RESTORED: { actions: 'restored' },
+    DEPLOYMENT_HEALTH: { actions: 'setDeploymentHealth' },
   },
   states: {
+    // Nomad's Run: prerun only if the allocation should run; a server-terminal one goes to the tasks at
+    // once, which end without starting, and on to postrun.
+    start: {
+      always: [{ guard: 'allocStopping', target: 'running', actions: 'skipRun' }, { target: 'prerun' }],
+    },
     prerun: {
       ...allocHooks('prerun', '#alloc.running', { failFast: true }),
       on: {
         KILL: { actions: 'killTasks' },
         DESTROY: { actions: ['requestDestroy', 'killTasks'] },
         UPDATE: { actions: 'queueUpdate' },
-        RESTART: { actions: 'restart' },
+        RESTART: { actions: { type: 'restart', params: { prerun: true } } },
       },
     },
     running: {
@@ -97,9 +109,19 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
         KILL: { actions: 'killTasks' },
         DESTROY: { actions: ['requestDestroy', 'killTasks'] },
         UPDATE: { actions: 'queueUpdate' },
-        RESTART: { actions: 'restart' },
+        RESTART: { actions: { type: 'restart', params: {} } },
       },
       states: {
+        // RestartRunning / RestartAll: the preTaskRestart hooks (errors recorded, the restart goes on), then
+        // the tasks. A one-task RESTART goes straight to its runner, as Nomad's RestartTask does.
+        restarts: {
+          initial: 'idle',
+          states: {
+            idle: { always: { guard: 'restartPending', target: 'preTaskRestart' } },
+            preTaskRestart: allocHooks('preTaskRestart', '#alloc.running.restarts.restarting'),
+            restarting: { entry: 'restartTasks', always: '#alloc.running.restarts.idle' },
+          },
+        },
         kill: {
           initial: 'idle',
           states: {
@@ -149,12 +171,13 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
         },
       },
     },
-    postrun: allocHooks('postrun', '#alloc.terminal'),
+    // From here on the tasks have run to the end: RESTART and SIGNAL are answered with ErrTaskNotRunning.
+    postrun: { ...allocHooks('postrun', '#alloc.terminal'), on: { RESTART: { actions: 'rejectFinished' }, SIGNAL: { actions: 'rejectFinished' } } },
     terminal: {
       always: { guard: 'destroyRequested', target: 'destroying' },
-      on: { DESTROY: 'destroying' },
+      on: { DESTROY: 'destroying', RESTART: { actions: 'rejectFinished' }, SIGNAL: { actions: 'rejectFinished' } },
     },
-    destroying: allocHooks('destroy', '#alloc.destroyed'),
+    destroying: { ...allocHooks('destroy', '#alloc.destroyed'), on: { RESTART: { actions: 'rejectFinished' }, SIGNAL: { actions: 'rejectFinished' } } },
     destroyed: { type: 'final' },
     detaching: {
       entry: 'shutdownTasks',
@@ -178,9 +201,14 @@ export const allocRunnerMachine: AllocRunnerMachine = allocRunnerMachineDefiniti
 /** A running alloc-runner actor. */
 export type AllocRunnerActor = ActorRefFrom<typeof allocRunnerMachine>;
 
-/** The alloc's reported state, from the machine's context. */
+/** The alloc's reported state, from the machine's context: deployment health and hook errors once there are any. */
 export function allocStateOf(ctx: AllocRunnerContext): AllocState {
-  return { clientStatus: ctx.clientStatus, taskStates: ctx.taskStates };
+  return {
+    clientStatus: ctx.clientStatus,
+    taskStates: ctx.taskStates,
+    ...(ctx.deploymentStatus && { deploymentStatus: ctx.deploymentStatus }),
+    ...(ctx.hookErrors.length > 0 && { hookErrors: ctx.hookErrors }),
+  };
 }
 
 export { clientStatusOf } from './task-state-reducer.ts';

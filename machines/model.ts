@@ -58,9 +58,27 @@ export interface AllocSpec {
   restart?: RestartPolicy;
   shutdownDelay?: number;
   tasks: TaskSpec[];
-  desiredStatus?: 'run' | 'stop';
+  /** What the server wants: `stop` and `evict` make the allocation server-terminal (its tasks never start). */
+  desiredStatus?: 'run' | 'stop' | 'evict';
   /** Nomad's AllocModifyIndex: an older update never displaces a newer one. */
   modifyIndex?: number;
+  /** The group's update block: allocations with one report deployment health (AllocState.deploymentStatus). */
+  update?: UpdateStrategy;
+}
+
+/** Nomad's update block, as far as the client uses it. Durations are milliseconds. */
+export interface UpdateStrategy {
+  /** How long every task must have been running, unbroken, to count as healthy (Nomad's default 10s). */
+  minHealthyTime: number;
+  /** Healthy by then, or unhealthy (Nomad's default 5m). */
+  healthyDeadline: number;
+  /** `manual`: the operator sets health, no watcher runs. `checks` without service checks is `task_states`. */
+  healthCheck?: 'checks' | 'task_states' | 'manual';
+}
+
+/** Whether the server wants the allocation stopped (Nomad's ServerTerminalStatus: desired stop or evict). */
+export function isServerTerminal(alloc: Pick<AllocSpec, 'desiredStatus'>): boolean {
+  return alloc.desiredStatus === 'stop' || alloc.desiredStatus === 'evict';
 }
 
 /** A task event with Nomad's type strings; `time` is milliseconds on the runner's clock. */
@@ -108,10 +126,28 @@ export interface ExitResult {
 
 export type ClientStatus = 'pending' | 'running' | 'complete' | 'failed';
 
+/** Nomad's AllocDeploymentStatus, as the client sets it: the health verdict and when it was reached. */
+export interface DeploymentStatus {
+  healthy: boolean;
+  /** On the runner's clock (ms). */
+  timestamp: number;
+}
+
+/** An alloc hook that failed: the phase, the hook and its error. */
+export interface AllocHookError {
+  phase: string;
+  hook: string;
+  message: string;
+}
+
 /** What an alloc runner reports: Nomad's client status and every task's state. */
 export interface AllocState {
   clientStatus: ClientStatus;
   taskStates: Record<string, TaskState>;
+  /** Set once the health_watcher reached a verdict (allocations with an update block). */
+  deploymentStatus?: DeploymentStatus;
+  /** Alloc hooks that failed (prerun, postrun, destroy, ...), in order; absent when none did. */
+  hookErrors?: AllocHookError[];
 }
 
 const MINUTE = 60_000;

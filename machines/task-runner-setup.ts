@@ -10,7 +10,7 @@ import { TaskEventType, appendEvent, taskEvent } from './task-events.ts';
 import { childErrorOf, hookActorId, type HookCallInput, type HookCallOutput, type HookErrorInfo, type TaskHookPhase } from './hook-calls.ts';
 import { currentHook, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
 import type { RestartDecisionKind } from './restart-tracker.ts';
-import type { ExitResult, TaskSpec } from './model.ts';
+import { isServerTerminal, type ExitResult, type TaskSpec } from './model.ts';
 import type {
   DriverCallInput, DriverShutdownInput, DriverStartOutput, TaskRunnerContext, TaskRunnerEmitted, TaskRunnerEvent, TaskRunnerInput,
 } from './task-runner-types.ts';
@@ -55,7 +55,7 @@ const taskRunnerBase = setup({
     decided: ({ context }, p: { kind: RestartDecisionKind }) => context.decision?.kind === p.kind,
     leavesPark: ({ context }) => !context.parkWhenDead || context.killRequested || isPoststopTask(context.task),
     taskRemoved: ({ context, event }) => event.type === 'UPDATE' && !event.alloc.tasks.some((t) => t.name === context.task.name),
-    allocStopping: ({ event }) => event.type === 'UPDATE' && event.alloc.desiredStatus === 'stop',
+    allocStopping: ({ event }) => event.type === 'UPDATE' && isServerTerminal(event.alloc),
     updateQueued: ({ context }) => context.updateQueued,
     canForceRestart: ({ context, event }) => event.type === 'RESTART' && event.force === true && !context.runComplete,
   },

@@ -6,26 +6,11 @@
  * one "Alloc Unhealthy" event per task that held it back. The verdict is reported once, then watching stops.
  */
 import type { Clock } from '../drivers/clock.ts';
-import type { AllocState, TaskSpec, TaskState } from '../jobspec/types.ts';
-import { formatDuration } from '../../machines/model.ts';
+import type { AllocSpec, AllocState, TaskEvent, TaskSpec, TaskState } from '../jobspec/types.ts';
+import { formatDuration, isServerTerminal, type DeploymentStatus, type UpdateStrategy } from '../../machines/model.ts';
 import type { AllocRunnerHook } from './types.ts';
 
-/** Nomad's update block, as far as the client uses it. Durations are milliseconds. */
-export interface UpdateStrategy {
-  /** How long every task must have been running, unbroken, to count as healthy (Nomad's default 10s). */
-  minHealthyTime: number;
-  /** Healthy by then, or unhealthy (Nomad's default 5m). */
-  healthyDeadline: number;
-  /** `manual`: the operator sets health, no watcher runs. `checks` without service checks is `task_states`. */
-  healthCheck?: 'checks' | 'task_states' | 'manual';
-}
-
-/** Nomad's AllocDeploymentStatus, as the client sets it. */
-export interface DeploymentStatus {
-  healthy: boolean;
-  /** When the verdict was reached, on the runner's clock (ms). */
-  timestamp: number;
-}
+export type { DeploymentStatus, UpdateStrategy };
 
 /** The task event type Nomad records on each task that made an allocation unhealthy. */
 export const ALLOC_UNHEALTHY = 'Alloc Unhealthy';
@@ -80,10 +65,10 @@ export function unhealthyReason(task: TaskSpec, ts: TaskState | undefined, deadl
   }
 }
 
-/** What the hook reports: the verdict, and the reason per task that made it unhealthy (none when healthy). */
+/** What the hook reports: the verdict, and an Alloc Unhealthy event per task that held it back (none when healthy). */
 export interface HealthReport {
   status: DeploymentStatus;
-  taskEvents: Record<string, { type: typeof ALLOC_UNHEALTHY; message: string }>;
+  taskEvents: Record<string, TaskEvent>;
 }
 
 /** How the health hook watches its allocation. */
@@ -145,9 +130,10 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
   // still young is not blamed for another task's failure.
   const reasonsAt = (at: number): HealthReport['taskEvents'] => {
     const events: HealthReport['taskEvents'] = {};
+    const time = clock.now();
     for (const task of tasks) {
       const message = latest && unhealthyReason(task, latest.taskStates[task.name], at, update);
-      if (message) events[task.name] = { type: ALLOC_UNHEALTHY, message };
+      if (message) events[task.name] = { type: ALLOC_UNHEALTHY, time, message, displayMessage: message };
     }
     return events;
   };
@@ -164,10 +150,15 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
       else stopWatching = unsubscribe;
     },
     async update({ alloc }) {
-      if (alloc.desiredStatus === 'stop') stop();
+      if (isServerTerminal(alloc)) stop();
     },
     postrun: async () => stop(),
     shutdown: async () => stop(),
     destroy: async () => stop(),
   };
+}
+
+/** Whether an allocation gets a health_watcher: an update block, a service or system job, and health not manual (Nomad's batch jobs get the noop hook). */
+export function watchesDeploymentHealth(spec: AllocSpec): spec is AllocSpec & { update: UpdateStrategy } {
+  return spec.update !== undefined && (spec.type === 'service' || spec.type === 'system') && spec.update.healthCheck !== 'manual';
 }

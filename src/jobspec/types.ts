@@ -1,8 +1,10 @@
 /** The spec and state data model, re-exported for src/ from machines/model.ts (the leaf every layer shares). */
 export type {
+  AllocHookError,
   AllocSpec,
   AllocState,
   ClientStatus,
+  DeploymentStatus,
   ExitResult,
   JobType,
   LifecycleHookName,
@@ -13,4 +15,5 @@ export type {
   TaskSpec,
   TaskState,
   TaskStatus,
+  UpdateStrategy,
 } from '../../machines/model.ts';

@@ -19,6 +19,7 @@ import { clearSupervisorFiles } from '../drivers/raw-exec/supervisor.ts';
 import { localNodeInfo, type NodeInfo } from '../env/node-info.ts';
 import { buildTaskEnv, type TaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
+import { healthHook, watchesDeploymentHealth } from '../hooks/health-hook.ts';
 import { statsHook } from '../hooks/stats-hook.ts';
 import { taskDirHook } from '../hooks/task-dir-hook.ts';
 import { validateHook } from '../hooks/validate-hook.ts';
@@ -113,7 +114,22 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     taskHookPlans[t.name] = hookPlanOf(hooks);
   }
   const hooksFor = (task: TaskSpec): TaskHook[] => taskHooks.get(task.name) ?? builtinTaskHooks;
-  const allocHooks = [...(builtins ? [allocDirHook(allocDir)] : []), ...(opts.allocHooks ?? [])];
+  // Deployment health is the runner's own job (not a disk-touching built-in), so it runs even without them.
+  const health = watchesDeploymentHealth(spec)
+    ? [
+        healthHook({
+          update: spec.update,
+          tasks: spec.tasks,
+          clock,
+          watch: (listener) => {
+            const sub = state$.subscribe(listener);
+            return () => sub.unsubscribe();
+          },
+          report: ({ status, taskEvents }) => actor.send({ type: 'DEPLOYMENT_HEALTH', status, taskEvents }),
+        }),
+      ]
+    : [];
+  const allocHooks = [...(builtins ? [allocDirHook(allocDir)] : []), ...health, ...(opts.allocHooks ?? [])];
   checkHookNames(allocHooks, `allocation ${spec.id}`);
 
   // A TaskEnv is an immutable value of (node, alloc, task). The driver's start needs it twice in one go
@@ -170,7 +186,12 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
         seen[task] = ts.events.length;
       }
       const current = state$.value;
-      if (current.clientStatus !== ctx.clientStatus || current.taskStates !== ctx.taskStates) state$.next(allocStateOf(ctx));
+      const changed =
+        current.clientStatus !== ctx.clientStatus ||
+        current.taskStates !== ctx.taskStates ||
+        current.deploymentStatus !== ctx.deploymentStatus ||
+        (current.hookErrors ?? []).length !== ctx.hookErrors.length;
+      if (changed) state$.next(allocStateOf(ctx));
       if (snap.status === 'done' || snap.matches('terminal')) resolveDone(allocStateOf(ctx));
     },
     error: (err) => rejectDone(err),

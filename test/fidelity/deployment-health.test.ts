@@ -3,7 +3,7 @@
  * alloc runner with the mock driver, on the simulated clock.
  */
 import { describe, expect, it } from 'vitest';
-import { healthHook, type HealthReport, type UpdateStrategy } from '../../src/hooks/health-hook.ts';
+import { ALLOC_UNHEALTHY, type HealthReport, type UpdateStrategy } from '../../src/hooks/health-hook.ts';
 import type { AllocSpec, TaskSpec } from '../../src/jobspec/types.ts';
 import { createAllocRunner, type AllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
@@ -30,37 +30,41 @@ const task = (name: string, config: Record<string, unknown>, extra: Partial<Task
   ...extra,
 });
 
-/** Starts the allocation with a health_watcher fed by the runner's own state stream; collects its reports. */
+/**
+ * Starts the allocation with its update block through createAllocRunner; `reports` reads the public state:
+ * the deployment status and the Alloc Unhealthy event of each task.
+ */
 function runWithHealth(spec: AllocSpec, update: UpdateStrategy = UPDATE) {
   const clock = new SimulatedClock();
-  const reports: HealthReport[] = [];
-  let runner!: AllocRunner;
-  const hook = healthHook({
-    update,
-    tasks: spec.tasks,
-    clock,
-    watch: (listener) => {
-      const sub = runner.state$.subscribe(listener);
-      return () => sub.unsubscribe();
-    },
-    report: (r) => void reports.push(r),
-  });
-  runner = createAllocRunner(spec, { clock, builtinHooks: false, allocHooks: [hook], seed: 1 });
-  runner.start();
+  const runner: AllocRunner = createAllocRunner({ ...spec, update }, { clock, builtinHooks: false, seed: 1 }).start();
+  /** The verdict as the public state shows it, as a list: empty until there is one. */
+  const reports = (): HealthReport[] => {
+    const state = runner.getState();
+    if (!state.deploymentStatus) return [];
+    const taskEvents: HealthReport['taskEvents'] = {};
+    for (const [name, ts] of Object.entries(state.taskStates)) {
+      const ev = ts.events.find((e) => e.type === ALLOC_UNHEALTHY);
+      if (ev) taskEvents[name] = ev;
+    }
+    return [{ status: state.deploymentStatus, taskEvents }];
+  };
   return { clock, runner, reports };
 }
+
+/** An Alloc Unhealthy event as the runner records it. */
+const unhealthy = (message: string, time: number) => ({ type: 'Alloc Unhealthy', time, message, displayMessage: message });
 
 describe('deployment health: the health_watcher hook', () => {
   it('TestHealthHook_SetHealth_healthy: healthy once every task has run for min_healthy_time, with no task events', async () => {
     const { clock, runner, reports } = runWithHealth(allocOf([task('web', { run_for: '1h' })]));
     await clock.advance(9_999);
-    expect(reports).toEqual([]);
+    expect(reports()).toEqual([]);
     await clock.advance(1);
-    expect(reports).toEqual([{ status: { healthy: true, timestamp: 10_000 }, taskEvents: {} }]);
+    expect(reports()).toEqual([{ status: { healthy: true, timestamp: 10_000 }, taskEvents: {} }]);
     runner.send({ type: 'KILL' });
     await clock.advance(5_000);
     await runner.done;
-    expect(reports).toHaveLength(1);
+    expect(reports()).toHaveLength(1);
   });
 
   it('TestTracker_Healthy_IfBothTasksAndConsulChecksAreHealthy (task states): the wait starts when the last task starts', async () => {
@@ -68,9 +72,9 @@ describe('deployment health: the health_watcher hook', () => {
       allocOf([task('web', { run_for: '1h' }), task('cache', { run_for: '1h', start_block_for: '4s' })]),
     );
     await clock.advance(10_000);
-    expect(reports).toEqual([]);
+    expect(reports()).toEqual([]);
     await clock.advance(4_000);
-    expect(reports.map((r) => r.status)).toEqual([{ healthy: true, timestamp: 14_000 }]);
+    expect(reports().map((r) => r.status)).toEqual([{ healthy: true, timestamp: 14_000 }]);
   });
 
   it('TestTracker (task restart): a restart before min_healthy_time restarts the wait from the new start', async () => {
@@ -78,13 +82,13 @@ describe('deployment health: the health_watcher hook', () => {
     await clock.advance(4_000);
     runner.send({ type: 'RESTART', task: 'web' });
     await clock.advance(6_000);
-    expect(reports).toEqual([]);
+    expect(reports()).toEqual([]);
     const restartedAt = runner.getState().taskStates.web!.startedAt!;
     expect(restartedAt).toBeGreaterThanOrEqual(4_000);
     await clock.advance(restartedAt + 10_000 - clock.now() - 1);
-    expect(reports).toEqual([]);
+    expect(reports()).toEqual([]);
     await clock.advance(1);
-    expect(reports.map((r) => r.status)).toEqual([{ healthy: true, timestamp: restartedAt + 10_000 }]);
+    expect(reports().map((r) => r.status)).toEqual([{ healthy: true, timestamp: restartedAt + 10_000 }]);
   });
 
   it('TestHealthHook_SetHealth_unhealthy (failed task): a task that fails makes the allocation unhealthy at once', async () => {
@@ -93,23 +97,23 @@ describe('deployment health: the health_watcher hook', () => {
     });
     const { clock, reports } = runWithHealth(spec);
     await clock.advance(2_000);
-    expect(reports).toEqual([
+    expect(reports()).toEqual([
       // Judged at the deadline, as Nomad does: the young but running cache task is not blamed.
-      { status: { healthy: false, timestamp: 2_000 }, taskEvents: { web: { type: 'Alloc Unhealthy', message: 'Unhealthy because of failed task' } } },
+      { status: { healthy: false, timestamp: 2_000 }, taskEvents: { web: unhealthy('Unhealthy because of failed task', 2_000) } },
     ]);
   });
 
   it('TestTracker_Checks_Unhealthy (deadline): not healthy by healthy_deadline is unhealthy, naming the task that held it back', async () => {
     const { clock, reports } = runWithHealth(allocOf([task('web', { run_for: '1h' })]), { minHealthyTime: 10_000, healthyDeadline: 8_000 });
     await clock.advance(8_000);
-    expect(reports).toEqual([
+    expect(reports()).toEqual([
       {
         status: { healthy: false, timestamp: 8_000 },
-        taskEvents: { web: { type: 'Alloc Unhealthy', message: 'Task not running for min_healthy_time of 10s by healthy_deadline of 8s' } },
+        taskEvents: { web: unhealthy('Task not running for min_healthy_time of 10s by healthy_deadline of 8s', 8_000) },
       },
     ]);
     await clock.advance(10_000);
-    expect(reports).toHaveLength(1);
+    expect(reports()).toHaveLength(1);
   });
 
   it('TestTracker_ConsulChecks_PendingPostStop_Healthy and _Succeeded_PostStart_Healthy: poststop and finished poststart tasks do not hold health back', async () => {
@@ -121,7 +125,7 @@ describe('deployment health: the health_watcher hook', () => {
       ]),
     );
     await clock.advance(10_000);
-    expect(reports.map((r) => r.status)).toEqual([{ healthy: true, timestamp: 10_000 }]);
+    expect(reports().map((r) => r.status)).toEqual([{ healthy: true, timestamp: 10_000 }]);
   });
 
   it('a prestart task that finished does not hold health back: the wait starts when the main task starts', async () => {
@@ -129,15 +133,30 @@ describe('deployment health: the health_watcher hook', () => {
       allocOf([task('init', { run_for: '1s' }, { lifecycle: { hook: 'prestart' } }), task('web', { run_for: '1h' })]),
     );
     await clock.advance(10_999);
-    expect(reports).toEqual([]);
+    expect(reports()).toEqual([]);
     await clock.advance(1);
-    expect(reports.map((r) => r.status)).toEqual([{ healthy: true, timestamp: 11_000 }]);
+    expect(reports().map((r) => r.status)).toEqual([{ healthy: true, timestamp: 11_000 }]);
+  });
+
+  it('TestHealthHook_BatchNoop: a batch allocation gets no health watcher, even with an update block', async () => {
+    const { clock, runner, reports } = runWithHealth(allocOf([task('job', { run_for: '30s' })], { type: 'batch' }));
+    await clock.advance(60_000);
+    expect(reports()).toEqual([]);
+    expect((await runner.done).deploymentStatus).toBeUndefined();
+  });
+
+  it('the final AllocState that done resolves with carries the deployment status', async () => {
+    const { clock, runner } = runWithHealth(allocOf([task('web', { run_for: '1h' })]));
+    await clock.advance(10_000);
+    runner.send({ type: 'KILL' });
+    await clock.advance(5_000);
+    expect((await runner.done).deploymentStatus).toEqual({ healthy: true, timestamp: 10_000 });
   });
 
   it('manual health_check runs no watcher', async () => {
     const { clock, reports } = runWithHealth(allocOf([task('web', { run_for: '1h' })]), { ...UPDATE, healthCheck: 'manual' });
     await clock.advance(600_000);
-    expect(reports).toEqual([]);
+    expect(reports()).toEqual([]);
   });
 
   it('TestHealthHook (markAllocStopped): an update that stops the allocation stops watching without a verdict', async () => {
@@ -146,6 +165,6 @@ describe('deployment health: the health_watcher hook', () => {
     await clock.advance(5_000);
     runner.send({ type: 'UPDATE', alloc: { ...spec, desiredStatus: 'stop', modifyIndex: 2 } });
     await clock.advance(400_000);
-    expect(reports).toEqual([]);
+    expect(reports()).toEqual([]);
   });
 });
