@@ -161,7 +161,7 @@ const allocRunnerBase = setup({
      */
     skipRun: enqueueActions(({ enqueue, context }) => {
       enqueue.assign({ killing: true });
-      for (const t of context.alloc.tasks) if (!isPoststop(t)) enqueue.sendTo(t.name, { type: 'KILL' } satisfies TaskRunnerEvent);
+      for (const t of context.alloc.tasks) if (!isPoststop(t)) enqueue.sendTo(t.name, { type: 'KILL', quiet: true } satisfies TaskRunnerEvent);
     }),
     /**
      * After a restore the last persisted snapshot may predate a decision the dead agent made (a kill it

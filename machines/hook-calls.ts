@@ -2,7 +2,7 @@
  * The shape of a hook call as the machines see it: which phase, which hook, what goes in and comes out.
  * The runtime turns these into calls on real TaskHook / AllocRunnerHook objects.
  */
-import type { AllocSpec, ExitResult, TaskEvent, TaskSpec, TaskState } from './model.ts';
+import type { AllocSpec, ExitResult, TaskDevice, TaskEvent, TaskMount, TaskSpec, TaskState } from './model.ts';
 
 /** Nomad's task hook phases (interfaces/task_lifecycle.go). */
 export type TaskHookPhase = 'prestart' | 'poststart' | 'preKilling' | 'exited' | 'update' | 'stop' | 'shutdown';
@@ -30,6 +30,9 @@ export interface HookCallOutput {
   env?: Record<string, string>;
   state?: unknown;
   done?: boolean;
+  /** Prestart only: host paths and devices the driver must give the task (Nomad's hookResources). */
+  mounts?: TaskMount[];
+  devices?: TaskDevice[];
   /** Events the hook emits (e.g. Task Setup, Downloading). */
   events?: Omit<TaskEvent, 'time' | 'displayMessage'>[];
 }

@@ -66,6 +66,19 @@ export interface AllocSpec {
   update?: UpdateStrategy;
 }
 
+/** A host path a prestart hook mounts into the task (Nomad's MountConfig). */
+export interface TaskMount {
+  hostPath: string;
+  taskPath: string;
+  readOnly?: boolean;
+}
+
+/** A host device a prestart hook exposes to the task (Nomad's DeviceConfig). */
+export interface TaskDevice {
+  hostPath: string;
+  taskPath: string;
+}
+
 /** Nomad's update block, as far as the client uses it. Durations are milliseconds. */
 export interface UpdateStrategy {
   /** How long every task must have been running, unbroken, to count as healthy (Nomad's default 10s). */

@@ -96,7 +96,7 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       if (event.type !== 'KILL') return {};
       let ev: TaskEvent | undefined = event.event;
       // Like the alloc runner's killTasks: a Killing event unless the task already finished.
-      if (!ev && context.taskState.finishedAt === undefined && !context.killRequested) {
+      if (!ev && !event.quiet && context.taskState.finishedAt === undefined && !context.killRequested) {
         ev = taskEvent(TaskEventType.Killing, clockNow(system), { killTimeout: killTimeoutOf(context) });
       }
       return { killRequested: true, stopReason: 'kill' as const, taskState: appendEvent(context.taskState, ev) };

@@ -94,7 +94,10 @@ export const taskRunnerHookSetup = taskRunnerBase.extend({
       if (p.phase !== 'prestart') return { taskState };
       return {
         taskState,
-        hookStates: { ...context.hookStates, [name]: { done: out.done === true, data: out.state, env: out.env } },
+        hookStates: {
+          ...context.hookStates,
+          [name]: { done: out.done === true, data: out.state, env: out.env, ...(out.mounts && { mounts: out.mounts }), ...(out.devices && { devices: out.devices }) },
+        },
         hookEnv: { ...context.hookEnv, ...(out.env ?? {}) },
       };
     }),

@@ -4,7 +4,7 @@
  */
 import type { HookPlan, TaskHookPhase } from './hook-calls.ts';
 import type { RestartDecisionKind, RestartTrackerState } from './restart-tracker.ts';
-import type { AllocSpec, ExitResult, JobType, RestartPolicy, TaskEvent, TaskSpec, TaskState } from './model.ts';
+import type { AllocSpec, ExitResult, JobType, RestartPolicy, TaskDevice, TaskEvent, TaskMount, TaskSpec, TaskState } from './model.ts';
 
 /** A driver's reattach handle, as JSON. */
 export type DriverHandleData = Record<string, unknown>;
@@ -14,6 +14,9 @@ export interface PrestartHookState {
   done: boolean;
   data?: unknown;
   env?: Record<string, string>;
+  /** What the hook asked the driver to mount and expose; kept for every later start. */
+  mounts?: TaskMount[];
+  devices?: TaskDevice[];
 }
 
 /** A command that did not apply, answered instead of dropped (Nomad returns ErrTaskNotRunning and the like). */
@@ -91,7 +94,8 @@ export interface TaskRunnerContext {
 
 /** The events a task runner hears: the public commands (CONTRACT.md), its alloc's, and its children's answers. */
 export type TaskRunnerEvent =
-  | { type: 'KILL'; event?: TaskEvent }
+  /** `quiet`: no Killing event (a task of a server-terminal alloc that never starts, as Nomad's shouldShutdown). */
+  | { type: 'KILL'; event?: TaskEvent; quiet?: boolean }
   | { type: 'RESTART'; failure?: boolean; force?: boolean; event?: TaskEvent }
   | { type: 'UPDATE'; alloc: AllocSpec }
   | { type: 'SIGNAL'; signal: string }
@@ -124,6 +128,9 @@ export interface DriverCallInput {
   handle?: DriverHandleData;
   /** Which start this is (`startAttempt`): the same number when a start runs again after a crash. */
   attempt?: number;
+  /** Mounts and devices from the prestart hooks, in hook order (driver:start only). */
+  mounts?: TaskMount[];
+  devices?: TaskDevice[];
 }
 
 /** `driver:shutdown`: the kill signal, and how long the driver may wait before it escalates. */

@@ -46,7 +46,7 @@ import { newTaskState } from './task-events.ts';
 import { newRestartTracker } from './restart-tracker.ts';
 import { DEFAULT_KILL_SIGNAL, DEFAULT_MAX_KILL_TIMEOUT, defaultRestartPolicy, killTimeoutOf } from './model.ts';
 import { taskRunnerSetup } from './task-runner-actions.ts';
-import type { TaskRunnerContext } from './task-runner-types.ts';
+import type { DriverCallInput, TaskRunnerContext } from './task-runner-types.ts';
 
 type Entry = 'taskSetup' | 'takeUpdate' | 'markRunComplete';
 
@@ -83,6 +83,14 @@ const driverInput = ({ context }: { context: TaskRunnerContext }) => ({
   hookEnv: context.hookEnv,
   handle: context.handle,
 });
+
+/** Every prestart hook's mounts and devices, in hook order (Nomad's hookResources), for driver:start. */
+function hookResourcesOf(hookStates: TaskRunnerContext['hookStates']): Pick<DriverCallInput, 'mounts' | 'devices'> {
+  const states = Object.values(hookStates);
+  const mounts = states.flatMap((h) => h.mounts ?? []);
+  const devices = states.flatMap((h) => h.devices ?? []);
+  return { ...(mounts.length > 0 && { mounts }), ...(devices.length > 0 && { devices }) };
+}
 
 const rejectNotRunning = (why: string) => ({ actions: { type: 'reject' as const, params: { code: 'ErrTaskNotRunning' as const, why } } });
 
@@ -145,7 +153,13 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
           invoke: {
             id: 'driver:start',
             src: 'driverStart',
-            input: ({ context }) => ({ allocId: context.allocId, task: context.task, hookEnv: context.hookEnv, attempt: context.startAttempt }),
+            input: ({ context }) => ({
+              allocId: context.allocId,
+              task: context.task,
+              hookEnv: context.hookEnv,
+              attempt: context.startAttempt,
+              ...hookResourcesOf(context.hookStates),
+            }),
             onDone: [
               // A kill that arrived while the driver was starting is honoured once the workload runs.
               { guard: 'killRequested', target: '#task.running.killing', actions: 'markStarted' },

@@ -3,7 +3,7 @@
  * so every driver works under both. Every method is bounded by its AbortSignal and idempotent.
  */
 import type { Observable } from 'rxjs';
-import type { ExitResult, LogConfig, TaskSpec } from '../jobspec/types.ts';
+import type { ExitResult, LogConfig, TaskDevice, TaskMount, TaskSpec } from '../jobspec/types.ts';
 import type { Clock } from './clock.ts';
 
 export type { ExitResult };
@@ -130,6 +130,10 @@ export interface DriverContext {
    * one spawned instead of spawning another.
    */
   attempt?: number;
+  /** Host paths prestart hooks asked to mount into the task, in hook order. */
+  mounts?: readonly TaskMount[];
+  /** Host devices prestart hooks asked to expose to the task. */
+  devices?: readonly TaskDevice[];
 }
 
 /** A task driver (Nomad's driver plugin): a factory of controllers, one per task attempt. */

@@ -5,7 +5,7 @@
  */
 import type { Observable } from 'rxjs';
 import type { DriverNetwork, ExecResult, ResourceUsage } from '../drivers/controller.ts';
-import type { AllocSpec, TaskSpec, TaskState } from '../jobspec/types.ts';
+import type { AllocSpec, TaskDevice, TaskMount, TaskSpec, TaskState } from '../jobspec/types.ts';
 
 /** The environment a hook sees: interpolated variables, frozen. */
 export type HookEnv = Readonly<Record<string, string>>;
@@ -23,8 +23,10 @@ export interface TaskPrestartRequest {
 /** Filled in by a prestart hook. `done` skips the hook on later starts while keeping its `env`. */
 export interface TaskPrestartResponse {
   env?: Record<string, string>;
-  mounts?: { hostPath: string; taskPath: string; readOnly?: boolean }[];
-  devices?: { hostPath: string; taskPath: string }[];
+  /** Host paths the driver must mount into the task; kept for every later start. */
+  mounts?: TaskMount[];
+  /** Host devices the driver must expose to the task. */
+  devices?: TaskDevice[];
   state?: unknown;
   done?: boolean;
   /** Task events to record, e.g. `{ type: 'Task Setup', message: 'Building Task Directory' }`. */

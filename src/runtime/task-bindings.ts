@@ -67,8 +67,24 @@ export function checkHookNames(hooks: { name: string }[], where: string): void {
   }
 }
 
-function driverContext(r: RunnerBindings, task: TaskSpec, hookEnv: Record<string, string>, attempt?: number): DriverContext {
-  return { ...(attempt !== undefined ? { attempt } : {}), allocId: r.allocId, env: r.envFor(task, hookEnv), taskDir: r.taskDirOf(task), allocDir: r.allocDir, logs: task.logs, clock: r.clock };
+function driverContext(
+  r: RunnerBindings,
+  task: TaskSpec,
+  hookEnv: Record<string, string>,
+  start: Pick<DriverCallInput, 'attempt' | 'mounts' | 'devices'> = {},
+): DriverContext {
+  return {
+    ...(start.attempt !== undefined && { attempt: start.attempt }),
+    allocId: r.allocId,
+    env: r.envFor(task, hookEnv),
+    taskDir: r.taskDirOf(task),
+    allocDir: r.allocDir,
+    logs: task.logs,
+    clock: r.clock,
+    // Prestart hooks' mounts and devices (Nomad's hookResources), for the driver to apply.
+    ...(start.mounts && { mounts: start.mounts }),
+    ...(start.devices && { devices: start.devices }),
+  };
 }
 
 function driverOf(r: RunnerBindings, task: TaskSpec): Driver {
@@ -112,7 +128,15 @@ const hook = fromPromise<HookCallOutput, HookCallInput>(async ({ input, signal, 
       const res: TaskPrestartResponse = {};
       const resources = Object.freeze({ ...task.resources });
       await h.prestart!({ task, taskDir: r.taskDirOf(task), env: env(), previousState: input.previousState, resources }, res, signal);
-      return { env: res.env, state: res.state, done: res.done, events: res.events };
+      return {
+        env: res.env,
+        state: res.state,
+        done: res.done,
+        events: res.events,
+        // Copied as plain data: the response object belongs to the hook.
+        ...(res.mounts && { mounts: res.mounts.map((m) => ({ ...m })) }),
+        ...(res.devices && { devices: res.devices.map((d) => ({ ...d })) }),
+      };
     }
     case 'poststart': {
       const ctrl = r.controllers.get(task.name);
@@ -152,7 +176,7 @@ const driverStart = fromPromise<DriverStartOutput, DriverCallInput>(async ({ inp
     // Nomad: a driver config that cannot be interpolated fails validation and is never retried.
     throw new DriverStartError(`task ${JSON.stringify(input.task.name)}: ${(err as Error).message}`, false, 'Failed Validation');
   }
-  const ctrl = driverOf(r, task).controller(task, driverContext(r, task, input.hookEnv, input.attempt));
+  const ctrl = driverOf(r, task).controller(task, driverContext(r, task, input.hookEnv, input));
   r.controllers.set(input.task.name, ctrl);
   try {
     await ctrl.prepare(signal);
