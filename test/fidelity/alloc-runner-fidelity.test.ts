@@ -11,14 +11,8 @@ import type { AllocSpec, TaskEvent, TaskSpec } from '../../src/jobspec/types.ts'
 import { createAllocRunner, type AllocRunner, type AllocRunnerOptions } from '../../src/runtime/create-alloc-runner.ts';
 import { recordingAllocHook, type HookCall } from '../../src/testing/hook-recorder.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+import { task } from './mock-task.ts';
 
-const task = (name: string, config: Record<string, unknown>, extra: Partial<TaskSpec> = {}): TaskSpec => ({
-  name,
-  driver: 'mock',
-  config,
-  killTimeout: 1_000,
-  ...extra,
-});
 
 function alloc(tasks: TaskSpec[], extra: Partial<AllocSpec> = {}): AllocSpec {
   return { id: 'a1', job: 'web', group: 'g', type: 'service', tasks, ...extra };

@@ -7,6 +7,7 @@ import { ALLOC_UNHEALTHY, type HealthReport, type UpdateStrategy } from '../../s
 import type { AllocSpec, TaskSpec } from '../../src/jobspec/types.ts';
 import { createAllocRunner, type AllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+import { task } from './mock-task.ts';
 
 const UPDATE: UpdateStrategy = { minHealthyTime: 10_000, healthyDeadline: 300_000 };
 
@@ -22,13 +23,6 @@ function allocOf(tasks: TaskSpec[], extra: Partial<AllocSpec> = {}): AllocSpec {
   };
 }
 
-const task = (name: string, config: Record<string, unknown>, extra: Partial<TaskSpec> = {}): TaskSpec => ({
-  name,
-  driver: 'mock',
-  config,
-  killTimeout: 1_000,
-  ...extra,
-});
 
 /**
  * Starts the allocation with its update block through createAllocRunner; `reports` reads the public state:
