@@ -2,6 +2,7 @@
 export { createTaskRunner, type TaskRunner, type TaskRunnerOptions } from './runtime/create-task-runner.ts';
 export { createAllocRunner, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './runtime/create-alloc-runner.ts';
 export type { AllocRunnerEvent, AllocCommandRejection, AllocRunnerActor } from '../machines/alloc-runner.ts';
+export type { RunnerRejection } from './runtime/create-alloc-runner.ts';
 export { AllocStatsReporter, type AllocResourceUsage } from './runtime/alloc-stats.ts';
 export type { TaskRunnerEvent, CommandRejection, TaskRunnerActor } from '../machines/task-runner.ts';
 export { TaskEventType } from '../machines/task-events.ts';

@@ -2,7 +2,7 @@
  * What `allocrun run` shows while allocations run: a task table redrawn in place on a terminal, one line
  * per task event when output is a pipe or file, or one JSON object per event and state change (`--json`).
  */
-import type { AllocCommandRejection } from '../runtime/create-alloc-runner.ts';
+import type { RunnerRejection } from '../runtime/create-alloc-runner.ts';
 import type { AllocSpec, AllocState, ClientStatus, TaskEvent, TaskState } from '../jobspec/types.ts';
 import { clockTime, columns, inRunOrder, lifecycleWord, shortId, taskStateWord, visibleLength } from './format.ts';
 
@@ -31,7 +31,7 @@ export interface RunView {
   start(info: StartInfo): void;
   taskEvent(alloc: AllocSpec, task: string, event: TaskEvent): void;
   state(alloc: AllocSpec, state: AllocState): void;
-  rejection(alloc: AllocSpec, rejection: AllocCommandRejection): void;
+  rejection(alloc: AllocSpec, rejection: RunnerRejection): void;
   /** A line a task wrote, for views that show output (the table); undefined: the view does not want them. */
   output?(alloc: AllocSpec, task: string, line: { stream: 'stdout' | 'stderr'; line: string }): void;
   /** A message from the CLI itself (a signal received, a save that failed). */

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { BehaviorSubject, Subject, map, throwError, type Observable } from 'rxjs';
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { TaskRunnerActor } from '../../machines/task-runner.ts';
+import type { CommandRejection } from '../../machines/task-runner.ts';
 import { allocStateOf, type AllocCommandRejection, type AllocRunnerActor, type AllocRunnerEvent } from '../../machines/alloc-runner.ts';
 import type { HookPlan } from '../../machines/hook-calls.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
@@ -31,7 +32,10 @@ import { checkHookNames, hookPlanOf } from './task-bindings.ts';
 import { taskLogs } from './task-logs.ts';
 
 /** The commands a runner takes and the record of one it refused, for callers above the runtime. */
-export type { AllocCommandRejection, AllocRunnerEvent };
+export type { AllocCommandRejection, AllocRunnerEvent, CommandRejection };
+
+/** A command the alloc (unknown task, not running, restart under way) or one of its tasks (killing, complete) refused. */
+export type RunnerRejection = AllocCommandRejection | CommandRejection;
 
 export interface AllocRunnerOptions {
   /** Drivers by name; `mock` and `raw_exec` are always there unless replaced. */
@@ -75,8 +79,8 @@ export interface AllocRunner {
   readonly events$: Observable<{ task: string; event: TaskEvent }>;
   /** The alloc state, current value first. */
   readonly state$: Observable<AllocState>;
-  /** Commands the alloc or a task could not apply. */
-  readonly rejections$: Observable<AllocCommandRejection>;
+  /** Commands the alloc or a task could not apply (a task's own codes include ErrTaskKilling and the like). */
+  readonly rejections$: Observable<RunnerRejection>;
   /** Latest resource usage per task and summed for the allocation (Nomad's AllocStatsReporter). */
   latestAllocStats(taskFilter?: string): AllocResourceUsage;
   readonly stats$: Observable<AllocResourceUsage>;
@@ -169,7 +173,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
 
   const state$ = new BehaviorSubject<AllocState>(allocStateOf(actor.getSnapshot().context));
   const events$ = new Subject<{ task: string; event: TaskEvent }>();
-  const rejections$ = new Subject<AllocCommandRejection>();
+  const rejections$ = new Subject<RunnerRejection>();
   const seen: Record<string, number> = {};
   let resolveDone!: (s: AllocState) => void;
   let rejectDone!: (e: unknown) => void;

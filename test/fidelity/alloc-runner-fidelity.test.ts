@@ -5,7 +5,7 @@
  * (alloc_runner_test.go, task_runner_test.go) it mirrors.
  */
 import { describe, expect, it } from 'vitest';
-import type { AllocCommandRejection } from '../../machines/alloc-runner-types.ts';
+import type { RunnerRejection } from '../../src/runtime/create-alloc-runner.ts';
 import type { AllocRunnerHook, TaskHook, TaskPrestartResponse } from '../../src/hooks/types.ts';
 import type { AllocSpec, TaskEvent, TaskSpec } from '../../src/jobspec/types.ts';
 import { createAllocRunner, type AllocRunner, type AllocRunnerOptions } from '../../src/runtime/create-alloc-runner.ts';
@@ -30,7 +30,7 @@ function start(spec: AllocSpec, opts: AllocRunnerOptions & { hookImpl?: Paramete
     allocHooks: [recordingAllocHook('rec', log, hookImpl)],
     ...rest,
   });
-  const rejections: AllocCommandRejection[] = [];
+  const rejections: RunnerRejection[] = [];
   runner.rejections$.subscribe((r) => rejections.push(r));
   runner.start();
   const calls = () => log.map((c) => c.method);

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Subscription } from 'rxjs';
 import { z } from 'zod';
 import type { LogLine } from '../../drivers/controller.ts';
-import type { AllocCommandRejection, AllocRunner, AllocRunnerEvent } from '../../runtime/create-alloc-runner.ts';
+import type { RunnerRejection, AllocRunner, AllocRunnerEvent } from '../../runtime/create-alloc-runner.ts';
 import { allocStatsJson } from '../alloc-json.ts';
 import { HttpError, notFound, type ApiContext } from '../context.ts';
 import type { AllocEntry } from '../job-registry.ts';
@@ -24,7 +24,7 @@ function checkTask(alloc: AllocEntry, task: string | undefined): void {
 
 /** Sends a command and answers 400 with the runner's own words when it refuses it (a task that is not running). */
 function command(runner: AllocRunner, send: () => void): void {
-  const refused: AllocCommandRejection[] = [];
+  const refused: RunnerRejection[] = [];
   const sub = runner.rejections$.subscribe((r) => refused.push(r));
   try {
     send();
