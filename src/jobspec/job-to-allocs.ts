@@ -6,6 +6,7 @@
 import { defaultRestartPolicy } from '../../machines/model.ts';
 import type { AllocSpec, RestartPolicy, TaskSpec } from './types.ts';
 import type { JobBody, RestartBody, TaskBody } from './jobspec-schema.ts';
+import { clientUpdateOf, mergeUpdate } from './update-strategy.ts';
 
 const MB = 1024 * 1024;
 
@@ -16,6 +17,7 @@ export function jobToAllocs(jobName: string, job: JobBody): AllocSpec[] {
     const restart = mergeRestart(defaultRestartPolicy(job.type), group.restart);
     const tasks = Object.entries(group.task).map(([name, task]) => toTaskSpec(name, task, restart));
     const meta = job.meta || group.meta ? { ...job.meta, ...group.meta } : undefined;
+    const update = clientUpdateOf(job.type, mergeUpdate(job.update, group.update));
     for (let index = 0; index < group.count; index++) {
       allocs.push(
         structuredClone({
@@ -27,6 +29,7 @@ export function jobToAllocs(jobName: string, job: JobBody): AllocSpec[] {
           ...(meta && { meta }),
           restart,
           ...(group.shutdown_delay !== undefined && { shutdownDelay: group.shutdown_delay }),
+          ...(update && { update }),
           tasks,
         } satisfies AllocSpec),
       );

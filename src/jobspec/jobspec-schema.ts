@@ -23,10 +23,10 @@ export const MAX_COUNT = 1000;
  * discovery, secrets): a job file written for Nomad still loads, with a warning naming each.
  */
 export const IGNORED_KEYS = {
-  job: ['id', 'name', 'region', 'priority', 'all_at_once', 'update', 'constraint', 'affinity', 'spread', 'migrate',
+  job: ['id', 'name', 'region', 'priority', 'all_at_once', 'constraint', 'affinity', 'spread', 'migrate',
     'reschedule', 'multiregion', 'periodic', 'parameterized', 'vault', 'consul', 'node_pool', 'ui', 'vault_token',
     'consul_token'],
-  group: ['network', 'service', 'update', 'reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
+  group: ['network', 'service', 'reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
     'scaling', 'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
     'prevent_reschedule_on_lost'],
   task: ['user', 'service', 'template', 'artifact', 'vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
@@ -114,11 +114,32 @@ const taskSchema = z.strictObject({
   ...ignored(IGNORED_KEYS.task),
 });
 
+/** Nomad's `health_check` modes for deployments. */
+export const HEALTH_CHECKS = ['checks', 'task_states', 'manual'] as const;
+
+/**
+ * The `update` block (job or group level; the group's fields win). The client acts on the health fields
+ * (min_healthy_time, healthy_deadline, health_check); the rollout fields are the server's and are warned
+ * about by the rules when set. `max_parallel = 0` turns deployments off, as in Nomad.
+ */
+export const updateSchema = z.strictObject({
+  max_parallel: int(0).optional(),
+  health_check: z.enum(HEALTH_CHECKS).optional(),
+  min_healthy_time: durationSchema.optional(),
+  healthy_deadline: durationSchema.optional(),
+  progress_deadline: durationSchema.optional(),
+  auto_revert: z.boolean().optional(),
+  auto_promote: z.boolean().optional(),
+  canary: int(0).optional(),
+  stagger: durationSchema.optional(),
+});
+
 const groupSchema = z.strictObject({
   count: int(0, MAX_COUNT).default(1),
   restart: restartSchema.optional(),
   shutdown_delay: durationSchema.optional(),
   meta: stringMapSchema.optional(),
+  update: updateSchema.optional(),
   // Optional here so a missing one is reported once, by the rules, as "needs at least one task".
   task: z.record(z.string(), taskSchema).default({}),
   ...ignored(IGNORED_KEYS.group),
@@ -130,6 +151,7 @@ export const jobSchema = z.strictObject({
   namespace: z.string().min(1, 'must not be empty').optional(),
   datacenters: z.array(z.string()).optional(),
   meta: stringMapSchema.optional(),
+  update: updateSchema.optional(),
   group: z.record(z.string(), groupSchema).default({}),
   ...ignored(IGNORED_KEYS.job),
 });
@@ -140,6 +162,8 @@ export type JobBody = z.output<typeof jobSchema>;
 export type GroupBody = z.output<typeof groupSchema>;
 /** One parsed task. */
 export type TaskBody = z.output<typeof taskSchema>;
+/** One parsed update block (partial: merged later). */
+export type UpdateBody = z.output<typeof updateSchema>;
 /** One parsed restart block (partial: merged later). */
 export type RestartBody = z.output<typeof restartSchema>;
 
@@ -148,6 +172,7 @@ const KEYS = {
   group: Object.keys(groupSchema.shape),
   task: Object.keys(taskSchema.shape),
   restart: Object.keys(restartSchema.shape),
+  update: Object.keys(updateSchema.shape),
   logs: Object.keys(logsSchema.shape),
   resources: Object.keys(resourcesSchema.shape),
   lifecycle: ['hook', 'sidecar'],
@@ -162,6 +187,7 @@ export function jobKeysAt(path: readonly PathSegment[]): readonly string[] {
     if (level === 'job' && seg === 'group') [level, i] = ['group', i + 2];
     else if (level === 'group' && seg === 'task') [level, i] = ['task', i + 2];
     else if ((level === 'group' || level === 'task') && seg === 'restart') [level, i] = ['restart', i + 1];
+    else if ((level === 'job' || level === 'group') && seg === 'update') [level, i] = ['update', i + 1];
     else if (level === 'task' && (seg === 'logs' || seg === 'resources' || seg === 'lifecycle')) [level, i] = [seg, i + 1];
     else return [];
   }

@@ -28,6 +28,12 @@ const RESTART: Table = {
   Attempts: ['attempts'], Interval: ['interval', 'ns'], Delay: ['delay', 'ns'], Mode: ['mode'], RenderTemplates: ['render_templates'],
 };
 
+const UPDATE: Table = {
+  MaxParallel: ['max_parallel'], HealthCheck: ['health_check'], MinHealthyTime: ['min_healthy_time', 'ns'],
+  HealthyDeadline: ['healthy_deadline', 'ns'], ProgressDeadline: ['progress_deadline', 'ns'], AutoRevert: ['auto_revert'],
+  AutoPromote: ['auto_promote'], Canary: ['canary'], Stagger: ['stagger', 'ns'],
+};
+
 const TASK: Table = {
   Driver: ['driver'], Config: ['config'], Env: ['env'], Meta: ['meta'], Leader: ['leader'],
   Lifecycle: ['lifecycle', { Hook: ['hook'], Sidecar: ['sidecar'] }],
@@ -46,7 +52,7 @@ const TASK: Table = {
 
 const GROUP: Table = {
   Count: ['count'], RestartPolicy: ['restart', RESTART], ShutdownDelay: ['shutdown_delay', 'ns'], Meta: ['meta'],
-  Networks: ['network'], Services: ['service'], Update: ['update'], ReschedulePolicy: ['reschedule'],
+  Networks: ['network'], Services: ['service'], Update: ['update', UPDATE], ReschedulePolicy: ['reschedule'],
   EphemeralDisk: ['ephemeral_disk'], Constraints: ['constraint'], Affinities: ['affinity'], Spreads: ['spread'],
   Migrate: ['migrate'], Scaling: ['scaling'], Volumes: ['volume'], Consul: ['consul'], Vault: ['vault'],
   StopAfterClientDisconnect: ['stop_after_client_disconnect', 'ns'], MaxClientDisconnect: ['max_client_disconnect', 'ns'],
@@ -55,7 +61,7 @@ const GROUP: Table = {
 
 const JOB: Table = {
   Type: ['type'], Namespace: ['namespace'], Datacenters: ['datacenters'], Meta: ['meta'], Region: ['region'],
-  Priority: ['priority'], AllAtOnce: ['all_at_once'], Update: ['update'], Constraints: ['constraint'],
+  Priority: ['priority'], AllAtOnce: ['all_at_once'], Update: ['update', UPDATE], Constraints: ['constraint'],
   Affinities: ['affinity'], Spreads: ['spread'], Migrate: ['migrate'], Reschedule: ['reschedule'],
   Multiregion: ['multiregion'], Periodic: ['periodic'], ParameterizedJob: ['parameterized'], Vault: ['vault'],
   Consul: ['consul'], NodePool: ['node_pool'], UI: ['ui'],

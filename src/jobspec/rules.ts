@@ -7,7 +7,8 @@
 import { defaultRestartPolicy, formatDuration } from '../../machines/model.ts';
 import type { JobType, RestartPolicy } from './types.ts';
 import { envKeyProblem } from './env-names.ts';
-import { JOB_TYPES, restartSchema } from './jobspec-schema.ts';
+import { JOB_TYPES, restartSchema, updateSchema, type UpdateBody } from './jobspec-schema.ts';
+import { DEFAULT_UPDATE, ROLLOUT_FIELDS, deploymentsEnabled, mergeUpdate, updateProblems } from './update-strategy.ts';
 import { isPlainObject, type NormalizedJob, type Report } from './normalize.ts';
 import type { PathSegment } from './spec-error.ts';
 
@@ -28,6 +29,46 @@ export function checkJobRules(job: NormalizedJob, report: Report): void {
   for (const [name, group] of Object.entries(groups)) {
     if (isPlainObject(group)) checkGroup(group, [...path, 'group', name], type, report);
   }
+  checkUpdates(job.body, path, type, report);
+}
+
+/**
+ * Nomad's update rules on each merged block (group over job): only service and system jobs may have
+ * deployments, and the health timings must fit (UpdateStrategy.Validate). Rollout fields are warned about.
+ */
+function checkUpdates(body: Record<string, unknown>, path: PathSegment[], type: JobType | undefined, report: Report): void {
+  const jobUpdate = partialUpdate(body['update']);
+  if (jobUpdate === null) return; // its own fields are wrong: the schema reports them
+  const blocks: [PathSegment[], UpdateBody | undefined][] = [];
+  if (body['update'] !== undefined) blocks.push([[...path, 'update'], undefined]);
+  const groups = isPlainObject(body['group']) ? body['group'] : {};
+  for (const [name, group] of Object.entries(groups)) {
+    if (!isPlainObject(group) || group['update'] === undefined) continue;
+    const own = partialUpdate(group['update']);
+    if (own !== null) blocks.push([[...path, 'group', name, 'update'], own]);
+  }
+  for (const [at, own] of blocks) {
+    const merged = mergeUpdate(jobUpdate, own)!;
+    const written = own ?? jobUpdate ?? {};
+    for (const field of ROLLOUT_FIELDS) {
+      if (written[field] !== undefined && written[field] !== DEFAULT_UPDATE[field]) report.warnings.push({ path: [...at, field], message: `ignored: "${field}" steers a rollout across nodes, which allocrun (one node) does not do` });
+    }
+    if (!deploymentsEnabled(merged)) continue;
+    if (type && type !== 'service' && type !== 'system') {
+      report.problems.push({ path: at, message: `job type "${type}" does not allow an update block (only service and system jobs have deployments)` });
+      continue;
+    }
+    for (const p of updateProblems(merged)) {
+      report.problems.push({ path: p.field && written[p.field] !== undefined ? [...at, p.field] : at, message: p.message });
+    }
+  }
+}
+
+/** The fields an update block sets; undefined for no block, null when the block itself is invalid. */
+function partialUpdate(raw: unknown): UpdateBody | undefined | null {
+  if (raw === undefined) return undefined;
+  const parsed = updateSchema.safeParse(raw);
+  return parsed.success ? parsed.data : null;
 }
 
 function checkGroup(group: Record<string, unknown>, path: PathSegment[], type: JobType | undefined, report: Report): void {

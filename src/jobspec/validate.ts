@@ -5,7 +5,7 @@
 import { constants as osConstants } from 'node:os';
 import { z } from 'zod';
 import type { AllocSpec } from './types.ts';
-import { JOB_TYPES, LIFECYCLE_HOOKS, RESTART_MODES } from './jobspec-schema.ts';
+import { HEALTH_CHECKS, JOB_TYPES, LIFECYCLE_HOOKS, RESTART_MODES } from './jobspec-schema.ts';
 import { envKeyProblem } from './env-names.ts';
 import { unsafeNameReason, type NameKind } from './names.ts';
 import { SpecError, formatPath, type PathSegment } from './spec-error.ts';
@@ -56,6 +56,10 @@ const taskSpec = z.strictObject({
   resources: z.record(z.string(), z.unknown()).optional(),
 });
 
+const updateStrategy = z
+  .strictObject({ minHealthyTime: ms, healthyDeadline: ms, healthCheck: z.enum(HEALTH_CHECKS).optional() })
+  .refine((u) => u.minHealthyTime < u.healthyDeadline, { message: 'minHealthyTime must be less than healthyDeadline' });
+
 const allocSpec = z.strictObject({
   id: safeName('alloc id'),
   job: safeName('job'),
@@ -66,7 +70,8 @@ const allocSpec = z.strictObject({
   restart: restartPolicy.optional(),
   shutdownDelay: ms.optional(),
   tasks: z.array(taskSpec).min(1, 'an allocation needs at least one task'),
-  desiredStatus: z.enum(['run', 'stop']).optional(),
+  desiredStatus: z.enum(['run', 'stop', 'evict']).optional(),
+  update: updateStrategy.optional(),
   modifyIndex: count(0).optional(),
 });
 
@@ -78,6 +83,7 @@ function keysAt(path: readonly PathSegment[]): readonly string[] {
   if (last === 'restart') return Object.keys(restartPolicy.shape);
   if (last === 'lifecycle') return ['hook', 'sidecar'];
   if (last === 'logs') return ['maxFiles', 'maxFileSize'];
+  if (path.length === 1 && last === 'update') return Object.keys(updateStrategy.shape);
   return [];
 }
 

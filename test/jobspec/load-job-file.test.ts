@@ -154,7 +154,7 @@ describe('allocations from a job', () => {
   it('loads a Nomad job with blocks allocrun ignores, warning about each', async () => {
     const { allocs, warnings } = await parseJob(
       jobWith({
-        job: 'priority = 50\nupdate {\n max_parallel = 1\n}',
+        job: 'priority = 50\nmigrate {\n max_parallel = 1\n}',
         group: 'network {\n port "http" {}\n}\nservice {\n name = "x"\n}\nephemeral_disk {\n size = 300\n}',
         task: 'driver = "mock"\nconstraint {\n attribute = "x"\n}\nconstraint {\n attribute = "y"\n}',
       }),
@@ -163,7 +163,7 @@ describe('allocations from a job', () => {
     expect(allocs).toHaveLength(1);
     expect(warnings.map((w) => w.path)).toEqual([
       'job.j.priority',
-      'job.j.update',
+      'job.j.migrate',
       'job.j.group.g.network',
       'job.j.group.g.service',
       'job.j.group.g.ephemeral_disk',
