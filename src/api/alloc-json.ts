@@ -15,7 +15,7 @@ export interface AllocView {
   /** The instance number within its group (`web.api[0]`). */
   index: number;
   jobVersion: number;
-  desired: 'run' | 'stop';
+  desired: 'run' | 'stop' | 'evict';
   desiredDescription: string;
   createIndex: number;
   modifyIndex: number;
@@ -61,14 +61,19 @@ function taskStateJson(ts: TaskState): Json {
   };
 }
 
-/** Nomad's DeploymentStatus for a service allocation: healthy once every main task runs, unhealthy once it failed. */
+/**
+ * Nomad's DeploymentStatus: null for an allocation outside a deployment (no update block, or a batch job);
+ * otherwise the health_watcher's verdict, with `Healthy` null until it has one.
+ */
 function deploymentStatus(a: AllocView): Json | null {
-  if (a.spec.type !== 'service' && a.spec.type !== 'system') return null;
-  const { clientStatus, taskStates } = a.state;
-  const mains = a.spec.tasks.filter((t) => !t.lifecycle);
-  const healthy = clientStatus === 'failed' ? false : clientStatus === 'running' && mains.every((t) => taskStates[t.name]?.state === 'running') ? true : null;
-  if (healthy === null) return null;
-  return { Healthy: healthy, Timestamp: new Date(a.modifyTime).toISOString(), Canary: false, ModifyIndex: a.modifyIndex };
+  if (!a.spec.update || (a.spec.type !== 'service' && a.spec.type !== 'system')) return null;
+  const verdict = a.state.deploymentStatus;
+  return {
+    Healthy: verdict ? verdict.healthy : null,
+    Timestamp: new Date(verdict ? verdict.timestamp : a.modifyTime).toISOString(),
+    Canary: false,
+    ModifyIndex: a.modifyIndex,
+  };
 }
 
 /** `job.group[index]`, Nomad's allocation name. */

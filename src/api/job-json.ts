@@ -45,6 +45,14 @@ function restartJson(r: GroupBody['restart']): Json | undefined {
   return compact({ Attempts: r.attempts, Interval: ns(r.interval), Delay: ns(r.delay), Mode: r.mode, RenderTemplates: r.render_templates });
 }
 
+function updateJson(u: GroupBody['update']): Json | undefined {
+  if (!u) return undefined;
+  return compact({
+    MaxParallel: u.max_parallel, HealthCheck: u.health_check, MinHealthyTime: ns(u.min_healthy_time), HealthyDeadline: ns(u.healthy_deadline),
+    ProgressDeadline: ns(u.progress_deadline), AutoRevert: u.auto_revert, AutoPromote: u.auto_promote, Canary: u.canary, Stagger: ns(u.stagger),
+  });
+}
+
 function taskJson(name: string, t: TaskBody): Json {
   const r = t.resources;
   return compact({
@@ -75,8 +83,9 @@ function groupJson(name: string, g: GroupBody): Json {
     RestartPolicy: restartJson(g.restart),
     ShutdownDelay: ns(g.shutdown_delay),
     Meta: g.meta,
+    Update: updateJson(g.update),
     Tasks: Object.entries(g.task).map(([taskName, t]) => taskJson(taskName, t)),
-    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'task']),
+    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'update', 'task']),
   });
 }
 
@@ -89,7 +98,8 @@ export function jobToApiJson(name: string, job: JobBody): Json {
     Namespace: job.namespace,
     Datacenters: job.datacenters,
     Meta: job.meta,
+    Update: updateJson(job.update),
     TaskGroups: Object.entries(job.group).map(([groupName, g]) => groupJson(groupName, g)),
-    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'meta', 'group', 'id', 'name']),
+    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'meta', 'update', 'group', 'id', 'name']),
   });
 }

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatProblem } from '../../src/jobspec/index.ts';
 import { loadJob } from '../../src/jobspec/load-job-file.ts';
-import { call, startAgent, stream, waitForAllocs, type AgentProcess, type Alloc } from './agent-process.ts';
+import { call, callAnnounced, startAgent, stream, waitForAllocs, type AgentProcess, type Alloc } from './agent-process.ts';
 
 /** A Nomad API job whose task runs `script` under /bin/sh (one group `g`, one task `t`). */
-function apiJob(id: string, script: string, extra: { count?: number; killTimeoutNs?: number; meta?: Record<string, string>; type?: string } = {}) {
+function apiJob(id: string, script: string, extra: { count?: number; killTimeoutNs?: number; meta?: Record<string, string>; type?: string; update?: Record<string, unknown> } = {}) {
   return {
     Job: {
-      ID: id, Name: id, Type: extra.type ?? 'service',
+      ID: id, Name: id, Type: extra.type ?? 'service', ...(extra.update && { Update: extra.update }),
       TaskGroups: [{
         Name: 'g', Count: extra.count ?? 1,
         Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/sh', args: ['-c', script] }, KillTimeout: extra.killTimeoutNs ?? 1e9, ...(extra.meta && { Meta: extra.meta }) }],
@@ -58,11 +58,20 @@ describe('the agent HTTP API', { timeout: 60_000 }, () => {
     expect(res.json()).toMatchObject({ EvalID: expect.any(String), JobModifyIndex: expect.any(Number), Warnings: '' });
     const [alloc] = await waitForAllocs(agent.socket, '/v1/job/plain/allocations', running('plain'));
     const full = (await call(agent.socket, 'GET', `/v1/allocation/${alloc!.ID}`)).json();
-    expect(full).toMatchObject({ ID: alloc!.ID, Name: 'plain.g[0]', JobID: 'plain', TaskGroup: 'g', DesiredStatus: 'run', ClientStatus: 'running', DeploymentStatus: { Healthy: true }, Job: { ID: 'plain', Version: 0 } });
+    expect(full).toMatchObject({ ID: alloc!.ID, Name: 'plain.g[0]', JobID: 'plain', TaskGroup: 'g', DesiredStatus: 'run', ClientStatus: 'running', DeploymentStatus: null, Job: { ID: 'plain', Version: 0 } });
     expect(full.TaskStates.t.State).toBe('running');
     const job = (await call(agent.socket, 'GET', '/v1/job/plain')).json();
     expect(job).toMatchObject({ ID: 'plain', Status: 'running', Version: 0, Stop: false });
     expect((await call(agent.socket, 'GET', '/v1/job/plain/summary')).json().Summary.g).toMatchObject({ Running: 1 });
+  });
+
+  it('reports DeploymentStatus for a job with an update block: Healthy once the task ran min_healthy_time', async () => {
+    const update = { MaxParallel: 1, MinHealthyTime: 200e6, HealthyDeadline: 60e9, ProgressDeadline: 120e9 };
+    expect((await call(agent.socket, 'PUT', '/v1/jobs', apiJob('healthy', IDLE, { update }))).status).toBe(200);
+    const healthy = (list: Alloc[]) => list.some((a) => a.JobID === 'healthy' && (a as { DeploymentStatus?: { Healthy?: boolean } }).DeploymentStatus?.Healthy === true);
+    const [alloc] = await waitForAllocs(agent.socket, '/v1/job/healthy/allocations', healthy);
+    expect(alloc).toMatchObject({ ClientStatus: 'running', DeploymentStatus: { Healthy: true, Timestamp: expect.any(String) } });
+    expect((await call(agent.socket, 'DELETE', '/v1/job/healthy?purge=true')).status).toBe(200);
   });
 
   it('parses HCL with /v1/jobs/parse and registers the result', async () => {
@@ -93,8 +102,8 @@ describe('the agent HTTP API', { timeout: 60_000 }, () => {
   it('answers malformed JSON with 400, an oversize body with 413, unknown jobs, allocs and tasks with 404', async () => {
     const malformed = await call(agent.socket, 'PUT', '/v1/jobs', '{"Job": ');
     expect([malformed.status, malformed.text]).toEqual([400, expect.stringContaining('not valid JSON')]);
-    const huge = await call(agent.socket, 'PUT', '/v1/jobs', JSON.stringify({ Job: { ID: 'huge', Meta: { pad: 'x'.repeat(2 * 1024 * 1024) } } }));
-    expect(huge.status).toBe(413);
+    const huge = await callAnnounced(agent.socket, 'PUT', '/v1/jobs', 2 * 1024 * 1024, '{"Job": {"ID": "huge", "Meta": {"pad": "xxxx');
+    expect([huge.status, huge.text]).toEqual([413, expect.stringContaining('over the limit')]);
     const noJob = await call(agent.socket, 'PUT', '/v1/jobs', { Jb: {} });
     expect([noJob.status, noJob.text]).toEqual([400, expect.stringContaining('Job')]);
     expect((await call(agent.socket, 'GET', '/v1/job/nope')).status).toBe(404);

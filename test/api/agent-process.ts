@@ -31,6 +31,28 @@ function open(to: Endpoint, method: string, path: string, body?: string | Buffer
   });
 }
 
+/**
+ * A request that announces a `contentLength`-byte body but sends only `start` of it, then waits for the
+ * answer: a server that refuses by the announced length answers at once. (Writing a whole oversize body
+ * races the server's close: the client may see EPIPE before it reads the answer.)
+ */
+export function callAnnounced(to: Endpoint, method: string, path: string, contentLength: number, start: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const target = 'socketPath' in to ? { socketPath: to.socketPath } : { host: to.host, port: to.port };
+    const req = request({ ...target, method, path, headers: { 'content-type': 'application/json', 'content-length': String(contentLength) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => {
+        req.destroy();
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: () => JSON.parse(text) });
+      });
+    });
+    req.on('error', reject);
+    req.write(start);
+  });
+}
+
 /** One request, read to the end. */
 export async function call(to: Endpoint, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Answer> {
   const raw = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);

@@ -3,9 +3,12 @@ import { jobToApiJson } from '../../src/api/job-json.ts';
 import { parseJob } from '../../src/jobspec/index.ts';
 
 const hcl = `job "web" {
-  type = "batch"
+  type = "service"
   meta { team = "a" }
-  update { max_parallel = 2 }
+  update {
+    max_parallel     = 2
+    min_healthy_time = "3s"
+  }
   group "api" {
     count = 2
     restart {
@@ -37,10 +40,11 @@ describe('jobToApiJson', () => {
     const fromHcl = await parseJob(hcl, { format: 'hcl' });
     const api = jobToApiJson(fromHcl.job.name, fromHcl.job.body);
     expect(api).toMatchObject({
-      ID: 'web', Type: 'batch', Meta: { team: 'a' }, Update: { MaxParallel: 2 },
+      ID: 'web', Type: 'service', Meta: { team: 'a' }, Update: { MaxParallel: 2, MinHealthyTime: 3e9 },
       TaskGroups: [{ Name: 'api', Count: 2, RestartPolicy: { Attempts: 1, Delay: 5e9 }, Tasks: [{ Name: 'server', Driver: 'raw_exec', KillTimeout: 3e9, LogConfig: { MaxFiles: 2, MaxFileSizeMB: 5 }, Resources: { CPU: 100, MemoryMB: 64 } }] }],
     });
     const fromApi = await parseJob(JSON.stringify({ Job: api }), { format: 'json' });
     expect(fromApi.allocs).toEqual(fromHcl.allocs);
+    expect(fromApi.allocs[0]!.update).toEqual({ minHealthyTime: 3_000, healthyDeadline: 300_000, healthCheck: 'checks' });
   });
 });
