@@ -98,12 +98,18 @@ describe('deployment health: the health_watcher hook', () => {
   });
 
   it('TestTracker_Checks_Unhealthy (deadline): not healthy by healthy_deadline is unhealthy, naming the task that held it back', async () => {
-    const { clock, reports } = runWithHealth(allocOf([task('web', { run_for: '1h' })]), { minHealthyTime: 10_000, healthyDeadline: 8_000 });
-    await clock.advance(8_000);
+    // The prestart task holds the main task back until 5s, so it cannot have run 5s by the 8s deadline.
+    const { clock, reports } = runWithHealth(
+      allocOf([task('init', { run_for: '5s' }, { lifecycle: { hook: 'prestart' } }), task('web', { run_for: '1h' })]),
+      { minHealthyTime: 5_000, healthyDeadline: 8_000 },
+    );
+    await clock.advance(7_999);
+    expect(reports()).toEqual([]);
+    await clock.advance(1);
     expect(reports()).toEqual([
       {
         status: { healthy: false, timestamp: 8_000 },
-        taskEvents: { web: unhealthy('Task not running for min_healthy_time of 10s by healthy_deadline of 8s', 8_000) },
+        taskEvents: { web: unhealthy('Task not running for min_healthy_time of 5s by healthy_deadline of 8s', 8_000) },
       },
     ]);
     await clock.advance(10_000);

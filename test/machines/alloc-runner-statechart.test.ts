@@ -51,7 +51,7 @@ describe('allocRunnerMachine with stub actors', () => {
     expect(value()).toEqual({ prerun: 'calling' });
     expect(Object.keys(actor.getSnapshot().children)).toEqual(['main', 'prerun:alloc_dir']);
     await settle();
-    expect(value()).toEqual({ running: { kill: 'idle', updates: 'idle' } });
+    expect(value()).toEqual({ running: { kill: 'idle', restarts: 'idle', updates: 'idle' } });
     expect(status()).toBe('running');
     expect(s.calls).toEqual(['prerun:alloc_dir', 'start:main']);
   });
@@ -86,7 +86,7 @@ describe('allocRunnerMachine with stub actors', () => {
     const { actor, value } = start(s.machine, { alloc: spec([main]), hooks: { preKill: ['consul'], destroy: ['alloc_dir'] } });
     await settle();
     actor.send({ type: 'KILL' });
-    expect(value()).toEqual({ running: { kill: { preKill: 'calling' }, updates: 'idle' } });
+    expect(value()).toEqual({ running: { kill: { preKill: 'calling' }, restarts: 'idle', updates: 'idle' } });
     await settle();
     expect(value()).toBe('terminal');
     actor.send({ type: 'DESTROY' });
