@@ -5,8 +5,21 @@
 import { describe, expect, it } from 'vitest';
 import { decodeWaitStatus, isLive, parseProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 
+/** The fields of a stat line a case sets; the rest are zero (or the defaults below). */
+interface StatFields {
+  pid?: number;
+  comm?: string;
+  state?: string;
+  ppid?: number;
+  pgrp?: number;
+  utime?: number;
+  stime?: number;
+  start?: number;
+  exit?: number;
+}
+
 /** A 52-field stat line as Linux 3.5+ writes it, with the fields raw_exec reads set from `f`. */
-function statLine(f: { pid?: number; comm?: string; state?: string; ppid?: number; pgrp?: number; utime?: number; stime?: number; start?: number; exit?: number }): string {
+function statLine(f: StatFields): string {
   const fields = Array.from({ length: 50 }, () => '0'); // fields 3..52
   const set = (n: number, v: string | number) => (fields[n - 3] = String(v));
   set(3, f.state ?? 'S');
@@ -21,7 +34,7 @@ function statLine(f: { pid?: number; comm?: string; state?: string; ppid?: numbe
 }
 
 describe('parseProcStat', () => {
-  it.each([
+  it.each<[string, StatFields]>([
     ['a plain process', { pid: 4242, comm: 'sleep', state: 'S', ppid: 1, pgrp: 4242, utime: 12, stime: 3, start: 1371021 }],
     ['a comm with spaces', { comm: 'my worker', pgrp: 7 }],
     ['a comm with parentheses and a space after one', { comm: 'a) (b', pgrp: 9 }],
