@@ -46,7 +46,8 @@ import { newTaskState } from './task-events.ts';
 import { newRestartTracker } from './restart-tracker.ts';
 import { DEFAULT_KILL_SIGNAL, DEFAULT_MAX_KILL_TIMEOUT, defaultRestartPolicy, killTimeoutOf } from './model.ts';
 import { taskRunnerSetup } from './task-runner-actions.ts';
-import type { DriverCallInput, TaskRunnerContext } from './task-runner-types.ts';
+import type { TaskRunnerContext } from './task-runner-types.ts';
+import { driverInput, startInput } from './driver-inputs.ts';
 
 type Entry = 'taskSetup' | 'takeUpdate' | 'markRunComplete';
 
@@ -74,22 +75,6 @@ function restoreHooks(next: string) {
     onError: { actions: ['recordHookError'] },
     skip: { guard: 'hookAlreadyDone', actions: ['reapplyDoneHook'] },
   });
-}
-
-/** The driver calls' common input: which task, with which env and reattach handle. */
-const driverInput = ({ context }: { context: TaskRunnerContext }) => ({
-  allocId: context.allocId,
-  task: context.task,
-  hookEnv: context.hookEnv,
-  handle: context.handle,
-});
-
-/** Every prestart hook's mounts and devices, in hook order (Nomad's hookResources), for driver:start. */
-function hookResourcesOf(hookStates: TaskRunnerContext['hookStates']): Pick<DriverCallInput, 'mounts' | 'devices'> {
-  const states = Object.values(hookStates);
-  const mounts = states.flatMap((h) => h.mounts ?? []);
-  const devices = states.flatMap((h) => h.devices ?? []);
-  return { ...(mounts.length > 0 && { mounts }), ...(devices.length > 0 && { devices }) };
 }
 
 const rejectNotRunning = (why: string) => ({ actions: { type: 'reject' as const, params: { code: 'ErrTaskNotRunning' as const, why } } });
@@ -153,13 +138,7 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
           invoke: {
             id: 'driver:start',
             src: 'driverStart',
-            input: ({ context }) => ({
-              allocId: context.allocId,
-              task: context.task,
-              hookEnv: context.hookEnv,
-              attempt: context.startAttempt,
-              ...hookResourcesOf(context.hookStates),
-            }),
+            input: startInput,
             onDone: [
               // A kill that arrived while the driver was starting is honoured once the workload runs.
               { guard: 'killRequested', target: '#task.running.killing', actions: 'markStarted' },
