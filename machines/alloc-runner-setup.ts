@@ -138,8 +138,12 @@ const allocRunnerBase = setup({
     queueUpdate: assign(({ context, event }) => {
       if (event.type !== 'UPDATE') return {};
       const queued = context.queuedUpdate;
+      const index = event.alloc.modifyIndex;
       // An older update never displaces a newer one (AllocModifyIndex).
-      if (queued && (queued.modifyIndex ?? 0) > (event.alloc.modifyIndex ?? 0)) return {};
+      if (queued && (queued.modifyIndex ?? 0) > (index ?? 0)) return {};
+      // Nor is one applied after a newer one, or twice: Nomad's client only passes on an alloc whose
+      // AllocModifyIndex is above the one it already runs.
+      if (index !== undefined && context.alloc.modifyIndex !== undefined && index <= context.alloc.modifyIndex) return {};
       return { queuedUpdate: event.alloc };
     }),
     takeUpdate: assign(({ context }) => ({ alloc: context.queuedUpdate!, queuedUpdate: undefined })),
