@@ -81,3 +81,30 @@ export function modelStates<E extends EventObject>(machine: AnyStateMachine, pat
   }
   return out;
 }
+
+/** A system under test a path drives: apply one model event, then observe what the model predicts. */
+export interface PathWorld<E extends EventObject> {
+  apply(ev: E): Promise<void>;
+  observe(): unknown;
+}
+
+/**
+ * Replays `path` on `world`, asserting after every step (the initial state included) that the real system
+ * shows what the model state stands for. `check` receives the observation, the expectation and the trail.
+ */
+export async function replayPath<E extends EventObject, W extends PathWorld<E>>(
+  machine: AnyStateMachine,
+  path: ModelPath<E>,
+  world: W,
+  expectationOf: (snap: Snap) => unknown,
+  check: (actual: unknown, expected: unknown, trail: string) => void,
+): Promise<W> {
+  const expected = modelStates(machine, path);
+  const trail: string[] = [];
+  for (const [i, step] of path.steps.entries()) {
+    if ((step.event.type as string) !== 'xstate.init') await world.apply(step.event);
+    trail.push(step.event.type);
+    check(world.observe(), expectationOf(expected[i]!), `after ${trail.join(' → ')}`);
+  }
+  return world;
+}

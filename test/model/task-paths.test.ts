@@ -3,7 +3,7 @@ import { createTaskRunner, HookError, type TaskHook } from '../../src/index.ts';
 import type { TaskSpec } from '../../machines/types.ts';
 import { SimulatedClock, settle, untilAborted } from '../../src/testing/index.ts';
 import { switchableMockDriver } from './exit-switch.ts';
-import { allTransitions, coveredTransitions, modelStates, shortestPaths, simplePaths, transitionPaths, type ModelPath, type PathOptions } from './paths.ts';
+import { allTransitions, coveredTransitions, replayPath, shortestPaths, simplePaths, transitionPaths, type ModelPath, type PathOptions } from './paths.ts';
 import { topState } from './state-map.ts';
 import { TASK_MODEL_EVENTS, taskExpectationOf, taskModel, type TaskModelEvent } from './task-model.ts';
 
@@ -98,17 +98,8 @@ async function taskWorld() {
 }
 
 /** Replays a model path on a fresh runner, asserting the state and TaskState after every step. */
-async function replay(path: ModelPath<TaskModelEvent>) {
-  const w = await taskWorld();
-  const trail: string[] = [];
-  const expected = modelStates(taskModel, path);
-  for (const [i, step] of path.steps.entries()) {
-    if ((step.event.type as string) !== 'xstate.init') await w.apply(step.event);
-    trail.push(step.event.type);
-    expect(w.observe(), `after ${trail.join(' → ')}`).toEqual(taskExpectationOf(expected[i] as never));
-  }
-  return w;
-}
+const replay = async (path: ModelPath<TaskModelEvent>) =>
+  replayPath(taskModel, path, await taskWorld(), (s) => taskExpectationOf(s as never), (actual, expected, trail) => expect(actual, trail).toEqual(expected));
 
 const opts: PathOptions<TaskModelEvent> = {
   events: TASK_MODEL_EVENTS,

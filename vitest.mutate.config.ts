@@ -1,0 +1,24 @@
+import { defineConfig } from 'vitest/config';
+
+// The suites Stryker runs against each mutant of machines/ and src/runtime/: everything that drives them in
+// process. CLI and browser suites spawn processes or Chromium, which Stryker's per-test coverage cannot see.
+// Property runs are kept small per mutant (PROPERTY_RUNS, see test/properties/arbitraries.ts).
+process.env.PROPERTY_RUNS ??= '25';
+
+export default defineConfig({
+  test: {
+    include: [
+      'test/machines/**/*.test.ts',
+      'test/runtime/**/*.test.ts',
+      'test/model/**/*.test.ts',
+      'test/properties/**/*.test.ts',
+      'test/drivers/do.test.ts',
+      'test/drivers/resolve-running.test.ts',
+      'test/drivers/mock.test.ts',
+      'test/hooks/**/*.test.ts',
+    ],
+    exclude: ['test/properties/broken-variants.test.ts', 'test/runtime/real-processes.test.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 60_000,
+  },
+});
