@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner } from '../../src/index.ts';
-import type { AllocSpec } from '../../machines/types.ts';
+import type { AllocSpec } from '../../machines/model.ts';
 import { recordingTaskHook, SimulatedClock, untilAborted, type HookCall } from '../../src/testing/index.ts';
 
 const noRestart = { attempts: 0, interval: 3_600_000, delay: 1_000, mode: 'fail' as const };

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner } from '../../src/index.ts';
 import { newTaskState, reduceTaskStates } from '../../machines/index.ts';
-import type { AllocSpec, RestartPolicy, TaskSpec } from '../../machines/types.ts';
+import type { AllocSpec, RestartPolicy, TaskSpec } from '../../machines/model.ts';
 import { SimulatedClock } from '../../src/testing/index.ts';
 
 const noRestart: RestartPolicy = { attempts: 0, interval: 3_600_000, delay: 1_000, mode: 'fail' };

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createTaskRunner, createAllocRunner } from '../../src/index.ts';
-import type { TaskSpec } from '../../machines/types.ts';
+import type { TaskSpec } from '../../machines/model.ts';
 import { recordingTaskHook, SimulatedClock, type HookCall } from '../../src/testing/index.ts';
 
 const noRestart = { attempts: 0, interval: 3_600_000, delay: 1_000, mode: 'fail' as const };

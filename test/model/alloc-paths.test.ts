@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAllocRunner, type AllocRunnerHook } from '../../src/index.ts';
-import type { AllocSpec } from '../../machines/types.ts';
+import type { AllocSpec } from '../../machines/model.ts';
 import { SimulatedClock, settle, untilAborted } from '../../src/testing/index.ts';
 import { ALLOC_MODEL_EVENTS, allocExpectationOf, allocModel, type AllocModelEvent } from './alloc-model.ts';
 import { switchableMockDriver } from './exit-switch.ts';

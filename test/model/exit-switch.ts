@@ -4,7 +4,7 @@
  * runner's clock), but `exit(task, code)` ends the current workload on demand.
  */
 import { createMockDriver, type Controller, type Driver } from '../../src/index.ts';
-import type { ExitResult } from '../../machines/types.ts';
+import type { ExitResult } from '../../machines/model.ts';
 
 /** A mock driver whose running workloads can be ended from the test. */
 export interface SwitchableDriver extends Driver {

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTaskRunner, HookError, type TaskHook } from '../../src/index.ts';
-import type { TaskSpec } from '../../machines/types.ts';
+import type { TaskSpec } from '../../machines/model.ts';
 import { SimulatedClock, settle, untilAborted } from '../../src/testing/index.ts';
 import { switchableMockDriver } from './exit-switch.ts';
 import { allTransitions, coveredTransitions, replayPath, shortestPaths, simplePaths, transitionPaths, type ModelPath, type PathOptions } from './paths.ts';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PROPERTY_RUNS, PROPERTY_SEED, worldPlanArb } from './arbitraries.ts';
+import { PROPERTY_RUNS, PROPERTY_SEED, PROPERTY_TIMEOUT, worldPlanArb } from './arbitraries.ts';
 import { invariantBreaks, runWorld } from './run-world.ts';
 
 describe('alloc runner under random event storms', () => {
@@ -12,5 +12,5 @@ describe('alloc runner under random event storms', () => {
       }),
       { numRuns: PROPERTY_RUNS, seed: PROPERTY_SEED },
     );
-  });
+  }, PROPERTY_TIMEOUT);
 });

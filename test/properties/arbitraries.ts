@@ -4,11 +4,14 @@
  * comes back as a small allocation with a short command list.
  */
 import fc from 'fast-check';
-import type { AllocSpec, RestartPolicy, TaskLifecycle, TaskSpec } from '../../machines/types.ts';
+import type { AllocSpec, RestartPolicy, TaskLifecycle, TaskSpec } from '../../machines/model.ts';
 import type { Command, PrestartOutcome, TaskPlan, WorldPlan } from './world.ts';
 
 /** Runs per property in `npm test`; `PROPERTY_RUNS=10000 npx vitest run test/properties` for a long run. */
 export const PROPERTY_RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
+
+/** A ceiling for one property test (not a timing claim): long runs on a loaded machine take minutes. */
+export const PROPERTY_TIMEOUT = 60_000 + PROPERTY_RUNS * 2_000;
 
 /** The seed of every property; `PROPERTY_SEED` replays another one (fast-check prints it on failure). */
 export const PROPERTY_SEED = Number(process.env.PROPERTY_SEED ?? 20261123);

@@ -16,7 +16,7 @@ import {
   type SwarmTaskState as State,
 } from '../../src/index.ts';
 import { StubController } from '../../src/testing/index.ts';
-import { PROPERTY_RUNS, PROPERTY_SEED } from './arbitraries.ts';
+import { PROPERTY_RUNS, PROPERTY_SEED, PROPERTY_TIMEOUT } from './arbitraries.ts';
 
 const { NEW, PENDING, ASSIGNED, ACCEPTED, PREPARING, READY, STARTING, RUNNING, COMPLETE, SHUTDOWN, FAILED, REJECTED, REMOVE, ORPHANED } =
   SwarmTaskState;
@@ -132,9 +132,9 @@ describe("SwarmKit's Do under random controllers", () => {
           task = { ...task, status };
         }
       }),
-      { numRuns: PROPERTY_RUNS * 20, seed: PROPERTY_SEED },
+      { numRuns: PROPERTY_RUNS * 5, seed: PROPERTY_SEED },
     );
-  });
+  }, PROPERTY_TIMEOUT);
 
   it('Resolve never throws, never moves a task backwards and never touches the timestamp', async () => {
     await fc.assert(
@@ -158,5 +158,5 @@ describe("SwarmKit's Do under random controllers", () => {
       }),
       { numRuns: PROPERTY_RUNS * 5, seed: PROPERTY_SEED },
     );
-  });
+  }, PROPERTY_TIMEOUT);
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PROPERTY_RUNS, PROPERTY_SEED, restorePlanArb } from './arbitraries.ts';
+import { PROPERTY_RUNS, PROPERTY_SEED, PROPERTY_TIMEOUT, restorePlanArb } from './arbitraries.ts';
 import { invariantBreaks, outcomeOf, runWorld, type Outcome } from './run-world.ts';
 
 /** What must not differ between a run and the same run restored midway: states, events in order, starts. */
@@ -30,5 +30,5 @@ describe('restore at any step', () => {
       }),
       { numRuns: PROPERTY_RUNS, seed: PROPERTY_SEED },
     );
-  });
+  }, PROPERTY_TIMEOUT);
 });

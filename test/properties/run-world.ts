@@ -4,7 +4,7 @@
  * every command; these are the ones that need the whole history.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { AllocState } from '../../machines/types.ts';
+import type { AllocState } from '../../machines/model.ts';
 import { ALLOC_STATES } from '../model/state-map.ts';
 import { ownedKeys, World, type Command, type HookRecord, type WorldPlan } from './world.ts';
 

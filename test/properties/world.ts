@@ -5,7 +5,7 @@
  * same way, and can be replayed with a persist/restore in the middle.
  */
 import { HookError, createAllocRunner, createMockDriver, type AllocRunner, type AllocRunnerHook, type Driver, type TaskHook } from '../../src/index.ts';
-import type { AllocSpec, TaskSpec, TaskState } from '../../machines/types.ts';
+import type { AllocSpec, TaskSpec, TaskState } from '../../machines/model.ts';
 import { SimulatedClock, settle, untilAborted } from '../../src/testing/index.ts';
 import type { NodeInfo } from '../../src/env/node-info.ts';
 import { topState } from '../model/state-map.ts';

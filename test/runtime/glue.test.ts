@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner, createMockDriver, HookError, type Controller, type Driver, type TaskHook } from '../../src/index.ts';
-import type { AllocSpec, TaskSpec } from '../../machines/types.ts';
+import type { AllocSpec, TaskSpec } from '../../machines/model.ts';
 import { recordingAllocHook, recordingTaskHook, SimulatedClock, StubController, type HookCall } from '../../src/testing/index.ts';
 import { TEST_NODE } from '../properties/world.ts';
 
