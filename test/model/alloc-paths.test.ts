@@ -1,13 +1,13 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { createAllocRunner, type AllocRunnerHook } from '../../src/index.ts';
 import type { AllocSpec } from '../../machines/model.ts';
 import { SimulatedClock, settle, untilAborted } from '../../src/testing/index.ts';
 import { ALLOC_MODEL_EVENTS, allocExpectationOf, allocModel, type AllocModelEvent } from './alloc-model.ts';
 import { switchableMockDriver } from './exit-switch.ts';
-import { allTransitions, coveredTransitions, replayPath, shortestPaths, simplePaths, transitionPaths, type ModelPath, type PathOptions } from './paths.ts';
+import { applyCommand, type PathOptions } from './paths.ts';
+import { describePathSuite } from './path-suite.ts';
 import { topState } from './state-map.ts';
 
-const TICK = 10_000;
 const noRestart = { attempts: 0, interval: 3_600_000, delay: 5_000, mode: 'fail' as const };
 
 const spec: AllocSpec = {
@@ -76,17 +76,9 @@ async function allocWorld() {
       case 'MAIN_EXIT_FAIL':
         driver.exit('main', ev.type === 'MAIN_EXIT_OK' ? 0 : 1);
         break;
-      case 'TICK':
-        await clock.advance(TICK);
-        break;
-      case 'UPDATE':
-        runner.send({ type: 'UPDATE', alloc: { ...spec, modifyIndex: ++index, meta: { v: String(index) } } });
-        break;
-      case 'SIGNAL':
-        runner.send({ type: 'SIGNAL', signal: 'SIGHUP' });
-        break;
       default:
-        runner.send({ type: ev.type });
+        await applyCommand(runner, clock, ev, () => ({ ...spec, modifyIndex: ++index, meta: { v: String(index) } }));
+        return;
     }
     await clock.advance(0);
   };
@@ -101,41 +93,19 @@ async function allocWorld() {
   return { apply, observe, calls, runner };
 }
 
-const replay = async (path: ModelPath<AllocModelEvent>) =>
-  replayPath(allocModel, path, await allocWorld(), (s) => allocExpectationOf(s as never), (actual, expected, trail) => expect(actual, trail).toEqual(expected));
-
-const opts: PathOptions<AllocModelEvent> = { events: ALLOC_MODEL_EVENTS, serializeState: (s) => JSON.stringify(s.value) };
-const figures: string[] = [];
-afterAll(() => console.log(`alloc runner model: ${figures.join('; ')}`));
-
-describe('alloc runner: every path of the model, replayed on the real runner', () => {
-  const all = allTransitions(allocModel, opts);
-
-  it('reaches every model state by its shortest path, with the client status and task states the model predicts', async () => {
-    const paths = shortestPaths(allocModel, opts);
-    for (const p of paths) await replay(p);
-    figures.push(`${paths.length} shortest paths`);
-  });
-
-  it('takes every transition of the model once; postrun and destroy hooks run once, and only when the alloc got there', async () => {
-    const paths = transitionPaths(allocModel, opts);
-    for (const p of paths) {
-      const w = await replay(p);
+describePathSuite({
+  name: 'alloc runner',
+  machine: allocModel,
+  opts: { events: ALLOC_MODEL_EVENTS, serializeState: (s) => JSON.stringify(s.value) } satisfies PathOptions<AllocModelEvent>,
+  world: allocWorld,
+  expectationOf: (s) => allocExpectationOf(s as never),
+  afterTransitionPath: {
+    title: 'postrun and destroy hooks run once, and only when the alloc got there',
+    check: (w, trail) => {
       const top = w.observe().top;
-      const trail = p.steps.map((s) => s.event.type).join(' → ');
       expect(w.calls.destroy ?? 0, trail).toBe(top === 'destroyed' ? 1 : 0);
       expect(w.calls.postrun ?? 0, trail).toBeLessThanOrEqual(1);
       if (top === 'terminal' || top === 'destroyed') expect(w.calls.postrun, trail).toBe(1);
-    }
-    const covered = coveredTransitions(paths, opts);
-    expect([...all].filter((t) => !covered.has(t))).toEqual([]);
-    figures.push(`${paths.length} transition paths covering ${covered.size}/${all.size} transitions`);
-  });
-
-  it('follows every simple path of the model', async () => {
-    const paths = simplePaths(allocModel, opts);
-    for (const p of paths) await replay(p);
-    figures.push(`${paths.length} simple paths covering ${coveredTransitions(paths, opts).size}/${all.size} transitions`);
-    expect(paths.length).toBeGreaterThan(0);
-  });
+    },
+  },
 });

@@ -5,6 +5,7 @@
  */
 import { getAdjacencyMap, getShortestPaths, getSimplePaths, type StatePath } from 'xstate/graph';
 import { initialTransition, transition, type AnyStateMachine, type EventObject, type SnapshotFrom } from 'xstate';
+import type { AllocSpec } from '../../machines/model.ts';
 
 export interface PathOptions<E extends EventObject> {
   events: E[];
@@ -107,4 +108,26 @@ export async function replayPath<E extends EventObject, W extends PathWorld<E>>(
     check(world.observe(), expectationOf(expected[i]!), `after ${trail.join(' → ')}`);
   }
   return world;
+}
+
+/** How long a model's TICK lasts on the simulated clock: longer than any restart delay (plus jitter) the models use. */
+export const TICK = 10_000;
+
+/**
+ * The events both runners take the same way: a clock tick, an UPDATE with the next alloc version, a SIGNAL,
+ * or any other command sent as it is. Then timers due now fire (a kill signal the mock obeys at once); no
+ * time passes.
+ */
+export async function applyCommand(
+  runner: { send(ev: never): void },
+  clock: { advance(ms: number): Promise<void> },
+  ev: EventObject,
+  nextAlloc: () => AllocSpec,
+): Promise<void> {
+  const send = (e: object) => runner.send(e as never);
+  if (ev.type === 'TICK') await clock.advance(TICK);
+  else if (ev.type === 'UPDATE') send({ type: 'UPDATE', alloc: nextAlloc() });
+  else if (ev.type === 'SIGNAL') send({ type: 'SIGNAL', signal: 'SIGHUP' });
+  else send({ type: ev.type });
+  await clock.advance(0);
 }

@@ -1,13 +1,13 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { createTaskRunner, HookError, type TaskHook } from '../../src/index.ts';
 import type { TaskSpec } from '../../machines/model.ts';
 import { SimulatedClock, settle, untilAborted } from '../../src/testing/index.ts';
 import { switchableMockDriver } from './exit-switch.ts';
-import { allTransitions, coveredTransitions, replayPath, shortestPaths, simplePaths, transitionPaths, type ModelPath, type PathOptions } from './paths.ts';
+import { applyCommand, type PathOptions } from './paths.ts';
+import { describePathSuite } from './path-suite.ts';
 import { topState } from './state-map.ts';
 import { TASK_MODEL_EVENTS, taskExpectationOf, taskModel, type TaskModelEvent } from './task-model.ts';
 
-const TICK = 10_000;
 
 const task: TaskSpec = {
   name: 'web',
@@ -75,19 +75,10 @@ async function taskWorld() {
       case 'EXIT_FAIL':
         driver.exit(task.name, 1);
         break;
-      case 'TICK':
-        await clock.advance(TICK);
-        break;
-      case 'UPDATE':
-        runner.send({ type: 'UPDATE', alloc: { id: 'standalone-web', job: 'j', group: 'g', type: 'batch', tasks: [task], modifyIndex: ++updates + 1 } });
-        break;
-      case 'SIGNAL':
-        runner.send({ type: 'SIGNAL', signal: 'SIGHUP' });
-        break;
       default:
-        runner.send({ type: ev.type });
+        await applyCommand(runner, clock, ev, () => ({ id: 'standalone-web', job: 'j', group: 'g', type: 'batch', tasks: [task], modifyIndex: ++updates + 1 }));
+        return;
     }
-    // Timers due now (a kill signal the mock obeys at once) fire; no time passes.
     await clock.advance(0);
   };
   const observe = () => {
@@ -97,43 +88,17 @@ async function taskWorld() {
   return { apply, observe, calls, runner, driver };
 }
 
-/** Replays a model path on a fresh runner, asserting the state and TaskState after every step. */
-const replay = async (path: ModelPath<TaskModelEvent>) =>
-  replayPath(taskModel, path, await taskWorld(), (s) => taskExpectationOf(s as never), (actual, expected, trail) => expect(actual, trail).toEqual(expected));
-
-const opts: PathOptions<TaskModelEvent> = {
-  events: TASK_MODEL_EVENTS,
-  serializeState: (s) => JSON.stringify([s.value, s.context.attemptsUsed, s.context.failed]),
-};
-const figures: string[] = [];
-afterAll(() => console.log(`task runner model: ${figures.join('; ')}`));
-
-describe('task runner: every path of the model, replayed on the real runner', () => {
-  const all = allTransitions(taskModel, opts);
-
-  it('reaches every model state by its shortest path, with the state and TaskState the model predicts', async () => {
-    const paths = shortestPaths(taskModel, opts);
-    for (const p of paths) await replay(p);
-    figures.push(`${paths.length} shortest paths`);
-  });
-
-  it('takes every transition of the model once, stop hooks running exactly once when the task ends for good', async () => {
-    const paths = transitionPaths(taskModel, opts);
-    for (const p of paths) {
-      const w = await replay(p);
-      const dead = w.runner.getState().state === 'dead';
-      expect(w.calls.stop, p.steps.map((s) => s.event.type).join(' → ')).toBe(dead ? 1 : 0);
-    }
-    const covered = coveredTransitions(paths, opts);
-    expect([...all].filter((t) => !covered.has(t))).toEqual([]);
-    figures.push(`${paths.length} transition paths covering ${covered.size}/${all.size} transitions`);
-  });
-
-  it('follows every simple path of the model', async () => {
-    const paths = simplePaths(taskModel, opts);
-    for (const p of paths) await replay(p);
-    const covered = coveredTransitions(paths, opts);
-    figures.push(`${paths.length} simple paths covering ${covered.size}/${all.size} transitions`);
-    expect(paths.length).toBeGreaterThan(0);
-  });
+describePathSuite({
+  name: 'task runner',
+  machine: taskModel,
+  opts: {
+    events: TASK_MODEL_EVENTS,
+    serializeState: (s) => JSON.stringify([s.value, s.context.attemptsUsed, s.context.failed]),
+  } satisfies PathOptions<TaskModelEvent>,
+  world: taskWorld,
+  expectationOf: (s) => taskExpectationOf(s as never),
+  afterTransitionPath: {
+    title: 'stop hooks run exactly once when the task ends for good, never before',
+    check: (w, trail) => expect(w.calls.stop, trail).toBe(w.runner.getState().state === 'dead' ? 1 : 0),
+  },
 });
