@@ -209,7 +209,14 @@ function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number, op
   }
   if (fx.startKill) enqueue.raise({ type: 'KILL' });
   for (const name of fx.release) enqueue.sendTo(name, { type: 'KILL' });
-  for (const g of fx.gates) enqueue.sendTo(g.task, { type: 'GATE', open: g.open });
+  // Once the alloc is being killed no task may start but the poststop ones: Nomad kills (killTasks) before its
+  // coordinator hears of the new task states, so a task still waiting on its gate is killed, never started.
+  const stopping = ctx.killing || fx.startKill;
+  for (const g of fx.gates) {
+    const spec = ctx.alloc.tasks.find((t) => t.name === g.task);
+    if (g.open && stopping && spec && !isPoststop(spec)) continue;
+    enqueue.sendTo(g.task, { type: 'GATE', open: g.open });
+  }
 }
 
 /** The alloc runner's complete setup: its own actions and the hook loop. */

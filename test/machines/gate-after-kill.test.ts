@@ -1,10 +1,9 @@
 /**
- * Found by the property tests (see NOTES.md, 'gate opened after the kill decision'): when one reducer step both
- * decides the alloc's kill and opens a lifecycle gate, the gate's GATE event reaches the task before its KILL.
- * The task then starts its prestart hooks although it is about to be killed; a hook that answers at once has
- * its answer dropped by the queued KILL, so the stop hook never gets that state back. In Nomad the kill
- * (killTasks, synchronous) comes before the coordinator hears of the new states, so a task killed while
- * gated never runs prestart. Marked `fails` until the machines are fixed: it then passes and must be unmarked.
+ * Found by the property tests: when one reducer step both decided the alloc's kill and opened a lifecycle gate,
+ * GATE reached the task before its KILL, so the task started its prestart hooks although it was about to be
+ * killed; a hook that answered at once had its answer dropped by the queued KILL, and the stop hook never got
+ * that state back. In Nomad the kill (killTasks, synchronous) comes before the coordinator hears of the new
+ * states, so a task killed while gated never runs prestart.
  */
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner } from '../../src/index.ts';
@@ -14,7 +13,7 @@ import { recordingTaskHook, SimulatedClock, untilAborted, type HookCall } from '
 const noRestart = { attempts: 0, interval: 3_600_000, delay: 1_000, mode: 'fail' as const };
 
 describe('a task killed while waiting on its lifecycle gate (Nomad: killTasks before the coordinator update)', () => {
-  it.fails('never runs its prestart hooks, so its stop hook has no dropped state to miss', async () => {
+  it('never runs its prestart hooks, so its stop hook has no dropped state to miss', async () => {
     const spec: AllocSpec = {
       id: 'gate', job: 'j', group: 'g', type: 'service',
       tasks: [
