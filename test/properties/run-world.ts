@@ -84,9 +84,7 @@ export function invariantBreaks(w: World): string[] {
       if (!isDeepStrictEqual(call.previousState, last?.state)) {
         breaks.push(`${name}: prestart call ${call.seq} got previousState ${JSON.stringify(call.previousState)}, last returned ${JSON.stringify(last?.state)}`);
       }
-      // A call the runner stopped (a kill queued before its answer) does not count, even if it answered:
-      // see NOTES.md 'prestart answer dropped by a queued kill' and the it.fails test in hook-state.test.ts.
-      if (call.returned && !call.aborted) last = call.returned;
+      if (call.returned) last = call.returned;
     }
     for (const stop of stops) {
       if (!isDeepStrictEqual(stop.previousState, last?.state)) {
