@@ -131,7 +131,10 @@ export function decideRestart(args: {
       const reason = `Exceeded allowed attempts ${policy.attempts} in interval ${formatDuration(policy.interval)} and mode is "fail"`;
       return { decision: 'notRestarting', delay: 0, reason, tracker: next };
     }
-    return { decision: 'restart', delay: next.windowStart + policy.interval - now, reason: ReasonDelay, tracker: next };
+    // Until 1 ms past the window's end: a new interval starts only strictly after it (step 4), and on a clock that
+    // does not move by itself (SimulatedClock) a wait that ends exactly at the end would restart, fail and wait 0 ms
+    // again forever at the same instant.
+    return { decision: 'restart', delay: next.windowStart + policy.interval - now + 1, reason: ReasonDelay, tracker: next };
   }
 
   // 8. Within policy: the delay plus up to 25% jitter, in [D, 1.25·D).

@@ -111,7 +111,10 @@ describe('restart tracker: the decision order of spec §1.4', () => {
     { name: 'step 6: a batch task whose driver reported an error is a failure', args: { trigger: exit(0, 0, 'lost'), jobType: 'batch' }, decision: 'restart' },
     // Step 7
     { name: 'step 7: in mode fail the attempt past the limit is not restarted', args: { trigger: failedExit, tracker: { count: 3, windowStart: 0 } }, decision: 'notRestarting', delay: 0, reason: 'Exceeded allowed attempts 3 in interval 2m0s and mode is "fail"' },
-    { name: 'step 7: in mode delay the attempt past the limit waits out the rest of the window', args: { trigger: failedExit, policy: testPolicy('delay'), tracker: { count: 3, windowStart: 0 }, now: 20 * SEC }, decision: 'restart', delay: 100 * SEC, reason: 'Exceeded allowed attempts, applying a delay' },
+    { name: 'step 7: in mode delay the attempt past the limit waits out the rest of the window', args: { trigger: failedExit, policy: testPolicy('delay'), tracker: { count: 3, windowStart: 0 }, now: 20 * SEC }, decision: 'restart', delay: 100 * SEC + 1, reason: 'Exceeded allowed attempts, applying a delay' },
+    // Found by the property tests: a wait ending exactly at the window's end restarted into the same window, failed
+    // and waited 0 ms again, forever at one instant of a simulated clock. It ends 1 ms past, in a new interval.
+    { name: 'step 7: at the very end of the window, mode delay waits 1 ms so the next attempt is in a new interval', args: { trigger: failedExit, policy: testPolicy('delay'), tracker: { count: 3, windowStart: 0 }, now: 120 * SEC }, decision: 'restart', delay: 1 },
     { name: 'step 7: a failure restart counts against the limit', args: { trigger: failureRestart, tracker: { count: 3, windowStart: 0 } }, decision: 'notRestarting' },
     { name: 'step 7: the fail reason prints the interval as a Go duration', args: { trigger: failedExit, policy: { attempts: 2, interval: 30 * MIN, delay: 15 * SEC, mode: 'fail' }, tracker: { count: 2, windowStart: 0 } }, decision: 'notRestarting', reason: 'Exceeded allowed attempts 2 in interval 30m0s and mode is "fail"' },
     // Step 8
