@@ -29,6 +29,18 @@ export class TaskNotStartedError extends Error {
 
 type Phase = 'new' | 'prepared' | 'running' | 'exited';
 
+/**
+ * The mock's process table: its workloads live beside the clock, not in the driver or runner that started
+ * them, as real processes outlive a crashed agent. A runner rebuilt from a snapshot on the same clock (the
+ * crash tests and the restore properties) reattaches to the workload itself, with whatever it was already
+ * told (a shutdown signal still takes effect); on a new clock there is none, so recovery resumes the run.
+ */
+const workloads = new WeakMap<Clock, Map<string, MockController>>();
+
+function workloadKey(allocId: string, task: string, startedAt: number): string {
+  return `${allocId}\u0000${task}\u0000${startedAt}`;
+}
+
 class MockController implements Controller {
   private phase: Phase = 'new';
   private config?: MockTaskConfig;
@@ -43,6 +55,7 @@ class MockController implements Controller {
   constructor(
     private readonly task: TaskSpec,
     private readonly clock: Clock,
+    private readonly allocId: string,
     recovered?: { startedAt: number },
   ) {
     this.exited = new Promise((r) => (this.resolveExit = r));
@@ -50,6 +63,7 @@ class MockController implements Controller {
       this.config = parseMockConfig(task.config);
       this.startedAt = recovered.startedAt;
       this.phase = 'running';
+      this.table().set(workloadKey(allocId, task.name, recovered.startedAt), this);
       this.scheduleRun(Math.max(0, this.config.runFor - (clock.now() - recovered.startedAt)));
     }
   }
@@ -70,6 +84,7 @@ class MockController implements Controller {
     if (cfg.startError) throw new MockStartError(cfg.startError, cfg.startErrorRecoverable);
     this.phase = 'running';
     this.startedAt = this.clock.now();
+    this.table().set(workloadKey(this.allocId, this.task.name, this.startedAt), this);
     this.scheduleRun(cfg.runFor);
     this.scheduleOutput('stdout', cfg.stdoutString, cfg.stdoutRepeat, cfg.stdoutRepeatDuration);
     this.scheduleOutput('stderr', cfg.stderrString, cfg.stderrRepeat, cfg.stderrRepeatDuration);
@@ -171,9 +186,16 @@ class MockController implements Controller {
     this.timers.push(this.clock.setTimeout(fn, ms));
   }
 
+  private table(): Map<string, MockController> {
+    let t = workloads.get(this.clock);
+    if (!t) workloads.set(this.clock, (t = new Map()));
+    return t;
+  }
+
   private finish(result: ExitResult): void {
     if (this.phase === 'exited') return;
     this.phase = 'exited';
+    if (this.startedAt !== undefined) this.table().delete(workloadKey(this.allocId, this.task.name, this.startedAt));
     for (const t of this.timers) this.clock.clearTimeout(t);
     this.timers = [];
     this.logs$.complete();
@@ -188,14 +210,19 @@ export function createMockDriver(opts: { name?: string } = {}): Driver & { contr
     name: opts.name ?? 'mock',
     controllers,
     controller(task: TaskSpec, ctx: DriverContext): Controller {
-      const c = new MockController(task, ctx.clock);
+      const c = new MockController(task, ctx.clock, ctx.allocId);
       controllers.push(c);
       return c;
     },
     recover(handle: DriverHandle, task: TaskSpec, ctx: DriverContext): Controller {
       const startedAt = handle.state?.startedAt;
       if (typeof startedAt !== 'number') throw new Error(`cannot recover mock task ${JSON.stringify(task.name)}: the handle has no start time`);
-      const c = new MockController(task, ctx.clock, { startedAt });
+      const live = workloads.get(ctx.clock)?.get(workloadKey(ctx.allocId, task.name, startedAt));
+      if (live) {
+        controllers.push(live);
+        return live;
+      }
+      const c = new MockController(task, ctx.clock, ctx.allocId, { startedAt });
       controllers.push(c);
       return c;
     },
