@@ -34,7 +34,9 @@ function start(spec: AllocSpec, opts: Parameters<typeof createAllocRunner>[1] = 
 }
 
 describe("runtime glue: the task environment (Nomad's taskenv Builder order)", () => {
-  it('a task env var overrides a NOMAD_* variable, and a prestart hook env var overrides both', async () => {
+  // A task's own env cannot name a NOMAD_* variable (validateAllocSpec refuses it, test/jobspec), so the
+  // order left to check is task env < prestart hook env, and NOMAD_* < prestart hook env.
+  it('a prestart hook env var overrides the task env and a NOMAD_* variable', async () => {
     const { driver, envs } = envCapturingDriver();
     const hookEnvSeen: Record<string, string>[] = [];
     const setter: TaskHook = {
@@ -44,13 +46,14 @@ describe("runtime glue: the task environment (Nomad's taskenv Builder order)", (
         res.env = { SHARED: 'from-hook', NOMAD_ALLOC_NAME: 'hooked' };
       },
     };
-    const t: TaskSpec = { name: 'web', driver: 'mock', config: { run_for: '1s' }, env: { SHARED: 'from-task', NOMAD_DC: 'task-dc', ONLY_TASK: 'yes' } };
+    const t: TaskSpec = { name: 'web', driver: 'mock', config: { run_for: '1s' }, env: { SHARED: 'from-task', ONLY_TASK: 'yes' } };
     const { clock } = start(alloc([t]), { drivers: { mock: driver }, taskHooks: [setter] });
     await clock.advance(1);
     const env = envs.web![0]!;
-    expect(env).toMatchObject({ SHARED: 'from-hook', NOMAD_DC: 'task-dc', ONLY_TASK: 'yes', NOMAD_ALLOC_NAME: 'hooked', NOMAD_TASK_NAME: 'web' });
-    // The hook itself saw the task's env, without its own output.
-    expect(hookEnvSeen[0]).toMatchObject({ SHARED: 'from-task', NOMAD_DC: 'task-dc' });
+    expect(env).toMatchObject({ SHARED: 'from-hook', ONLY_TASK: 'yes', NOMAD_ALLOC_NAME: 'hooked', NOMAD_TASK_NAME: 'web' });
+    // The hook itself saw the task's env and the runtime's variables, without its own output.
+    expect(hookEnvSeen[0]).toMatchObject({ SHARED: 'from-task', NOMAD_TASK_NAME: 'web', NOMAD_ALLOC_NAME: expect.any(String) });
+    expect(hookEnvSeen[0]!.NOMAD_ALLOC_NAME).not.toBe('hooked');
   });
 
   it('prestart hook env vars apply in the order the hooks ran: a later hook wins, and sees the earlier one', async () => {
