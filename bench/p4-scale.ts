@@ -7,16 +7,17 @@
  *   npx tsx bench/p4-scale.ts [--quick] [--n 10000]
  */
 import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { benchArgs, isMain } from './lib/args.ts';
+import { compiledEntry } from './lib/compiled-entry.ts';
 import { killTracked, trackPid } from './lib/pids.ts';
 import type { ScaleReport } from './lib/scale-agent.ts';
 import { fmt, printGoalRows, printTable, type GoalRow } from './lib/stats.ts';
 
 /** Runs the scale agent in a child and returns its report. */
 export async function runP4(opts: { n: number; kills: number; drainMs?: number }): Promise<ScaleReport> {
-  const child = fork(fileURLToPath(new URL('./lib/scale-agent.ts', import.meta.url)), [String(opts.n), String(opts.kills), String(opts.drainMs ?? 2_000)], {
-    execArgv: ['--import', 'tsx', '--expose-gc', '--max-old-space-size=8192'],
+  // Plain JavaScript, as an installed package runs: see compiled-entry.ts for why not tsx.
+  const child = fork(await compiledEntry('bench/lib/scale-agent.ts'), [String(opts.n), String(opts.kills), String(opts.drainMs ?? 2_000)], {
+    execArgv: ['--expose-gc', '--max-old-space-size=8192'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   trackPid(child.pid);
