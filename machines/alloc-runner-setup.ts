@@ -50,6 +50,23 @@ const allocRunnerBase = setup({
   },
   guards: {
     isTaskChild: ({ context, event }) => taskSpec(context, event.type.slice('xstate.done.actor.'.length)) !== undefined,
+    /**
+     * A task runner's snapshot carries news for the alloc: its TaskState, a new rejection, its run completing
+     * or its detaching. Most of a runner's steps (hook cursors, driver calls) change none of these; the
+     * reducer is a function of them, so such a snapshot would only repeat its last answer.
+     */
+    taskNews: ({ context, event }) => {
+      const name = event.type.slice('xstate.snapshot.'.length);
+      const snap = (event as { snapshot?: { context?: TaskRunnerContext; status?: string } }).snapshot;
+      const tc = snap?.context;
+      if (!tc || !taskSpec(context, name)) return false;
+      return (
+        context.taskStates[name] !== tc.taskState ||
+        context.taskRejections[name] !== tc.rejections.length ||
+        context.runComplete[name] !== tc.runComplete ||
+        context.detached[name] !== (snap.status === 'done' && !tc.runComplete)
+      );
+    },
     allTasksComplete: ({ context }) => context.alloc.tasks.every((t) => context.runComplete[t.name]),
     allTasksDetached: ({ context }) => context.alloc.tasks.every((t) => context.detached[t.name]),
     destroyRequested: ({ context }) => context.destroyRequested,

@@ -78,7 +78,7 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
   entry: 'spawnTasks',
   initial: 'start',
   on: {
-    'xstate.snapshot.*': { actions: 'taskChanged' },
+    'xstate.snapshot.*': { guard: 'taskNews', actions: 'taskChanged' },
     // A task runner that detached (SHUTDOWN) finishes as an actor; its last snapshot comes as a done event.
     'xstate.done.actor.*': { guard: 'isTaskChild', actions: 'taskDetached' },
     SHUTDOWN: '.detaching',
