@@ -59,12 +59,32 @@ interface Frozen {
   readonly hostEnv: Readonly<Record<string, string>>;
 }
 
+/**
+ * Frozen inputs seen before, with their clean copies. The host env and the node are the same frozen objects
+ * for every task of a runtime (hostEnvFor, localNodeInfo), so each is copied once, not once per env built;
+ * only frozen inputs are remembered, since nothing can change them afterwards.
+ */
+const cleanCopies = new WeakMap<object, Readonly<Record<string, string>>>();
+const frozenNodes = new WeakMap<NodeInfo, Readonly<NodeInfo>>();
+
 function frozenRecord(r: Readonly<Record<string, string | undefined>> | undefined): Readonly<Record<string, string>> {
+  const known = r && cleanCopies.get(r);
+  if (known) return known;
   const entries = Object.entries(r ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string');
-  return Object.freeze(Object.fromEntries(entries));
+  const copy = Object.freeze(Object.fromEntries(entries));
+  if (r && Object.isFrozen(r)) cleanCopies.set(r, copy);
+  return copy;
 }
 
 function freezeNode(node: NodeInfo): Readonly<NodeInfo> {
+  const known = frozenNodes.get(node);
+  if (known) return known;
+  const copy = copyNode(node);
+  if (Object.isFrozen(node) && Object.isFrozen(node.attributes) && Object.isFrozen(node.meta)) frozenNodes.set(node, copy);
+  return copy;
+}
+
+function copyNode(node: NodeInfo): Readonly<NodeInfo> {
   return Object.freeze({
     id: node.id,
     name: node.name,

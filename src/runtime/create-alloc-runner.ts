@@ -18,6 +18,7 @@ import { hostEnvFor } from '../env/host-env.ts';
 import { validateAllocSpec } from '../jobspec/validate.ts';
 import { clearSupervisorFiles } from '../drivers/raw-exec/supervisor.ts';
 import { localNodeInfo, type NodeInfo } from '../env/node-info.ts';
+import { interpolateValue } from '../env/interpolate.ts';
 import { buildTaskEnv, type TaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
 import { healthHook, watchesDeploymentHealth } from '../hooks/health-hook.ts';
@@ -165,7 +166,11 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     allocDir,
     taskDirOf: (t) => join(allocDir, t.name),
     envFor: (t, hookEnv, alloc) => Object.freeze({ ...taskEnvOf(t, alloc).vars, ...hookEnv }),
-    interpolate: (t, _hookEnv, alloc) => ({ ...t, config: taskEnvOf(t, alloc).interpolateDeep(t.config) }),
+    interpolate: (t, _hookEnv, alloc) => {
+      // The env is built only if the config holds a `${...}` to resolve; most configs hold none.
+      let env: TaskEnv | undefined;
+      return { ...t, config: interpolateValue(t.config, (key) => (env ??= taskEnvOf(t, alloc)).lookup(key)) };
+    },
     allocHooks,
     allocEnv: (alloc) => buildTaskEnv({ node, alloc, allocDir, hostEnv }).vars,
     controllers: new Map(),

@@ -8,7 +8,7 @@ import { fromPromise } from 'xstate';
 import type { HookCallInput, HookCallOutput, HookPlan, TaskHookPhase } from '../../machines/hook-calls.ts';
 import { taskRunnerMachine, type DriverCallInput, type DriverShutdownInput, type DriverStartOutput } from '../../machines/task-runner.ts';
 import type { Controller, Driver, DriverContext, DriverHandle } from '../drivers/controller.ts';
-import type { TaskHook, TaskPrestartResponse } from '../hooks/types.ts';
+import type { HookEnv, TaskHook, TaskPrestartResponse } from '../hooks/types.ts';
 import type { ExitResult, TaskSpec } from '../jobspec/types.ts';
 import { runnerOf, type RunnerBindings } from './runner-registry.ts';
 
@@ -67,16 +67,24 @@ export function checkHookNames(hooks: { name: string }[], where: string): void {
   }
 }
 
+/**
+ * `obj` with an `env` built on its first read. Building a task env copies the host env and interpolates the
+ * task's; most hooks and the mock driver never read it, so each call pays for it only if it does.
+ */
+function withLazyEnv<T extends object>(obj: T, build: () => HookEnv): T & { readonly env: HookEnv } {
+  let env: HookEnv | undefined;
+  return Object.defineProperty(obj, 'env', { enumerable: true, get: () => (env ??= build()) }) as T & { readonly env: HookEnv };
+}
+
 function driverContext(
   r: RunnerBindings,
   task: TaskSpec,
   hookEnv: Record<string, string>,
   start: Pick<DriverCallInput, 'attempt' | 'mounts' | 'devices'> = {},
 ): DriverContext {
-  return {
+  return withLazyEnv({
     ...(start.attempt !== undefined && { attempt: start.attempt }),
     allocId: r.allocId,
-    env: r.envFor(task, hookEnv),
     taskDir: r.taskDirOf(task),
     allocDir: r.allocDir,
     logs: task.logs,
@@ -84,7 +92,7 @@ function driverContext(
     // Prestart hooks' mounts and devices (Nomad's hookResources), for the driver to apply.
     ...(start.mounts && { mounts: start.mounts }),
     ...(start.devices && { devices: start.devices }),
-  };
+  }, () => r.envFor(task, hookEnv));
 }
 
 function driverOf(r: RunnerBindings, task: TaskSpec): Driver {
@@ -127,7 +135,7 @@ const hook = fromPromise<HookCallOutput, HookCallInput>(async ({ input, signal, 
     case 'prestart': {
       const res: TaskPrestartResponse = {};
       const resources = Object.freeze({ ...task.resources });
-      await h.prestart!({ task, taskDir: r.taskDirOf(task), env: env(), previousState: input.previousState, resources }, res, signal);
+      await h.prestart!(withLazyEnv({ task, taskDir: r.taskDirOf(task), previousState: input.previousState, resources }, env), res, signal);
       return {
         env: res.env,
         state: res.state,
@@ -143,7 +151,7 @@ const hook = fromPromise<HookCallOutput, HookCallInput>(async ({ input, signal, 
       const stats = ctrl?.stats ? (ms: number) => ctrl.stats!(ms) : undefined;
       const driverNetwork = ctrl?.network?.();
       const driverExec = ctrl?.exec ? { exec: ctrl.exec.bind(ctrl) } : undefined;
-      await h.poststart!({ env: env(), task, stats, ...(driverNetwork && { driverNetwork }), ...(driverExec && { driverExec }) }, signal);
+      await h.poststart!(withLazyEnv({ task, stats, ...(driverNetwork && { driverNetwork }), ...(driverExec && { driverExec }) }, env), signal);
       return {};
     }
     case 'preKilling':
@@ -153,7 +161,7 @@ const hook = fromPromise<HookCallOutput, HookCallInput>(async ({ input, signal, 
       await h.exited!({ exitCode: input.exit?.exitCode, signal: input.exit?.signal, error: input.exit?.err, task }, signal);
       return {};
     case 'update':
-      await h.update!({ alloc: input.alloc!, env: env(), task }, signal);
+      await h.update!(withLazyEnv({ alloc: input.alloc!, task }, env), signal);
       return {};
     case 'stop':
       await h.stop!({ existingState: input.previousState, task, taskState: input.taskState }, signal);
