@@ -44,6 +44,15 @@ describe('file state store', () => {
     expect((await store.list()).map((r) => r.spec.id)).toEqual(['a', 'b']);
   });
 
+  it('saves again after the allocation dir was removed behind its back', async () => {
+    const store = new FileStateStore(dir);
+    await store.save('a1', record('a1', 'pending', 1));
+    await rm(join(dir, 'allocs', 'a1'), { recursive: true });
+    await store.save('a1', record('a1', 'running', 2));
+    expect((await store.load('a1'))?.state.clientStatus).toBe('running');
+    expect(await readdir(join(dir, 'allocs', 'a1'))).toEqual(['state.json']);
+  });
+
   it('loads nothing for an unknown id and lists nothing in an empty dir', async () => {
     const store = new FileStateStore(dir);
     expect(await store.load('nope')).toBeUndefined();
