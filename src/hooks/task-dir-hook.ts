@@ -1,19 +1,34 @@
-/** task_dir: builds the task's own directory before it starts (Nomad's task_dir_hook). Idempotent, so it re-runs on every start. */
+/**
+ * task_dir: builds the task's own directory before it starts (Nomad's task_dir_hook). Like Nomad's, it records
+ * `is_done` in its prestart state once the directory is built, so a restart or an agent restore skips the
+ * build and only sets the env again (Nomad keeps the hook un-Done for that env).
+ */
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TaskHook } from './types.ts';
+
+/** Nomad's TaskDirHookIsDoneDataKey state, as the hook stores it. */
+export const TASK_DIR_BUILT = Object.freeze({ is_done: 'true' });
+
+function built(previous: unknown): boolean {
+  return typeof previous === 'object' && previous !== null && (previous as { is_done?: unknown }).is_done === 'true';
+}
 
 /** `local/` for the task, `secrets/` readable only by it (0700), and `tmp/`. */
 export function taskDirHook(): TaskHook {
   return {
     name: 'task_dir',
     async prestart(req, res) {
-      await mkdir(join(req.taskDir, 'local'), { recursive: true });
-      await mkdir(join(req.taskDir, 'tmp'), { recursive: true });
+      const local = join(req.taskDir, 'local');
       const secrets = join(req.taskDir, 'secrets');
-      await mkdir(secrets, { recursive: true, mode: 0o700 });
-      await chmod(secrets, 0o700);
-      res.env = { NOMAD_TASK_DIR: join(req.taskDir, 'local'), NOMAD_SECRETS_DIR: secrets };
+      if (!built(req.previousState)) {
+        await mkdir(local, { recursive: true });
+        await mkdir(join(req.taskDir, 'tmp'), { recursive: true });
+        await mkdir(secrets, { recursive: true, mode: 0o700 });
+        await chmod(secrets, 0o700);
+      }
+      res.state = TASK_DIR_BUILT;
+      res.env = { NOMAD_TASK_DIR: local, NOMAD_SECRETS_DIR: secrets };
     },
   };
 }

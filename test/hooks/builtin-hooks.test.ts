@@ -1,10 +1,11 @@
-import { mkdtemp, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
-import type { TaskHook } from '../../src/hooks/types.ts';
+import type { TaskHook, TaskPrestartResponse } from '../../src/hooks/types.ts';
+import { taskDirHook } from '../../src/hooks/task-dir-hook.ts';
 
 const spec = (tasks: AllocSpec['tasks']): AllocSpec => ({ id: 'b1', job: 'j', group: 'g', type: 'batch', tasks });
 
@@ -41,5 +42,24 @@ describe('built-in hooks', () => {
     const types = final.taskStates.app!.events.map((e) => e.type);
     expect(types).toEqual(['Received', 'Task Setup', 'Failed Validation', 'Not Restarting']);
     expect(final.taskStates.app!.events[2]!.displayMessage).toContain('driver "docker" is not available');
+  });
+
+  it("task_dir records is_done once built, and a later start (restart, restore) skips the build but still sets the env (Nomad's TaskDirHookIsDoneDataKey)", async () => {
+    const taskDir = join(await mkdtemp(join(tmpdir(), 'allocrun-taskdir-')), 'app');
+    const hook = taskDirHook();
+    const call = async (previousState: unknown) => {
+      const res: TaskPrestartResponse = {};
+      await hook.prestart!({ task: { name: 'app', driver: 'mock', config: {} }, taskDir, env: {}, previousState, resources: {} }, res, new AbortController().signal);
+      return res;
+    };
+    const first = await call(undefined);
+    expect(await exists(join(taskDir, 'local'))).toBe(true);
+    expect(first.state).toEqual({ is_done: 'true' });
+    // Gone since: a start that trusts is_done does not build it again.
+    await rm(taskDir, { recursive: true });
+    const second = await call(first.state);
+    expect(await exists(taskDir)).toBe(false);
+    expect(second.state).toEqual({ is_done: 'true' });
+    expect(second.env).toEqual({ NOMAD_TASK_DIR: join(taskDir, 'local'), NOMAD_SECRETS_DIR: join(taskDir, 'secrets') });
   });
 });
