@@ -110,7 +110,8 @@ export class FileStateStore implements StateStore {
         await chmod(join(this.dataDir, 'allocs'), 0o700);
         this.dirReady = true;
       }
-      const text = `${JSON.stringify(record, null, 2)}\n`;
+      // Compact: an agent saves on every step and reads every record at restore; indenting doubled the bytes.
+      const text = `${JSON.stringify(record)}\n`;
       try {
         await writeNew(tmp, text);
       } catch (err) {
