@@ -2,35 +2,56 @@
  * P4: ten thousand live three-task allocations in one agent, on the mock driver (real clock, the main
  * task runs for 24 h, so no OS processes are involved): heap per allocation after a full GC (beside a
  * bare XState allocation of the same shape), KILL → terminal latency while the rest live, and the time a
- * new agent takes to restore them all. Runs in a child process with --expose-gc.
+ * new agent takes to restore them all. The fleet and the restarted agent each run in a child process
+ * with --expose-gc (an agent restart is a new process).
  *
  *   npx tsx bench/p4-scale.ts [--quick] [--n 10000]
  */
 import { fork } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { benchArgs, isMain } from './lib/args.ts';
 import { compiledEntry } from './lib/compiled-entry.ts';
 import { killTracked, trackPid } from './lib/pids.ts';
-import type { ScaleReport } from './lib/scale-agent.ts';
+import type { RestoreReport, ScaleReport } from './lib/scale-agent.ts';
 import { fmt, printGoalRows, printTable, type GoalRow } from './lib/stats.ts';
 
-/** Runs the scale agent in a child and returns its report. */
-export async function runP4(opts: { n: number; kills: number; drainMs?: number }): Promise<ScaleReport> {
-  // Plain JavaScript, as an installed package runs: see compiled-entry.ts for why not tsx.
-  const child = fork(await compiledEntry('bench/lib/scale-agent.ts'), [String(opts.n), String(opts.kills), String(opts.drainMs ?? 2_000)], {
+/** Everything P4 measures: the first agent's figures and the restarted agent's. */
+export type P4Report = ScaleReport & RestoreReport;
+
+/** Runs one scale-agent child (plain JavaScript, as an installed package runs: see compiled-entry.ts) and returns its report. */
+async function child<T>(args: string[]): Promise<T> {
+  const proc = fork(await compiledEntry('bench/lib/scale-agent.ts'), args, {
     execArgv: ['--expose-gc', '--max-old-space-size=8192'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  trackPid(child.pid);
-  let report: ScaleReport | undefined;
-  child.on('message', (m: ScaleReport) => (report = m));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  trackPid(proc.pid);
+  let report: T | undefined;
+  proc.on('message', (m: T) => (report = m));
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', (c) => resolve(c)));
   killTracked();
-  if (!report) throw new Error(`the scale agent exited (${code}) without a report`);
+  if (!report) throw new Error(`the scale agent (${args[0]}) exited (${code}) without a report`);
   return report;
 }
 
+/**
+ * Runs the fleet in one child, then the restart in a second one on the same data dir: an agent restart is a
+ * new process, which starts with none of the first agent's heap.
+ */
+export async function runP4(opts: { n: number; kills: number; drainMs?: number }): Promise<P4Report> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p4-'));
+  try {
+    const fleet = await child<ScaleReport>(['run', dataDir, String(opts.n), String(opts.kills), String(opts.drainMs ?? 2_000)]);
+    const restart = await child<RestoreReport>(['restore', dataDir]);
+    return { ...fleet, ...restart };
+  } finally {
+    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  }
+}
+
 /** The README rows for P4. */
-export function p4Goals(r: ScaleReport): GoalRow[] {
+export function p4Goals(r: P4Report): GoalRow[] {
   const kb = r.heapPerAlloc / 1024;
   return [
     {

@@ -1,17 +1,17 @@
 /**
- * The agent process of P4, run as a child of bench/p4-scale.ts with --expose-gc so heap figures are taken
+ * The agent processes of P4, run as children of bench/p4-scale.ts with --expose-gc so heap figures are taken
  * after a full collection. All on the mock driver (real clock, main tasks run for 24 h), so ten thousand
- * allocations need no ten thousand processes:
+ * allocations need no ten thousand processes. `run` mode:
  *  1. heap per live bare XState allocation of the same shape (the yardstick);
  *  2. N allocations under one agent with the built-in hooks, all running: heap per allocation;
  *  3. KILL → terminal for K of them, one at a time, while the rest live: latency percentiles;
- *  4. agent shutdown, then a new agent on the same data dir: time until every allocation runs again.
+ *  then agent shutdown (tasks left running, every record written) and exit.
+ * `restore` mode, a new process as an agent restart is: a new agent on the same data dir, timed from its
+ * creation until every allocation runs again.
  *
- *   node --expose-gc --import tsx bench/lib/scale-agent.ts <allocs> <kills> [drain ms = 2000]
+ *   node --expose-gc bench/lib/scale-agent.ts run <data dir> <allocs> <kills> [drain ms = 2000]
+ *   node --expose-gc bench/lib/scale-agent.ts restore <data dir>
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { filter, firstValueFrom } from 'rxjs';
 import type { AllocState } from '../../src/jobspec/types.ts';
 import type { AllocRunner } from '../../src/runtime/create-alloc-runner.ts';
@@ -30,6 +30,10 @@ export interface ScaleReport {
   killP50: number;
   killP99: number;
   killMax: number;
+}
+
+/** What the restore child reports. */
+export interface RestoreReport {
   restored: number;
   restoreMs: number;
 }
@@ -46,10 +50,10 @@ function heapAfterGc(): number {
 const mainRuns = (s: AllocState) => s.taskStates.main?.state === 'running';
 const running = (r: AllocRunner) => firstValueFrom(r.state$.pipe(filter((s) => mainRuns(s) || s.taskStates.main?.state === 'dead')));
 
-const [allocs, kills, drainMs = 2_000] = process.argv.slice(2).map(Number) as [number, number, number?];
-if (!global.gc) throw new Error('run with --expose-gc');
-const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p4-'));
-try {
+const send = (report: ScaleReport | RestoreReport) => new Promise<void>((resolve) => process.send!(report, () => resolve()));
+
+/** Phases 1-3; the agent shuts down at the end, leaving its allocations for the restore child. */
+async function runFleet(dataDir: string, allocs: number, kills: number, drainMs: number): Promise<ScaleReport> {
   // 1. The bare yardstick.
   let heap0 = heapAfterGc();
   const bare = Array.from({ length: allocs }, () => startBareAlloc({ prestart: 0, main: 86_400_000, poststop: 0 }));
@@ -87,25 +91,33 @@ try {
     latencies.push(performance.now() - k0);
   }
 
-  // 4. Restart: persist and detach everything, then a new agent restores from the data dir.
+  // Agent exit: every record written, tasks left running for the next agent.
   await agent.shutdown();
-  for (const r of runners) r.stop();
-  runners.length = 0;
-  const agent2 = createAgent({ dataDir });
-  const r0 = performance.now();
-  const restored = await agent2.start();
-  await Promise.all(restored.map(running));
-  const restoreMs = performance.now() - r0;
-  const back = restored.filter((r) => mainRuns(r.getState())).length;
-
-  const report: ScaleReport = {
+  return {
     allocs, bareHeapPerAlloc, heapPerAlloc, startMs,
     kills: latencies.length, killP50: quantile(latencies, 0.5), killP99: quantile(latencies, 0.99), killMax: Math.max(...latencies),
-    restored: back, restoreMs,
   };
-  await new Promise<void>((resolve) => process.send!(report, () => resolve()));
-  for (const r of restored) r.stop();
-} finally {
-  await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+}
+
+/** 4. The restarted agent: from its creation until every allocation it restored runs again. */
+async function restoreFleet(dataDir: string): Promise<RestoreReport> {
+  const r0 = performance.now();
+  const agent = createAgent({ dataDir });
+  const restored = await agent.start();
+  await Promise.all(restored.map(running));
+  const restoreMs = performance.now() - r0;
+  return { restored: restored.filter((r) => mainRuns(r.getState())).length, restoreMs };
+}
+
+if (!global.gc) throw new Error('run with --expose-gc');
+const [mode, dataDir, ...rest] = process.argv.slice(2);
+if (!dataDir) throw new Error('usage: scale-agent.ts run <data dir> <allocs> <kills> [drain ms] | restore <data dir>');
+if (mode === 'run') {
+  const [allocs, kills, drainMs = 2_000] = rest.map(Number) as [number, number, number?];
+  await send(await runFleet(dataDir, allocs, kills, drainMs));
+} else if (mode === 'restore') {
+  await send(await restoreFleet(dataDir));
+} else {
+  throw new Error(`unknown mode ${JSON.stringify(mode)}: run or restore`);
 }
 process.exit(0);
