@@ -6,10 +6,10 @@ import type { DriverCallInput, TaskRunnerContext } from './task-runner-types.ts'
 
 /** Input of driver:wait, driver:shutdown, driver:signal and driver:recover: the task and its workload's handle. */
 export const driverInput = ({ context }: { context: TaskRunnerContext }): DriverCallInput => ({
-  allocId: context.allocId,
+  allocId: context.settings.allocId,
   task: context.task,
   hookEnv: context.hookEnv,
-  handle: context.handle,
+  handle: context.run.handle,
 });
 
 /**
@@ -17,10 +17,10 @@ export const driverInput = ({ context }: { context: TaskRunnerContext }): Driver
  * process the first one spawned) and the prestart hooks' mounts and devices.
  */
 export const startInput = ({ context }: { context: TaskRunnerContext }): DriverCallInput => ({
-  allocId: context.allocId,
+  allocId: context.settings.allocId,
   task: context.task,
   hookEnv: context.hookEnv,
-  attempt: context.startAttempt,
+  attempt: context.run.attempt,
   ...hookResourcesOf(context.hookStates),
 });
 

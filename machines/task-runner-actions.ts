@@ -13,16 +13,17 @@ import { taskRunnerHookSetup } from './task-runner-setup.ts';
 import type { CommandRejection, DriverStartOutput, TaskRunnerContext } from './task-runner-types.ts';
 
 function killTimeoutOf(ctx: TaskRunnerContext): number {
-  return killTimeoutOfTask(ctx.task, ctx.maxKillTimeout);
+  return killTimeoutOfTask(ctx.task, ctx.settings.maxKillTimeout);
 }
 
 /** The one flag the restart tracker judges (Nomad's failure / manual / killed), in Nomad's precedence. */
 function triggerOf(ctx: TaskRunnerContext): RestartTrigger {
-  if (ctx.stopReason === 'kill' || (ctx.killRequested && ctx.stopReason !== 'restart')) return { kind: 'killed' };
-  if (ctx.restartRequest && !ctx.restartRequest.failure) return { kind: 'restartRequested', failure: false };
-  if (ctx.startError) return { kind: 'startError', ...ctx.startError };
-  if (ctx.lastExit) return { kind: 'exit', exit: ctx.lastExit };
-  if (ctx.restartRequest) return { kind: 'restartRequested', failure: ctx.restartRequest.failure };
+  const run = ctx.run;
+  if (run.stopReason === 'kill' || (ctx.killRequested && run.stopReason !== 'restart')) return { kind: 'killed' };
+  if (run.restartRequest && !run.restartRequest.failure) return { kind: 'restartRequested', failure: false };
+  if (run.startError) return { kind: 'startError', ...run.startError };
+  if (run.lastExit) return { kind: 'exit', exit: run.lastExit };
+  if (run.restartRequest) return { kind: 'restartRequested', failure: run.restartRequest.failure };
   return { kind: 'none' };
 }
 
@@ -41,8 +42,7 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
     markStarted: assign(({ context, event, system }) => {
       const out = (event as { output?: DriverStartOutput }).output ?? {};
       return {
-        handle: out.handle,
-        startError: undefined,
+        run: { ...context.run, handle: out.handle, startError: undefined },
         taskState: appendEvent(context.taskState, taskEvent(TaskEventType.Started, clockNow(system)), 'running'),
       };
     }),
@@ -55,10 +55,10 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       });
       return {
         taskState: appendEvent(context.taskState, ev),
-        startError: { recoverable: validation ? false : err.recoverable ?? false, message: err.message },
+        run: { ...context.run, startError: { recoverable: validation ? false : err.recoverable ?? false, message: err.message } },
       };
     }),
-    countStartAttempt: assign(({ context }) => ({ startAttempt: context.startAttempt + 1 })),
+    countStartAttempt: assign(({ context }) => ({ run: { ...context.run, attempt: context.run.attempt + 1 } })),
     recordExit: assign(({ context, event, system }) => {
       const exit = (event as { output?: ExitResult }).output ?? { exitCode: 0, signal: 0 };
       const ev = taskEvent(TaskEventType.Terminated, clockNow(system), {
@@ -67,8 +67,12 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
         message: exit.err,
       });
       // A kill the dead agent had begun ends as a kill, even if the restored snapshot predates it.
-      const killed = exit.stoppedByAgent === true && context.stopReason === undefined ? { stopReason: 'kill' as const, killRequested: true } : {};
-      return { lastExit: exit, handle: undefined, taskState: appendEvent(context.taskState, ev), ...killed };
+      const killed = exit.stoppedByAgent === true && context.run.stopReason === undefined;
+      return {
+        run: { ...context.run, lastExit: exit, handle: undefined, ...(killed && { stopReason: 'kill' as const }) },
+        taskState: appendEvent(context.taskState, ev),
+        ...(killed && { killRequested: true }),
+      };
     }),
     // The workload ended while no agent watched it and its exit status is unknown: a distinct outcome
     // (Nomad's "Failed Restoring Task"), judged by the restart policy as a failed run.
@@ -76,7 +80,7 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       const err = childErrorOf(event);
       const exit: ExitResult = { exitCode: -1, signal: 0, err: `lost the workload: ${err.message}` };
       const ev = taskEvent(TaskEventType.FailedRestoring, clockNow(system), { message: exit.err });
-      return { lastExit: exit, handle: undefined, taskState: appendEvent(context.taskState, ev) };
+      return { run: { ...context.run, lastExit: exit, handle: undefined }, taskState: appendEvent(context.taskState, ev) };
     }),
     recordKillError: assign(({ context, event, system }) => ({
       taskState: appendEvent(
@@ -99,14 +103,13 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       if (!ev && !event.quiet && context.taskState.finishedAt === undefined && !context.killRequested) {
         ev = taskEvent(TaskEventType.Killing, clockNow(system), { killTimeout: killTimeoutOf(context) });
       }
-      return { killRequested: true, stopReason: 'kill' as const, taskState: appendEvent(context.taskState, ev) };
+      return { killRequested: true, run: { ...context.run, stopReason: 'kill' as const }, taskState: appendEvent(context.taskState, ev) };
     }),
     beginRestart: assign(({ context, event, system }) => {
       if (event.type !== 'RESTART') return {};
       const ev = event.event ?? taskEvent(TaskEventType.RestartSignal, clockNow(system), { restartReason: 'User requested restart' });
       return {
-        stopReason: 'restart' as const,
-        restartRequest: { failure: event.failure === true },
+        run: { ...context.run, stopReason: 'restart' as const, restartRequest: { failure: event.failure === true } },
         taskState: appendEvent(context.taskState, ev),
       };
     }),
@@ -117,13 +120,13 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       const time = clockNow(system);
       let taskState = appendEvent(context.taskState, event.event ?? taskEvent(TaskEventType.RestartSignal, time, { restartReason: 'User requested restart' }));
       taskState = appendEvent(taskState, taskEvent(TaskEventType.Restarting, time, { startDelay: 0 }), 'pending');
-      return { restartRequest: undefined, stopReason: undefined, lastExit: undefined, taskState };
+      return { run: { ...context.run, restartRequest: undefined, stopReason: undefined, lastExit: undefined }, taskState };
     }),
     emitEvent: assign(({ context, event }) => (event.type === 'EMIT_EVENT' ? { taskState: appendEvent(context.taskState, event.event) } : {})),
     failSetup: assign(({ context, event, system }) => {
       if (event.type !== 'FAIL_SETUP') return {};
       const ev = taskEvent(TaskEventType.SetupFailure, clockNow(system), { message: event.reason, failsTask: true });
-      return { killRequested: true, stopReason: 'kill' as const, taskState: appendEvent(context.taskState, ev) };
+      return { killRequested: true, run: { ...context.run, stopReason: 'kill' as const }, taskState: appendEvent(context.taskState, ev) };
     }),
     waitShutdownDelay: assign(({ context, system }) => {
       const time = clockNow(system);
@@ -136,23 +139,19 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
     armKillTimeout: assign(({ context, system }) => ({ deadline: clockNow(system) + killTimeoutOf(context) })),
     decide: assign(({ context, system }) => {
       const now = clockNow(system);
-      const rng = mulberry32(context.seed);
+      const rng = mulberry32(context.restarts.seed);
       const d = decideRestart({
-        policy: context.restartPolicy,
-        jobType: context.jobType,
+        policy: context.settings.restartPolicy,
+        jobType: context.settings.jobType,
         lifecycle: context.task.lifecycle,
-        tracker: context.tracker,
+        tracker: context.restarts.tracker,
         trigger: triggerOf(context),
         now,
         random: () => rng.next(),
       });
       return {
-        tracker: d.tracker,
-        seed: rng.seed,
-        decision: { kind: d.decision, delay: d.delay, reason: d.reason },
-        restartRequest: undefined,
-        startError: undefined,
-        stopReason: undefined,
+        restarts: { tracker: d.tracker, seed: rng.seed, decision: { kind: d.decision, delay: d.delay, reason: d.reason } },
+        run: { ...context.run, restartRequest: undefined, startError: undefined, stopReason: undefined },
       };
     }),
     recordKilled: assign(({ context, system }) => ({
@@ -161,17 +160,17 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
     recordNotRestarting: assign(({ context, system }) => ({
       taskState: appendEvent(
         context.taskState,
-        taskEvent(TaskEventType.NotRestarting, clockNow(system), { restartReason: context.decision?.reason, failsTask: true }),
+        taskEvent(TaskEventType.NotRestarting, clockNow(system), { restartReason: context.restarts.decision?.reason, failsTask: true }),
       ),
     })),
     scheduleRestart: assign(({ context, system }) => {
       const time = clockNow(system);
-      const delay = context.decision?.delay ?? 0;
-      const ev = taskEvent(TaskEventType.Restarting, time, { restartReason: context.decision?.reason, startDelay: delay });
-      return { deadline: time + delay, lastExit: undefined, taskState: appendEvent(context.taskState, ev, 'pending') };
+      const delay = context.restarts.decision?.delay ?? 0;
+      const ev = taskEvent(TaskEventType.Restarting, time, { restartReason: context.restarts.decision?.reason, startDelay: delay });
+      return { deadline: time + delay, run: { ...context.run, lastExit: undefined }, taskState: appendEvent(context.taskState, ev, 'pending') };
     }),
     restartSilently: assign(({ context, system }) => ({
-      lastExit: undefined,
+      run: { ...context.run, lastExit: undefined },
       taskState: setStatus(context.taskState, 'pending', clockNow(system)),
     })),
     markDead: assign(({ context, system }) => ({ taskState: setStatus(context.taskState, 'dead', clockNow(system)) })),
@@ -181,10 +180,10 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
     storeUpdate: assign(({ context, event }) => {
       if (event.type !== 'UPDATE') return {};
       const task = event.alloc.tasks.find((t) => t.name === context.task.name) ?? context.task;
-      return { alloc: event.alloc, task };
+      return { updates: { ...context.updates, alloc: event.alloc }, task };
     }),
-    queueUpdate: assign({ updateQueued: true }),
-    takeUpdate: assign(({ context }) => ({ updateQueued: false, updating: context.alloc })),
+    queueUpdate: assign(({ context }) => ({ updates: { ...context.updates, queued: true } })),
+    takeUpdate: assign(({ context }) => ({ updates: { ...context.updates, queued: false, updating: context.updates.alloc } })),
     sendSignal: enqueueActions(({ enqueue, context, event, system }) => {
       if (event.type !== 'SIGNAL') return;
       const seq = context.signalSeq + 1;
@@ -197,7 +196,7 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       });
       enqueue.spawnChild('driverSignal', {
         id: `signal.${seq}`,
-        input: { allocId: context.allocId, task: context.task, hookEnv: context.hookEnv, handle: context.handle, signal: event.signal },
+        input: { allocId: context.settings.allocId, task: context.task, hookEnv: context.hookEnv, handle: context.run.handle, signal: event.signal },
       });
     }),
     signalSettled: enqueueActions(({ enqueue, context, event, system }) => {

@@ -51,27 +51,27 @@ const taskRunnerBase = setup({
     hookAlreadyDone: ({ context }, p: PhaseParams<TaskHookPhase>) =>
       p.phase === 'prestart' && context.hookStates[currentHook(context, p.phase)!]?.done === true,
     killRequested: ({ context }) => context.killRequested,
-    hasShutdownDelay: ({ context }) => context.stopReason === 'kill' && (context.task.shutdownDelay ?? 0) > 0,
-    decided: ({ context }, p: { kind: RestartDecisionKind }) => context.decision?.kind === p.kind,
-    leavesPark: ({ context }) => !context.parkWhenDead || context.killRequested || isPoststopTask(context.task),
+    hasShutdownDelay: ({ context }) => context.run.stopReason === 'kill' && (context.task.shutdownDelay ?? 0) > 0,
+    decided: ({ context }, p: { kind: RestartDecisionKind }) => context.restarts.decision?.kind === p.kind,
+    leavesPark: ({ context }) => !context.settings.parkWhenDead || context.killRequested || isPoststopTask(context.task),
     taskRemoved: ({ context, event }) => event.type === 'UPDATE' && !event.alloc.tasks.some((t) => t.name === context.task.name),
     allocStopping: ({ event }) => event.type === 'UPDATE' && isServerTerminal(event.alloc),
-    updateQueued: ({ context }) => context.updateQueued,
+    updateQueued: ({ context }) => context.updates.queued,
     canForceRestart: ({ context, event }) => event.type === 'RESTART' && event.force === true && !context.runComplete,
   },
   actions: {
     /** Spawns the phase's current hook as `<phase>:<hook>` with what the hook may see. */
     callHook: enqueueActions(({ enqueue, context }, p: PhaseParams<TaskHookPhase>) => {
       const name = currentHook(context, p.phase)!;
-      const alloc = p.phase === 'update' ? context.updating : context.alloc;
+      const alloc = p.phase === 'update' ? context.updates.updating : context.updates.alloc;
       const input: HookCallInput = {
         phase: p.phase,
         hook: name,
-        allocId: context.allocId,
+        allocId: context.settings.allocId,
         task: alloc?.tasks.find((t) => t.name === context.task.name) ?? context.task,
         hookEnv: context.hookEnv,
         previousState: context.hookStates[name]?.data,
-        exit: context.lastExit,
+        exit: context.run.lastExit,
         alloc,
         taskState: context.taskState,
       };
@@ -126,7 +126,7 @@ export const taskRunnerHookSetup = taskRunnerBase.extend({
       });
       return {
         taskState: appendEvent(context.taskState, ev),
-        startError: { recoverable: validation ? false : err.recoverable ?? true, message: err.message },
+        run: { ...context.run, startError: { recoverable: validation ? false : err.recoverable ?? true, message: err.message } },
       };
     }),
   },

@@ -50,28 +50,61 @@ export interface TaskRunnerInput {
   parkWhenDead?: boolean;
 }
 
-/** What a task runner keeps: JSON data, persisted with the alloc and shown by the inspector. */
-export interface TaskRunnerContext {
+/** What a task runner was started with and keeps unchanged: its allocation and its policies. */
+export interface TaskRunnerSettings {
   allocId: string;
-  task: TaskSpec;
   jobType: JobType;
   restartPolicy: RestartPolicy;
-  hooks: HookPlan;
   maxKillTimeout: number;
   parkWhenDead: boolean;
-  taskState: TaskState;
-  tracker: RestartTrackerState;
-  seed: number;
-  gateOpen: boolean;
-  /** Nomad's killCtx: once cancelled the task never runs again. */
-  killRequested: boolean;
+}
+
+/** The task's runs of its workload: the start count, the live workload's handle, and what ended the run. */
+export interface TaskRun {
+  /** How many times the driver was asked to start the task (Nomad's task ID suffix): names the attempt. */
+  attempt: number;
+  handle?: DriverHandleData;
   /** Why the workload is being stopped: a kill, or a restart (no shutdown delay, no Killing event). */
   stopReason?: 'kill' | 'restart';
   /** Restart-tracker flags gathered since the last decision. */
   restartRequest?: { failure: boolean };
   startError?: { recoverable: boolean; message: string };
   lastExit?: ExitResult;
+}
+
+/** The restart tracker's memory: its window, the jitter's seed and its last decision. */
+export interface TaskRestarts {
+  tracker: RestartTrackerState;
+  seed: number;
   decision?: { kind: RestartDecisionKind; delay: number; reason: string };
+}
+
+/** Alloc updates the task has heard of. */
+export interface TaskUpdates {
+  /** Update hooks are due for the newest alloc. */
+  queued: boolean;
+  /** The newest alloc the task has heard of. */
+  alloc?: AllocSpec;
+  /** The alloc the current round of update hooks sees: one request per round, as in Nomad. */
+  updating?: AllocSpec;
+}
+
+/**
+ * What a task runner keeps: JSON data, persisted with the alloc and shown by the inspector. Its top level
+ * stays small (under 20 keys): XState copies the context with Object.assign on every assign, and V8 turns
+ * an object built that way with 20 or more properties into a slow dictionary (20 times slower to copy).
+ */
+export interface TaskRunnerContext {
+  settings: TaskRunnerSettings;
+  task: TaskSpec;
+  hooks: HookPlan;
+  taskState: TaskState;
+  restarts: TaskRestarts;
+  run: TaskRun;
+  updates: TaskUpdates;
+  gateOpen: boolean;
+  /** Nomad's killCtx: once cancelled the task never runs again. */
+  killRequested: boolean;
   hookStates: Record<string, PrestartHookState>;
   /** Env merged from prestart responses (last writer wins). Interpolated values, never an env builder. */
   hookEnv: Record<string, string>;
@@ -79,17 +112,10 @@ export interface TaskRunnerContext {
   cursor: Partial<Record<TaskHookPhase, number>>;
   /** The absolute clock time the current durable delay ends. */
   deadline?: number;
-  handle?: DriverHandleData;
   setupDone: boolean;
   runComplete: boolean;
-  updateQueued: boolean;
-  alloc?: AllocSpec;
-  /** The alloc the current round of update hooks sees: one request per round, as in Nomad. */
-  updating?: AllocSpec;
   signalSeq: number;
   rejections: CommandRejection[];
-  /** How many times the driver was asked to start the task (Nomad's task ID suffix): names the attempt. */
-  startAttempt: number;
 }
 
 /** The events a task runner hears: the public commands (CONTRACT.md), its alloc's, and its children's answers. */

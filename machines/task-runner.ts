@@ -85,16 +85,19 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
   context: ({ input, self }) => {
     const now = clockNow(self.system);
     return {
-      allocId: input.allocId,
+      settings: {
+        allocId: input.allocId,
+        jobType: input.jobType,
+        restartPolicy: input.task.restart ?? input.groupRestart ?? defaultRestartPolicy(input.jobType),
+        maxKillTimeout: input.maxKillTimeout ?? DEFAULT_MAX_KILL_TIMEOUT,
+        parkWhenDead: input.parkWhenDead ?? true,
+      },
       task: input.task,
-      jobType: input.jobType,
-      restartPolicy: input.task.restart ?? input.groupRestart ?? defaultRestartPolicy(input.jobType),
       hooks: input.hooks ?? {},
-      maxKillTimeout: input.maxKillTimeout ?? DEFAULT_MAX_KILL_TIMEOUT,
-      parkWhenDead: input.parkWhenDead ?? true,
       taskState: input.taskState ?? newTaskState(now),
-      tracker: newRestartTracker(now),
-      seed: input.seed ?? 1,
+      restarts: { tracker: newRestartTracker(now), seed: input.seed ?? 1 },
+      run: { attempt: 0 },
+      updates: { queued: false },
       gateOpen: input.gateOpen ?? true,
       killRequested: false,
       hookStates: {},
@@ -102,10 +105,8 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
       cursor: {},
       setupDone: false,
       runComplete: false,
-      updateQueued: false,
       signalSeq: 0,
       rejections: [],
-      startAttempt: 0,
     };
   },
   initial: 'pending',
@@ -247,7 +248,7 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
                   input: (args) => ({
                     ...driverInput(args),
                     signal: args.context.task.killSignal ?? DEFAULT_KILL_SIGNAL,
-                    timeout: killTimeoutOf(args.context.task, args.context.maxKillTimeout),
+                    timeout: killTimeoutOf(args.context.task, args.context.settings.maxKillTimeout),
                   }),
                   onError: { actions: 'recordKillError' },
                 },

@@ -29,6 +29,7 @@ import { allocHookPlanOf, providedAllocRunnerMachine } from './alloc-bindings.ts
 import { AllocStatsReporter, type AllocResourceUsage } from './alloc-stats.ts';
 import { withDefaultDrivers } from './default-drivers.ts';
 import { registerRunner } from './runner-registry.ts';
+import { upgradeAllocSnapshot } from './snapshot-upgrade.ts';
 import { checkHookNames, hookPlanOf } from './task-bindings.ts';
 import { taskLogs } from './task-logs.ts';
 
@@ -154,7 +155,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const actor = createActor(providedAllocRunnerMachine, {
     id: spec.id,
     clock,
-    ...(opts.snapshot ? { snapshot: opts.snapshot.snapshot as never } : {}),
+    // Snapshots written before the task context was grouped are rewritten first (snapshot-upgrade.ts).
+    ...(opts.snapshot ? { snapshot: upgradeAllocSnapshot(opts.snapshot.snapshot) as never } : {}),
     inspect: opts.inspect,
     input: { alloc: spec, hooks: allocHookPlanOf(allocHooks), taskHooks: taskHookPlans, seed: opts.seed, maxKillTimeout: opts.maxKillTimeout },
   });

@@ -33,7 +33,7 @@ describe.concurrent('allocrun agent', { timeout: 30_000 }, () => {
     const earlier = createAgent({ dataDir });
     const runner = earlier.run(spec);
     await firstValueFrom(runner.state$.pipe(filter((s) => s.taskStates.server!.state === 'running')));
-    const { pid } = (runner.actor.getSnapshot().children.server!.getSnapshot() as unknown as { context: { handle: { pid: number } } }).context.handle;
+    const { pid } = (runner.actor.getSnapshot().children.server!.getSnapshot() as unknown as { context: { run: { handle: { pid: number } } } }).context.run.handle;
     cleanup.push(() => void (isAlive(pid) && process.kill(pid, 'SIGKILL')));
     await earlier.shutdown();
 

@@ -25,8 +25,8 @@ describe('agent', () => {
     const first = createAgent({ dataDir });
     const runner = first.run(spec);
     await firstValueFrom(runner.state$.pipe(filter((s) => s.taskStates.server!.state === 'running')));
-    const taskSnap = runner.actor.getSnapshot().children.server!.getSnapshot() as { context: { handle?: { pid: number } } };
-    const handle = taskSnap.context.handle!;
+    const taskSnap = runner.actor.getSnapshot().children.server!.getSnapshot() as { context: { run: { handle?: { pid: number } } } };
+    const handle = taskSnap.context.run.handle!;
     await first.shutdown();
     expect(isAlive(handle.pid)).toBe(true);
 

@@ -1,0 +1,61 @@
+/**
+ * Persisted snapshots from before the task runner's context was grouped (allocrun 0.1.0 state files kept
+ * `allocId`, `handle`, `decision`… at its top level; they now live under `settings`, `run`, `restarts` and
+ * `updates`). An agent upgraded while its tasks run must still resume them, so an old task context is
+ * rewritten into the new shape before the actor is restored. Pure data in, data out.
+ */
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Drops undefined fields, as the JSON the snapshot is stored as would. */
+function defined(o: Json): Json {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}
+
+/** A task-runner context in the current shape; one already in it (or not a task context) is returned as is. */
+export function upgradeTaskContext(ctx: Json): Json {
+  if ('settings' in ctx || !('allocId' in ctx)) return ctx;
+  const {
+    allocId, jobType, restartPolicy, maxKillTimeout, parkWhenDead,
+    tracker, seed, decision,
+    startAttempt, handle, stopReason, restartRequest, startError, lastExit,
+    updateQueued, alloc, updating,
+    ...rest
+  } = ctx;
+  return {
+    ...rest,
+    settings: defined({ allocId, jobType, restartPolicy, maxKillTimeout, parkWhenDead }),
+    restarts: defined({ tracker, seed, decision }),
+    run: defined({ attempt: startAttempt ?? 0, handle, stopReason, restartRequest, startError, lastExit }),
+    updates: defined({ queued: updateQueued ?? false, alloc, updating }),
+  };
+}
+
+/** A task runner's persisted snapshot with its context upgraded. */
+export function upgradeTaskSnapshot(snapshot: unknown): unknown {
+  if (!isObject(snapshot) || !isObject(snapshot.context)) return snapshot;
+  const context = upgradeTaskContext(snapshot.context);
+  return context === snapshot.context ? snapshot : { ...snapshot, context };
+}
+
+/** An alloc runner's persisted snapshot with every task runner child's context upgraded. */
+export function upgradeAllocSnapshot(snapshot: unknown): unknown {
+  if (!isObject(snapshot) || !isObject(snapshot.children) || !isObject(snapshot.context)) return snapshot;
+  const tasks = Array.isArray((snapshot.context.alloc as Json | undefined)?.tasks)
+    ? ((snapshot.context.alloc as Json).tasks as Json[]).map((t) => t.name)
+    : [];
+  let changed = false;
+  const children: Json = { ...snapshot.children };
+  for (const name of tasks) {
+    const child = children[name as string];
+    if (!isObject(child)) continue;
+    const upgraded = upgradeTaskSnapshot(child.snapshot);
+    if (upgraded !== child.snapshot) {
+      children[name as string] = { ...child, snapshot: upgraded };
+      changed = true;
+    }
+  }
+  return changed ? { ...snapshot, children } : snapshot;
+}

@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { createAllocRunner, type PersistedAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
+import { upgradeTaskContext } from '../../src/runtime/snapshot-upgrade.ts';
+import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
+import type { AllocSpec } from '../../src/jobspec/types.ts';
+import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+
+/** Written by allocrun 0.1.0 (flat task context): a service alloc whose prestart task ran and whose `web` task runs. */
+const fixture = JSON.parse(readFileSync(new URL('./fixtures/snapshot-before-context-groups.json', import.meta.url), 'utf8')) as {
+  spec: AllocSpec;
+  now: number;
+  persisted: PersistedAllocRunner;
+};
+
+describe('snapshots written before the task context was grouped', () => {
+  it('an upgraded agent resumes the running task from its old snapshot: reattached, not started again, and it can be killed', async () => {
+    const clock = new SimulatedClock(fixture.now);
+    const mock = createMockDriver();
+    const runner = createAllocRunner(fixture.spec, { clock, builtinHooks: false, drivers: { mock }, snapshot: fixture.persisted }).start();
+    await clock.advance(1);
+    expect(runner.actor.getSnapshot().status).toBe('active');
+    expect(runner.getState().taskStates.web!.state).toBe('running');
+    expect(mock.controllers).toHaveLength(1);
+    const web = runner.actor.getSnapshot().children.web!.getSnapshot() as { context: { settings: { allocId: string }; run: { attempt: number } } };
+    expect(web.context.settings.allocId).toBe('old-shape');
+    expect(web.context.run.attempt).toBe(1);
+
+    runner.send({ type: 'KILL' });
+    await clock.advance(60_000);
+    const final = await runner.done;
+    expect(final.clientStatus).toBe('complete');
+    const types = final.taskStates.web!.events.map((e) => e.type);
+    expect(types.filter((t) => t === 'Started')).toHaveLength(1);
+    expect(types.slice(-2)).toEqual(['Terminated', 'Killed']);
+  });
+
+  it('moves every old key under its group and leaves a current context alone', () => {
+    const old = { allocId: 'a', jobType: 'batch', restartPolicy: {}, maxKillTimeout: 5, parkWhenDead: true, tracker: { count: 0 }, seed: 3,
+      startAttempt: 2, handle: { pid: 1 }, lastExit: { exitCode: 1, signal: 0 }, updateQueued: true, task: { name: 't' }, cursor: {} };
+    const upgraded = upgradeTaskContext(old);
+    expect(upgraded).toEqual({
+      task: { name: 't' }, cursor: {},
+      settings: { allocId: 'a', jobType: 'batch', restartPolicy: {}, maxKillTimeout: 5, parkWhenDead: true },
+      restarts: { tracker: { count: 0 }, seed: 3 },
+      run: { attempt: 2, handle: { pid: 1 }, lastExit: { exitCode: 1, signal: 0 } },
+      updates: { queued: true },
+    });
+    expect(upgradeTaskContext(upgraded)).toBe(upgraded);
+  });
+});
