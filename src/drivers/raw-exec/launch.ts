@@ -150,10 +150,20 @@ function workloadPid(child: ChildProcess, prefix: string): Promise<number | unde
   });
 }
 
+/** Random per agent process, so no two agents' tokens meet; a counter tells this agent's spawns apart. */
+const TOKEN_BASE = randomBytes(6).toString('hex');
+let tokenSeq = 0;
+
+/** A spawn's token: unique per spawn, without a call to the system's random source each time. */
+function nextToken(): string {
+  tokenSeq += 1;
+  return `${TOKEN_BASE}${tokenSeq.toString(16)}`;
+}
+
 /** Spawns the supervisor for a fresh start and resolves once the workload's pid is known. */
 export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOutput) => void): Promise<SpawnedWorkload> {
   ensurePrivateDir(req.taskDir);
-  const token = randomBytes(6).toString('hex');
+  const token = nextToken();
   const prefix = attemptPrefix(req.taskDir, req.attempt ?? 'x', token);
   if (req.attempt !== undefined) {
     pruneAttempts(req.taskDir, req.attempt);

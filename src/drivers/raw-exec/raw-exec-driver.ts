@@ -25,7 +25,7 @@ import { CommandNotFoundError, RecoverError, SpawnError, TaskNotRunningError } f
 import { readLogs } from './log-reader.ts';
 import { DEFAULT_CLOCK_TICKS, isLive, readProcStat } from './proc-stat.ts';
 import { lookupBin, toSignalNumber } from './process.ts';
-import { DEFAULT_LOG_CONFIG, RotatingLogWriter, logBaseName, validateLogConfig } from './rotating-log.ts';
+import { DEFAULT_LOG_CONFIG, RotatingLogWriter, taskLogWriters, validateLogConfig } from './rotating-log.ts';
 import { processGroupStats } from './stats.ts';
 import type { Readable } from 'node:stream';
 import { findEarlierSpawn, openOutput, spawnSupervised, type LaunchRequest } from './launch.ts';
@@ -260,9 +260,7 @@ export class RawExecController implements Controller {
       );
     }
     // Open the log files first: failing after the spawn would leave a process nobody tracks.
-    const writers = (['stdout', 'stderr'] as const).map(
-      (stream) => [stream, new RotatingLogWriter(this.logDir, logBaseName(this.task.name, stream), this.logConfig)] as const,
-    );
+    const writers = taskLogWriters(this.logDir, this.task.name, this.logConfig);
     const closeWriters = () => {
       for (const [, w] of writers) w.close();
     };
@@ -337,10 +335,7 @@ export class RawExecController implements Controller {
     if (!w?.supervisor || !supervisorLive(w.supervisor)) return;
     const out = openOutput(w.supervisor.prefix);
     if (!out) return;
-    const writers = (['stdout', 'stderr'] as const).map(
-      (stream) => [stream, new RotatingLogWriter(this.logDir, logBaseName(this.task.name, stream), this.logConfig)] as const,
-    );
-    this.pipeLogs(out, writers);
+    this.pipeLogs(out, taskLogWriters(this.logDir, this.task.name, this.logConfig));
   }
 
   private pipeLogs(
@@ -384,15 +379,28 @@ function supervisorOf(handle: DriverHandle): SupervisorRef | undefined {
   return { prefix: sup.prefix, pid: sup.pid, startTime: typeof sup.startTime === 'number' ? sup.startTime : undefined };
 }
 
+let supervisorTools: { setsid: string; mkfifo: string } | null | undefined;
+
+/**
+ * Where `setsid` and `mkfifo` are, or null when either is missing (both or neither: a supervisor needs the
+ * two). Looked up once per process: a runner builds its own driver, and four file checks per allocation
+ * add up at agent scale, while the tools do not come and go under a running agent.
+ */
+function findSupervisorTools(): { setsid: string; mkfifo: string } | null {
+  if (supervisorTools === undefined) {
+    const setsid = lookupBin('setsid', '/', TOOLS_PATH);
+    const mkfifo = lookupBin('mkfifo', '/', TOOLS_PATH);
+    supervisorTools = setsid && mkfifo ? { setsid, mkfifo } : null;
+  }
+  return supervisorTools;
+}
+
 /** Creates the raw_exec driver. */
 export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExecDriver {
-  const supervise = options.supervise !== false;
-  const setsid = supervise ? lookupBin('setsid', '/', TOOLS_PATH) : undefined;
-  const mkfifo = supervise ? lookupBin('mkfifo', '/', TOOLS_PATH) : undefined;
+  const tools = options.supervise !== false ? findSupervisorTools() : null;
   const settings: Settings = {
-    // Both or neither: a supervisor needs the two.
-    setsid: setsid && mkfifo ? setsid : undefined,
-    mkfifo: setsid && mkfifo ? mkfifo : undefined,
+    setsid: tools?.setsid,
+    mkfifo: tools?.mkfifo,
     maxKillTimeout: options.maxKillTimeout ?? 30_000,
     pollIntervalMs: options.pollIntervalMs ?? 100,
     logPollIntervalMs: options.logPollIntervalMs ?? 250,

@@ -29,14 +29,16 @@ export function logBaseName(task: string, stream: 'stdout' | 'stderr'): string {
   return `${task}.${stream}`;
 }
 
-/** The indices of `<base>.N` files present in `dir`, ascending. */
-export function listLogIndices(dir: string, base: string): number[] {
-  let names: string[];
+function readNames(dir: string): string[] {
   try {
-    names = readdirSync(dir);
+    return readdirSync(dir);
   } catch {
     return [];
   }
+}
+
+/** The indices of `<base>.N` files present in `dir` (or in `names`, a listing of it), ascending. */
+export function listLogIndices(dir: string, base: string, names: readonly string[] = readNames(dir)): number[] {
   const prefix = `${base}.`;
   const indices: number[] = [];
   for (const name of names) {
@@ -64,22 +66,24 @@ export class RotatingLogWriter {
   readonly maxFiles: number;
   readonly maxFileSize: number;
 
+  /** `names`: a listing of `dir` the caller has just made (so `dir` exists), saving this writer its own. */
   constructor(
     readonly dir: string,
     readonly base: string,
     config: LogConfig = DEFAULT_LOG_CONFIG,
+    names?: readonly string[],
   ) {
     validateLogConfig(config);
     this.maxFiles = Math.floor(config.maxFiles);
     this.maxFileSize = Math.floor(config.maxFileSize);
-    mkdirSync(dir, { recursive: true });
+    if (!names) mkdirSync(dir, { recursive: true });
     // A restarted task continues its predecessor's sequence, as Nomad's rotator does, so no file is clobbered.
-    const existing = listLogIndices(dir, base);
+    const existing = listLogIndices(dir, base, names);
     if (existing.length > 0) {
       this.index = existing[existing.length - 1]!;
       this.size = statSync(this.path(this.index)).size;
     }
-    this.purge();
+    this.purge(existing);
   }
 
   /** The index of the file being written. */
@@ -122,10 +126,13 @@ export class RotatingLogWriter {
     this.purge();
   }
 
-  /** Deletes every file older than the newest `maxFiles` (the current file counts as one). */
-  private purge(): void {
+  /**
+   * Deletes every file older than the newest `maxFiles` (the current file counts as one). `indices` is a
+   * listing the caller just made (the constructor's), saving a second read of a dir every task logs to.
+   */
+  private purge(indices = listLogIndices(this.dir, this.base)): void {
     const oldestKept = this.index - this.maxFiles + 1;
-    for (const i of listLogIndices(this.dir, this.base)) {
+    for (const i of indices) {
       if (i >= oldestKept) break;
       try {
         unlinkSync(this.path(i));
@@ -138,4 +145,14 @@ export class RotatingLogWriter {
   private path(index: number): string {
     return logFilePath(this.dir, this.base, index);
   }
+}
+
+/** Writers for a task's stdout and stderr, from one listing of the log dir (made if missing). */
+export function taskLogWriters(dir: string, task: string, config: LogConfig): [['stdout', RotatingLogWriter], ['stderr', RotatingLogWriter]] {
+  mkdirSync(dir, { recursive: true });
+  const names = readNames(dir);
+  return [
+    ['stdout', new RotatingLogWriter(dir, logBaseName(task, 'stdout'), config, names)],
+    ['stderr', new RotatingLogWriter(dir, logBaseName(task, 'stderr'), config, names)],
+  ];
 }

@@ -85,10 +85,12 @@ function readText(path: string): string | undefined {
   }
 }
 
-/** Records, before spawning, which token attempt `attempt` uses (atomically: a crash leaves old or new). */
+/**
+ * Records, before spawning, which token attempt `attempt` uses (atomically: a crash leaves old or new).
+ * The private dir must exist (ensurePrivateDir).
+ */
 export function writeIntent(taskDir: string, attempt: number, token: string): void {
-  const dir = ensurePrivateDir(taskDir);
-  const path = join(dir, `exec-${attempt}.intent`);
+  const path = join(privateDir(taskDir), `exec-${attempt}.intent`);
   writeFileSync(`${path}.tmp`, `${token}\n`, { mode: 0o600 });
   renameSync(`${path}.tmp`, path);
 }
@@ -144,7 +146,8 @@ export function readExitStatus(prefix: string): { exitCode: number; signal: numb
 /** Records, before the first stop signal goes out, that the agent is stopping the workload. */
 export function markStopping(prefix: string): void {
   try {
-    writeFileSync(`${prefix}.stop`, 'stop\n', { mode: 0o600 });
+    // An empty file: its existence is the record (wasStopping), so no write call on the kill path.
+    closeSync(openSync(`${prefix}.stop`, 'w', 0o600));
   } catch {
     // Best effort: without it a restore judges the exit by its status alone.
   }
@@ -191,6 +194,8 @@ export function clearSupervisorFiles(taskDir: string): void {
 
 /** Removes the files of attempts older than `attempt - KEEP_ATTEMPTS` (a persisted snapshot may lag a little). */
 export function pruneAttempts(taskDir: string, attempt: number): void {
+  // Attempts count from 0: until there are more than KEEP_ATTEMPTS, none is old enough to list the dir for.
+  if (attempt <= KEEP_ATTEMPTS) return;
   let names: string[];
   try {
     names = readdirSync(privateDir(taskDir));
