@@ -217,6 +217,15 @@ describe('raw_exec driver', () => {
       expect(out.argv).toEqual(['$HOME; echo hi', '*']);
     });
 
+    it('gives the task its own values of the names the supervisor scripts use (p, s, w, f, go)', async () => {
+      const env = { p: 'P', s: 'S', w: 'W', f: 'F', go: 'GO', c: 'C', allocrun_go: 'mine' };
+      const s = setup('t', NODE, ['-e', 'console.log(JSON.stringify(process.env))'], { env });
+      const c = await run(s);
+      expect(await c.wait(never())).toEqual({ exitCode: 0, signal: 0 });
+      await until(() => stdoutOf(s).endsWith('\n'), 'the output');
+      expect(JSON.parse(stdoutOf(s))).toEqual(env);
+    });
+
     it('finds a bare command name on PATH', async () => {
       const c = await run(setup('t', 'sh', ['-c', 'exit 4']));
       expect(await c.wait(never())).toMatchObject({ exitCode: 4 });

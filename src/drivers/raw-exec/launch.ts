@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { constants, openSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.ts';
@@ -14,15 +14,18 @@ import { isLive, readProcStat } from './proc-stat.ts';
 import {
   CLAIM_LOST,
   NO_FIFOS,
+  OUTPUT_FDS,
   outputFifos,
   SUPERVISOR_SCRIPT,
   attemptPrefix,
   ensurePrivateDir,
+  goVariable,
   pruneAttempts,
   readClaim,
   readExitStatus,
   readIntent,
   readWorkloadPid,
+  supervisorLive,
   voidClaim,
   writeIntent,
   type SupervisorRef,
@@ -111,26 +114,43 @@ export interface TaskOutput {
   stderr: Readable;
 }
 
+/** Opens `path` to read without waiting for a writer; undefined unless it is a pipe or FIFO. */
+function openPipe(path: string): number | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    if (fstatSync(fd).isFIFO()) return fd;
+  } catch {
+    // fall through: not something to read the task's output from
+  }
+  closeSync(fd);
+  return undefined;
+}
+
 /**
- * Opens the read side of a supervisor's output FIFOs (non-blocking, so it never waits for a writer).
- * Undefined when they are gone. They end when the supervisor and the workload have both exited.
+ * Opens the read side of a supervisor's output pipes (non-blocking, so it never waits for a writer):
+ * through the supervisor's own fds while it lives (its pipes or FIFOs alike, see SUPERVISOR_SCRIPT), else
+ * through its FIFOs if it made them. Undefined when they are gone. They end when the supervisor and the
+ * workload have both exited. `fresh`: the supervisor is this agent's child, not yet reaped, so its pid
+ * cannot have been reused; otherwise the supervisor's start time is checked once its fds are open.
  */
-export function openOutput(prefix: string): TaskOutput | undefined {
-  const fifos = outputFifos(prefix);
-  const open = (path: string): Readable | undefined => {
-    try {
-      if (!statSync(path).isFIFO()) return undefined;
-      const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-      return new Socket({ fd, readable: true, writable: false });
-    } catch {
-      return undefined;
-    }
-  };
-  const stdout = open(fifos.stdout);
-  const stderr = open(fifos.stderr);
-  if (stdout && stderr) return { stdout, stderr };
-  stdout?.destroy();
-  stderr?.destroy();
+export function openOutput(supervisor: SupervisorRef, opts: { fresh?: boolean } = {}): TaskOutput | undefined {
+  const viaProc = (['stdout', 'stderr'] as const).map((stream) => openPipe(`/proc/${supervisor.pid}/fd/${OUTPUT_FDS[stream]}`));
+  let fds: (number | undefined)[] = viaProc;
+  if (viaProc.includes(undefined) || !(opts.fresh || supervisorLive(supervisor))) {
+    for (const fd of viaProc) if (fd !== undefined) closeSync(fd);
+    const fifos = outputFifos(supervisor.prefix);
+    fds = [openPipe(fifos.stdout), openPipe(fifos.stderr)];
+  }
+  const [stdout, stderr] = fds;
+  if (stdout !== undefined && stderr !== undefined) {
+    return { stdout: new Socket({ fd: stdout, readable: true, writable: false }), stderr: new Socket({ fd: stderr, readable: true, writable: false }) };
+  }
+  for (const fd of fds) if (fd !== undefined) closeSync(fd);
   return undefined;
 }
 
@@ -171,13 +191,14 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
     writeIntent(req.taskDir, req.attempt, token);
   }
   const pwdArg = req.env.PWD === undefined ? '-' : `=${req.env.PWD}`;
+  const script = [prefix, req.setsid, pwdArg, req.mkfifo, goVariable(req.env), req.bin, ...req.args];
   let child: ChildProcess;
   try {
-    child = spawn('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', prefix, req.setsid, pwdArg, req.mkfifo, req.bin, ...req.args], {
+    child = spawn('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', ...script], {
       cwd: req.cwd,
       env: req.env,
       detached: true,
-      // Output goes through the supervisor's FIFOs; fd 3 only reports the workload's pid.
+      // Output goes through the supervisor's pipes; fd 3 only reports the workload's pid.
       // fd 0 carries the agent's go (see SUPERVISOR_SCRIPT); the workload's stdin is /dev/null.
       stdio: ['pipe', 'ignore', 'ignore', 'pipe'],
     });
@@ -199,12 +220,12 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
       code === CLAIM_LOST
         ? 'another agent cancelled this start'
         : code === NO_FIFOS
-          ? `cannot create its output FIFOs in ${prefix}`
+          ? `cannot create its output pipes in ${prefix}`
           : `the supervisor exited with status ${code} before starting it`;
     throw new SpawnError(req.task, `cannot start ${req.bin}: ${why}`);
   }
-  // The FIFOs exist now (made before the pid is reported); a crash from here on loses no output.
-  const out = openOutput(prefix);
+  // The pipes exist now (made before the pid is reported); a crash from here on loses no output.
+  const out = openOutput(supervisor, { fresh: true });
   if (out) onOutput(out);
   child.stdin?.on('error', () => undefined);
   child.stdin?.end('go\n');

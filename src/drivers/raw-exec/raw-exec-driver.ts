@@ -327,13 +327,13 @@ export class RawExecController implements Controller {
   }
 
   /**
-   * Reads on from the output FIFOs of a supervised workload another agent started: what it wrote while no
+   * Reads on from the output pipes of a supervised workload another agent started: what it wrote while no
    * agent ran is still in them. Called once the workload is adopted.
    */
   reattachOutput(): void {
     const w = this.workload;
     if (!w?.supervisor || !supervisorLive(w.supervisor)) return;
-    const out = openOutput(w.supervisor.prefix);
+    const out = openOutput(w.supervisor);
     if (!out) return;
     this.pipeLogs(out, taskLogWriters(this.logDir, this.task.name, this.logConfig));
   }

@@ -10,7 +10,8 @@
  *              agent ("void") to cancel a token whose supervisor never appeared: exactly one of them wins.
  *   `.pid`     the workload's pid, written just before the workload is exec'd.
  *   `.status`  the workload's exit status (`$?`: a code, or 128 + signal number), written once it exits.
- *   `.out`, `.err`  FIFOs carrying the workload's stdout and stderr to whichever agent reads them.
+ *   `.out`, `.err`  FIFOs carrying the workload's stdout and stderr, when the shell's here-documents are
+ *              not pipes (see SUPERVISOR_SCRIPT: the supervisor's fds 5 and 6 carry them either way).
  * `exec-<attempt>.intent` names the token of the attempt's spawn; it is written before the spawn, so a
  * restored agent that finds the task still starting can find (or cancel) the process it started.
  */
@@ -21,29 +22,49 @@ import { isLive, readProcStat } from './proc-stat.ts';
 /**
  * The supervisor script. `$1` is the file prefix, `$2` the path of `setsid`, `$3` the task's own PWD
  * (`=value`, or `-` for none: sh sets PWD, and the workload must see exactly the task env), `$4` the path
- * of `mkfifo`, the rest is the command and its arguments (never interpreted by a shell: they are passed as "$@"). Exit 125: the claim was lost,
- * nothing ran. Paths are absolute: the task's PATH need not hold `sh` or `setsid`.
+ * of `mkfifo`, `$5` a variable name the task env does not use (the inner sh reads the go into it), the rest
+ * is the command and its arguments (never interpreted by a shell: they are passed as "$@"). Exit 125: the
+ * claim was lost, nothing ran. Paths are absolute: the task's PATH need not hold `sh` or `setsid`.
+ * Neither shell assigns a variable before the exec but `$5` and PWD: the shells export every variable of
+ * the task env they start with, so an assignment to one of those names would change what the task sees.
+ *
+ * The task's output goes through two pipes the supervisor holds open read-write on fds 5 and 6: a write
+ * made while no agent reads blocks (once 64 KiB wait) instead of killing the task with SIGPIPE, and the
+ * next agent reads on from the same pipes, opened through `/proc/<supervisor>/fd/5` and `6`. A shell whose
+ * empty here-document is a pipe (dash, busybox) makes them with no process, reopened read-write through
+ * /proc; any other makes two FIFOs, `$1.out` and `$1.err`, with `mkfifo` (exit 124 if it cannot).
  * `setsid` runs first (no fork: the supervisor's child leads no group), so by the time the inner sh reports
  * its pid, which the workload keeps, it already leads its own session and process group. It reports on
  * fd 3 with SIGPIPE ignored (the agent may be gone), then restores SIGPIPE's default so the workload does
  * not inherit an ignored signal. It then waits for the agent's go on stdin (sent once the agent reads the
- * FIFOs, so a task that exits at once loses no output; a dead agent's closed pipe is a go too).
+ * pipes, so a task that exits at once loses no output; a dead agent's closed pipe is a go too). The
+ * supervisor's own messages ("Terminated") go nowhere.
  */
 export const SUPERVISOR_SCRIPT = [
-  'p=$1; s=$2; w=$3; f=$4; shift 4',
   'set -C',
-  '{ echo $$ > "$p.claim"; } 2>/dev/null || exit 125',
+  '{ echo $$ > "$1.claim"; } 2>/dev/null || exit 125',
   'set +C',
-  // The task's output goes through two FIFOs the supervisor holds open read-write: a write made while no
-  // agent reads blocks (once 64 KiB wait) instead of killing the task with SIGPIPE, and the next agent
-  // reads on from the same FIFOs. Its own messages ("Terminated") go nowhere.
-  '"$f" -m 600 "$p.out" "$p.err" || exit 124',
-  'exec 5<>"$p.out" 6<>"$p.err"',
-  `"$s" /bin/sh -c 'case $1 in =*) export PWD="\${1#=}";; *) unset PWD;; esac; shift; echo $$ > "$0.pid"; trap "" PIPE; echo $$ >&3 2>/dev/null; trap - PIPE; read -r go || :; exec "$@" 3>&- 5<&- 6<&- <\/dev/null >"$0.out" 2>"$0.err"' "$p" "$w" "$@"`,
-  'c=$?',
-  'echo $c > "$p.status"',
-  'exit $c',
+  'exec 5<<E',
+  'E',
+  'exec 6<<E',
+  'E',
+  '{ [ -p /proc/self/fd/5 ] && [ -p /proc/self/fd/6 ] && exec 5<>/proc/self/fd/5 6<>/proc/self/fd/6; } ||',
+  '  { "$4" -m 600 "$1.out" "$1.err" && exec 5<>"$1.out" 6<>"$1.err"; } || exit 124',
+  `"$2" /bin/sh -c 'case $2 in =*) export PWD="\${2#=}";; *) unset PWD;; esac; echo $$ > "$0.pid"; trap "" PIPE; echo $$ >&3 2>/dev/null; trap - PIPE; read -r "$4" || :; shift 4; [ -p "$0.out" ] || exec "$@" 3>&- <\/dev/null >/proc/self/fd/5 2>/proc/self/fd/6 5<&- 6<&-; exec "$@" 3>&- <\/dev/null >"$0.out" 2>"$0.err" 5<&- 6<&-' "$@"`,
+  'set -- "$1" $?',
+  'echo $2 > "$1.status"',
+  'exit $2',
 ].join('\n');
+
+/** The supervisor's fds holding the task's stdout and stderr open (SUPERVISOR_SCRIPT). */
+export const OUTPUT_FDS = { stdout: 5, stderr: 6 } as const;
+
+/** A name for the variable the inner sh reads the go into, one that `env` does not hold. */
+export function goVariable(env: Readonly<Record<string, string>>): string {
+  let name = 'allocrun_go';
+  while (name in env) name += '_';
+  return name;
+}
 
 /** Exit status of a supervisor that lost its claim: it ran nothing. */
 export const CLAIM_LOST = 125;
@@ -167,10 +188,10 @@ export function decodeShellStatus(status: number): { exitCode: number; signal: n
   return { exitCode: status, signal: 0 };
 }
 
-/** Exit status of a supervisor that could not create the output FIFOs. */
+/** Exit status of a supervisor that could not create its output pipes (the FIFOs, where it needs them). */
 export const NO_FIFOS = 124;
 
-/** The FIFOs carrying the task's stdout and stderr. */
+/** The FIFOs carrying the task's stdout and stderr, where the supervisor makes them. */
 export function outputFifos(prefix: string): { stdout: string; stderr: string } {
   return { stdout: `${prefix}.out`, stderr: `${prefix}.err` };
 }
