@@ -10,7 +10,7 @@ import type { ExitResult } from '../controller.ts';
 import { WorkloadLostError } from './errors.ts';
 import { decodeWaitStatus, isLive, readProcStat } from './proc-stat.ts';
 import { signalGroup, signalPid } from './process.ts';
-import { readExitStatus, supervisorLive, wasStopping, type SupervisorRef } from './supervisor.ts';
+import { decodeShellStatus, readExitStatus, supervisorLive, wasStopping, type SupervisorRef } from './supervisor.ts';
 
 const SIGKILL = constants.signals.SIGKILL;
 
@@ -91,7 +91,11 @@ export class SpawnedWorkload implements Workload {
     });
   }
 
-  /** Resolves with the exit of `child`, read from the supervisor's status file when there is one. */
+  /**
+   * Resolves with the exit of `child`; with a supervisor, the status it recorded. It exits with that status
+   * (SUPERVISOR_SCRIPT), so its exit code is the status without reading the file back: the file is for an
+   * agent that was not there to see the exit. Only a supervisor killed by a signal sends us to the file.
+   */
   static exitOf(child: ChildProcess, supervisorPrefix?: string): Promise<ExitResult> {
     return new Promise((resolve) => {
       child.once('exit', (code, signalName) => {
@@ -100,8 +104,9 @@ export class SpawnedWorkload implements Workload {
           resolve(code !== null ? { exitCode: code, signal: 0 } : { exitCode: 128 + signo, signal: signo });
           return;
         }
+        if (code !== null) return resolve(decodeShellStatus(code));
         const recorded = readExitStatus(supervisorPrefix);
-        resolve(recorded ?? { exitCode: -1, signal: 0, err: `the task supervisor ended (${signalName ?? `status ${code}`}) without recording the exit status` });
+        resolve(recorded ?? { exitCode: -1, signal: 0, err: `the task supervisor was killed (${signalName}) without recording the exit status` });
       });
     });
   }
