@@ -7,7 +7,7 @@ import { FileStateStore, ensureDataDir } from '../state/file-store.ts';
 import { StateStoreError, type AllocRecord, type StateStore } from '../state/store.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import { validateAllocSpec } from '../jobspec/validate.ts';
-import { createAllocRunner, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './create-alloc-runner.ts';
+import { createAllocRunner, persistedView, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './create-alloc-runner.ts';
 
 /** What the agent keeps per allocation: the store's record plus the actor snapshot to resume from. */
 export type AgentRecord = AllocRecord & { snapshot?: PersistedAllocRunner };
@@ -54,7 +54,7 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
   const flush = async (): Promise<void> => {
     while (pending && !frozen) {
       pending = false;
-      const record: AgentRecord = { spec, state: runner.getState(), createdAt, updatedAt: Date.now(), snapshot: runner.persist() };
+      const record: AgentRecord = { spec, state: runner.getState(), createdAt, updatedAt: Date.now(), snapshot: persistedView(runner.actor) };
       await store.save(spec.id, record).catch(() => undefined);
     }
   };

@@ -96,6 +96,14 @@ export interface AllocRunner {
 }
 
 
+/**
+ * The runner's persisted snapshot as XState gives it, not copied: for a writer that serialises it at once
+ * (the agent's store), where `persist()`'s JSON copy would be a second serialisation of every save.
+ */
+export function persistedView(actor: AllocRunnerActor): PersistedAllocRunner {
+  return { __allocrun: 'alloc-runner', snapshot: actor.getPersistedSnapshot() };
+}
+
 /** Builds (but does not start) the runner for one allocation; throws a SpecError for a spec that breaks the rules. */
 export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}): AllocRunner {
   // The same rules as job files, before anything touches the disk: ids and names become paths.
@@ -229,7 +237,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     events$: events$.asObservable(),
     state$: state$.asObservable(),
     rejections$: rejections$.asObservable(),
-    persist: () => ({ __allocrun: 'alloc-runner', snapshot: JSON.parse(JSON.stringify(actor.getPersistedSnapshot())) }),
+    persist: () => JSON.parse(JSON.stringify(persistedView(actor))) as PersistedAllocRunner,
     latestAllocStats: (taskFilter) => stats.latest(taskFilter),
     stats$: stats.stats$,
     logs: (name, logOpts) => {
