@@ -225,7 +225,8 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
     throw new SpawnError(req.task, `cannot start ${req.bin}: ${why}`);
   }
   // The pipes exist now (made before the pid is reported); a crash from here on loses no output.
-  const out = openOutput(supervisor, { fresh: true });
+  // Not exited, so not reaped: its pid is still its own (openOutput need not check its start time).
+  const out = openOutput(supervisor, { fresh: child.exitCode === null && child.signalCode === null });
   if (out) onOutput(out);
   child.stdin?.on('error', () => undefined);
   child.stdin?.end('go\n');
