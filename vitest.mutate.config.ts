@@ -15,11 +15,16 @@ export default defineConfig({
       'test/drivers/do.test.ts',
       'test/drivers/resolve-running.test.ts',
       'test/drivers/mock.test.ts',
+      // src/runtime/create-executor.ts: the executor's in-process suite (mock and capturing drivers only).
+      'test/drivers/create-executor.test.ts',
       'test/hooks/**/*.test.ts',
     ],
     // Real processes and agents (raw_exec) only time out under mutation; they do not drive the machines' logic.
     exclude: ['test/properties/broken-variants.test.ts', 'test/runtime/real-processes.test.ts', 'test/runtime/agent.test.ts'],
-    testTimeout: 120_000,
-    hookTimeout: 60_000,
+    // Unmutated, the slowest test here takes about a second. Under a mutant, a test that waits forever (a
+    // restart loop at one instant of the simulated clock) is a detected mutant: fail it after 15 s rather
+    // than wait for Stryker's own limit, which also restarts the test process.
+    testTimeout: 15_000,
+    hookTimeout: 15_000,
   },
 });
