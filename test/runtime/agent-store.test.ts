@@ -1,0 +1,311 @@
+/**
+ * `createAgent` in process: mock-driver allocations on a SimulatedClock, persisted to a store held in memory,
+ * so what the agent writes, when, and what a new agent restores from it can be read back directly. (The
+ * raw_exec agent and its files on disk are test/runtime/agent.test.ts and test/restore/.)
+ */
+import { describe, expect, it } from 'vitest';
+import { createAgent, DuplicateAllocError, type AgentOptions, type AgentRecord } from '../../src/runtime/create-agent.ts';
+import { StateStoreError, type AllocRecord, type StateScan, type StateStore } from '../../src/state/store.ts';
+import type { AllocSpec } from '../../src/jobspec/types.ts';
+import { SpecError } from '../../src/jobspec/spec-error.ts';
+import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+
+/** A store in memory: what was saved, in order, as JSON (what a file would hold). */
+class MemoryStore implements StateStore {
+  readonly records = new Map<string, AgentRecord>();
+  readonly saves: AgentRecord[] = [];
+  /** A save in progress when another begins would interleave two writes of one record. */
+  writing = 0;
+  overlapped = false;
+  /** Resolves the save in flight; a test holds saves back to see what queues behind them. */
+  hold?: Promise<void>;
+  failSaves = false;
+
+  async save(id: string, record: AllocRecord): Promise<void> {
+    if (this.writing > 0) this.overlapped = true;
+    this.writing++;
+    try {
+      await this.hold;
+      if (this.failSaves) throw new Error('disk full');
+      const copy = JSON.parse(JSON.stringify(record)) as AgentRecord;
+      this.saves.push(copy);
+      this.records.set(id, copy);
+    } finally {
+      this.writing--;
+    }
+  }
+  async load(id: string) {
+    return this.records.get(id);
+  }
+  async list() {
+    return [...this.records.values()];
+  }
+  async remove(id: string) {
+    this.records.delete(id);
+  }
+}
+
+/** A store that also scans, reporting the problems it was given. */
+class ScanningStore extends MemoryStore {
+  scans: { quarantine?: boolean }[] = [];
+  constructor(readonly problems: StateStoreError[] = []) {
+    super();
+  }
+  async scan(opts?: { quarantine?: boolean }): Promise<StateScan> {
+    this.scans.push(opts ?? {});
+    return { records: await this.list(), problems: this.problems };
+  }
+}
+
+const spec = (id: string, runFor = '1h'): AllocSpec => ({
+  id, job: 'j', group: 'g', type: 'batch',
+  tasks: [{ name: 'main', driver: 'mock', config: { run_for: runFor } }],
+});
+
+function agentOn(store: StateStore, clock: SimulatedClock, extra: Partial<AgentOptions> = {}) {
+  return createAgent({ dataDir: '/nonexistent/allocrun-agent-store', store, clock, builtinHooks: false, seed: 1, ...extra });
+}
+
+/** An agent that ran `ids` until their tasks ran, then shut down: the store holds what a new agent restores. */
+async function storeAfterShutdown(clock: SimulatedClock, ids: string[], store: MemoryStore = new MemoryStore()) {
+  const first = agentOn(store, clock);
+  for (const id of ids) first.run(spec(id));
+  await clock.advance(10);
+  await first.shutdown();
+  return store;
+}
+
+describe('agent: persisting each allocation', () => {
+  it('refuses a spec that breaks the job rules before anything is saved', async () => {
+    const store = new MemoryStore();
+    const agent = agentOn(store, new SimulatedClock(0));
+    expect(() => agent.run({ ...spec('a'), tasks: [] })).toThrow(SpecError);
+    expect(store.saves).toEqual([]);
+    expect(agent.list()).toEqual([]);
+  });
+
+  it('refuses a second allocation with the same id, with ErrDuplicateAlloc, and keeps the first', async () => {
+    const clock = new SimulatedClock(0);
+    const agent = agentOn(new MemoryStore(), clock);
+    const first = agent.run(spec('a'));
+    let err: unknown;
+    try {
+      agent.run(spec('a'));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(DuplicateAllocError);
+    expect(err).toMatchObject({ code: 'ErrDuplicateAlloc', name: 'DuplicateAllocError', message: 'allocation "a" is already running under this agent' });
+    expect(agent.get('a')).toBe(first);
+    expect(agent.list()).toEqual([first]);
+    await agent.shutdown();
+  });
+
+  it('saves the spec, the state and a resumable snapshot, and saves again as the allocation runs', async () => {
+    const clock = new SimulatedClock(0);
+    const store = new MemoryStore();
+    const agent = agentOn(store, clock);
+    agent.run(spec('a', '5s'));
+    await clock.advance(10);
+    const running = store.records.get('a')!;
+    expect(running.spec).toEqual(spec('a', '5s'));
+    expect(running.state.taskStates.main!.state).toBe('running');
+    expect(running.snapshot?.__allocrun).toBe('alloc-runner');
+    expect(running.createdAt).toEqual(expect.any(Number));
+    expect(running.updatedAt).toBeGreaterThanOrEqual(running.createdAt!);
+
+    await clock.advance(5_000);
+    await agent.get('a')!.done;
+    await agent.shutdown();
+    const finished = store.records.get('a')!;
+    expect(finished.state.clientStatus).toBe('complete');
+    expect(finished.createdAt).toBe(running.createdAt);
+  });
+
+  it('never runs two saves of one allocation at once, and the last save holds the newest state', async () => {
+    const clock = new SimulatedClock(0);
+    const store = new MemoryStore();
+    let release!: () => void;
+    store.hold = new Promise<void>((r) => (release = r));
+    const agent = agentOn(store, clock);
+    agent.run(spec('a', '5s'));
+    await clock.advance(10);
+    // The first save is held; every snapshot since has only marked the record as pending.
+    expect(store.saves).toEqual([]);
+    store.hold = undefined;
+    release();
+    await clock.advance(5_000);
+    await agent.get('a')!.done;
+    await agent.shutdown();
+    expect(store.overlapped).toBe(false);
+    // The held save, then one for everything that queued behind it, and so on: never one per snapshot.
+    expect(store.saves.at(-1)!.state.clientStatus).toBe('complete');
+  });
+
+  it('keeps running when a save fails', async () => {
+    const clock = new SimulatedClock(0);
+    const store = new MemoryStore();
+    store.failSaves = true;
+    const agent = agentOn(store, clock);
+    const runner = agent.run(spec('a', '5s'));
+    await clock.advance(5_010);
+    expect((await runner.done).clientStatus).toBe('complete');
+    await agent.shutdown();
+    expect(store.saves).toEqual([]);
+  });
+
+  it('saves nothing after shutdown: the record says running, as the next agent must find it', async () => {
+    const clock = new SimulatedClock(0);
+    const store = new MemoryStore();
+    const agent = agentOn(store, clock);
+    agent.run(spec('a'));
+    await clock.advance(10);
+    await agent.shutdown();
+    const saved = store.saves.length;
+    const record = store.records.get('a')!;
+    expect(record.state.taskStates.main!.state).toBe('running');
+    expect((record.snapshot!.snapshot as { value: unknown }).value).not.toBe('detaching');
+    await clock.advance(60_000);
+    expect(store.saves).toHaveLength(saved);
+  });
+});
+
+describe("agent: restoring (Nomad's client restores every allocation it persisted)", () => {
+  it('restores a running allocation from the store, reattaching to its workload instead of starting it again', async () => {
+    const clock = new SimulatedClock(0);
+    const store = await storeAfterShutdown(clock, ['a']);
+    const second = agentOn(store, clock);
+    const [restored] = await second.start();
+    expect(restored!.actor.id).toBe('a');
+    expect(second.get('a')).toBe(restored);
+    expect(second.list()).toEqual([restored]);
+    await clock.advance(3_600_000);
+    const final = await restored!.done;
+    expect(final.clientStatus).toBe('complete');
+    expect(final.taskStates.main!.events.filter((e) => e.type === 'Started')).toHaveLength(1);
+    await second.shutdown();
+  });
+
+  it('keeps the allocation creation time of the record it restores', async () => {
+    const clock = new SimulatedClock(0);
+    const store = await storeAfterShutdown(clock, ['a']);
+    const createdAt = store.records.get('a')!.createdAt!;
+    store.records.set('a', { ...store.records.get('a')!, createdAt: createdAt - 1_000 });
+    const second = agentOn(store, clock);
+    await second.start();
+    await second.shutdown();
+    expect(store.records.get('a')!.createdAt).toBe(createdAt - 1_000);
+  });
+
+  it('takes the update time as the creation time of a record that has none', async () => {
+    const clock = new SimulatedClock(0);
+    const store = await storeAfterShutdown(clock, ['a']);
+    const { createdAt: _dropped, ...old } = store.records.get('a')!;
+    store.records.set('a', { ...old, updatedAt: 42 });
+    const second = agentOn(store, clock);
+    await second.start();
+    await second.shutdown();
+    expect(store.records.get('a')!.createdAt).toBe(42);
+  });
+
+  it('leaves alone a record without a snapshot, one whose postrun hooks ran, and one already running here', async () => {
+    const clock = new SimulatedClock(0);
+    const store = await storeAfterShutdown(clock, ['running', 'nosnap']);
+    const { snapshot: _none, ...bare } = store.records.get('nosnap')!;
+    store.records.set('nosnap', bare);
+    // An allocation that ran to the end: its runner reached `terminal`.
+    const ended = agentOn(store, clock);
+    ended.run(spec('ended', '1s'));
+    await clock.advance(1_010);
+    await ended.get('ended')!.done;
+    await ended.shutdown();
+    expect((store.records.get('ended')!.snapshot!.snapshot as { value: unknown }).value).toBe('terminal');
+
+    const second = agentOn(store, clock);
+    const already = second.run(spec('running'));
+    const restored = await second.start();
+    expect(restored).toEqual([]);
+    expect(second.list()).toEqual([already]);
+    await second.shutdown();
+  });
+
+  it('leaves alone a destroyed allocation and one whose runner finished as an actor', async () => {
+    const clock = new SimulatedClock(0);
+    const store = await storeAfterShutdown(clock, ['destroyed', 'done']);
+    const as = (id: string, snap: Record<string, unknown>) => {
+      const r = store.records.get(id)!;
+      store.records.set(id, { ...r, snapshot: { __allocrun: 'alloc-runner', snapshot: { ...(r.snapshot!.snapshot as object), ...snap } } });
+    };
+    as('destroyed', { value: 'destroyed' });
+    as('done', { status: 'done' });
+    const second = agentOn(store, clock);
+    expect(await second.start()).toEqual([]);
+    expect(second.restoreErrors).toEqual([]);
+  });
+
+  it('restores a failed allocation: it may still have work to do', async () => {
+    const clock = new SimulatedClock(0);
+    const store = new MemoryStore();
+    const first = agentOn(store, clock);
+    first.run({
+      ...spec('f'),
+      tasks: [
+        { name: 'main', driver: 'mock', config: { run_for: '1s', exit_code: 1 }, restart: { attempts: 0, interval: 60_000, delay: 1_000, mode: 'fail' } },
+        { name: 'side', driver: 'mock', config: { run_for: '1h' }, lifecycle: { hook: 'prestart', sidecar: true } },
+      ],
+    });
+    await clock.advance(1);
+    await first.shutdown();
+    await clock.advance(2_000);
+    const second = agentOn(store, clock);
+    const [restored] = await second.start();
+    expect(restored!.actor.id).toBe('f');
+    await clock.advanceUntil(() => restored!.getState().taskStates.side!.state === 'dead');
+    expect((await restored!.done).clientStatus).toBe('failed');
+  });
+
+  it('asks a store that can scan to quarantine damaged records, and reports each problem it found', async () => {
+    const clock = new SimulatedClock(0);
+    const problem = new StateStoreError('allocs/x/state.json: not JSON', 'allocs/x/state.json');
+    const store = await storeAfterShutdown(clock, ['a'], new ScanningStore([problem]));
+    const told: StateStoreError[] = [];
+    const second = agentOn(store, clock, { onRestoreError: (e) => told.push(e) });
+    const restored = await second.start();
+    expect((store as ScanningStore).scans).toEqual([{ quarantine: true }]);
+    expect(restored.map((r) => r.actor.id)).toEqual(['a']);
+    expect(second.restoreErrors).toEqual([problem]);
+    expect(told).toEqual([problem]);
+    await second.shutdown();
+  });
+
+  it('reports a snapshot it cannot resume, naming the allocation, and restores the others', async () => {
+    const clock = new SimulatedClock(0);
+    const store = await storeAfterShutdown(clock, ['good', 'bad']);
+    const bad = store.records.get('bad')!;
+    store.records.set('bad', { ...bad, snapshot: { __allocrun: 'alloc-runner', snapshot: { status: 'active', value: 'no-such-state', context: {} } } });
+    const second = agentOn(store, clock);
+    const restored = await second.start();
+    expect(restored.map((r) => r.actor.id)).toEqual(['good']);
+    expect(second.get('bad')).toBeUndefined();
+    expect(second.list().map((r) => r.actor.id)).toEqual(['good']);
+    expect(second.restoreErrors).toHaveLength(1);
+    const err = second.restoreErrors[0]!;
+    expect(err).toBeInstanceOf(StateStoreError);
+    expect(err.path).toBe('bad');
+    expect(err.message).toMatch(/^bad: allocation "bad" cannot be resumed from its runner snapshot \(damaged, or written by an incompatible allocrun\): ./);
+    expect(err.cause).toBeDefined();
+    await second.shutdown();
+  });
+
+  it('shuts every allocation down with its workload left running, so a later agent finds it alive', async () => {
+    const clock = new SimulatedClock(0);
+    const store = await storeAfterShutdown(clock, ['a', 'b']);
+    const second = agentOn(store, clock);
+    const restored = await second.start();
+    await second.shutdown();
+    for (const r of restored) expect(r.actor.getSnapshot().value).toBe('detached');
+    const third = agentOn(store, clock);
+    expect((await third.start()).map((r) => r.actor.id).sort()).toEqual(['a', 'b']);
+    await third.shutdown();
+  });
+});
