@@ -94,7 +94,7 @@ export function restartTasks(args: CommandArgs): void {
     for (const t of context.alloc.tasks) {
       if (!isPoststop(t) && context.taskStates[t.name]!.state === 'dead') restartPending[t.name] = true;
     }
-    enqueue.assign({ coordinator: 'init', open: [], killEventSent: false, restartPending });
+    enqueue.assign({ gates: { ...context.gates, coordinator: 'init', open: [] }, killEventSent: false, taskFlags: { ...context.taskFlags, restartPending } });
     for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'GATE', open: false });
     for (const t of context.alloc.tasks) if (!isPoststop(t)) enqueue.sendTo(t.name, restart(true));
     return;
@@ -135,7 +135,7 @@ export function setDeploymentHealth(args: CommandArgs): void {
   let taskStates = context.taskStates;
   for (const [name, ev] of Object.entries(event.taskEvents ?? {}) as [string, TaskEvent][]) {
     if (!taskSpec(context, name)) continue;
-    if (context.runComplete[name]) taskStates = { ...taskStates, [name]: appendEvent(taskStates[name]!, ev) };
+    if (context.taskFlags.runComplete[name]) taskStates = { ...taskStates, [name]: appendEvent(taskStates[name]!, ev) };
     else enqueue.sendTo(name, { type: 'EMIT_EVENT', event: ev });
   }
   enqueue.assign({ deploymentStatus: { ...event.status }, taskStates });

@@ -20,7 +20,7 @@ function taskSpec(ctx: AllocRunnerContext, name: string): TaskSpec | undefined {
 }
 
 
-const live = (ctx: AllocRunnerContext, t: TaskSpec) => isLive(t, ctx);
+const live = (ctx: AllocRunnerContext, t: TaskSpec) => isLive(t, { taskStates: ctx.taskStates, restartPending: ctx.taskFlags.restartPending });
 
 /** Whether the tasks one kill step targets are all dead. */
 function killStepDone(ctx: AllocRunnerContext, step: 'leader' | 'mains' | 'sidecars'): boolean {
@@ -62,13 +62,13 @@ const allocRunnerBase = setup({
       if (!tc || !taskSpec(context, name)) return false;
       return (
         context.taskStates[name] !== tc.taskState ||
-        context.taskRejections[name] !== tc.rejections.length ||
-        context.runComplete[name] !== tc.runComplete ||
-        context.detached[name] !== (snap.status === 'done' && !tc.runComplete)
+        context.taskFlags.rejections[name] !== tc.rejections.length ||
+        context.taskFlags.runComplete[name] !== tc.runComplete ||
+        context.taskFlags.detached[name] !== (snap.status === 'done' && !tc.runComplete)
       );
     },
-    allTasksComplete: ({ context }) => context.alloc.tasks.every((t) => context.runComplete[t.name]),
-    allTasksDetached: ({ context }) => context.alloc.tasks.every((t) => context.detached[t.name]),
+    allTasksComplete: ({ context }) => context.alloc.tasks.every((t) => context.taskFlags.runComplete[t.name]),
+    allTasksDetached: ({ context }) => context.alloc.tasks.every((t) => context.taskFlags.detached[t.name]),
     destroyRequested: ({ context }) => context.destroyRequested,
     hasGroupShutdownDelay: ({ context }) => (context.alloc.shutdownDelay ?? 0) > 0,
     killStepDone: ({ context }, p: { step: 'leader' | 'mains' | 'sidecars' }) => killStepDone(context, p.step),
@@ -89,9 +89,9 @@ const allocRunnerBase = setup({
             jobType: context.alloc.type,
             groupRestart: context.alloc.restart,
             gateOpen: false,
-            hooks: context.taskHooks[task.name],
-            maxKillTimeout: context.maxKillTimeout,
-            seed: context.seed + i,
+            hooks: context.settings.taskHooks[task.name],
+            maxKillTimeout: context.settings.maxKillTimeout,
+            seed: context.settings.seed + i,
             parkWhenDead: true,
             taskState: context.taskStates[task.name],
           },
@@ -123,23 +123,26 @@ const allocRunnerBase = setup({
       if (!taskSpec(context, name)) return;
       const tc = snap.context;
       const taskStates = { ...context.taskStates, [name]: tc.taskState };
-      const restartPending = { ...context.restartPending };
+      const flags = context.taskFlags;
+      const restartPending = { ...flags.restartPending };
       // The runner has shown the restart (no longer dead) or refused it (a new rejection).
-      if (tc.taskState.state !== 'dead' || tc.rejections.length > (context.taskRejections[name] ?? 0)) delete restartPending[name];
+      if (tc.taskState.state !== 'dead' || tc.rejections.length > (flags.rejections[name] ?? 0)) delete restartPending[name];
       const next: AllocRunnerContext = {
         ...context,
         taskStates,
-        restartPending,
-        taskRejections: { ...context.taskRejections, [name]: tc.rejections.length },
-        runComplete: { ...context.runComplete, [name]: tc.runComplete },
-        detached: { ...context.detached, [name]: snap.status === 'done' && !tc.runComplete },
+        taskFlags: {
+          restartPending,
+          rejections: { ...flags.rejections, [name]: tc.rejections.length },
+          runComplete: { ...flags.runComplete, [name]: tc.runComplete },
+          detached: { ...flags.detached, [name]: snap.status === 'done' && !tc.runComplete },
+        },
       };
       next.clientStatus = clientStatusOf(taskStates, next.forcedStatus);
       enqueue.assign(next);
       applyReducer(next, enqueue, clockNow(system));
     }),
     taskDetached: assign(({ context, event }) => ({
-      detached: { ...context.detached, [event.type.slice('xstate.done.actor.'.length)]: true },
+      taskFlags: { ...context.taskFlags, detached: { ...context.taskFlags.detached, [event.type.slice('xstate.done.actor.'.length)]: true } },
     })),
     killTasks: assign({ killing: true }),
     killStep: enqueueActions(({ enqueue, context }, p: { step: 'leader' | 'mains' | 'sidecars' }) => {
@@ -194,9 +197,10 @@ const allocRunnerBase = setup({
       applyReducer(context, enqueue, clockNow(system));
     }),
     openGates: enqueueActions(({ enqueue, context, system }) => {
-      enqueue.assign({ gatesEnabled: true });
-      applyReducer({ ...context, gatesEnabled: true }, enqueue, clockNow(system), { gatesOnly: true });
-      applyReducer({ ...context, gatesEnabled: true }, enqueue, clockNow(system));
+      const enabled = { ...context, gates: { ...context.gates, enabled: true } };
+      enqueue.assign({ gates: enabled.gates });
+      applyReducer(enabled, enqueue, clockNow(system), { gatesOnly: true });
+      applyReducer(enabled, enqueue, clockNow(system));
     }),
     signal: enqueueActions((args) => signalCommand(args)),
   },
@@ -211,9 +215,19 @@ interface Enqueue {
 /** Runs the reducer and turns its effects into events: kill event, ordered kill, released tasks, gates. */
 function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number, opts: { gatesOnly?: boolean } = {}): void {
   // During prerun the tasks wait behind closed gates; nothing is decided until it is over.
-  if (!ctx.gatesEnabled && !opts.gatesOnly) return;
-  const fx = reduceTaskStates({ ...ctx, tasks: ctx.alloc.tasks, now });
-  enqueue.assign({ coordinator: fx.coordinator, open: fx.open });
+  if (!ctx.gates.enabled && !opts.gatesOnly) return;
+  const fx = reduceTaskStates({
+    tasks: ctx.alloc.tasks,
+    taskStates: ctx.taskStates,
+    runComplete: ctx.taskFlags.runComplete,
+    restartPending: ctx.taskFlags.restartPending,
+    killEventSent: ctx.killEventSent,
+    killing: ctx.killing,
+    coordinator: ctx.gates.coordinator,
+    open: ctx.gates.open,
+    now,
+  });
+  enqueue.assign({ gates: { ...ctx.gates, coordinator: fx.coordinator, open: fx.open } });
   if (opts.gatesOnly) {
     for (const t of ctx.alloc.tasks) {
       enqueue.sendTo(t.name, { type: 'GATE', open: isTaskAllowed(fx.open, t.lifecycle) });

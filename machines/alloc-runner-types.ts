@@ -54,26 +54,45 @@ export interface PendingRestart {
   event?: TaskEvent;
 }
 
-/** What an alloc runner keeps: JSON data, persisted and shown by the inspector. */
-export interface AllocRunnerContext {
-  alloc: AllocSpec;
-  hooks: AllocHookPlan;
+/** What an alloc runner was started with and keeps unchanged: what each task runner is spawned with. */
+export interface AllocRunnerSettings {
   taskHooks: Record<string, HookPlan>;
   maxKillTimeout?: number;
   seed: number;
-  taskStates: Record<string, TaskState>;
+}
+
+/** What the alloc keeps of each task runner besides its TaskState, by task name. */
+export interface TaskFlags {
   /** Dead tasks sent a force restart that their runner has not shown yet; they count as live. */
   restartPending: Record<string, boolean>;
   /** How many rejections each task runner has recorded, to notice a refused restart. */
-  taskRejections: Record<string, number>;
+  rejections: Record<string, number>;
   /** Tasks whose runner has finished for good (stop hooks ran). */
   runComplete: Record<string, boolean>;
   /** Tasks whose runner detached on SHUTDOWN. */
   detached: Record<string, boolean>;
+}
+
+/** Nomad's lifecycle coordinator: where it is and which gates it holds open. */
+export interface GateState {
   coordinator: CoordinatorState;
   open: Stage[];
   /** Prerun is over: the coordinator may open gates. */
-  gatesEnabled: boolean;
+  enabled: boolean;
+}
+
+/**
+ * What an alloc runner keeps: JSON data, persisted and shown by the inspector. Under 20 top-level keys even
+ * with every optional one set: XState copies the context with Object.assign, and V8 makes an object built
+ * that way with 20 or more properties a slow dictionary (see TaskRunnerContext).
+ */
+export interface AllocRunnerContext {
+  alloc: AllocSpec;
+  hooks: AllocHookPlan;
+  settings: AllocRunnerSettings;
+  taskStates: Record<string, TaskState>;
+  taskFlags: TaskFlags;
+  gates: GateState;
   cursor: Partial<Record<AllocHookPhase, number>>;
   clientStatus: ClientStatus;
   /** Nomad's forced client status (a prerun failure). */

@@ -1,8 +1,9 @@
 /**
- * Persisted snapshots from before the task runner's context was grouped (allocrun 0.1.0 state files kept
- * `allocId`, `handle`, `decision`… at its top level; they now live under `settings`, `run`, `restarts` and
- * `updates`). An agent upgraded while its tasks run must still resume them, so an old task context is
- * rewritten into the new shape before the actor is restored. Pure data in, data out.
+ * Persisted snapshots from before the runners' contexts were grouped (allocrun 0.1.0 state files kept the
+ * task runner's `allocId`, `handle`, `decision`… and the alloc runner's `seed`, `runComplete`,
+ * `coordinator`… at the top level; they now live under `settings`, `run`, `restarts`, `updates`, and
+ * `settings`, `taskFlags`, `gates`). An agent upgraded while its tasks run must still resume them, so old
+ * contexts are rewritten into the new shape before the actor is restored. Pure data in, data out.
  */
 
 type Json = Record<string, unknown>;
@@ -33,6 +34,18 @@ export function upgradeTaskContext(ctx: Json): Json {
   };
 }
 
+/** An alloc-runner context in the current shape; one already in it is returned as is. */
+export function upgradeAllocContext(ctx: Json): Json {
+  if ('settings' in ctx || !('taskHooks' in ctx)) return ctx;
+  const { taskHooks, maxKillTimeout, seed, restartPending, taskRejections, runComplete, detached, coordinator, open, gatesEnabled, ...rest } = ctx;
+  return {
+    ...rest,
+    settings: defined({ taskHooks, maxKillTimeout, seed }),
+    taskFlags: { restartPending: restartPending ?? {}, rejections: taskRejections ?? {}, runComplete: runComplete ?? {}, detached: detached ?? {} },
+    gates: { coordinator: coordinator ?? 'init', open: open ?? [], enabled: gatesEnabled === true },
+  };
+}
+
 /** A task runner's persisted snapshot with its context upgraded. */
 export function upgradeTaskSnapshot(snapshot: unknown): unknown {
   if (!isObject(snapshot) || !isObject(snapshot.context)) return snapshot;
@@ -40,13 +53,14 @@ export function upgradeTaskSnapshot(snapshot: unknown): unknown {
   return context === snapshot.context ? snapshot : { ...snapshot, context };
 }
 
-/** An alloc runner's persisted snapshot with every task runner child's context upgraded. */
+/** An alloc runner's persisted snapshot with its context and every task runner child's context upgraded. */
 export function upgradeAllocSnapshot(snapshot: unknown): unknown {
   if (!isObject(snapshot) || !isObject(snapshot.children) || !isObject(snapshot.context)) return snapshot;
+  const context = upgradeAllocContext(snapshot.context);
   const tasks = Array.isArray((snapshot.context.alloc as Json | undefined)?.tasks)
     ? ((snapshot.context.alloc as Json).tasks as Json[]).map((t) => t.name)
     : [];
-  let changed = false;
+  let changed = context !== snapshot.context;
   const children: Json = { ...snapshot.children };
   for (const name of tasks) {
     const child = children[name as string];
@@ -57,5 +71,5 @@ export function upgradeAllocSnapshot(snapshot: unknown): unknown {
       changed = true;
     }
   }
-  return changed ? { ...snapshot, children } : snapshot;
+  return changed ? { ...snapshot, context, children } : snapshot;
 }

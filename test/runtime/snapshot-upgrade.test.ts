@@ -13,7 +13,7 @@ const fixture = JSON.parse(readFileSync(new URL('./fixtures/snapshot-before-cont
   persisted: PersistedAllocRunner;
 };
 
-describe('snapshots written before the task context was grouped', () => {
+describe('snapshots written before the runner contexts were grouped', () => {
   it('an upgraded agent resumes the running task from its old snapshot: reattached, not started again, and it can be killed', async () => {
     const clock = new SimulatedClock(fixture.now);
     const mock = createMockDriver();
@@ -25,6 +25,10 @@ describe('snapshots written before the task context was grouped', () => {
     const web = runner.actor.getSnapshot().children.web!.getSnapshot() as { context: { settings: { allocId: string }; run: { attempt: number } } };
     expect(web.context.settings.allocId).toBe('old-shape');
     expect(web.context.run.attempt).toBe(1);
+    const alloc = runner.actor.getSnapshot().context;
+    expect(alloc.gates).toEqual({ coordinator: 'wait_alloc', open: ['preSide', 'main', 'postSide'], enabled: true });
+    expect(alloc.taskFlags.runComplete).toEqual({ init: false, web: false });
+    expect(alloc.settings.seed).toBe(1);
 
     runner.send({ type: 'KILL' });
     await clock.advance(60_000);
