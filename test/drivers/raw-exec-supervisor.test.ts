@@ -48,7 +48,7 @@ async function supervise(shell: string, command: string[]) {
   const exited = once(child, 'exit');
   const [reported] = (await once(child.stdio[3] as Readable, 'data')) as [Buffer];
   const pid = Number(reported.toString().trim());
-  const out = openOutput({ prefix, pid: child.pid!, startTime: readProcStat(child.pid!)?.startTime }, { fresh: true });
+  const out = openOutput({ prefix, pid: child.pid!, startTime: readProcStat(child.pid!)?.startTime });
   expect(out, 'the output pipes').toBeDefined();
   const [stdout, stderr] = [collect(out!.stdout), collect(out!.stderr)];
   child.stdin!.end('go\n');

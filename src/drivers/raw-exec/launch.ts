@@ -3,7 +3,6 @@
  * runs again after a crash (the task was still `starting` when the agent died) adopts the process the
  * first start spawned instead of spawning a second one.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { Socket } from 'node:net';
@@ -30,6 +29,7 @@ import {
   writeIntent,
   type SupervisorRef,
 } from './supervisor.ts';
+import { spawnInWorker, type WorkerChild, type WorkerSpawnError } from './spawner.ts';
 import { AdoptedWorkload, SpawnedWorkload } from './workload.ts';
 
 /** What a launch needs from the controller. */
@@ -135,13 +135,13 @@ function openPipe(path: string): number | undefined {
  * Opens the read side of a supervisor's output pipes (non-blocking, so it never waits for a writer):
  * through the supervisor's own fds while it lives (its pipes or FIFOs alike, see SUPERVISOR_SCRIPT), else
  * through its FIFOs if it made them. Undefined when they are gone. They end when the supervisor and the
- * workload have both exited. `fresh`: the supervisor is this agent's child, not yet reaped, so its pid
- * cannot have been reused; otherwise the supervisor's start time is checked once its fds are open.
+ * workload have both exited. The supervisor's start time is checked once its fds are open, so a pid
+ * reused meanwhile is not read from.
  */
-export function openOutput(supervisor: SupervisorRef, opts: { fresh?: boolean } = {}): TaskOutput | undefined {
+export function openOutput(supervisor: SupervisorRef): TaskOutput | undefined {
   const viaProc = (['stdout', 'stderr'] as const).map((stream) => openPipe(`/proc/${supervisor.pid}/fd/${OUTPUT_FDS[stream]}`));
   let fds: (number | undefined)[] = viaProc;
-  if (viaProc.includes(undefined) || !(opts.fresh || supervisorLive(supervisor))) {
+  if (viaProc.includes(undefined) || !supervisorLive(supervisor)) {
     for (const fd of viaProc) if (fd !== undefined) closeSync(fd);
     const fifos = outputFifos(supervisor.prefix);
     fds = [openPipe(fifos.stdout), openPipe(fifos.stderr)];
@@ -154,20 +154,11 @@ export function openOutput(supervisor: SupervisorRef, opts: { fresh?: boolean } 
   return undefined;
 }
 
-/** Reads the workload pid the supervisor reports on fd 3 (or, failing that, from its pid file). */
-function workloadPid(child: ChildProcess, prefix: string): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const fd3 = child.stdio[3] as Readable | null;
-    if (!fd3) return resolve(readWorkloadPid(prefix));
-    let text = '';
-    fd3.on('data', (chunk: Buffer) => {
-      text += chunk.toString('utf8');
-      const m = /^(\d+)\n/.exec(text);
-      if (m) resolve(Number(m[1]));
-    });
-    fd3.on('error', () => undefined);
-    fd3.once('close', () => resolve(readWorkloadPid(prefix)));
-  });
+/** The workload pid the supervisor reports on fd 3 (or, failing that, records in its pid file). */
+async function workloadPid(child: WorkerChild, prefix: string): Promise<number | undefined> {
+  const line = await child.reported;
+  const m = line === undefined ? null : /^(\d+)$/.exec(line);
+  return m ? Number(m[1]) : readWorkloadPid(prefix);
 }
 
 /** Random per agent process, so no two agents' tokens meet; a counter tells this agent's spawns apart. */
@@ -192,30 +183,22 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
   }
   const pwdArg = req.env.PWD === undefined ? '-' : `=${req.env.PWD}`;
   const script = [prefix, req.setsid, pwdArg, req.mkfifo, goVariable(req.env), req.bin, ...req.args];
-  let child: ChildProcess;
+  let child: WorkerChild;
   try {
-    child = spawn('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', ...script], {
-      cwd: req.cwd,
-      env: req.env,
-      detached: true,
-      // Output goes through the supervisor's pipes; fd 3 only reports the workload's pid.
-      // fd 0 carries the agent's go (see SUPERVISOR_SCRIPT); the workload's stdin is /dev/null.
-      stdio: ['pipe', 'ignore', 'ignore', 'pipe'],
-    });
+    // From the spawner thread, so the agent's thread does not wait for the exec (spawner.ts). Output goes
+    // through the supervisor's pipes; fd 3 only reports the workload's pid; fd 0 carries the agent's go
+    // (see SUPERVISOR_SCRIPT); the workload's stdin is /dev/null.
+    child = await spawnInWorker('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', ...script], { cwd: req.cwd, env: req.env });
   } catch (err) {
-    // Node throws synchronously for invalid arguments, e.g. a NUL byte in an arg or env value.
-    throw new SpawnError(req.task, `cannot spawn ${req.bin}: ${(err as Error).message}`, err);
+    // spawn throws at once for invalid arguments, e.g. a NUL byte in an arg or env value.
+    if ((err as WorkerSpawnError).sync) throw new SpawnError(req.task, `cannot spawn ${req.bin}: ${(err as Error).message}`, err);
+    throw new SpawnError(req.task, `cannot start the raw_exec supervisor (/bin/sh): ${(err as Error).message}`, err);
   }
-  if (child.pid === undefined) {
-    const err = await new Promise<Error>((r) => child.once('error', r));
-    throw new SpawnError(req.task, `cannot start the raw_exec supervisor (/bin/sh): ${err.message}`, err);
-  }
-  child.on('error', () => {});
-  const exited = SpawnedWorkload.exitOf(child, prefix);
+  const exited = SpawnedWorkload.supervisedExit(child.exited, prefix);
   const supervisor: SupervisorRef = { prefix, pid: child.pid, startTime: readProcStat(child.pid)?.startTime };
   const pid = await workloadPid(child, prefix);
   if (pid === undefined) {
-    const code = await new Promise<number | null>((r) => (child.exitCode !== null || child.signalCode !== null ? r(child.exitCode) : child.once('exit', (c) => r(c))));
+    const { code } = await child.exited;
     const why =
       code === CLAIM_LOST
         ? 'another agent cancelled this start'
@@ -225,10 +208,8 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
     throw new SpawnError(req.task, `cannot start ${req.bin}: ${why}`);
   }
   // The pipes exist now (made before the pid is reported); a crash from here on loses no output.
-  // Not exited, so not reaped: its pid is still its own (openOutput need not check its start time).
-  const out = openOutput(supervisor, { fresh: child.exitCode === null && child.signalCode === null });
+  const out = openOutput(supervisor);
   if (out) onOutput(out);
-  child.stdin?.on('error', () => undefined);
-  child.stdin?.end('go\n');
-  return new SpawnedWorkload(child, pid, readProcStat(pid)?.startTime, exited, supervisor);
+  child.go('go\n');
+  return new SpawnedWorkload(() => child.release(), pid, readProcStat(pid)?.startTime, exited, supervisor);
 }

@@ -29,6 +29,7 @@ import { DEFAULT_LOG_CONFIG, RotatingLogWriter, taskLogWriters, validateLogConfi
 import { processGroupStats } from './stats.ts';
 import type { Readable } from 'node:stream';
 import { findEarlierSpawn, openOutput, spawnSupervised, type LaunchRequest } from './launch.ts';
+import { warmSpawner } from './spawner.ts';
 import { markStopping, supervisorLive, type SupervisorRef } from './supervisor.ts';
 import { AdoptedWorkload, SpawnedWorkload, type Workload } from './workload.ts';
 
@@ -321,7 +322,7 @@ export class RawExecController implements Controller {
     child.on('error', () => {});
     // Track the process before yielding to the loop, so no exit can slip past; read its start time at
     // once, since pid + start time is what makes the handle unambiguous across pid reuse.
-    this.workload = new SpawnedWorkload(child, child.pid, readProcStat(child.pid)?.startTime, SpawnedWorkload.exitOf(child));
+    this.workload = new SpawnedWorkload(SpawnedWorkload.releaseOf(child), child.pid, readProcStat(child.pid)?.startTime, SpawnedWorkload.exitOf(child));
     this.pipeLogs({ stdout: child.stdout, stderr: child.stderr }, writers);
     if (this.closed) this.workload.release();
   }
@@ -398,6 +399,8 @@ function findSupervisorTools(): { setsid: string; mkfifo: string } | null {
 /** Creates the raw_exec driver. */
 export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExecDriver {
   const tools = options.supervise !== false ? findSupervisorTools() : null;
+  // Supervisors are spawned from a worker thread (spawner.ts): have it up before the first start needs it.
+  if (tools) warmSpawner();
   const settings: Settings = {
     setsid: tools?.setsid,
     mkfifo: tools?.mkfifo,

@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Clock } from '../clock.ts';
+import type { ChildExit } from './spawner.ts';
 import type { ExitResult } from '../controller.ts';
 import { WorkloadLostError } from './errors.ts';
 import { decodeWaitStatus, isLive, readProcStat } from './proc-stat.ts';
@@ -67,9 +68,9 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T
 }
 
 /**
- * A process this agent spawned. With a supervisor (see supervisor.ts) `child` is the supervisor, the
- * workload is its child in a session of its own, and the exit status comes from the status file the
- * supervisor writes; without one, `child` is the workload itself (started with `detached: true`).
+ * A process this agent spawned. With a supervisor (see supervisor.ts) the agent's child is the supervisor,
+ * the workload is its child in a session of its own, and the exit status is the one the supervisor
+ * recorded; without one, the agent's child is the workload itself (started with `detached: true`).
  */
 export class SpawnedWorkload implements Workload {
   readonly pgid: number;
@@ -77,7 +78,8 @@ export class SpawnedWorkload implements Workload {
   private readonly exited: Promise<ExitResult>;
 
   constructor(
-    private readonly child: ChildProcess,
+    /** Unrefs the agent's child and its pipes. */
+    private readonly releaseChild: () => void,
     readonly pid: number,
     readonly startTime: number | undefined,
     exited: Promise<ExitResult>,
@@ -91,24 +93,35 @@ export class SpawnedWorkload implements Workload {
     });
   }
 
-  /**
-   * Resolves with the exit of `child`; with a supervisor, the status it recorded. It exits with that status
-   * (SUPERVISOR_SCRIPT), so its exit code is the status without reading the file back: the file is for an
-   * agent that was not there to see the exit. Only a supervisor killed by a signal sends us to the file.
-   */
-  static exitOf(child: ChildProcess, supervisorPrefix?: string): Promise<ExitResult> {
+  /** Resolves with the exit of an unsupervised workload `child`. */
+  static exitOf(child: ChildProcess): Promise<ExitResult> {
     return new Promise((resolve) => {
       child.once('exit', (code, signalName) => {
         const signo = signalName ? (constants.signals[signalName] ?? 0) : 0;
-        if (supervisorPrefix === undefined) {
-          resolve(code !== null ? { exitCode: code, signal: 0 } : { exitCode: 128 + signo, signal: signo });
-          return;
-        }
-        if (code !== null) return resolve(decodeShellStatus(code));
-        const recorded = readExitStatus(supervisorPrefix);
-        resolve(recorded ?? { exitCode: -1, signal: 0, err: `the task supervisor was killed (${signalName}) without recording the exit status` });
+        resolve(code !== null ? { exitCode: code, signal: 0 } : { exitCode: 128 + signo, signal: signo });
       });
     });
+  }
+
+  /**
+   * Resolves with the status the supervisor at `prefix` recorded. It exits with that status
+   * (SUPERVISOR_SCRIPT), so its exit code is the status without reading the file back: the file is for an
+   * agent that was not there to see the exit. Only a supervisor killed by a signal sends us to the file.
+   */
+  static supervisedExit(exit: Promise<ChildExit>, prefix: string): Promise<ExitResult> {
+    return exit.then(({ code, signal, lost }) => {
+      if (lost) return { exitCode: -1, signal: 0, err: lost };
+      if (code !== null) return decodeShellStatus(code);
+      return readExitStatus(prefix) ?? { exitCode: -1, signal: 0, err: `the task supervisor was killed (${signal}) without recording the exit status` };
+    });
+  }
+
+  /** Unrefs `child` and its pipes. */
+  static releaseOf(child: ChildProcess): () => void {
+    return () => {
+      child.unref();
+      for (const s of child.stdio) (s as unknown as { unref?: () => void } | null)?.unref?.();
+    };
   }
 
   waitExit(signal?: AbortSignal): Promise<ExitResult> {
@@ -126,8 +139,7 @@ export class SpawnedWorkload implements Workload {
   }
 
   release(): void {
-    this.child.unref();
-    for (const s of this.child.stdio) (s as unknown as { unref?: () => void } | null)?.unref?.();
+    this.releaseChild();
   }
 }
 
