@@ -4,7 +4,7 @@
  * event appended to one task's list becomes one `append` op instead of the alloc's whole context again.
  */
 import type { ContextPatch, JsonValue } from './protocol.ts';
-import { sanitize, type SanitizeCache, type SanitizeLimits } from './sanitize.ts';
+import { sanitize, type SanitizeLimits } from './sanitize.ts';
 
 // Deeper than this a changed object is sent whole: paths stay short and the walk stays cheap.
 const MAX_DEPTH = 4;
@@ -13,38 +13,56 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 }
 
+/** Whether the sanitizer keeps a field (it drops undefined and functions). */
+function kept(v: unknown): boolean {
+  return v !== undefined && typeof v !== 'function';
+}
+
+/** The number of own enumerable keys, up to `max + 1` (enough to tell "too wide"). */
+function width(o: Record<string, unknown>, max: number): number {
+  let n = 0;
+  for (const _k in o) if (++n > max) break;
+  return n;
+}
+
 /**
  * The patches that turn the sanitized form of `prev` into that of `next`; an empty list when nothing
  * changed. Values are sanitized with the depth left at their path, so the result matches `sanitize(next)`.
  */
-export function diffContext(prev: unknown, next: unknown, limits: SanitizeLimits, cache?: SanitizeCache): ContextPatch[] {
+export function diffContext(prev: unknown, next: unknown, limits: SanitizeLimits): ContextPatch[] {
   const out: ContextPatch[] = [];
-  const value = (v: unknown, depth: number): JsonValue => sanitize(v, { ...limits, depth: Math.max(0, limits.depth - depth) }, depth === 0 ? cache : undefined);
-  const walk = (a: unknown, b: unknown, path: string[]) => {
-    if (a === b) return;
+  // One path, pushed and popped as the walk goes: a copy is made only for a patch.
+  const path: string[] = [];
+  const limitsAt: SanitizeLimits[] = [];
+  const value = (v: unknown, depth: number): JsonValue => sanitize(v, (limitsAt[depth] ??= { ...limits, depth: Math.max(0, limits.depth - depth) }));
+  const walk = (a: unknown, b: unknown) => {
     const depth = path.length;
-    if (depth < MAX_DEPTH && isPlainObject(a) && isPlainObject(b)) {
-      const keysA = Object.keys(a);
-      const keysB = Object.keys(b);
-      // Wide objects would be cut by the sanitizer's item limit: send them whole so the cut stays the same.
-      if (keysA.length <= limits.items && keysB.length <= limits.items) {
-        for (const k of keysA) if (!(k in b) || b[k] === undefined || typeof b[k] === 'function') if (a[k] !== undefined && typeof a[k] !== 'function') out.push({ path: [...path, k], remove: true });
-        for (const k of keysB) {
-          const v = b[k];
-          if (v === undefined || typeof v === 'function') continue;
-          walk(a[k], v, [...path, k]);
-        }
-        return;
+    if (depth < MAX_DEPTH && isPlainObject(a) && isPlainObject(b) && width(a, limits.items) <= limits.items && width(b, limits.items) <= limits.items) {
+      // (Wide objects would be cut by the sanitizer's item limit: they are sent whole so the cut stays the same.)
+      for (const k in a) if (kept(a[k]) && !kept(b[k])) out.push({ path: [...path, k], remove: true });
+      for (const k in b) {
+        const v = b[k];
+        if (v === a[k] || !kept(v)) continue;
+        path.push(k);
+        walk(a[k], v);
+        path.pop();
       }
-    }
-    // Lists that only grew (task events, hook errors) send just the new items.
-    if (Array.isArray(a) && Array.isArray(b) && b.length > a.length && b.length <= limits.items && a.every((x, i) => x === b[i])) {
-      out.push({ path, append: b.slice(a.length).map((x) => value(x, depth + 1)) });
       return;
     }
-    if (depth === 0) out.push({ path, value: value(b, 0) });
-    else out.push({ path, value: value(b, depth) });
+    // Lists that only grew (task events, hook errors) send just the new items.
+    if (Array.isArray(a) && Array.isArray(b) && b.length > a.length && b.length <= limits.items && isPrefix(a, b)) {
+      const added: JsonValue[] = [];
+      for (let i = a.length; i < b.length; i++) added.push(value(b[i], depth + 1));
+      out.push({ path: [...path], append: added });
+      return;
+    }
+    out.push({ path: [...path], value: value(b, depth) });
   };
-  walk(prev, next, []);
+  if (prev !== next) walk(prev, next);
   return out;
+}
+
+function isPrefix(a: readonly unknown[], b: readonly unknown[]): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -8,7 +8,7 @@ import { diffContext } from './context-diff.ts';
 import { machineDefinitionOf } from './definition.ts';
 import { createPicture, type PictureLimits } from './picture.ts';
 import type { ActorStatus, InspectMessage, JsonValue, StateValue, TransitionMessage } from './protocol.ts';
-import { DEFAULT_LIMITS, sanitize, type SanitizeCache, type SanitizeLimits } from './sanitize.ts';
+import { DEFAULT_LIMITS, sanitize, type SanitizeLimits } from './sanitize.ts';
 
 /** Tuning for a stream; every field has a default. */
 export interface InspectionStreamOptions {
@@ -111,8 +111,6 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
   const sentContext = new Map<string, unknown>();
   /** Edges taken since the actor's last snapshot. */
   const takenEdges = new Map<string, number[]>();
-  /** Sanitized subtrees by identity: a new context mostly shares its parts with the previous one. */
-  const contextCache: SanitizeCache = new WeakMap();
 
   let queue: InspectionEvent[] = [];
   let times: number[] = [];
@@ -144,9 +142,9 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     // After the first, only what changed: a context shares the parts an assign did not touch with the last one.
     if (lastInBatch && snap.context !== undefined && sentContext.get(ref.sessionId) !== snap.context) {
       if (sentContext.has(ref.sessionId)) {
-        const patch = diffContext(sentContext.get(ref.sessionId), snap.context, limits, contextCache);
+        const patch = diffContext(sentContext.get(ref.sessionId), snap.context, limits);
         if (patch.length > 0) msg.patch = patch;
-      } else msg.context = sanitize(snap.context, limits, contextCache);
+      } else msg.context = sanitize(snap.context, limits);
       sentContext.set(ref.sessionId, snap.context);
     }
     if (snap.status === 'done' && snap.output !== undefined) msg.output = sanitize(snap.output, PAYLOAD_LIMITS);

@@ -20,93 +20,127 @@ function isActorRef(v: object): v is { sessionId: string; id: string } {
   return typeof (v as { sessionId?: unknown }).sessionId === 'string' && typeof (v as { send?: unknown }).send === 'function';
 }
 
-/**
- * Remembers the sanitized form of plain objects and arrays by identity. XState replaces context rather
- * than mutating it, so successive snapshots share most of their structure; with a cache only the changed
- * parts are walked again. Do not use one for values that are mutated in place.
- */
-export type SanitizeCache = WeakMap<object, JsonValue>;
+/** A primitive's JSON form; `undefined` for objects (and null), which the walk handles. */
+function primitive(v: unknown, chars: number): JsonValue | undefined {
+  switch (typeof v) {
+    case 'string':
+      return v.length > chars ? `${v.slice(0, chars)}…` : v;
+    case 'number':
+      return Number.isFinite(v) ? v : String(v);
+    case 'boolean':
+      return v;
+    case 'bigint':
+      return v.toString();
+    case 'function':
+      return `[Function ${v.name || 'anonymous'}]`;
+    case 'symbol':
+      return v.toString();
+    case 'undefined':
+      return null;
+  }
+  return undefined;
+}
 
-/** A JSON-safe copy of `value`: actor refs become `{ $actor, id }`, errors `{ name, message, code? }`, cycles `'[Circular]'`. */
-export function sanitize(value: unknown, limits: SanitizeLimits = DEFAULT_LIMITS, cache?: SanitizeCache): JsonValue {
-  const path = new Set<object>();
-  // Counts cut-offs that depend on where a value sits (cycles, depth); subtrees with none are cacheable.
-  let positional = 0;
+/** Plain data: what JSON.stringify writes field by field (arrays and objects whose prototype is Object's or null). */
+function isPlain(obj: object): boolean {
+  if (Array.isArray(obj)) return true;
+  const proto = Object.getPrototypeOf(obj) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * `value` as JSON: actor refs become `{ $actor, id }`, errors `{ name, message, code? }`, cycles
+ * `'[Circular]'`, and what passes the limits is cut. Plain data that needs none of that is returned as it
+ * is, not copied; an object is copied only when something in it changed. So the result shares structure
+ * with `value` (XState's immutable context, in the stream): read it, never mutate it.
+ */
+export function sanitize(value: unknown, limits: SanitizeLimits = DEFAULT_LIMITS): JsonValue {
+  if (value === null) return null;
+  const p = primitive(value, limits.chars);
+  if (p !== undefined) return p;
+  // The objects from the root to the one being walked (at most `limits.depth` deep): a cycle is one met again.
+  const stack: object[] = [];
   const walk = (v: unknown, depth: number): JsonValue => {
-    switch (typeof v) {
-      case 'string':
-        return v.length > limits.chars ? `${v.slice(0, limits.chars)}…` : v;
-      case 'number':
-        return Number.isFinite(v) ? v : String(v);
-      case 'boolean':
-        return v;
-      case 'bigint':
-        return v.toString();
-      case 'function':
-        return `[Function ${v.name || 'anonymous'}]`;
-      case 'symbol':
-        return v.toString();
-      case 'undefined':
-        return null;
-    }
     if (v === null) return null;
+    const prim = primitive(v, limits.chars);
+    if (prim !== undefined) return prim;
     const obj = v as object;
-    if (path.has(obj)) {
-      positional++;
-      return '[Circular]';
+    if (stack.includes(obj)) return '[Circular]';
+    if (!isPlain(obj)) {
+      if (isActorRef(obj)) return { $actor: obj.sessionId, id: obj.id };
+      if (obj instanceof Error) {
+        const code = (obj as { code?: unknown }).code;
+        return { name: obj.name, message: obj.message, ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}) };
+      }
+      if (obj instanceof Date) return obj.toISOString();
     }
-    const cached = cache?.get(obj);
-    if (cached !== undefined) return cached;
-    if (isActorRef(obj)) return { $actor: obj.sessionId, id: obj.id };
-    if (obj instanceof Error) {
-      const code = (obj as { code?: unknown }).code;
-      return { name: obj.name, message: obj.message, ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}) };
-    }
-    if (obj instanceof Date) return obj.toISOString();
     // Honour toJSON the way JSON.stringify does: machine snapshots drop their machine and internals there.
     const toJSON = (obj as { toJSON?: unknown }).toJSON;
     if (typeof toJSON === 'function') {
-      path.add(obj);
+      stack.push(obj);
       try {
         const plain: unknown = toJSON.call(obj);
         return plain === obj ? '[…]' : walk(plain, depth + 1);
       } finally {
-        path.delete(obj);
+        stack.pop();
       }
     }
-    if (depth >= limits.depth) {
-      positional++;
-      return '[…]';
-    }
-    const before = positional;
-    const plain = Array.isArray(obj) || Object.getPrototypeOf(obj) === Object.prototype;
-    path.add(obj);
-    let out: JsonValue;
+    if (depth >= limits.depth) return '[…]';
+    stack.push(obj);
     try {
-      if (Array.isArray(obj) || obj instanceof Set) {
-        const arr = Array.isArray(obj) ? obj : [...obj];
-        const list = arr.slice(0, limits.items).map((x) => walk(x, depth + 1));
-        if (arr.length > limits.items) list.push(`[… ${arr.length - limits.items} more]`);
-        out = list;
-      } else {
-        const entries = obj instanceof Map ? [...obj.entries()].map(([k, x]) => [String(k), x] as const) : Object.entries(obj);
-        const rec: Record<string, JsonValue> = {};
-        let n = 0;
-        for (const [k, x] of entries) {
-          if (x === undefined || typeof x === 'function') continue;
-          if (n++ >= limits.items) {
-            rec['…'] = `${entries.length - limits.items} more keys`;
-            break;
-          }
-          rec[k] = walk(x, depth + 1);
-        }
-        out = rec;
-      }
+      if (Array.isArray(obj)) return listOf(obj, depth, true);
+      if (obj instanceof Set) return listOf([...obj], depth, false);
+      // A Map is shown as the object of its entries (keys as strings).
+      if (obj instanceof Map) return recordOf(Object.fromEntries([...obj].map(([k, x]) => [String(k), x])), depth, false);
+      return recordOf(obj as Record<string, unknown>, depth, isPlain(obj));
     } finally {
-      path.delete(obj);
+      stack.pop();
     }
-    if (cache && plain && positional === before) cache.set(obj, out);
-    return out;
+  };
+  /** The list's items as JSON: `arr` itself when each item is already its own JSON form and `reuse` allows. */
+  const listOf = (arr: readonly unknown[], depth: number, reuse: boolean): JsonValue => {
+    const n = Math.min(arr.length, limits.items);
+    let copy: JsonValue[] | undefined = reuse && arr.length <= limits.items ? undefined : [];
+    for (let i = 0; i < n; i++) {
+      const x = arr[i];
+      const j = walk(x, depth + 1);
+      if (copy) copy.push(j);
+      else if (j !== x) {
+        copy = arr.slice(0, i) as JsonValue[];
+        copy.push(j);
+      }
+    }
+    if (!copy) return arr as JsonValue[];
+    if (arr.length > limits.items) copy.push(`[… ${arr.length - limits.items} more]`);
+    return copy;
+  };
+  /**
+   * The object's fields as JSON, functions left out: `o` itself when nothing needs changing and `reuse`
+   * allows (a field left undefined stays, as JSON.stringify leaves it out anyway).
+   */
+  const recordOf = (o: Record<string, unknown>, depth: number, reuse: boolean): JsonValue => {
+    const keys = Object.keys(o);
+    let copy: Record<string, JsonValue> | undefined = reuse ? undefined : {};
+    let n = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const x = o[k];
+      const dropped = x === undefined || typeof x === 'function';
+      const cut = !dropped && n >= limits.items;
+      const j = dropped || cut ? undefined : walk(x, depth + 1);
+      if (!copy && j !== x) {
+        copy = {};
+        for (let m = 0; m < i; m++) copy[keys[m]!] = o[keys[m]!] as JsonValue;
+      }
+      if (cut) {
+        copy![`…`] = `${keys.length - limits.items} more keys`;
+        break;
+      }
+      if (j === undefined) continue;
+      n++;
+      if (copy) copy[k] = j;
+    }
+    return copy ?? (o as { [key: string]: JsonValue });
   };
   return walk(value, 0);
 }
