@@ -1,13 +1,14 @@
 /**
  * Maps XState's inspection events into the protocol (protocol.ts), in batches. XState calls `inspect`
- * synchronously inside every send, so the callback only queues the event; the mapping (definitions,
- * active state nodes, sanitized context) runs once per batch, off the send path.
+ * synchronously inside every send, so the callback only queues what the page may be sent; the mapping
+ * (definitions, state values, context patches) runs once per batch, off the send path, and says only what
+ * changed: a snapshot that changed nothing the page shows is not sent at all.
  */
 import type { AnyStateMachine, InspectionEvent } from 'xstate';
 import { diffContext } from './context-diff.ts';
 import { machineDefinitionOf } from './definition.ts';
 import { createPicture, type PictureLimits } from './picture.ts';
-import type { ActorStatus, InspectMessage, JsonValue, StateValue, TransitionMessage } from './protocol.ts';
+import type { ActorMessage, ActorStatus, ContextPatch, DefinitionMessage, EventMessage, InspectMessage, JsonValue, StateValue, TransitionMessage } from './protocol.ts';
 import { DEFAULT_LIMITS, sanitize, type SanitizeLimits } from './sanitize.ts';
 
 /** Tuning for a stream; every field has a default. */
@@ -58,14 +59,33 @@ function machineOf(ref: InspectedRef): AnyStateMachine | undefined {
 const PAYLOAD_LIMITS: SanitizeLimits = { depth: 6, items: 50, chars: 1_000 };
 
 function payloadOf(event: { type: string }): JsonValue | undefined {
-  const t = event.type;
-  // No payload where it would repeat what a transition already carries: a child's snapshot relayed to its
-  // parent (the child's context), `xstate.init` (the input, visible in context) and a promise's own
-  // resolve/reject (the done/error event to its parent carries the same value).
-  if (t === 'xstate.init' || t.startsWith('xstate.snapshot.') || t.startsWith('xstate.promise.')) return undefined;
   const { type: _type, ...rest } = event as Record<string, unknown>;
   for (const _k in rest) return sanitize(rest, PAYLOAD_LIMITS);
   return undefined;
+}
+
+/**
+ * Whether the page is ever sent anything for `ev`. Not: actions (the transitions show them); `xstate.init`
+ * (the actor message says the actor started); a promise telling itself it settled (its done/error event to
+ * the parent says it); a child's snapshot relayed to its parent (the child's own transition says it, and
+ * the parent's names the event when it reacts); a promise or callback actor's snapshot while it is active
+ * (its actor message stands for that).
+ */
+function worthQueueing(ev: InspectionEvent): boolean {
+  switch (ev.type) {
+    case '@xstate.action':
+      return false;
+    case '@xstate.event': {
+      const t = ev.event.type;
+      return !(t.startsWith('xstate.') && (t === 'xstate.init' || t.startsWith('xstate.promise.') || t.startsWith('xstate.snapshot.')));
+    }
+    case '@xstate.snapshot':
+      return (ev.snapshot as { status?: string }).status !== 'active' || machineOf(ev.actorRef as InspectedRef) !== undefined;
+    case '@xstate.microstep':
+      return machineOf(ev.actorRef as InspectedRef) !== undefined;
+    default:
+      return true;
+  }
 }
 
 /** The machine's transitions in document order (as definition.ts lists them), by identity: edges travel as indices. */
@@ -97,20 +117,45 @@ function edgesOf(machine: AnyStateMachine, transitions: readonly { target?: read
   return out;
 }
 
+/** Whether two state values name the same states (XState builds a new value object on every snapshot). */
+function sameValue(a: StateValue | undefined, b: StateValue): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object') return false;
+  let n = 0;
+  for (const k in a) {
+    const x = b[k];
+    if (x === undefined || !sameValue(a[k], x)) return false;
+    n++;
+  }
+  for (const _k in b) n--;
+  return n === 0;
+}
+
+/** What the page already knows of a machine actor: the state value and (raw) context it was last sent. */
+interface Sent {
+  value: StateValue | undefined;
+  context: unknown;
+}
+
 /** Creates a stream; subscribe before passing `inspect` to a runner, or ask late for the picture. */
 export function createInspectionStream(opts: InspectionStreamOptions = {}): InspectionStream {
   const now = opts.now ?? Date.now;
   const schedule = opts.schedule ?? ((fn: () => void) => void setImmediate(fn));
   const limits = opts.limits ?? DEFAULT_LIMITS;
   const onError = opts.onError ?? ((err: unknown) => console.error('allocrun inspect: a subscriber threw', err));
-  const picture = createPicture({ maxFinishedActors: 1_000, recentEvents: 300, ...opts.picture });
+  const picture = createPicture(
+    { maxFinishedActors: 1_000, recentEvents: 300, ...opts.picture },
+    { context: (raw) => sanitize(raw, limits), payload: (raw) => sanitize(raw, PAYLOAD_LIMITS) },
+  );
   const subscribers = new Set<(batch: InspectMessage[]) => void>();
   const rawSubscribers = new Set<(ev: InspectionEvent) => void>();
   const definitions = new Set<string>();
-  /** The context object last sent per actor: context is replaced, never mutated, so identity means unchanged. */
-  const sentContext = new Map<string, unknown>();
+  /** Per active machine actor, what was last sent: context is replaced, never mutated, so identity means unchanged. */
+  const sent = new Map<string, Sent>();
   /** Edges taken since the actor's last snapshot. */
   const takenEdges = new Map<string, number[]>();
+  /** Actors whose done (error) event to their parent was sent: it said what their final transition would repeat. */
+  const settledByEvent = new Set<string>();
 
   let queue: InspectionEvent[] = [];
   let times: number[] = [];
@@ -126,31 +171,58 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     }
   };
 
-  const transitionOf = (ev: InspectionEvent & { type: '@xstate.snapshot' }, at: number, lastInBatch: boolean): TransitionMessage => {
-    const ref = ev.actorRef as InspectedRef;
+  /**
+   * The message for a snapshot, or undefined when it changes nothing the page shows: same state value and
+   * status, no edges, and (for the actor's last snapshot in the batch, the only one whose context is
+   * compared) the same context.
+   */
+  const transitionOf = (ev: InspectionEvent & { type: '@xstate.snapshot' }, at: number, lastInBatch: boolean): TransitionMessage | undefined => {
+    const sessionId = (ev.actorRef as InspectedRef).sessionId;
     const snap = ev.snapshot as { status: ActorStatus; value?: StateValue; context?: unknown; output?: unknown; error?: unknown };
-    const msg: TransitionMessage = { kind: 'transition', at, sessionId: ref.sessionId, event: ev.event.type, status: snap.status };
-    const machine = machineOf(ref);
-    // Active state nodes follow from the value and the definition (statechart.ts): not sent, to keep messages small.
-    if (machine && snap.value !== undefined) msg.value = snap.value;
-    const edges = lastInBatch ? takenEdges.get(ref.sessionId) : undefined;
-    if (edges) {
-      msg.edges = edges;
-      takenEdges.delete(ref.sessionId);
+    const status = snap.status;
+    let known = sent.get(sessionId);
+    const first = known === undefined && snap.value !== undefined;
+    if (first) sent.set(sessionId, (known = { value: undefined, context: undefined }));
+    let value: StateValue | undefined;
+    let edges: number[] | undefined;
+    let context: JsonValue | undefined;
+    let patch: ContextPatch[] | undefined;
+    let rawContext: unknown;
+    if (known) {
+      // The state value only when it changed: the page keeps the last one.
+      if (snap.value !== undefined && !sameValue(known.value, snap.value)) value = known.value = snap.value;
+      // Only the actor's last snapshot in a batch carries edges and context: the page shows the newest anyway.
+      // After the first context, only what changed: a context shares the parts an assign did not touch with the last one.
+      if (lastInBatch) {
+        edges = takenEdges.get(sessionId);
+        if (edges) takenEdges.delete(sessionId);
+        if (snap.context !== undefined && known.context !== snap.context) {
+          if (known.context === undefined) context = sanitize(snap.context, limits);
+          else {
+            const changes = diffContext(known.context, snap.context, limits);
+            if (changes.length > 0) patch = changes;
+          }
+          rawContext = known.context = snap.context;
+        }
+      }
     }
-    // Only the actor's last snapshot in a batch carries context: the page shows the newest anyway.
-    // After the first, only what changed: a context shares the parts an assign did not touch with the last one.
-    if (lastInBatch && snap.context !== undefined && sentContext.get(ref.sessionId) !== snap.context) {
-      if (sentContext.has(ref.sessionId)) {
-        const patch = diffContext(sentContext.get(ref.sessionId), snap.context, limits);
-        if (patch.length > 0) msg.patch = patch;
-      } else msg.context = sanitize(snap.context, limits);
-      sentContext.set(ref.sessionId, snap.context);
+    if (status === 'active' && !first && value === undefined && !edges && context === undefined && !patch) return undefined;
+
+    const msg: TransitionMessage = { kind: 'transition', at, sessionId, event: ev.event.type, status };
+    if (value !== undefined) msg.value = value;
+    if (edges) msg.edges = edges;
+    if (context !== undefined) msg.context = context;
+    if (patch) msg.patch = patch;
+    let settled = false;
+    if (status !== 'active') {
+      sent.delete(sessionId);
+      settled = settledByEvent.delete(sessionId) && (status === 'done' || status === 'error');
+      if (!settled && status === 'done' && snap.output !== undefined) msg.output = sanitize(snap.output, PAYLOAD_LIMITS);
+      if (!settled && status === 'error') msg.error = sanitize(snap.error, PAYLOAD_LIMITS);
     }
-    if (snap.status === 'done' && snap.output !== undefined) msg.output = sanitize(snap.output, PAYLOAD_LIMITS);
-    if (snap.status === 'error') msg.error = sanitize(snap.error, PAYLOAD_LIMITS);
-    if (snap.status !== 'active') sentContext.delete(ref.sessionId);
-    return msg;
+    picture.snapshot(sessionId, at, msg.event, status, value, rawContext, status === 'done' ? snap.output : undefined, status === 'error' ? snap.error : undefined);
+    // A promise or callback actor's done (error) event said all its final transition would.
+    return settled && !known ? undefined : msg;
   };
 
   const flush = () => {
@@ -161,10 +233,14 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     queue = [];
     times = [];
     const lastSnapshot = new Map<string, number>();
-    events.forEach((ev, i) => ev.type === '@xstate.snapshot' && lastSnapshot.set(ev.actorRef.sessionId, i));
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
+      if (ev.type === '@xstate.snapshot') lastSnapshot.set(ev.actorRef.sessionId, i);
+    }
 
     const batch: InspectMessage[] = [];
-    events.forEach((ev, i) => {
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
       const ref = ev.actorRef as InspectedRef;
       switch (ev.type) {
         case '@xstate.actor': {
@@ -172,56 +248,67 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
           const machineId = machine?.id;
           if (machine && machineId !== undefined && !definitions.has(machineId)) {
             definitions.add(machineId);
-            batch.push({ kind: 'definition', machineId, definition: machineDefinitionOf(machine) });
+            const def: DefinitionMessage = { kind: 'definition', machineId, definition: machineDefinitionOf(machine) };
+            picture.definition(def);
+            batch.push(def);
           }
-          batch.push({
-            kind: 'actor', at: at[i]!, sessionId: ref.sessionId, id: ref.id ?? ref.sessionId, parentSessionId: ref._parent?.sessionId,
-            rootSessionId: ev.rootId, machineId, src: typeof ref.src === 'string' ? ref.src : undefined,
-          });
-          return;
+          const msg: ActorMessage = { kind: 'actor', at: at[i]!, sessionId: ref.sessionId, id: ref.id ?? ref.sessionId };
+          // A child's root is its parent's: only roots say it.
+          if (ref._parent) msg.parentSessionId = ref._parent.sessionId;
+          else msg.rootSessionId = ev.rootId;
+          if (machineId !== undefined) msg.machineId = machineId;
+          if (typeof ref.src === 'string') msg.src = ref.src;
+          picture.actor(msg);
+          batch.push(msg);
+          break;
         }
         case '@xstate.event': {
-          // Not sent: `xstate.init` (the actor message says the actor started), a promise telling itself it settled (its done/error event to the parent says it), and
-          // a child's snapshot relayed to its parent (the child's own transition says it; the parent's
-          // transition names the event when it reacts).
-          const t = ev.event.type;
-          if (t === 'xstate.init' || t.startsWith('xstate.promise.') || t.startsWith('xstate.snapshot.')) return;
-          const payload = payloadOf(ev.event);
-          batch.push({
-            kind: 'event', at: at[i]!, target: ref.sessionId, source: ev.sourceRef?.sessionId, type: ev.event.type,
-            ...(payload === undefined ? {} : { payload }),
-          });
-          return;
+          const event = ev.event as { type: string; output?: unknown; error?: unknown };
+          const t = event.type;
+          const msg: EventMessage = { kind: 'event', at: at[i]!, target: ref.sessionId, type: t };
+          const source = ev.sourceRef?.sessionId;
+          if (source !== undefined) msg.source = source;
+          // An invoked actor's done (error) event says it finished, with its output (error), once: its own
+          // final transition then leaves that out, or is not sent at all for a promise (the page reads it
+          // from here, model.ts).
+          const isDone = t.startsWith('xstate.done.actor.');
+          if (isDone || t.startsWith('xstate.error.actor.')) {
+            const raw = isDone ? event.output : event.error;
+            if (raw !== undefined) msg.payload = isDone ? { output: sanitize(raw, PAYLOAD_LIMITS) } : { error: sanitize(raw, PAYLOAD_LIMITS) };
+            if (source !== undefined) settledByEvent.add(source);
+          } else {
+            const payload = payloadOf(event);
+            if (payload !== undefined) msg.payload = payload;
+          }
+          picture.event(msg);
+          batch.push(msg);
+          break;
         }
         case '@xstate.microstep': {
           const machine = machineOf(ref);
-          if (!machine) return;
+          if (!machine) break;
           const taken = edgesOf(machine, ev._transitions);
-          if (taken.length === 0) return;
+          if (taken.length === 0) break;
           const list = takenEdges.get(ref.sessionId);
           if (list) list.push(...taken);
           else takenEdges.set(ref.sessionId, taken);
-          return;
+          break;
         }
         case '@xstate.snapshot': {
-          // A promise or callback actor's snapshot says something only when its status changes: the actor
-          // message already stands for "active".
-          const status = (ev.snapshot as { status?: string }).status;
-          if (!machineOf(ref) && status === 'active') return;
-          batch.push(transitionOf(ev, at[i]!, lastSnapshot.get(ref.sessionId) === i));
-          return;
+          const msg = transitionOf(ev, at[i]!, lastSnapshot.get(ref.sessionId) === i);
+          if (msg) batch.push(msg);
+          break;
         }
       }
-    });
-    for (const msg of batch) picture.apply(msg);
+    }
     if (batch.length > 0) deliver(subscribers, batch);
   };
 
   return {
     inspect(ev) {
-      // Actions are already visible as transitions; dropping them here keeps the send path short.
       if (rawSubscribers.size > 0) deliver(rawSubscribers, ev);
-      if (ev.type === '@xstate.action') return;
+      // What the page is never sent is dropped here, so the queue holds only what the flush maps.
+      if (!worthQueueing(ev)) return;
       queue.push(ev);
       times.push(now());
       if (!scheduled) {

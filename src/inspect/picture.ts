@@ -1,9 +1,10 @@
 /**
  * The current picture of a stream, for a page that connects late: every definition, the actors (finished
- * ones capped so a long-running agent does not grow without bound), each actor's latest transition, and
- * the most recent events for the timeline.
+ * ones capped so a long-running agent does not grow without bound), each actor's latest state, and the
+ * most recent events for the timeline. It holds each actor's latest context as XState's own (immutable)
+ * object and reduces it to JSON only when someone connects: keeping up costs a field write per transition.
  */
-import { applyContextPatch, type ActorMessage, type DefinitionMessage, type EventMessage, type InspectMessage, type TransitionMessage } from './protocol.ts';
+import type { ActorMessage, ActorStatus, DefinitionMessage, EventMessage, InspectMessage, JsonValue, StateValue, TransitionMessage } from './protocol.ts';
 
 /** How much of the past a late joiner gets. */
 export interface PictureLimits {
@@ -13,9 +14,30 @@ export interface PictureLimits {
   recentEvents: number;
 }
 
-/** The picture's state; `apply` every message in stream order. */
+/** How the picture turns what it holds into JSON when asked (the stream's sanitizer and its limits). */
+export interface PictureJson {
+  context(raw: unknown): JsonValue;
+  payload(raw: unknown): JsonValue;
+}
+
+/** An actor's latest state as the stream saw it: raw values, reduced to JSON only in `messages()`. */
+interface Latest {
+  at: number;
+  event: string;
+  status: ActorStatus;
+  value?: StateValue;
+  context?: unknown;
+  output?: unknown;
+  error?: unknown;
+}
+
+/** The picture's state; feed it in stream order. */
 export interface Picture {
-  apply(msg: InspectMessage): void;
+  definition(msg: DefinitionMessage): void;
+  actor(msg: ActorMessage): void;
+  event(msg: EventMessage): void;
+  /** The actor's state now; `value`, `context`, `output` and `error` left undefined keep what the last call said. */
+  snapshot(sessionId: string, at: number, event: string, status: ActorStatus, value?: StateValue, context?: unknown, output?: unknown, error?: unknown): void;
   /** Messages that rebuild the picture: definitions, actors, recent events, then latest transitions. */
   messages(): InspectMessage[];
   /** The ids from the root actor down to `sessionId` (`['a1', 'web']`), if the actor is known. */
@@ -23,51 +45,66 @@ export interface Picture {
 }
 
 /** An empty picture with the given limits. */
-export function createPicture(limits: PictureLimits): Picture {
+export function createPicture(limits: PictureLimits, json: PictureJson): Picture {
   const definitions = new Map<string, DefinitionMessage>();
   const actors = new Map<string, ActorMessage>();
-  const latest = new Map<string, TransitionMessage>();
-  const finished: string[] = [];
+  const latest = new Map<string, Latest>();
+  // Finished actors in the order they finished; the oldest are forgotten from `head` on, and the list is
+  // compacted now and then rather than shifted on every finish.
+  let finished: string[] = [];
+  let head = 0;
   let events: EventMessage[] = [];
 
   const forgetOldest = () => {
-    while (finished.length > limits.maxFinishedActors) {
-      const sessionId = finished.shift()!;
+    while (finished.length - head > limits.maxFinishedActors) {
+      const sessionId = finished[head++]!;
       actors.delete(sessionId);
       latest.delete(sessionId);
     }
+    if (head > 1_024 && head * 2 > finished.length) {
+      finished = finished.slice(head);
+      head = 0;
+    }
+  };
+
+  const transitionOf = (sessionId: string, s: Latest): TransitionMessage => {
+    const msg: TransitionMessage = { kind: 'transition', at: s.at, sessionId, event: s.event, status: s.status };
+    if (s.value !== undefined) msg.value = s.value;
+    if (s.context !== undefined) msg.context = json.context(s.context);
+    if (s.output !== undefined) msg.output = json.payload(s.output);
+    if (s.error !== undefined) msg.error = json.payload(s.error);
+    return msg;
   };
 
   return {
-    apply(msg) {
-      switch (msg.kind) {
-        case 'definition':
-          definitions.set(msg.machineId, msg);
-          return;
-        case 'actor':
-          actors.set(msg.sessionId, msg);
-          return;
-        case 'event':
-          events.push(msg);
-          // Trim in chunks so the common push stays O(1).
-          if (events.length > limits.recentEvents * 2) events = events.slice(-limits.recentEvents);
-          return;
-        case 'transition': {
-          if (!actors.has(msg.sessionId)) return;
-          const prev = latest.get(msg.sessionId);
-          // A transition without context means "unchanged" (or a patch to the last one): the picture keeps it whole.
-          const context = msg.context ?? (msg.patch ? applyContextPatch(prev?.context, msg.patch) : prev?.context);
-          const merged: TransitionMessage = { ...msg, context };
-          delete merged.edges;
-          delete merged.patch;
-          if (merged.context === undefined) delete merged.context;
-          latest.set(msg.sessionId, merged);
-          if (msg.status !== 'active' && (prev === undefined || prev.status === 'active')) {
-            finished.push(msg.sessionId);
-            forgetOldest();
-          }
-          return;
-        }
+    definition(msg) {
+      definitions.set(msg.machineId, msg);
+    },
+    actor(msg) {
+      actors.set(msg.sessionId, msg);
+    },
+    event(msg) {
+      events.push(msg);
+      // Trim in chunks so the common push stays O(1).
+      if (events.length > limits.recentEvents * 2) events = events.slice(-limits.recentEvents);
+    },
+    snapshot(sessionId, at, event, status, value, context, output, error) {
+      if (!actors.has(sessionId)) return;
+      const prev = latest.get(sessionId);
+      const wasActive = prev === undefined || prev.status === 'active';
+      if (!prev) latest.set(sessionId, { at, event, status, value, context, output, error });
+      else {
+        prev.at = at;
+        prev.event = event;
+        prev.status = status;
+        if (value !== undefined) prev.value = value;
+        if (context !== undefined) prev.context = context;
+        if (output !== undefined) prev.output = output;
+        if (error !== undefined) prev.error = error;
+      }
+      if (wasActive && status !== 'active') {
+        finished.push(sessionId);
+        forgetOldest();
       }
     },
     pathOf(sessionId) {
@@ -79,7 +116,9 @@ export function createPicture(limits: PictureLimits): Picture {
       return undefined;
     },
     messages() {
-      return [...definitions.values(), ...actors.values(), ...events.slice(-limits.recentEvents), ...latest.values()];
+      const transitions: TransitionMessage[] = [];
+      for (const [sessionId, s] of latest) transitions.push(transitionOf(sessionId, s));
+      return [...definitions.values(), ...actors.values(), ...events.slice(-limits.recentEvents), ...transitions];
     },
   };
 }

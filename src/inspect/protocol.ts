@@ -3,12 +3,20 @@
  * Shared by the node side and the page, so it imports nothing: plain types and a few pure helpers.
  *
  * A stream is a sequence of messages: a machine's definition once per machine id, an actor when it is
- * created, every event relayed to an actor, and a transition for every macrostep's snapshot. Live they
- * travel in batches; recordings hold one message per line.
+ * created, every event relayed to an actor, and a transition for every macrostep's snapshot that changed
+ * something the page shows. Each says only what changed. Live they travel in batches; recordings hold one
+ * message per line.
  */
 
-/** Bumped on changes a page built for the previous version cannot read. */
-export const PROTOCOL_VERSION = 2;
+/**
+ * Bumped on changes a page built for the previous version cannot read. 3: transitions leave out an
+ * unchanged state value and an output (error) their done (error) event already carried; children's actor
+ * messages leave out the root.
+ */
+export const PROTOCOL_VERSION = 3;
+
+/** The oldest recording version this protocol's readers replay: version 2 streams are version 3's, said in full. */
+export const OLDEST_REPLAYABLE_VERSION = 2;
 
 /** JSON values: what sanitized context, event payloads and outputs are reduced to. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -71,7 +79,8 @@ export interface ActorMessage {
   /** The actor's id within its parent: the alloc id, a task name, `prestart:task_dir`, `driver:wait`. */
   id: string;
   parentSessionId?: string;
-  rootSessionId: string;
+  /** Roots only (version 2: every actor); a child's is its parent's. */
+  rootSessionId?: string;
   /** Set for state machine actors; names the definition to draw. */
   machineId?: string;
   /** The implementation's name in `setup({ actors })` (`driverStart`, `hook`), when invoked by name. */
@@ -85,7 +94,10 @@ export interface EventMessage {
   target: string;
   source?: string;
   type: string;
-  /** The event's other fields, sanitized; omitted for snapshot relays, which would repeat a child's context. */
+  /**
+   * The event's other fields, sanitized. An invoked actor's done (error) event carries `{ output }`
+   * (`{ error }`): the source actor's output (error), which its final transition then leaves out.
+   */
   payload?: JsonValue;
 }
 
@@ -134,7 +146,7 @@ export interface TransitionMessage {
   /** The type of the event that caused it. */
   event: string;
   status: ActorStatus;
-  /** Machine actors only. */
+  /** Machine actors only; omitted when unchanged since the actor's last transition message. */
   value?: StateValue;
   /** Every active state node id, ancestors included; not sent live (the page derives it from `value`, statechart.ts). */
   activeNodeIds?: string[];
@@ -147,6 +159,7 @@ export interface TransitionMessage {
   context?: JsonValue;
   /** Otherwise what changed since the actor's previous context (omitted when nothing did). */
   patch?: ContextPatch[];
+  /** Omitted when the actor's done (error) event to its parent carried it. */
   output?: JsonValue;
   error?: JsonValue;
 }
@@ -159,6 +172,21 @@ export interface RecordingHeader {
   kind: 'recording';
   version: number;
   startedAt: number;
+}
+
+/**
+ * Why a recording whose first line is `first` cannot be replayed here, or undefined when it can (a
+ * first line that is no header is left to the reader: it may be a file cut at the front).
+ */
+export function recordingProblem(first: unknown): string | undefined {
+  if (typeof first !== 'object' || first === null || (first as { kind?: unknown }).kind !== 'recording') return undefined;
+  const version = (first as { version?: unknown }).version;
+  if (typeof version === 'number' && version >= OLDEST_REPLAYABLE_VERSION && version <= PROTOCOL_VERSION) return undefined;
+  const readable = `this allocrun replays inspection protocol versions ${OLDEST_REPLAYABLE_VERSION} to ${PROTOCOL_VERSION}`;
+  if (typeof version !== 'number') return `the recording's header has no protocol version; ${readable}`;
+  return version > PROTOCOL_VERSION
+    ? `the recording was made with inspection protocol version ${version}, by a newer allocrun; ${readable}: replay it with the allocrun that recorded it`
+    : `the recording was made with inspection protocol version ${version}; ${readable}: record the run again`;
 }
 
 /** Commands the page may send to an allocation or task actor. */

@@ -4,9 +4,25 @@
  */
 import { listen } from './listen.ts';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { forbid, hasToken, loadPageFiles, newToken, servePage, urlHost } from './page-files.ts';
+import { recordingProblem } from './protocol.ts';
+
+/** The file's first line parsed as JSON, or undefined when it is not JSON (the page counts such lines). */
+async function firstLine(file: string): Promise<unknown> {
+  const f = await open(file);
+  try {
+    // A header is a short line: 4 KiB holds it.
+    const { buffer, bytesRead } = await f.read(Buffer.alloc(4096), 0, 4096, 0);
+    const text = buffer.subarray(0, bytesRead).toString('utf8');
+    return JSON.parse(text.slice(0, text.indexOf('\n') < 0 ? text.length : text.indexOf('\n')));
+  } catch {
+    return undefined;
+  } finally {
+    await f.close();
+  }
+}
 
 /** Options for `serveReplay`. */
 export interface ReplayServerOptions {
@@ -30,6 +46,8 @@ export async function serveReplay(file: string, opts: ReplayServerOptions = {}):
     throw new Error(`cannot replay ${file}: ${err.message}`);
   });
   if (!info.isFile()) throw new Error(`cannot replay ${file}: not a file`);
+  const problem = recordingProblem(await firstLine(file));
+  if (problem) throw new Error(`cannot replay ${file}: ${problem}`);
   const host = opts.host ?? '127.0.0.1';
   const files = await loadPageFiles(opts.pageDir);
   const token = newToken();

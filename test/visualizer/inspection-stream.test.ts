@@ -97,32 +97,44 @@ describe('the inspection stream', () => {
     actor.stop();
   });
 
-  it('registers invoked actors with their parent and src, and their result', async () => {
+  it('registers invoked actors with their parent and src; their done event to the parent carries the result', async () => {
     const { stream, messages } = collect();
     const actor = createActor(worker, { inspect: stream.inspect }).start();
     await flushMicrotasks();
     await flushMicrotasks();
-    const job = messages.find((m) => m.kind === 'actor' && m.id === 'job');
-    expect(job).toMatchObject({ kind: 'actor', parentSessionId: actor.sessionId, rootSessionId: actor.sessionId, src: 'work' });
-    const done = messages.find((m) => m.kind === 'transition' && m.sessionId === (job as { sessionId: string }).sessionId && m.status === 'done');
-    expect(done).toMatchObject({ output: 42 });
-    expect(stream.pathOf((job as { sessionId: string }).sessionId)).toEqual([actor.id, 'job']);
+    const job = messages.find((m) => m.kind === 'actor' && m.id === 'job') as { sessionId: string };
+    expect(job).toMatchObject({ kind: 'actor', parentSessionId: actor.sessionId, src: 'work' });
+    // A child's root is its parent's: only the root says it.
+    expect(job).not.toHaveProperty('rootSessionId');
+    expect(messages.find((m) => m.kind === 'actor' && m.sessionId === actor.sessionId)).toMatchObject({ rootSessionId: actor.sessionId });
+    const done = messages.find((m) => m.kind === 'event' && m.source === job.sessionId);
+    expect(done).toMatchObject({ target: actor.sessionId, type: 'xstate.done.actor.job', payload: { output: 42 } });
+    // The promise's own final transition would only repeat that.
+    expect(messages.filter((m) => m.kind === 'transition' && m.sessionId === job.sessionId)).toEqual([]);
+    expect(stream.snapshotForLateJoiner()).toContainEqual(expect.objectContaining({ kind: 'transition', sessionId: job.sessionId, status: 'done', output: 42 }));
+    expect(stream.pathOf(job.sessionId)).toEqual([actor.id, 'job']);
     actor.stop();
   });
 
-  it('sends the whole context first, then only what changed', async () => {
+  it('sends the whole context first, then only what changed, and nothing for an event that changed nothing', async () => {
     const { stream, messages } = collect();
     const actor = createActor(worker, { inspect: stream.inspect }).start();
     await flushMicrotasks();
     await flushMicrotasks();
+    const first = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === actor.sessionId);
+    expect(first[0]!.context).toEqual({ ready: true, note: 'x' });
     messages.length = 0;
     actor.send({ type: 'UNKNOWN' });
     await flushMicrotasks();
+    expect(messages.map((m) => m.kind)).toEqual(['event']);
     actor.send({ type: 'NOTE' });
     await flushMicrotasks();
     const mine = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === actor.sessionId);
-    expect(mine.map((m) => m.context)).toEqual([undefined, undefined]);
-    expect(mine.map((m) => m.patch)).toEqual([undefined, [{ path: ['note'], value: 'noted' }]]);
+    expect(mine).toHaveLength(1);
+    // A targetless transition: the state value did not change, so it is not sent again.
+    expect(mine[0]).not.toHaveProperty('value');
+    expect(mine[0]).not.toHaveProperty('context');
+    expect(mine[0]!.patch).toEqual([{ path: ['note'], value: 'noted' }]);
     actor.stop();
   });
 

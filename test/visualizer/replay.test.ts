@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROTOCOL_VERSION } from '../../src/inspect/protocol.ts';
 import { recordInspection } from '../../src/inspect/record.ts';
 import { serveReplay } from '../../src/inspect/replay.ts';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
@@ -42,7 +43,7 @@ const active = (stateId: string) => `#chart g[data-state="${stateId}"].active`;
 describe('replay', () => {
   it('writes a header and protocol messages as JSON lines', async () => {
     const lines = (await readFile(recording, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { kind: string });
-    expect(lines[0]).toMatchObject({ kind: 'recording', version: 2 });
+    expect(lines[0]).toMatchObject({ kind: 'recording', version: PROTOCOL_VERSION });
     const kinds = new Set(lines.slice(1).map((l) => l.kind));
     expect([...kinds].sort()).toEqual(['actor', 'definition', 'event', 'transition']);
   });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createActor, createMachine } from 'xstate';
-import type { InspectorCommandEvent, ServerFrame } from '../../src/inspect/protocol.ts';
+import { PROTOCOL_VERSION, type InspectorCommandEvent, type ServerFrame } from '../../src/inspect/protocol.ts';
 import { serveInspector, type InspectorServer, type InspectorServerOptions } from '../../src/inspect/server.ts';
 import { allocRunnerControl } from '../../src/inspect/control.ts';
 
@@ -81,7 +81,7 @@ describe('serveInspector', () => {
 
     const page = connect(wsUrl(s));
     const hello = await page.until((f): f is Extract<ServerFrame, { type: 'hello' }> => f.type === 'hello');
-    expect(hello).toMatchObject({ mode: 'live', controls: false, version: 2, logs: false });
+    expect(hello).toMatchObject({ mode: 'live', controls: false, version: PROTOCOL_VERSION, logs: false });
     const picture = await page.until(isBatchWith((m) => m.kind === 'definition'));
     expect(picture.messages.find((m) => m.kind === 'transition')).toMatchObject({ value: 'yellow' });
 

@@ -1,9 +1,10 @@
 /**
  * The live feed: the inspector's WebSocket (hello, the late joiner's picture, then batches) and commands
  * back. When the socket drops it reconnects with backoff (0.5 s doubling to 10 s); on reconnecting the
- * model is rebuilt from the server's fresh picture, so a restarted agent shows as it is now.
+ * model is rebuilt from the server's fresh picture, so a restarted agent shows as it is now. A server that
+ * speaks another protocol version is not read (nor reconnected to): the page says to reload.
  */
-import type { ClientFrame, CommandResultFrame, HelloFrame, ServerFrame } from '../../src/inspect/protocol.ts';
+import { PROTOCOL_VERSION, type ClientFrame, type CommandResultFrame, type HelloFrame, type ServerFrame } from '../../src/inspect/protocol.ts';
 import type { Model } from './model.ts';
 
 /** The connection as the page shows it. */
@@ -51,9 +52,16 @@ export function connectLive(url: string, model: Model, hooks: LiveHooks) {
       timer = setTimeout(open, delay);
     });
     sock.addEventListener('message', (ev) => {
+      if (stopped) return;
       const frame = JSON.parse(String(ev.data)) as ServerFrame;
-      if (frame.type === 'hello') hooks.onHello(frame);
-      else if (frame.type === 'batch') {
+      if (frame.type === 'hello') {
+        // A server speaking another protocol version (upgraded under an open page): stop rather than misread it.
+        if (frame.version !== PROTOCOL_VERSION) {
+          stopped = true;
+          sock.close();
+        }
+        hooks.onHello(frame);
+      } else if (frame.type === 'batch') {
         // The first batch on a connection is the server's whole picture: start from it, not on top of the old one.
         if (fresh) model.reset();
         fresh = false;

@@ -5,7 +5,7 @@
  * `&select=alloc/task` preselects an actor by id path.
  */
 import ELK from 'elkjs/lib/elk.bundled.js';
-import type { CommandResultFrame, HelloFrame, InspectorCommandEvent } from '../../src/inspect/protocol.ts';
+import { PROTOCOL_VERSION, type CommandResultFrame, type HelloFrame, type InspectorCommandEvent } from '../../src/inspect/protocol.ts';
 import { createAllocList } from './alloc-list.ts';
 import { createChartView } from './chart-view.ts';
 import { createDetailsView } from './details-view.ts';
@@ -262,8 +262,14 @@ function enterReplay(text: string, source: string): void {
   liveStatus = undefined;
   $('mode').textContent = `replay: ${source}`;
   $('replay-controls').hidden = false;
-  const { messages, bad } = parseRecording(text);
+  const { messages, bad, error } = parseRecording(text);
   player.load(messages);
+  if (error) {
+    $('command-status').dataset.ok = 'false';
+    $('command-status').textContent = `cannot replay: ${error}`;
+    scheduleRender();
+    return;
+  }
   if (bad > 0) {
     $('command-status').dataset.ok = 'false';
     $('command-status').textContent = `${bad} unreadable line(s) skipped`;
@@ -297,6 +303,11 @@ if (token && params.get('mode') === 'replay') {
   live = connectLive(wsUrl, model, {
     onHello: (h) => {
       hello = h;
+      if (h.version !== PROTOCOL_VERSION) {
+        // connectLive has stopped: a page built for another protocol would misread the stream.
+        $('command-status').dataset.ok = 'false';
+        $('command-status').textContent = `the inspector speaks protocol version ${h.version}, this page version ${PROTOCOL_VERSION}: reload the page`;
+      }
       scheduleRender();
     },
     onStatus: (s) => {

@@ -3,7 +3,7 @@
  * actor's latest state, and the timeline. Live and replay feed it the same way. It keeps the messages it
  * applied (bounded), so `at(seq)` can rebuild the picture as it was at any timeline entry: time travel.
  */
-import { applyContextPatch, type ActorStatus, type InspectMessage, type JsonValue, type MachineDef, type StateValue } from '../../src/inspect/protocol.ts';
+import { applyContextPatch, type ActorStatus, type EventMessage, type InspectMessage, type JsonValue, type MachineDef, type StateValue } from '../../src/inspect/protocol.ts';
 import { activeNodeIdsOf, isInternalEvent, transitionsOf } from '../../src/inspect/statechart.ts';
 
 /** One actor as the page shows it. */
@@ -178,7 +178,7 @@ export class Model {
     head.apply(this.log.slice(0, cut));
     const picture: InspectMessage[] = [...head.definitions].map(([machineId, definition]) => ({ kind: 'definition', machineId, definition }));
     for (const a of head.actors.values()) {
-      picture.push({ kind: 'actor', at: a.createdAt, sessionId: a.sessionId, id: a.id, parentSessionId: a.parentSessionId, rootSessionId: '', machineId: a.machineId, src: a.src });
+      picture.push({ kind: 'actor', at: a.createdAt, sessionId: a.sessionId, id: a.id, parentSessionId: a.parentSessionId, machineId: a.machineId, src: a.src });
     }
     for (const a of head.actors.values()) {
       picture.push({ kind: 'transition', at: a.updatedAt, sessionId: a.sessionId, event: '', status: a.status, value: a.value, context: a.context, output: a.output, error: a.error });
@@ -190,6 +190,29 @@ export class Model {
   private isHook(sessionId: string | undefined): boolean {
     const a = sessionId === undefined ? undefined : this.actors.get(sessionId);
     return !!a && !a.machineId;
+  }
+
+  /**
+   * An invoked actor's done (error) event says it finished and carries its output (error) as `{ output }`
+   * (`{ error }`): the actor's own final transition leaves the output out, and a promise or callback
+   * actor's is not sent at all (protocol version 3), so the event stands for it.
+   */
+  private settle(m: EventMessage, seq: number): void {
+    const done = m.type.startsWith('xstate.done.actor.');
+    if (!done && !m.type.startsWith('xstate.error.actor.')) return;
+    const a = m.source === undefined ? undefined : this.actors.get(m.source);
+    if (!a) return;
+    const p = m.payload;
+    const fields = typeof p === 'object' && p !== null && !Array.isArray(p) ? p : {};
+    const v = done ? fields.output : fields.error;
+    if (a.machineId) {
+      if (v === undefined) return;
+      if (done) a.output = v;
+      else a.error = v;
+      this.changed.add(a.sessionId);
+      return;
+    }
+    this.applyOne({ kind: 'transition', at: m.at, sessionId: a.sessionId, event: m.type, status: done ? 'done' : 'error', ...(v === undefined ? {} : done ? { output: v } : { error: v }) }, seq);
   }
 
   private applyOne(m: InspectMessage, seq: number): void {
@@ -222,6 +245,7 @@ export class Model {
           kind: 'event', seq, at: m.at, target: m.target, source: m.source, type: m.type, payload: m.payload,
           internal: isInternalEvent(m.type) || this.isHook(m.target) || this.isHook(m.source),
         });
+        this.settle(m, seq);
         return;
       case 'transition': {
         const a = this.actors.get(m.sessionId);
@@ -253,7 +277,7 @@ export class Model {
         const after = a.machineId ? valueText(a.value) : a.status;
         const statusNote = a.machineId && m.status !== 'active' ? ` (${m.status})` : '';
         // Hook and driver calls finishing show up as done/error events at their parent; only failures get a row.
-        const worthARow = a.machineId ? before !== after || statusNote !== '' : m.status === 'error';
+        const worthARow = a.machineId ? before !== after || statusNote !== '' : m.status === 'error' && before !== 'error';
         if (worthARow) {
           this.timeline.push({
             kind: 'state', seq, at: m.at, sessionId: m.sessionId, from: before || undefined, to: after + statusNote, event: m.event,

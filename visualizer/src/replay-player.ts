@@ -2,18 +2,25 @@
  * Replays a recording (JSON lines from `recordInspection`) into the model: step by step (one actor
  * transition per step, with the events that led to it) or played back at a chosen speed.
  */
-import type { InspectMessage } from '../../src/inspect/protocol.ts';
+import { recordingProblem, type InspectMessage } from '../../src/inspect/protocol.ts';
 import type { Model } from './model.ts';
 
-/** Parses a recording; bad lines are counted, not fatal, so a file cut off mid-write still replays. */
-export function parseRecording(text: string): { messages: InspectMessage[]; bad: number } {
+/**
+ * Parses a recording; bad lines are counted, not fatal, so a file cut off mid-write still replays. A
+ * recording in a protocol version this page cannot read gives no messages and says why in `error`.
+ */
+export function parseRecording(text: string): { messages: InspectMessage[]; bad: number; error?: string } {
   const messages: InspectMessage[] = [];
   let bad = 0;
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     try {
       const m = JSON.parse(line) as { kind?: string };
-      if (m.kind === 'recording') continue;
+      if (m.kind === 'recording') {
+        const error = recordingProblem(m);
+        if (error) return { messages: [], bad: 0, error };
+        continue;
+      }
       if (m.kind === 'definition' || m.kind === 'actor' || m.kind === 'event' || m.kind === 'transition') messages.push(m as InspectMessage);
       else bad++;
     } catch {

@@ -1,0 +1,99 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AnyActorRef } from 'xstate';
+import { createInspectionStream } from '../../src/inspect/inspection-stream.ts';
+import { PROTOCOL_VERSION, type InspectMessage } from '../../src/inspect/protocol.ts';
+import { serveReplay } from '../../src/inspect/replay.ts';
+import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
+import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+import { Model } from '../../visualizer/src/model.ts';
+import { parseRecording } from '../../visualizer/src/replay-player.ts';
+import { alloc, mockTask } from './fixtures.ts';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'allocrun-protocol-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+/** What the page shows of each actor, by sessionId. */
+function views(messages: readonly InspectMessage[]) {
+  const model = new Model(false);
+  model.apply(messages);
+  return Object.fromEntries(
+    [...model.actors.values()].map((a) => [a.sessionId, { id: a.id, parent: a.parentSessionId, status: a.status, value: a.value, context: a.context, output: a.output, error: a.error }]),
+  );
+}
+
+// Messages as they travel: JSON, so nothing in memory (shared objects, undefined fields) can make them look alike.
+const wire = (messages: readonly InspectMessage[]) => JSON.parse(JSON.stringify(messages)) as InspectMessage[];
+
+describe('what the page rebuilds from the stream', () => {
+  it('is the same from every live message as from a late joiner’s picture, mid-run and at the end', async () => {
+    const clock = new SimulatedClock(0);
+    const stream = createInspectionStream({ now: () => clock.now() });
+    const live: InspectMessage[] = [];
+    stream.subscribe((b) => live.push(...wire(b)));
+    const spec = alloc('a-same', [
+      mockTask('init', { run_for: '1s' }, { lifecycle: { hook: 'prestart' } }),
+      mockTask('web', { run_for: '3s', exit_code: 1 }, { restart: { attempts: 1, interval: 60_000, delay: 500, mode: 'fail' } }),
+      mockTask('side', { run_for: '1h' }, { lifecycle: { hook: 'poststart', sidecar: true } }),
+    ]);
+    const runner = createAllocRunner(spec, { clock, dataDir: dir, inspect: stream.inspect }).start();
+    for (let i = 0; i < 600 && runner.getState().taskStates.web?.state !== 'running'; i++) await clock.advance(100);
+    stream.flush();
+    expect(runner.getState().taskStates.web?.state).toBe('running');
+    const mid = views(live);
+    expect(mid).toEqual(views(wire(stream.snapshotForLateJoiner())));
+    // And both are what the actors themselves say now.
+    const actors = [runner.actor, ...Object.values(runner.actor.getSnapshot().children as Record<string, AnyActorRef>)];
+    for (const a of actors) {
+      const snap = a.getSnapshot() as { value?: unknown; context?: unknown; status: string };
+      if (snap.value === undefined) continue;
+      expect(mid[a.sessionId]).toMatchObject({ status: snap.status, value: snap.value, context: JSON.parse(JSON.stringify(snap.context)) });
+    }
+
+    for (let i = 0; i < 2_000 && runner.getState().clientStatus === 'running'; i++) await clock.advance(100);
+    await runner.done;
+    stream.flush();
+    const end = views(live);
+    expect(end).toEqual(views(wire(stream.snapshotForLateJoiner())));
+    // The failed task restarted once: more than one start, and the alloc ended failed.
+    const root = Object.values(end).find((a) => a.parent === undefined)!;
+    expect((root.context as { clientStatus: string }).clientStatus).toBe('failed');
+    // Hooks finished with their output, carried by their done events alone.
+    const taskDir = Object.values(end).filter((a) => a.id === 'prestart:task_dir');
+    expect(taskDir.length).toBeGreaterThan(0);
+    for (const a of taskDir) expect(a).toMatchObject({ status: 'done', output: { state: { is_done: 'true' } } });
+  });
+});
+
+describe('recordings', () => {
+  it('replays one made with protocol version 2, which sent every value and output in full', async () => {
+    const text = await readFile(new URL('./recordings/protocol-2.jsonl', import.meta.url), 'utf8');
+    const { messages, bad, error } = parseRecording(text);
+    expect({ bad, error }).toEqual({ bad: 0, error: undefined });
+    const end = views(messages);
+    const root = Object.values(end).find((a) => a.parent === undefined)!;
+    expect(root.id).toBe('a-v2');
+    expect((root.context as { clientStatus: string }).clientStatus).toBe('complete');
+    const web = Object.values(end).find((a) => a.id === 'web')!;
+    expect(web.value).toMatchObject({ terminal: expect.anything() });
+    for (const a of Object.values(end).filter((x) => x.id === 'prestart:task_dir')) expect(a).toMatchObject({ status: 'done', output: { state: { is_done: 'true' } } });
+  });
+
+  it('are refused, saying which versions can be read, when made with a protocol version this allocrun cannot read', async () => {
+    for (const version of [1, PROTOCOL_VERSION + 1]) {
+      const text = `${JSON.stringify({ kind: 'recording', version, startedAt: 0 })}\n${JSON.stringify({ kind: 'event', at: 0, target: 'x:0', type: 'GO' })}\n`;
+      const { messages, error } = parseRecording(text);
+      expect(messages).toEqual([]);
+      expect(error).toContain(`protocol version ${version}`);
+      expect(error).toContain(`versions 2 to ${PROTOCOL_VERSION}`);
+      const file = join(dir, `v${version}.jsonl`);
+      await writeFile(file, text);
+      await expect(serveReplay(file)).rejects.toThrow(`cannot replay ${file}: the recording was made with inspection protocol version ${version}`);
+    }
+  });
+});
