@@ -37,12 +37,15 @@ const variants: Variant[] = [
       const stream = createInspectionStream({ now: () => clock.now() });
       let bytes = 0;
       let batches = 0;
+      let messages = 0;
       stream.subscribe((b) => {
+        messages += b.length;
         bytes += JSON.stringify({ type: 'batch', seq: batches++, messages: b }).length;
       });
       return {
         inspect: stream.inspect,
-        stats: () => `${batches} batches, ${(bytes / 1024 / 1024).toFixed(1)} MiB, ${(bytes / ALLOCS / 1024).toFixed(1)} KiB per lifecycle`,
+        stats: () =>
+          `${batches} batches, ${(bytes / 1024 / 1024).toFixed(1)} MiB, ${(bytes / ALLOCS / 1024).toFixed(1)} KiB and ${(messages / ALLOCS).toFixed(0)} messages per lifecycle`,
       };
     },
   },
@@ -107,6 +110,13 @@ try {
         `${w.toFixed(0).padStart(10)}${(w / baseWall).toFixed(2).padStart(11)}×  ${stats.get(v.name)}`,
     );
   }
+  // P5's figure: throughput (allocs per CPU second) with the stream as the server sends it, against none.
+  const json = median(cpu.get('stream + JSON')!);
+  const noop = median(cpu.get('no-op inspect')!);
+  console.log(
+    `\nP5: throughput with the stream + JSON is ${((baseCpu / json) * 100).toFixed(0)}% of without inspection (goal ≥ 90%); ` +
+      `${((noop / json) * 100).toFixed(0)}% of a no-op inspect (XState's own cost: ${((baseCpu / noop) * 100).toFixed(0)}%)`,
+  );
   await printBreakdown(dataDir);
 } finally {
   await rm(dataDir, { recursive: true, force: true });
@@ -117,17 +127,22 @@ async function printBreakdown(dir: string): Promise<void> {
   const clock = new SimulatedClock(0);
   const stream = createInspectionStream({ now: () => clock.now() });
   const by = new Map<string, number>();
+  const count = new Map<string, number>();
   const add = (k: string, v: unknown) => v !== undefined && by.set(k, (by.get(k) ?? 0) + JSON.stringify(v).length);
+  const tally = (k: string) => count.set(k, (count.get(k) ?? 0) + 1);
   let total = 0;
   stream.subscribe((batch) => {
     total += JSON.stringify({ type: 'batch', seq: 0, messages: batch }).length;
     for (const m of batch) {
       add(`${m.kind} messages`, m);
+      tally(`${m.kind} messages`);
+      tally('all');
       if (m.kind === 'transition') {
         add('  transition.context (whole, first)', m.context);
         add('  transition.patch (what changed)', m.patch);
-        add('  transition.value', m.value);
+        add('  transition.value (when changed)', m.value);
         add('  transition.edges', m.edges);
+        add('  transition.output', m.output);
       }
       if (m.kind === 'event') add('  event.payload', m.payload);
     }
@@ -138,6 +153,9 @@ async function printBreakdown(dir: string): Promise<void> {
   for (let i = 0; i < 10_000 && !finished; i++) await clock.advance(250);
   stream.flush();
   for (const r of runners) r.stop();
-  console.log(`\nbytes per 3-task lifecycle, as sent: ${(total / ALLOCS / 1024).toFixed(1)} KiB (was 87 KB before context patches and edge indices)`);
-  for (const [k, v] of [...by].sort((a, b) => b[1] - a[1])) console.log(`${k.padEnd(38)}${(v / ALLOCS / 1024).toFixed(1).padStart(8)} KiB`);
+  console.log(`\nbytes per 3-task lifecycle, as sent: ${(total / ALLOCS / 1024).toFixed(1)} KiB in ${(count.get('all')! / ALLOCS).toFixed(0)} messages`);
+  for (const [k, v] of [...by].sort((a, b) => b[1] - a[1])) {
+    const n = count.get(k);
+    console.log(`${k.padEnd(38)}${(v / ALLOCS / 1024).toFixed(1).padStart(8)} KiB${n === undefined ? '' : `${(n / ALLOCS).toFixed(0).padStart(6)} messages`}`);
+  }
 }
