@@ -25,7 +25,7 @@ const STATE_FILE = 'state.json';
 export class FileStateStore implements StateStore {
   private readonly queues = new Map<string, Promise<void>>();
   private seq = 0;
-  private dirReady = false;
+  private dirReady: Promise<void> | undefined;
 
   constructor(readonly dataDir: string) {}
 
@@ -102,14 +102,22 @@ export class FileStateStore implements StateStore {
     await rmdir(this.allocDir(allocId)).catch(() => {});
   }
 
+  private async makeAllocsDir(): Promise<void> {
+    try {
+      await mkdir(join(this.dataDir, 'allocs'), { recursive: true, mode: 0o700 });
+      await chmod(join(this.dataDir, 'allocs'), 0o700);
+    } catch (err) {
+      this.dirReady = undefined; // the next save tries again
+      throw err;
+    }
+  }
+
   private async write(path: string, record: AllocRecord): Promise<void> {
     const tmp = `${path}.${process.pid}.${++this.seq}.tmp`;
     try {
-      if (!this.dirReady) {
-        await mkdir(join(this.dataDir, 'allocs'), { recursive: true, mode: 0o700 });
-        await chmod(join(this.dataDir, 'allocs'), 0o700);
-        this.dirReady = true;
-      }
+      // One check of allocs/ per store, shared by every save in flight (a restore starts thousands at once).
+      this.dirReady ??= this.makeAllocsDir();
+      await this.dirReady;
       // Compact: an agent saves on every step and reads every record at restore; indenting doubled the bytes.
       const text = `${JSON.stringify(record)}\n`;
       try {
