@@ -88,6 +88,19 @@ function worthQueueing(ev: InspectionEvent): boolean {
   }
 }
 
+/**
+ * Whether `ev` is its source actor's done (error) event to its parent, exactly as the page rebuilds it
+ * from an actor message's `settled` (protocol.ts): `xstate.done.actor.<id>` (`error`) to the parent.
+ */
+function settlesAtParent(ev: InspectionEvent & { type: '@xstate.event' }): boolean {
+  const source = ev.sourceRef as InspectedRef | undefined;
+  const id = source?.id;
+  const t = ev.event.type;
+  if (id === undefined || source!._parent?.sessionId !== (ev.actorRef as InspectedRef).sessionId || !t.endsWith(id)) return false;
+  const prefix = t.length - id.length;
+  return (prefix === 18 && t.startsWith('xstate.done.actor.')) || (prefix === 19 && t.startsWith('xstate.error.actor.'));
+}
+
 /** The machine's transitions in document order (as definition.ts lists them), by identity: edges travel as indices. */
 const transitionIndexes = new WeakMap<AnyStateMachine, Map<unknown, number>>();
 function transitionIndexOf(machine: AnyStateMachine): Map<unknown, number> {
@@ -233,10 +246,20 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     queue = [];
     times = [];
     const lastSnapshot = new Map<string, number>();
+    // Promise and callback actors created in this batch, and those of them that also settled in it: each of
+    // those is sent as one actor message saying both (`settled`), where its done (error) event falls.
+    const bornHere = new Set<string>();
+    const settledHere = new Set<string>();
     for (let i = 0; i < events.length; i++) {
       const ev = events[i]!;
       if (ev.type === '@xstate.snapshot') lastSnapshot.set(ev.actorRef.sessionId, i);
+      else if (ev.type === '@xstate.actor') {
+        if (!machineOf(ev.actorRef as InspectedRef)) bornHere.add(ev.actorRef.sessionId);
+      } else if (ev.type === '@xstate.event' && ev.sourceRef && bornHere.has(ev.sourceRef.sessionId) && settlesAtParent(ev)) {
+        settledHere.add(ev.sourceRef.sessionId);
+      }
     }
+    const unsent = new Map<string, ActorMessage>();
 
     const batch: InspectMessage[] = [];
     for (let i = 0; i < events.length; i++) {
@@ -259,7 +282,8 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
           if (machineId !== undefined) msg.machineId = machineId;
           if (typeof ref.src === 'string') msg.src = ref.src;
           picture.actor(msg);
-          batch.push(msg);
+          if (settledHere.has(ref.sessionId)) unsent.set(ref.sessionId, msg);
+          else batch.push(msg);
           break;
         }
         case '@xstate.event': {
@@ -281,7 +305,16 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
             if (payload !== undefined) msg.payload = payload;
           }
           picture.event(msg);
-          batch.push(msg);
+          const born = source === undefined ? undefined : unsent.get(source);
+          if (born) {
+            unsent.delete(source!);
+            // A copy: the picture keeps the actor message as it was when the actor started.
+            const settled: NonNullable<ActorMessage['settled']> = { at: msg.at, status: isDone ? 'done' : 'error' };
+            const p = msg.payload as { output?: JsonValue; error?: JsonValue } | undefined;
+            if (p?.output !== undefined) settled.output = p.output;
+            if (p?.error !== undefined) settled.error = p.error;
+            batch.push({ ...born, settled });
+          } else batch.push(msg);
           break;
         }
         case '@xstate.microstep': {

@@ -11,11 +11,12 @@
 /**
  * Bumped on changes a page built for the previous version cannot read. 3: transitions leave out an
  * unchanged state value and an output (error) their done (error) event already carried; children's actor
- * messages leave out the root.
+ * messages leave out the root. 4: a promise or callback actor created and settled in one batch is one actor
+ * message with `settled`.
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
-/** The oldest recording version this protocol's readers replay: version 2 streams are version 3's, said in full. */
+/** The oldest recording version this protocol's readers replay: each version's streams are a later one's, said at more length. */
 export const OLDEST_REPLAYABLE_VERSION = 2;
 
 /** JSON values: what sanitized context, event payloads and outputs are reduced to. */
@@ -85,6 +86,12 @@ export interface ActorMessage {
   machineId?: string;
   /** The implementation's name in `setup({ actors })` (`driverStart`, `hook`), when invoked by name. */
   src?: string;
+  /**
+   * A promise or callback actor created and settled in the same batch: its done (error) event to its
+   * parent, `xstate.done.actor.<id>` (`xstate.error.actor.<id>`) with payload `{ output }` (`{ error }`),
+   * said here instead of in an event message of its own. Such a message comes where that event would.
+   */
+  settled?: { at: number; status: 'done' | 'error'; output?: JsonValue; error?: JsonValue };
 }
 
 /** An event was delivered to `target` (from `source`, when an actor sent it). */

@@ -2,7 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { assign, createActor, createMachine, fromPromise, setup } from 'xstate';
 import { machineDefinitionOf } from '../../src/inspect/definition.ts';
 import { createInspectionStream } from '../../src/inspect/inspection-stream.ts';
-import { applyContextPatch, type InspectMessage, type StateNodeDef, type TransitionMessage } from '../../src/inspect/protocol.ts';
+import { applyContextPatch, type ActorMessage, type InspectMessage, type StateNodeDef, type TransitionMessage } from '../../src/inspect/protocol.ts';
+import { Model } from '../../visualizer/src/model.ts';
 import { sanitize } from '../../src/inspect/sanitize.ts';
 import { diffContext } from '../../src/inspect/context-diff.ts';
 import { activeNodeIdsOf, transitionsOf } from '../../src/inspect/statechart.ts';
@@ -113,6 +114,43 @@ describe('the inspection stream', () => {
     expect(messages.filter((m) => m.kind === 'transition' && m.sessionId === job.sessionId)).toEqual([]);
     expect(stream.snapshotForLateJoiner()).toContainEqual(expect.objectContaining({ kind: 'transition', sessionId: job.sessionId, status: 'done', output: 42 }));
     expect(stream.pathOf(job.sessionId)).toEqual([actor.id, 'job']);
+    actor.stop();
+  });
+
+  it('sends a promise created and settled in one batch as one actor message that says how it settled', async () => {
+    const stream = createInspectionStream({ schedule: (fn) => void setImmediate(fn) });
+    const messages: InspectMessage[] = [];
+    stream.subscribe((b) => messages.push(...b));
+    const actor = createActor(worker, { inspect: stream.inspect }).start();
+    await flushMicrotasks();
+    const job = messages.find((m) => m.kind === 'actor' && m.id === 'job') as ActorMessage;
+    expect(job.settled).toEqual({ at: expect.any(Number), status: 'done', output: 42 });
+    expect(messages.filter((m) => m.kind === 'event' && m.source === job.sessionId)).toEqual([]);
+    // The page replays it as the actor and its done event to the parent.
+    const model = new Model(false);
+    model.apply(JSON.parse(JSON.stringify(messages)) as InspectMessage[]);
+    expect(model.actors.get(job.sessionId)).toMatchObject({ status: 'done', output: 42 });
+    expect(model.timeline).toContainEqual(expect.objectContaining({ kind: 'event', source: job.sessionId, target: actor.sessionId, type: 'xstate.done.actor.job', payload: { output: 42 } }));
+    actor.stop();
+  });
+
+  it('says so in the same way when such a promise fails, and the page shows the failure', async () => {
+    const failing = setup({ actors: { work: fromPromise(async () => Promise.reject(Object.assign(new Error('boom'), { code: 'E_BOOM' }))) } }).createMachine({
+      id: 'failing', initial: 'working', states: { working: { invoke: { id: 'job', src: 'work', onError: 'failed' } }, failed: {} },
+    });
+    const stream = createInspectionStream({ schedule: (fn) => void setImmediate(fn) });
+    const messages: InspectMessage[] = [];
+    stream.subscribe((b) => messages.push(...b));
+    const actor = createActor(failing, { inspect: stream.inspect }).start();
+    await flushMicrotasks();
+    const job = messages.find((m) => m.kind === 'actor' && m.id === 'job') as ActorMessage;
+    const error = { name: 'Error', message: 'boom', code: 'E_BOOM' };
+    expect(job.settled).toEqual({ at: expect.any(Number), status: 'error', error });
+    const model = new Model(false);
+    model.apply(JSON.parse(JSON.stringify(messages)) as InspectMessage[]);
+    expect(model.actors.get(job.sessionId)).toMatchObject({ status: 'error', error });
+    expect(model.timeline.filter((e) => e.kind === 'state' && e.sessionId === job.sessionId)).toEqual([expect.objectContaining({ to: 'error' })]);
+    expect(model.actors.get(actor.sessionId)?.value).toBe('failed');
     actor.stop();
   });
 

@@ -60,6 +60,8 @@ describe('what the page rebuilds from the stream', () => {
     stream.flush();
     const end = views(live);
     expect(end).toEqual(views(wire(stream.snapshotForLateJoiner())));
+    // Hooks that settled in the batch that started them came as one message each (and the picture lists them apart).
+    expect(live.some((m) => m.kind === 'actor' && m.settled)).toBe(true);
     // The failed task restarted once: more than one start, and the alloc ended failed.
     const root = Object.values(end).find((a) => a.parent === undefined)!;
     expect((root.context as { clientStatus: string }).clientStatus).toBe('failed');

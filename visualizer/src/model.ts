@@ -3,7 +3,7 @@
  * actor's latest state, and the timeline. Live and replay feed it the same way. It keeps the messages it
  * applied (bounded), so `at(seq)` can rebuild the picture as it was at any timeline entry: time travel.
  */
-import { applyContextPatch, type ActorStatus, type EventMessage, type InspectMessage, type JsonValue, type MachineDef, type StateValue } from '../../src/inspect/protocol.ts';
+import { applyContextPatch, type ActorMessage, type ActorStatus, type EventMessage, type InspectMessage, type JsonValue, type MachineDef, type StateValue } from '../../src/inspect/protocol.ts';
 import { activeNodeIdsOf, isInternalEvent, transitionsOf } from '../../src/inspect/statechart.ts';
 
 /** One actor as the page shows it. */
@@ -215,6 +215,23 @@ export class Model {
     this.applyOne({ kind: 'transition', at: m.at, sessionId: a.sessionId, event: m.type, status: done ? 'done' : 'error', ...(v === undefined ? {} : done ? { output: v } : { error: v }) }, seq);
   }
 
+  private addActor(m: ActorMessage): void {
+    const existing = this.actors.get(m.sessionId);
+    const view: ActorView = existing ?? {
+      sessionId: m.sessionId, id: m.id, createdAt: m.at, updatedAt: m.at, status: 'active', activeNodeIds: [], lastEdges: [], version: 0, children: [],
+    };
+    Object.assign(view, { id: m.id, parentSessionId: m.parentSessionId, machineId: m.machineId, src: m.src });
+    this.changed.add(m.sessionId);
+    if (existing) return;
+    this.structure++;
+    this.actors.set(m.sessionId, view);
+    const parent = m.parentSessionId ? this.actors.get(m.parentSessionId) : undefined;
+    if (parent) {
+      parent.children.push(m.sessionId);
+      this.changed.add(parent.sessionId);
+    } else this.roots.push(m.sessionId);
+  }
+
   private applyOne(m: InspectMessage, seq: number): void {
     if ('at' in m && this.origin === undefined) this.origin = m.at;
     switch (m.kind) {
@@ -222,20 +239,14 @@ export class Model {
         this.definitions.set(m.machineId, m.definition);
         return;
       case 'actor': {
-        const existing = this.actors.get(m.sessionId);
-        const view: ActorView = existing ?? {
-          sessionId: m.sessionId, id: m.id, createdAt: m.at, updatedAt: m.at, status: 'active', activeNodeIds: [], lastEdges: [], version: 0, children: [],
-        };
-        Object.assign(view, { id: m.id, parentSessionId: m.parentSessionId, machineId: m.machineId, src: m.src });
-        this.changed.add(m.sessionId);
-        if (existing) return;
-        this.structure++;
-        this.actors.set(m.sessionId, view);
-        const parent = m.parentSessionId ? this.actors.get(m.parentSessionId) : undefined;
-        if (parent) {
-          parent.children.push(m.sessionId);
-          this.changed.add(parent.sessionId);
-        } else this.roots.push(m.sessionId);
+        this.addActor(m);
+        // An actor created and settled in one batch comes with its done (error) event to its parent: replay that event.
+        const s = m.settled;
+        if (s && m.parentSessionId !== undefined) {
+          const v = s.status === 'done' ? s.output : s.error;
+          const payload: JsonValue | undefined = v === undefined ? undefined : { [s.status === 'done' ? 'output' : 'error']: v };
+          this.applyOne({ kind: 'event', at: s.at, target: m.parentSessionId, source: m.sessionId, type: `xstate.${s.status}.actor.${m.id}`, ...(payload ? { payload } : {}) }, seq);
+        }
         return;
       }
       case 'event':
