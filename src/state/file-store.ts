@@ -20,6 +20,8 @@ export function ensureDataDir(dataDir: string): void {
 }
 
 const STATE_FILE = 'state.json';
+/** How many state files a scan reads at once: enough to keep the thread pool (4 threads) busy. */
+const SCAN_READS = 16;
 
 /** File-backed StateStore rooted at `dataDir`. */
 export class FileStateStore implements StateStore {
@@ -68,18 +70,27 @@ export class FileStateStore implements StateStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], problems: [] };
       throw new StateStoreError(`cannot list allocations in ${this.dataDir}: ${(err as Error).message}`, this.dataDir, { cause: err });
     }
+    ids.sort();
+    // Read SCAN_READS files at a time: one by one, a restart of thousands of allocations mostly waited on
+    // each read's round trip to the thread pool. Results keep the directory order.
+    const read: ({ rec?: AllocRecord } | { problem: StateStoreError })[] = new Array(ids.length);
+    let next = 0;
+    const reader = async () => {
+      for (let i = next++; i < ids.length; i = next++) {
+        const id = ids[i]!;
+        // Alloc dirs of runners that ran without a store have no state file: not an allocation we know.
+        read[i] = await readRecord(join(this.dataDir, 'allocs', id, STATE_FILE), id).then(
+          (rec) => ({ rec }),
+          (err: unknown) => ({ problem: err as StateStoreError }),
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SCAN_READS, ids.length) }, reader));
     const records: AllocRecord[] = [];
     const problems: StateStoreError[] = [];
-    for (const id of ids.sort()) {
-      const path = join(this.dataDir, 'allocs', id, STATE_FILE);
-      try {
-        // Alloc dirs of runners that ran without a store have no state file: not an allocation we know.
-        const rec = await readRecord(path, id);
-        if (rec) records.push(rec);
-      } catch (err) {
-        const problem = err as StateStoreError;
-        problems.push(opts.quarantine ? await this.quarantine(id, problem) : problem);
-      }
+    for (const [i, r] of read.entries()) {
+      if ('problem' in r) problems.push(opts.quarantine ? await this.quarantine(ids[i]!, r.problem) : r.problem);
+      else if (r.rec) records.push(r.rec);
     }
     return { records: records.sort((a, b) => (a.createdAt ?? a.updatedAt) - (b.createdAt ?? b.updatedAt)), problems };
   }
