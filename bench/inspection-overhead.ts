@@ -1,7 +1,8 @@
 /**
  * What inspection costs: N allocation runners (mock driver, simulated clock) run to completion without
- * inspection, with a no-op `inspect` (XState's own cost), with the inspection stream, and with the stream
- * serialized the way the WebSocket server sends it. Rounds alternate so drift hits every variant alike.
+ * inspection, with a no-op `inspect` (XState's own cost), with an inspection stream nobody reads (no page
+ * open), with the stream read, and with the stream serialized the way the WebSocket server sends it.
+ * Rounds alternate so drift hits every variant alike.
  *
  *   npx tsx bench/inspection-overhead.ts [allocs=200] [rounds=5]
  */
@@ -22,6 +23,8 @@ type Variant = { name: string; make: (clock: SimulatedClock) => { inspect?: (ev:
 const variants: Variant[] = [
   { name: 'no inspect', make: () => ({ stats: () => '' }) },
   { name: 'no-op inspect', make: () => ({ inspect: () => {}, stats: () => '' }) },
+  // An inspector with no page open (and no recorder): the stream keeps only the late joiner's picture.
+  { name: 'stream, unread', make: (clock) => ({ inspect: createInspectionStream({ now: () => clock.now() }).inspect, stats: () => '' }) },
   {
     name: 'stream',
     make: (clock) => {

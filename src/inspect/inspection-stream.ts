@@ -238,6 +238,66 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     return settled && !known ? undefined : msg;
   };
 
+  /** The actor message for `ev`, after the machine's definition when it is the first of its machine. */
+  const actorMessages = (ev: InspectionEvent & { type: '@xstate.actor' }, at: number): [DefinitionMessage | undefined, ActorMessage] => {
+    const ref = ev.actorRef as InspectedRef;
+    const machine = machineOf(ref);
+    const machineId = machine?.id;
+    let def: DefinitionMessage | undefined;
+    if (machine && machineId !== undefined && !definitions.has(machineId)) {
+      definitions.add(machineId);
+      def = { kind: 'definition', machineId, definition: machineDefinitionOf(machine) };
+      picture.definition(def);
+    }
+    const msg: ActorMessage = { kind: 'actor', at, sessionId: ref.sessionId, id: ref.id ?? ref.sessionId };
+    // A child's root is its parent's: only roots say it.
+    if (ref._parent) msg.parentSessionId = ref._parent.sessionId;
+    else msg.rootSessionId = ev.rootId;
+    if (machineId !== undefined) msg.machineId = machineId;
+    if (typeof ref.src === 'string') msg.src = ref.src;
+    picture.actor(msg);
+    return [def, msg];
+  };
+
+  /**
+   * The event message for `ev`. An invoked actor's done (error) event says it finished, with its output
+   * (error) as `{ output }` (`{ error }`), once: its own final transition then leaves that out, or is not
+   * sent at all for a promise (the page reads it from here, model.ts).
+   */
+  const eventMessage = (ev: InspectionEvent & { type: '@xstate.event' }, at: number, settles: boolean): EventMessage => {
+    const event = ev.event as { type: string; output?: unknown; error?: unknown };
+    const msg: EventMessage = { kind: 'event', at, target: ev.actorRef.sessionId, type: event.type };
+    const source = ev.sourceRef?.sessionId;
+    if (source !== undefined) msg.source = source;
+    if (settles) {
+      const raw = event.type.startsWith('xstate.done.') ? event.output : event.error;
+      if (raw !== undefined) msg.payload = event.type.startsWith('xstate.done.') ? { output: sanitize(raw, PAYLOAD_LIMITS) } : { error: sanitize(raw, PAYLOAD_LIMITS) };
+    } else {
+      const payload = payloadOf(event);
+      if (payload !== undefined) msg.payload = payload;
+    }
+    picture.event(msg);
+    return msg;
+  };
+
+  const isSettling = (t: string) => t.startsWith('xstate.done.actor.') || t.startsWith('xstate.error.actor.');
+
+  /**
+   * Nobody reads the stream (no page connected, no recorder): keep the late joiner's picture current, a
+   * field write per snapshot, and build no messages.
+   */
+  const keepPicture = (events: readonly InspectionEvent[], at: readonly number[]) => {
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
+      if (ev.type === '@xstate.actor') actorMessages(ev, at[i]!);
+      else if (ev.type === '@xstate.event') eventMessage(ev, at[i]!, isSettling(ev.event.type));
+      else if (ev.type === '@xstate.snapshot') {
+        const snap = ev.snapshot as { status: ActorStatus; value?: StateValue; context?: unknown; output?: unknown; error?: unknown };
+        picture.snapshot(ev.actorRef.sessionId, at[i]!, ev.event.type, snap.status, snap.value, snap.context, snap.status === 'done' ? snap.output : undefined, snap.status === 'error' ? snap.error : undefined);
+      }
+    }
+  };
+
   const flush = () => {
     scheduled = false;
     if (queue.length === 0) return;
@@ -245,6 +305,7 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     const at = times;
     queue = [];
     times = [];
+    if (subscribers.size === 0) return keepPicture(events, at);
     const lastSnapshot = new Map<string, number>();
     // Promise and callback actors created in this batch, and those of them that also settled in it: each of
     // those is sent as one actor message saying both (`settled`), where its done (error) event falls.
@@ -267,49 +328,22 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
       const ref = ev.actorRef as InspectedRef;
       switch (ev.type) {
         case '@xstate.actor': {
-          const machine = machineOf(ref);
-          const machineId = machine?.id;
-          if (machine && machineId !== undefined && !definitions.has(machineId)) {
-            definitions.add(machineId);
-            const def: DefinitionMessage = { kind: 'definition', machineId, definition: machineDefinitionOf(machine) };
-            picture.definition(def);
-            batch.push(def);
-          }
-          const msg: ActorMessage = { kind: 'actor', at: at[i]!, sessionId: ref.sessionId, id: ref.id ?? ref.sessionId };
-          // A child's root is its parent's: only roots say it.
-          if (ref._parent) msg.parentSessionId = ref._parent.sessionId;
-          else msg.rootSessionId = ev.rootId;
-          if (machineId !== undefined) msg.machineId = machineId;
-          if (typeof ref.src === 'string') msg.src = ref.src;
-          picture.actor(msg);
+          const [def, msg] = actorMessages(ev, at[i]!);
+          if (def) batch.push(def);
           if (settledHere.has(ref.sessionId)) unsent.set(ref.sessionId, msg);
           else batch.push(msg);
           break;
         }
         case '@xstate.event': {
-          const event = ev.event as { type: string; output?: unknown; error?: unknown };
-          const t = event.type;
-          const msg: EventMessage = { kind: 'event', at: at[i]!, target: ref.sessionId, type: t };
-          const source = ev.sourceRef?.sessionId;
-          if (source !== undefined) msg.source = source;
-          // An invoked actor's done (error) event says it finished, with its output (error), once: its own
-          // final transition then leaves that out, or is not sent at all for a promise (the page reads it
-          // from here, model.ts).
-          const isDone = t.startsWith('xstate.done.actor.');
-          if (isDone || t.startsWith('xstate.error.actor.')) {
-            const raw = isDone ? event.output : event.error;
-            if (raw !== undefined) msg.payload = isDone ? { output: sanitize(raw, PAYLOAD_LIMITS) } : { error: sanitize(raw, PAYLOAD_LIMITS) };
-            if (source !== undefined) settledByEvent.add(source);
-          } else {
-            const payload = payloadOf(event);
-            if (payload !== undefined) msg.payload = payload;
-          }
-          picture.event(msg);
+          const settles = isSettling(ev.event.type);
+          const msg = eventMessage(ev, at[i]!, settles);
+          const source = msg.source;
+          if (settles && source !== undefined) settledByEvent.add(source);
           const born = source === undefined ? undefined : unsent.get(source);
           if (born) {
             unsent.delete(source!);
             // A copy: the picture keeps the actor message as it was when the actor started.
-            const settled: NonNullable<ActorMessage['settled']> = { at: msg.at, status: isDone ? 'done' : 'error' };
+            const settled: NonNullable<ActorMessage['settled']> = { at: msg.at, status: ev.event.type.startsWith('xstate.done.') ? 'done' : 'error' };
             const p = msg.payload as { output?: JsonValue; error?: JsonValue } | undefined;
             if (p?.output !== undefined) settled.output = p.output;
             if (p?.error !== undefined) settled.error = p.error;
@@ -337,11 +371,25 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     if (batch.length > 0) deliver(subscribers, batch);
   };
 
+  /**
+   * The stream is read again after nobody did: what the new reader is about to get is the picture, so the
+   * next messages say what changed since the picture's values and contexts.
+   */
+  const resume = () => {
+    sent.clear();
+    takenEdges.clear();
+    settledByEvent.clear();
+    picture.forEachActive((sessionId, value, context) => {
+      if (value !== undefined) sent.set(sessionId, { value, context });
+    });
+  };
+
   return {
     inspect(ev) {
       if (rawSubscribers.size > 0) deliver(rawSubscribers, ev);
-      // What the page is never sent is dropped here, so the queue holds only what the flush maps.
-      if (!worthQueueing(ev)) return;
+      // What the page is never sent is dropped here, so the queue holds only what the flush maps; edges
+      // only while someone reads (the picture does not keep them).
+      if (!worthQueueing(ev) || (ev.type === '@xstate.microstep' && subscribers.size === 0)) return;
       queue.push(ev);
       times.push(now());
       if (!scheduled) {
@@ -350,6 +398,7 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
       }
     },
     subscribe(fn) {
+      if (subscribers.size === 0) resume();
       subscribers.add(fn);
       return () => void subscribers.delete(fn);
     },

@@ -40,6 +40,8 @@ export interface Picture {
   snapshot(sessionId: string, at: number, event: string, status: ActorStatus, value?: StateValue, context?: unknown, output?: unknown, error?: unknown): void;
   /** Messages that rebuild the picture: definitions, actors, recent events, then latest transitions. */
   messages(): InspectMessage[];
+  /** Each active actor's latest state value and (raw) context, as `messages()` would give them now. */
+  forEachActive(fn: (sessionId: string, value: StateValue | undefined, context: unknown) => void): void;
   /** The ids from the root actor down to `sessionId` (`['a1', 'web']`), if the actor is known. */
   pathOf(sessionId: string): string[] | undefined;
 }
@@ -114,6 +116,9 @@ export function createPicture(limits: PictureLimits, json: PictureJson): Picture
         if (a.parentSessionId === undefined) return path;
       }
       return undefined;
+    },
+    forEachActive(fn) {
+      for (const [sessionId, s] of latest) if (s.status === 'active') fn(sessionId, s.value, s.context);
     },
     messages() {
       const transitions: TransitionMessage[] = [];

@@ -142,20 +142,29 @@ export async function serveInspector(opts: InspectorServerOptions = {}): Promise
   };
   const send = (ws: WebSocket, frame: ServerFrame) => sendRaw(ws, JSON.stringify(frame));
 
-  // One subscription for all pages: each batch is serialized once, whatever the number of pages.
+  // One subscription for all pages, held while at least one is connected: each batch is serialized once,
+  // whatever the number of pages, and with no page open the stream builds no messages at all.
   let seq = 0;
-  const unsubscribePages = stream.subscribe((messages) => {
-    const frame: ServerFrame = { type: 'batch', seq: seq++, messages };
-    if (pages.clients.size === 0) return;
-    const data = JSON.stringify(frame);
-    for (const ws of pages.clients) sendRaw(ws, data);
-  });
+  let unsubscribePages: (() => void) | undefined;
+  const readStream = () =>
+    stream.subscribe((messages) => {
+      const data = JSON.stringify({ type: 'batch', seq: seq++, messages } satisfies ServerFrame);
+      for (const ws of pages.clients) sendRaw(ws, data);
+    });
 
   pages.on('connection', (ws) => {
     send(ws, { type: 'hello', version: PROTOCOL_VERSION, mode: 'live', controls: control !== undefined, logs: opts.logs !== undefined });
+    // Subscribe before taking the picture: the stream's next batch says what changed since this picture.
+    unsubscribePages ??= readStream();
     // The picture stands for every batch so far, so it carries the last one's number.
     send(ws, { type: 'batch', seq: seq - 1, messages: stream.snapshotForLateJoiner() });
     ws.on('message', (data: RawData) => void onCommand(ws, data));
+    ws.on('close', () => {
+      // The server drops a closed socket from `clients` before this listener runs.
+      if (pages.clients.size > 0 || !unsubscribePages) return;
+      unsubscribePages();
+      unsubscribePages = undefined;
+    });
   });
 
   const onCommand = async (ws: WebSocket, data: RawData) => {
@@ -204,7 +213,7 @@ export async function serveInspector(opts: InspectorServerOptions = {}): Promise
     inspect: stream.inspect,
     stream,
     async close() {
-      unsubscribePages();
+      unsubscribePages?.();
       unsubscribeStately?.();
       for (const wss of [pages, statelyClients]) {
         for (const ws of wss.clients) ws.terminate();

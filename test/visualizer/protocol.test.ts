@@ -70,6 +70,34 @@ describe('what the page rebuilds from the stream', () => {
     expect(taskDir.length).toBeGreaterThan(0);
     for (const a of taskDir) expect(a).toMatchObject({ status: 'done', output: { state: { is_done: 'true' } } });
   });
+  it('is right for a reader that comes after nobody read the stream: the picture, then what changed since it', async () => {
+    const clock = new SimulatedClock(0);
+    const stream = createInspectionStream({ now: () => clock.now() });
+    const spec = alloc('a-late', [mockTask('init', { run_for: '1s' }, { lifecycle: { hook: 'prestart' } }), mockTask('web', { run_for: '3s' })]);
+    // A first reader while the prestart task runs, as a page that is then closed.
+    const first = stream.subscribe(() => {});
+    const runner = createAllocRunner(spec, { clock, dataDir: dir, inspect: stream.inspect }).start();
+    for (let i = 0; i < 600 && runner.getState().taskStates.init?.state !== 'running'; i++) await clock.advance(100);
+    expect(runner.getState().taskStates.web?.state).toBe('pending');
+    stream.flush();
+    first();
+    // Unread, the stream keeps only the picture; then a reader arrives mid-run, as a page connecting does.
+    for (let i = 0; i < 600 && runner.getState().taskStates.web?.state !== 'running'; i++) await clock.advance(100);
+    stream.flush();
+    const read: InspectMessage[] = wire(stream.snapshotForLateJoiner());
+    const unsubscribe = stream.subscribe((b) => read.push(...wire(b)));
+    for (let i = 0; i < 2_000 && runner.getState().clientStatus === 'running'; i++) await clock.advance(100);
+    await runner.done;
+    stream.flush();
+    unsubscribe();
+    const end = views(read);
+    const actors = [runner.actor, ...Object.values(runner.actor.getSnapshot().children as Record<string, AnyActorRef>)];
+    for (const a of actors) {
+      const snap = a.getSnapshot() as { value?: unknown; context?: unknown; status: string };
+      if (snap.value !== undefined) expect(end[a.sessionId]).toMatchObject({ status: snap.status, value: snap.value, context: JSON.parse(JSON.stringify(snap.context)) });
+    }
+    expect((end[runner.actor.sessionId]!.context as { clientStatus: string }).clientStatus).toBe('complete');
+  });
 });
 
 describe('recordings', () => {

@@ -1,12 +1,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { createActor, createMachine } from 'xstate';
 import { PROTOCOL_VERSION, type InspectorCommandEvent, type ServerFrame } from '../../src/inspect/protocol.ts';
 import { serveInspector, type InspectorServer, type InspectorServerOptions } from '../../src/inspect/server.ts';
 import { allocRunnerControl } from '../../src/inspect/control.ts';
+import { createInspectionStream } from '../../src/inspect/inspection-stream.ts';
 
 // A stand-in page: these tests are about the server, the browser tests run the real one.
 let pageDir: string;
@@ -89,6 +90,30 @@ describe('serveInspector', () => {
     const live = await page.until(isBatchWith((m) => m.kind === 'transition' && (m as { value?: unknown }).value === 'red'));
     expect(live.seq).toBeGreaterThan(picture.seq);
     page.ws.close();
+  });
+
+  it('reads the stream only while a page is connected: with none, no messages are built', async () => {
+    const stream = createInspectionStream();
+    const read = stream.subscribe.bind(stream);
+    let reading = 0;
+    vi.spyOn(stream, 'subscribe').mockImplementation((fn) => {
+      reading++;
+      const off = read(fn);
+      return () => (reading--, off());
+    });
+    const s = await start({ stream });
+    const actor = createActor(light, { id: 'l1', inspect: s.inspect }).start();
+    actor.send({ type: 'NEXT' });
+    stream.flush();
+    expect(reading).toBe(0);
+
+    const page = connect(wsUrl(s));
+    await page.until(isBatchWith((m) => m.kind === 'definition'));
+    expect(reading).toBe(1);
+    actor.send({ type: 'NEXT' });
+    await page.until(isBatchWith((m) => m.kind === 'transition' && (m as { value?: unknown }).value === 'red'));
+    page.ws.close();
+    await vi.waitFor(() => expect(reading).toBe(0));
   });
 
   it('forwards commands to `control` with the id path of the target actor', async () => {
