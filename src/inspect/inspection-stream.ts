@@ -316,8 +316,14 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
       if (ev.type === '@xstate.snapshot') lastSnapshot.set(ev.actorRef.sessionId, i);
       else if (ev.type === '@xstate.actor') {
         if (!machineOf(ev.actorRef as InspectedRef)) bornHere.add(ev.actorRef.sessionId);
-      } else if (ev.type === '@xstate.event' && ev.sourceRef && bornHere.has(ev.sourceRef.sessionId) && settlesAtParent(ev)) {
-        settledHere.add(ev.sourceRef.sessionId);
+      } else if (ev.type === '@xstate.event') {
+        const source = ev.sourceRef?.sessionId;
+        if (source !== undefined && bornHere.has(source) && settlesAtParent(ev)) settledHere.add(source);
+        // An actor that sends or is sent anything else before it settles is announced when it starts, as usual.
+        else {
+          if (source !== undefined) bornHere.delete(source);
+          bornHere.delete(ev.actorRef.sessionId);
+        }
       }
     }
     const unsent = new Map<string, ActorMessage>();

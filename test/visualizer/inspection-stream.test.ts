@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { assign, createActor, createMachine, fromPromise, setup } from 'xstate';
+import { assign, createActor, createMachine, fromCallback, fromPromise, setup } from 'xstate';
 import { machineDefinitionOf } from '../../src/inspect/definition.ts';
 import { createInspectionStream } from '../../src/inspect/inspection-stream.ts';
 import { applyContextPatch, type ActorMessage, type InspectMessage, type StateNodeDef, type TransitionMessage } from '../../src/inspect/protocol.ts';
@@ -151,6 +151,30 @@ describe('the inspection stream', () => {
     expect(model.actors.get(job.sessionId)).toMatchObject({ status: 'error', error });
     expect(model.timeline.filter((e) => e.kind === 'state' && e.sessionId === job.sessionId)).toEqual([expect.objectContaining({ to: 'error' })]);
     expect(model.actors.get(actor.sessionId)?.value).toBe('failed');
+    actor.stop();
+  });
+
+  it('announces an actor when it starts if it sends anything before it settles', async () => {
+    const chatty = setup({
+      actors: {
+        pinger: fromCallback(({ sendBack }) => {
+          sendBack({ type: 'PING' });
+          throw new Error('gone');
+        }),
+      },
+    }).createMachine({ id: 'chatty', initial: 'on', states: { on: { invoke: { id: 'pinger', src: 'pinger', onError: 'off' } }, off: {} } });
+    const stream = createInspectionStream({ schedule: (fn) => void setImmediate(fn) });
+    const messages: InspectMessage[] = [];
+    stream.subscribe((b) => messages.push(...b));
+    const actor = createActor(chatty, { inspect: stream.inspect }).start();
+    await flushMicrotasks();
+    const born = messages.findIndex((m) => m.kind === 'actor' && m.id === 'pinger');
+    const pinger = messages[born] as ActorMessage;
+    const ping = messages.findIndex((m) => m.kind === 'event' && m.type === 'PING');
+    expect(born).toBeGreaterThanOrEqual(0);
+    expect(born).toBeLessThan(ping);
+    expect(pinger.settled).toBeUndefined();
+    expect(messages[ping]).toMatchObject({ source: pinger.sessionId, target: actor.sessionId });
     actor.stop();
   });
 
