@@ -41,9 +41,16 @@ async function open(server: InspectorServer, select?: string): Promise<Page> {
   return page;
 }
 
-/** Steps simulated time until `done()` holds; the runtime's real I/O (alloc dirs) settles between steps. */
+/**
+ * Steps simulated time until `done()` holds. The runtime's real I/O (alloc dirs, in libuv's thread pool)
+ * settles between steps; every 50 steps real time passes too, so a loaded machine's slow pool is waited for
+ * (a burst of steps can otherwise outrun it: seen once in a full run beside a mutation run).
+ */
 async function advanceUntil(clock: SimulatedClock, done: () => boolean, step = 100, limit = 2_000): Promise<void> {
-  for (let i = 0; i < limit && !done(); i++) await clock.advance(step);
+  for (let i = 0; i < limit && !done(); i++) {
+    await clock.advance(step);
+    if (i % 50 === 49) await new Promise((r) => setTimeout(r, 5));
+  }
   if (!done()) throw new Error('the runner did not get there');
 }
 
