@@ -25,41 +25,53 @@ function width(o: Record<string, unknown>, max: number): number {
   return n;
 }
 
+/** One diff's state, handed down the walk (plain functions, no closures per call: a diff runs per transition). */
+interface Diff {
+  out: ContextPatch[];
+  /** One path, pushed and popped as the walk goes: a copy is made only for a patch. */
+  path: string[];
+  limits: SanitizeLimits;
+  /** The sanitizer's limits with the depth left at each depth, made when first needed. */
+  limitsAt: SanitizeLimits[];
+}
+
 /**
  * The patches that turn the sanitized form of `prev` into that of `next`; an empty list when nothing
  * changed. Values are sanitized with the depth left at their path, so the result matches `sanitize(next)`.
  */
 export function diffContext(prev: unknown, next: unknown, limits: SanitizeLimits): ContextPatch[] {
-  const out: ContextPatch[] = [];
-  // One path, pushed and popped as the walk goes: a copy is made only for a patch.
-  const path: string[] = [];
-  const limitsAt: SanitizeLimits[] = [];
-  const value = (v: unknown, depth: number): JsonValue => sanitize(v, (limitsAt[depth] ??= { ...limits, depth: Math.max(0, limits.depth - depth) }));
-  const walk = (a: unknown, b: unknown) => {
-    const depth = path.length;
-    if (depth < MAX_DEPTH && isPlainObject(a) && isPlainObject(b) && width(a, limits.items) <= limits.items && width(b, limits.items) <= limits.items) {
-      // (Wide objects would be cut by the sanitizer's item limit: they are sent whole so the cut stays the same.)
-      for (const k in a) if (kept(a[k]) && !kept(b[k])) out.push({ path: [...path, k], remove: true });
-      for (const k in b) {
-        const v = b[k];
-        if (v === a[k] || !kept(v)) continue;
-        path.push(k);
-        walk(a[k], v);
-        path.pop();
-      }
-      return;
+  const d: Diff = { out: [], path: [], limits, limitsAt: [] };
+  if (prev !== next) walk(prev, next, d);
+  return d.out;
+}
+
+function valueAt(v: unknown, depth: number, d: Diff): JsonValue {
+  return sanitize(v, (d.limitsAt[depth] ??= { ...d.limits, depth: Math.max(0, d.limits.depth - depth) }));
+}
+
+function walk(a: unknown, b: unknown, d: Diff): void {
+  const { path, limits, out } = d;
+  const depth = path.length;
+  if (depth < MAX_DEPTH && isPlainObject(a) && isPlainObject(b) && width(a, limits.items) <= limits.items && width(b, limits.items) <= limits.items) {
+    // (Wide objects would be cut by the sanitizer's item limit: they are sent whole so the cut stays the same.)
+    for (const k in a) if (kept(a[k]) && !kept(b[k])) out.push({ path: [...path, k], remove: true });
+    for (const k in b) {
+      const v = b[k];
+      if (v === a[k] || !kept(v)) continue;
+      path.push(k);
+      walk(a[k], v, d);
+      path.pop();
     }
-    // Lists that only grew (task events, hook errors) send just the new items.
-    if (Array.isArray(a) && Array.isArray(b) && b.length > a.length && b.length <= limits.items && isPrefix(a, b)) {
-      const added: JsonValue[] = [];
-      for (let i = a.length; i < b.length; i++) added.push(value(b[i], depth + 1));
-      out.push({ path: [...path], append: added });
-      return;
-    }
-    out.push({ path: [...path], value: value(b, depth) });
-  };
-  if (prev !== next) walk(prev, next);
-  return out;
+    return;
+  }
+  // Lists that only grew (task events, hook errors) send just the new items.
+  if (Array.isArray(a) && Array.isArray(b) && b.length > a.length && b.length <= limits.items && isPrefix(a, b)) {
+    const added: JsonValue[] = [];
+    for (let i = a.length; i < b.length; i++) added.push(valueAt(b[i], depth + 1, d));
+    out.push({ path: [...path], append: added });
+    return;
+  }
+  out.push({ path: [...path], value: valueAt(b, depth, d) });
 }
 
 function isPrefix(a: readonly unknown[], b: readonly unknown[]): boolean {

@@ -59,88 +59,93 @@ export function sanitize(value: unknown, limits: SanitizeLimits = DEFAULT_LIMITS
   const p = primitive(value, limits.chars);
   if (p !== undefined) return p;
   // The objects from the root to the one being walked (at most `limits.depth` deep): a cycle is one met again.
-  const stack: object[] = [];
-  const walk = (v: unknown, depth: number): JsonValue => {
-    if (v === null) return null;
-    const prim = primitive(v, limits.chars);
-    if (prim !== undefined) return prim;
-    const obj = v as object;
-    if (stack.includes(obj)) return '[Circular]';
-    if (!isPlain(obj)) {
-      if (isActorRef(obj)) return { $actor: obj.sessionId, id: obj.id };
-      if (obj instanceof Error) {
-        const code = (obj as { code?: unknown }).code;
-        return { name: obj.name, message: obj.message, ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}) };
-      }
-      if (obj instanceof Date) return obj.toISOString();
+  return walk(value, 0, limits, []);
+}
+
+// The walk is made of plain functions rather than closures per call: sanitize runs for every patch value,
+// and a closure made per call costs an allocation (and, under tsx's keepNames, a name defined on each).
+
+function walk(v: unknown, depth: number, limits: SanitizeLimits, stack: object[]): JsonValue {
+  if (v === null) return null;
+  const prim = primitive(v, limits.chars);
+  if (prim !== undefined) return prim;
+  const obj = v as object;
+  if (stack.includes(obj)) return '[Circular]';
+  if (!isPlain(obj)) {
+    if (isActorRef(obj)) return { $actor: obj.sessionId, id: obj.id };
+    if (obj instanceof Error) {
+      const code = (obj as { code?: unknown }).code;
+      return { name: obj.name, message: obj.message, ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}) };
     }
-    // Honour toJSON the way JSON.stringify does: machine snapshots drop their machine and internals there.
-    const toJSON = (obj as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === 'function') {
-      stack.push(obj);
-      try {
-        const plain: unknown = toJSON.call(obj);
-        return plain === obj ? '[…]' : walk(plain, depth + 1);
-      } finally {
-        stack.pop();
-      }
-    }
-    if (depth >= limits.depth) return '[…]';
+    if (obj instanceof Date) return obj.toISOString();
+  }
+  // Honour toJSON the way JSON.stringify does: machine snapshots drop their machine and internals there.
+  const toJSON = (obj as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === 'function') {
     stack.push(obj);
     try {
-      if (Array.isArray(obj)) return listOf(obj, depth, true);
-      if (obj instanceof Set) return listOf([...obj], depth, false);
-      // A Map is shown as the object of its entries (keys as strings).
-      if (obj instanceof Map) return recordOf(Object.fromEntries([...obj].map(([k, x]) => [String(k), x])), depth, false);
-      return recordOf(obj as Record<string, unknown>, depth, isPlain(obj));
+      const plain: unknown = toJSON.call(obj);
+      return plain === obj ? '[…]' : walk(plain, depth + 1, limits, stack);
     } finally {
       stack.pop();
     }
-  };
-  /** The list's items as JSON: `arr` itself when each item is already its own JSON form and `reuse` allows. */
-  const listOf = (arr: readonly unknown[], depth: number, reuse: boolean): JsonValue => {
-    const n = Math.min(arr.length, limits.items);
-    let copy: JsonValue[] | undefined = reuse && arr.length <= limits.items ? undefined : [];
-    for (let i = 0; i < n; i++) {
-      const x = arr[i];
-      const j = walk(x, depth + 1);
-      if (copy) copy.push(j);
-      else if (j !== x) {
-        copy = arr.slice(0, i) as JsonValue[];
-        copy.push(j);
-      }
+  }
+  if (depth >= limits.depth) return '[…]';
+  stack.push(obj);
+  try {
+    if (Array.isArray(obj)) return listOf(obj, depth, true, limits, stack);
+    if (obj instanceof Set) return listOf([...obj], depth, false, limits, stack);
+    // A Map is shown as the object of its entries (keys as strings).
+    if (obj instanceof Map) return recordOf(Object.fromEntries([...obj].map(([k, x]) => [String(k), x])), depth, false, limits, stack);
+    return recordOf(obj as Record<string, unknown>, depth, isPlain(obj), limits, stack);
+  } finally {
+    stack.pop();
+  }
+}
+
+/** The list's items as JSON: `arr` itself when each item is already its own JSON form and `reuse` allows. */
+function listOf(arr: readonly unknown[], depth: number, reuse: boolean, limits: SanitizeLimits, stack: object[]): JsonValue {
+  const n = Math.min(arr.length, limits.items);
+  let copy: JsonValue[] | undefined = reuse && arr.length <= limits.items ? undefined : [];
+  for (let i = 0; i < n; i++) {
+    const x = arr[i];
+    const j = walk(x, depth + 1, limits, stack);
+    if (copy) copy.push(j);
+    else if (j !== x) {
+      copy = arr.slice(0, i) as JsonValue[];
+      copy.push(j);
     }
-    if (!copy) return arr as JsonValue[];
-    if (arr.length > limits.items) copy.push(`[… ${arr.length - limits.items} more]`);
-    return copy;
-  };
-  /**
-   * The object's fields as JSON, functions left out: `o` itself when nothing needs changing and `reuse`
-   * allows (a field left undefined stays, as JSON.stringify leaves it out anyway).
-   */
-  const recordOf = (o: Record<string, unknown>, depth: number, reuse: boolean): JsonValue => {
-    const keys = Object.keys(o);
-    let copy: Record<string, JsonValue> | undefined = reuse ? undefined : {};
-    let n = 0;
-    for (let i = 0; i < keys.length; i++) {
-      const k = keys[i]!;
-      const x = o[k];
-      const dropped = x === undefined || typeof x === 'function';
-      const cut = !dropped && n >= limits.items;
-      const j = dropped || cut ? undefined : walk(x, depth + 1);
-      if (!copy && j !== x) {
-        copy = {};
-        for (let m = 0; m < i; m++) copy[keys[m]!] = o[keys[m]!] as JsonValue;
-      }
-      if (cut) {
-        copy![`…`] = `${keys.length - limits.items} more keys`;
-        break;
-      }
-      if (j === undefined) continue;
-      n++;
-      if (copy) copy[k] = j;
+  }
+  if (!copy) return arr as JsonValue[];
+  if (arr.length > limits.items) copy.push(`[… ${arr.length - limits.items} more]`);
+  return copy;
+}
+
+/**
+ * The object's fields as JSON, functions left out: `o` itself when nothing needs changing and `reuse`
+ * allows (a field left undefined stays, as JSON.stringify leaves it out anyway).
+ */
+function recordOf(o: Record<string, unknown>, depth: number, reuse: boolean, limits: SanitizeLimits, stack: object[]): JsonValue {
+  const keys = Object.keys(o);
+  let copy: Record<string, JsonValue> | undefined = reuse ? undefined : {};
+  let n = 0;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const x = o[k];
+    const dropped = x === undefined || typeof x === 'function';
+    const cut = !dropped && n >= limits.items;
+    const j = dropped || cut ? undefined : walk(x, depth + 1, limits, stack);
+    if (!copy && j !== x) {
+      copy = {};
+      for (let m = 0; m < i; m++) copy[keys[m]!] = o[keys[m]!] as JsonValue;
     }
-    return copy ?? (o as { [key: string]: JsonValue });
-  };
-  return walk(value, 0);
+    if (cut) {
+      copy![`…`] = `${keys.length - limits.items} more keys`;
+      break;
+    }
+    if (j === undefined) continue;
+    n++;
+    if (copy) copy[k] = j;
+  }
+  return copy ?? (o as { [key: string]: JsonValue });
 }
