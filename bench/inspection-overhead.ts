@@ -2,10 +2,15 @@
  * What inspection costs: N allocation runners (mock driver, simulated clock) run to completion without
  * inspection, with a no-op `inspect` (XState's own cost), with an inspection stream nobody reads (no page
  * open), with the stream read, and with the stream serialized the way the WebSocket server sends it.
- * Rounds alternate so drift hits every variant alike.
+ * Rounds alternate so drift hits every variant alike, and rotate so each variant runs after each other one.
+ * It measures plain JavaScript, as an installed package runs (lib/compiled-entry.ts): under tsx every
+ * function is wrapped to keep its name, a cost that falls hardest on closures made per call. Profiling
+ * flags (--cpu-prof, --cpu-prof-dir=DIR) reach the measuring process; ALLOCRUN_BENCH_TSX=1 measures the
+ * TypeScript under tsx instead.
  *
  *   npx tsx bench/inspection-overhead.ts [allocs=200] [rounds=5]
  */
+import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +19,7 @@ import { createInspectionStream } from '../src/inspect/inspection-stream.ts';
 import { createAllocRunner } from '../src/runtime/create-alloc-runner.ts';
 import type { AllocSpec } from '../src/jobspec/types.ts';
 import { SimulatedClock } from '../src/testing/simulated-clock.ts';
+import { compiledEntry } from './lib/compiled-entry.ts';
 
 const ALLOCS = Number(process.argv[2] ?? 200);
 const ROUNDS = Number(process.argv[3] ?? 5);
@@ -85,44 +91,58 @@ async function runOnce(v: Variant, dataDir: string): Promise<{ ms: number; cpu: 
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-bench-'));
-try {
-  // Warm-up: JIT and the file system's first-time costs out of the measured rounds.
-  for (const v of variants) await runOnce(v, dataDir);
-  const wall = new Map<string, number[]>(variants.map((v) => [v.name, []]));
-  const cpu = new Map<string, number[]>(variants.map((v) => [v.name, []]));
-  const stats = new Map<string, string>();
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const v of variants) {
-      const r = await runOnce(v, dataDir);
-      wall.get(v.name)!.push(r.ms);
-      cpu.get(v.name)!.push(r.cpu);
-      stats.set(v.name, r.stats);
+if (process.env.ALLOCRUN_BENCH_COMPILED || process.env.ALLOCRUN_BENCH_TSX) await measure();
+else {
+  // Profiling flags (in their --flag=value form) go to the process that measures; tsx's loader does not.
+  const execArgv = process.execArgv.filter((a) => /^--(cpu-prof|heap-prof|expose-gc|max-old-space-size)/.test(a));
+  const proc = fork(await compiledEntry('bench/inspection-overhead.ts'), process.argv.slice(2), { execArgv, env: { ...process.env, ALLOCRUN_BENCH_COMPILED: '1' } });
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  process.exitCode = code ?? 1;
+}
+
+async function measure(): Promise<void> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-bench-'));
+  try {
+    // Warm-up: JIT and the file system's first-time costs out of the measured rounds.
+    for (const v of variants) await runOnce(v, dataDir);
+    const wall = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+    const cpu = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+    const stats = new Map<string, string>();
+    for (let round = 0; round < ROUNDS; round++) {
+      // Each round starts one variant later: a run inherits the heap the run before it left, so no variant
+      // always follows the same one.
+      for (let j = 0; j < variants.length; j++) {
+        const v = variants[(round + j) % variants.length]!;
+        const r = await runOnce(v, dataDir);
+        wall.get(v.name)!.push(r.ms);
+        cpu.get(v.name)!.push(r.cpu);
+        stats.set(v.name, r.stats);
+      }
     }
-  }
-  // CPU time is the headline: on a shared machine wall time also measures the neighbours.
-  const baseCpu = median(cpu.get('no inspect')!);
-  const baseWall = median(wall.get('no inspect')!);
-  console.log(`inspection overhead: ${ALLOCS} allocations × 3 mock tasks, run to completion on a simulated clock; median of ${ROUNDS} rounds`);
-  console.log(`${'variant'.padEnd(16)}${'cpu ms'.padStart(9)}${'allocs/cpu-s'.padStart(14)}${'cpu ratio'.padStart(11)}${'wall ms'.padStart(10)}${'wall ratio'.padStart(12)}  stream output`);
-  for (const v of variants) {
-    const c = median(cpu.get(v.name)!);
-    const w = median(wall.get(v.name)!);
+    // CPU time is the headline: on a shared machine wall time also measures the neighbours.
+    const baseCpu = median(cpu.get('no inspect')!);
+    const baseWall = median(wall.get('no inspect')!);
+    console.log(`inspection overhead: ${ALLOCS} allocations × 3 mock tasks, run to completion on a simulated clock; median of ${ROUNDS} rounds`);
+    console.log(`${'variant'.padEnd(16)}${'cpu ms'.padStart(9)}${'allocs/cpu-s'.padStart(14)}${'cpu ratio'.padStart(11)}${'wall ms'.padStart(10)}${'wall ratio'.padStart(12)}  stream output`);
+    for (const v of variants) {
+      const c = median(cpu.get(v.name)!);
+      const w = median(wall.get(v.name)!);
+      console.log(
+        `${v.name.padEnd(16)}${c.toFixed(0).padStart(9)}${((ALLOCS / c) * 1000).toFixed(0).padStart(14)}${(c / baseCpu).toFixed(2).padStart(10)}×` +
+          `${w.toFixed(0).padStart(10)}${(w / baseWall).toFixed(2).padStart(11)}×  ${stats.get(v.name)}`,
+      );
+    }
+    // P5's figure: throughput (allocs per CPU second) with the stream as the server sends it, against none.
+    const json = median(cpu.get('stream + JSON')!);
+    const noop = median(cpu.get('no-op inspect')!);
     console.log(
-      `${v.name.padEnd(16)}${c.toFixed(0).padStart(9)}${((ALLOCS / c) * 1000).toFixed(0).padStart(14)}${(c / baseCpu).toFixed(2).padStart(10)}×` +
-        `${w.toFixed(0).padStart(10)}${(w / baseWall).toFixed(2).padStart(11)}×  ${stats.get(v.name)}`,
+      `\nP5: throughput with the stream + JSON is ${((baseCpu / json) * 100).toFixed(0)}% of without inspection (goal ≥ 90%); ` +
+        `${((noop / json) * 100).toFixed(0)}% of a no-op inspect (XState's own cost: ${((baseCpu / noop) * 100).toFixed(0)}%)`,
     );
+    await printBreakdown(dataDir);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
   }
-  // P5's figure: throughput (allocs per CPU second) with the stream as the server sends it, against none.
-  const json = median(cpu.get('stream + JSON')!);
-  const noop = median(cpu.get('no-op inspect')!);
-  console.log(
-    `\nP5: throughput with the stream + JSON is ${((baseCpu / json) * 100).toFixed(0)}% of without inspection (goal ≥ 90%); ` +
-      `${((noop / json) * 100).toFixed(0)}% of a no-op inspect (XState's own cost: ${((baseCpu / noop) * 100).toFixed(0)}%)`,
-  );
-  await printBreakdown(dataDir);
-} finally {
-  await rm(dataDir, { recursive: true, force: true });
 }
 
 /** Where the bytes of one round go: per message kind and per transition field, per 3-task lifecycle. */
