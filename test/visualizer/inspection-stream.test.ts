@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { assign, createActor, createMachine, fromCallback, fromPromise, setup } from 'xstate';
+import { assign, createActor, createMachine, fromCallback, fromPromise, setup, type AnyStateMachine } from 'xstate';
 import { machineDefinitionOf } from '../../src/inspect/definition.ts';
 import { createInspectionStream } from '../../src/inspect/inspection-stream.ts';
 import { applyContextPatch, type ActorMessage, type InspectMessage, type StateNodeDef, type TransitionMessage } from '../../src/inspect/protocol.ts';
@@ -38,6 +38,22 @@ function collect() {
 }
 
 const flushMicrotasks = () => new Promise<void>((r) => setImmediate(r));
+
+/** Starts `machine` on a stream that batches as the server's does (a burst of sends per batch) and waits for the first batch. */
+async function runBatched(machine: AnyStateMachine) {
+  const stream = createInspectionStream({ schedule: (fn) => void setImmediate(fn) });
+  const messages: InspectMessage[] = [];
+  stream.subscribe((b) => messages.push(...b));
+  const actor = createActor(machine, { inspect: stream.inspect }).start();
+  await flushMicrotasks();
+  /** The page's model of what was sent, read back from JSON as the page gets it. */
+  const pageModel = () => {
+    const model = new Model(false);
+    model.apply(JSON.parse(JSON.stringify(messages)) as InspectMessage[]);
+    return model;
+  };
+  return { actor, messages, pageModel };
+}
 
 function allIds(n: StateNodeDef): string[] {
   return [n.id, ...n.states.flatMap(allIds)];
@@ -118,17 +134,12 @@ describe('the inspection stream', () => {
   });
 
   it('sends a promise created and settled in one batch as one actor message that says how it settled', async () => {
-    const stream = createInspectionStream({ schedule: (fn) => void setImmediate(fn) });
-    const messages: InspectMessage[] = [];
-    stream.subscribe((b) => messages.push(...b));
-    const actor = createActor(worker, { inspect: stream.inspect }).start();
-    await flushMicrotasks();
+    const { actor, messages, pageModel } = await runBatched(worker);
     const job = messages.find((m) => m.kind === 'actor' && m.id === 'job') as ActorMessage;
     expect(job.settled).toEqual({ at: expect.any(Number), status: 'done', output: 42 });
     expect(messages.filter((m) => m.kind === 'event' && m.source === job.sessionId)).toEqual([]);
     // The page replays it as the actor and its done event to the parent.
-    const model = new Model(false);
-    model.apply(JSON.parse(JSON.stringify(messages)) as InspectMessage[]);
+    const model = pageModel();
     expect(model.actors.get(job.sessionId)).toMatchObject({ status: 'done', output: 42 });
     expect(model.timeline).toContainEqual(expect.objectContaining({ kind: 'event', source: job.sessionId, target: actor.sessionId, type: 'xstate.done.actor.job', payload: { output: 42 } }));
     actor.stop();
@@ -138,16 +149,11 @@ describe('the inspection stream', () => {
     const failing = setup({ actors: { work: fromPromise(async () => Promise.reject(Object.assign(new Error('boom'), { code: 'E_BOOM' }))) } }).createMachine({
       id: 'failing', initial: 'working', states: { working: { invoke: { id: 'job', src: 'work', onError: 'failed' } }, failed: {} },
     });
-    const stream = createInspectionStream({ schedule: (fn) => void setImmediate(fn) });
-    const messages: InspectMessage[] = [];
-    stream.subscribe((b) => messages.push(...b));
-    const actor = createActor(failing, { inspect: stream.inspect }).start();
-    await flushMicrotasks();
+    const { actor, messages, pageModel } = await runBatched(failing);
     const job = messages.find((m) => m.kind === 'actor' && m.id === 'job') as ActorMessage;
     const error = { name: 'Error', message: 'boom', code: 'E_BOOM' };
     expect(job.settled).toEqual({ at: expect.any(Number), status: 'error', error });
-    const model = new Model(false);
-    model.apply(JSON.parse(JSON.stringify(messages)) as InspectMessage[]);
+    const model = pageModel();
     expect(model.actors.get(job.sessionId)).toMatchObject({ status: 'error', error });
     expect(model.timeline.filter((e) => e.kind === 'state' && e.sessionId === job.sessionId)).toEqual([expect.objectContaining({ to: 'error' })]);
     expect(model.actors.get(actor.sessionId)?.value).toBe('failed');
@@ -163,11 +169,7 @@ describe('the inspection stream', () => {
         }),
       },
     }).createMachine({ id: 'chatty', initial: 'on', states: { on: { invoke: { id: 'pinger', src: 'pinger', onError: 'off' } }, off: {} } });
-    const stream = createInspectionStream({ schedule: (fn) => void setImmediate(fn) });
-    const messages: InspectMessage[] = [];
-    stream.subscribe((b) => messages.push(...b));
-    const actor = createActor(chatty, { inspect: stream.inspect }).start();
-    await flushMicrotasks();
+    const { actor, messages } = await runBatched(chatty);
     const born = messages.findIndex((m) => m.kind === 'actor' && m.id === 'pinger');
     const pinger = messages[born] as ActorMessage;
     const ping = messages.findIndex((m) => m.kind === 'event' && m.type === 'PING');

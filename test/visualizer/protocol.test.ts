@@ -27,6 +27,14 @@ function views(messages: readonly InspectMessage[]) {
   );
 }
 
+/** The page shows `root` and its machine children as their own snapshots say they are now. */
+function expectShowsMachines(shown: ReturnType<typeof views>, root: AnyActorRef) {
+  for (const a of [root, ...Object.values(root.getSnapshot().children as Record<string, AnyActorRef>)]) {
+    const snap = a.getSnapshot() as { value?: unknown; context?: unknown; status: string };
+    if (snap.value !== undefined) expect(shown[a.sessionId]).toMatchObject({ status: snap.status, value: snap.value, context: JSON.parse(JSON.stringify(snap.context)) });
+  }
+}
+
 // Messages as they travel: JSON, so nothing in memory (shared objects, undefined fields) can make them look alike.
 const wire = (messages: readonly InspectMessage[]) => JSON.parse(JSON.stringify(messages)) as InspectMessage[];
 
@@ -48,12 +56,7 @@ describe('what the page rebuilds from the stream', () => {
     const mid = views(live);
     expect(mid).toEqual(views(wire(stream.snapshotForLateJoiner())));
     // And both are what the actors themselves say now.
-    const actors = [runner.actor, ...Object.values(runner.actor.getSnapshot().children as Record<string, AnyActorRef>)];
-    for (const a of actors) {
-      const snap = a.getSnapshot() as { value?: unknown; context?: unknown; status: string };
-      if (snap.value === undefined) continue;
-      expect(mid[a.sessionId]).toMatchObject({ status: snap.status, value: snap.value, context: JSON.parse(JSON.stringify(snap.context)) });
-    }
+    expectShowsMachines(mid, runner.actor);
 
     for (let i = 0; i < 2_000 && runner.getState().clientStatus === 'running'; i++) await clock.advance(100);
     await runner.done;
@@ -91,11 +94,7 @@ describe('what the page rebuilds from the stream', () => {
     stream.flush();
     unsubscribe();
     const end = views(read);
-    const actors = [runner.actor, ...Object.values(runner.actor.getSnapshot().children as Record<string, AnyActorRef>)];
-    for (const a of actors) {
-      const snap = a.getSnapshot() as { value?: unknown; context?: unknown; status: string };
-      if (snap.value !== undefined) expect(end[a.sessionId]).toMatchObject({ status: snap.status, value: snap.value, context: JSON.parse(JSON.stringify(snap.context)) });
-    }
+    expectShowsMachines(end, runner.actor);
     expect((end[runner.actor.sessionId]!.context as { clientStatus: string }).clientStatus).toBe('complete');
   });
 });
