@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TaskHook } from '../../src/hooks/types.ts';
+import type { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import type { AllocSpec, TaskSpec } from '../../src/jobspec/types.ts';
 
 /** Where screenshots go (gitignored). */
@@ -33,4 +34,17 @@ export function holdingHook(): { hook: TaskHook; release(): void } {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   return { hook: { name: 'hold', prestart: () => gate }, release };
+}
+
+/**
+ * Steps simulated time until `done()` holds. The runtime's real I/O (alloc dirs, in libuv's thread pool)
+ * settles between steps; every 50 steps real time passes too, so a loaded machine's slow pool is waited for
+ * (a burst of steps can otherwise outrun it: seen once in a full run beside a mutation run).
+ */
+export async function advanceUntil(clock: SimulatedClock, done: () => boolean, step = 100, limit = 2_000): Promise<void> {
+  for (let i = 0; i < limit && !done(); i++) {
+    await clock.advance(step);
+    if (i % 50 === 49) await new Promise((r) => setTimeout(r, 5));
+  }
+  if (!done()) throw new Error('the runner did not get there');
 }

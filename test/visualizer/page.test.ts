@@ -6,7 +6,7 @@ import { serveInspector, type InspectorServer } from '../../src/inspect/server.t
 import { createAllocRunner, type AllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { launchBrowser } from './chromium.ts';
-import { OUTPUT_DIR, alloc, buildPage, holdingHook, mockTask } from './fixtures.ts';
+import { OUTPUT_DIR, advanceUntil, alloc, buildPage, holdingHook, mockTask } from './fixtures.ts';
 
 let browser: Awaited<ReturnType<typeof launchBrowser>>;
 let context: BrowserContext;
@@ -39,19 +39,6 @@ async function open(server: InspectorServer, select?: string): Promise<Page> {
   page.on('pageerror', (err) => console.error('page error:', err));
   await page.goto(select ? `${server.url}&select=${encodeURIComponent(select)}` : server.url);
   return page;
-}
-
-/**
- * Steps simulated time until `done()` holds. The runtime's real I/O (alloc dirs, in libuv's thread pool)
- * settles between steps; every 50 steps real time passes too, so a loaded machine's slow pool is waited for
- * (a burst of steps can otherwise outrun it: seen once in a full run beside a mutation run).
- */
-async function advanceUntil(clock: SimulatedClock, done: () => boolean, step = 100, limit = 2_000): Promise<void> {
-  for (let i = 0; i < limit && !done(); i++) {
-    await clock.advance(step);
-    if (i % 50 === 49) await new Promise((r) => setTimeout(r, 5));
-  }
-  if (!done()) throw new Error('the runner did not get there');
 }
 
 const active = (stateId: string) => `#chart g[data-state="${stateId}"].active`;

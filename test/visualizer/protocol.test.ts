@@ -10,7 +10,7 @@ import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { Model } from '../../visualizer/src/model.ts';
 import { parseRecording } from '../../visualizer/src/replay-player.ts';
-import { alloc, mockTask } from './fixtures.ts';
+import { advanceUntil, alloc, mockTask } from './fixtures.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -35,6 +35,13 @@ function expectShowsMachines(shown: ReturnType<typeof views>, root: AnyActorRef)
   }
 }
 
+/** Whether `p` has settled, asked at any time. */
+function settled(p: Promise<unknown>): () => boolean {
+  let done = false;
+  void p.then(() => (done = true));
+  return () => done;
+}
+
 // Messages as they travel: JSON, so nothing in memory (shared objects, undefined fields) can make them look alike.
 const wire = (messages: readonly InspectMessage[]) => JSON.parse(JSON.stringify(messages)) as InspectMessage[];
 
@@ -50,16 +57,15 @@ describe('what the page rebuilds from the stream', () => {
       mockTask('side', { run_for: '1h' }, { lifecycle: { hook: 'poststart', sidecar: true } }),
     ]);
     const runner = createAllocRunner(spec, { clock, dataDir: dir, inspect: stream.inspect }).start();
-    for (let i = 0; i < 600 && runner.getState().taskStates.web?.state !== 'running'; i++) await clock.advance(100);
+    const finished = settled(runner.done);
+    await advanceUntil(clock, () => runner.getState().taskStates.web?.state === 'running');
     stream.flush();
-    expect(runner.getState().taskStates.web?.state).toBe('running');
     const mid = views(live);
     expect(mid).toEqual(views(wire(stream.snapshotForLateJoiner())));
     // And both are what the actors themselves say now.
     expectShowsMachines(mid, runner.actor);
 
-    for (let i = 0; i < 2_000 && runner.getState().clientStatus === 'running'; i++) await clock.advance(100);
-    await runner.done;
+    await advanceUntil(clock, finished);
     stream.flush();
     const end = views(live);
     expect(end).toEqual(views(wire(stream.snapshotForLateJoiner())));
@@ -73,6 +79,7 @@ describe('what the page rebuilds from the stream', () => {
     expect(taskDir.length).toBeGreaterThan(0);
     for (const a of taskDir) expect(a).toMatchObject({ status: 'done', output: { state: { is_done: 'true' } } });
   });
+
   it('is right for a reader that comes after nobody read the stream: the picture, then what changed since it', async () => {
     const clock = new SimulatedClock(0);
     const stream = createInspectionStream({ now: () => clock.now() });
@@ -80,17 +87,17 @@ describe('what the page rebuilds from the stream', () => {
     // A first reader while the prestart task runs, as a page that is then closed.
     const first = stream.subscribe(() => {});
     const runner = createAllocRunner(spec, { clock, dataDir: dir, inspect: stream.inspect }).start();
-    for (let i = 0; i < 600 && runner.getState().taskStates.init?.state !== 'running'; i++) await clock.advance(100);
+    const finished = settled(runner.done);
+    await advanceUntil(clock, () => runner.getState().taskStates.init?.state === 'running');
     expect(runner.getState().taskStates.web?.state).toBe('pending');
     stream.flush();
     first();
     // Unread, the stream keeps only the picture; then a reader arrives mid-run, as a page connecting does.
-    for (let i = 0; i < 600 && runner.getState().taskStates.web?.state !== 'running'; i++) await clock.advance(100);
+    await advanceUntil(clock, () => runner.getState().taskStates.web?.state === 'running');
     stream.flush();
     const read: InspectMessage[] = wire(stream.snapshotForLateJoiner());
     const unsubscribe = stream.subscribe((b) => read.push(...wire(b)));
-    for (let i = 0; i < 2_000 && runner.getState().clientStatus === 'running'; i++) await clock.advance(100);
-    await runner.done;
+    await advanceUntil(clock, finished);
     stream.flush();
     unsubscribe();
     const end = views(read);
