@@ -45,11 +45,27 @@ export function sleepAlloc(id: string): AllocSpec {
 
 /** An allocrun agent running one raw_exec allocation per process. */
 export class AllocrunFleet {
-  private readonly agent: Agent;
+  private agent: Agent;
   private seq = 0;
 
-  constructor(dataDir: string, builtinHooks = true) {
+  constructor(
+    private readonly dataDir: string,
+    private readonly builtinHooks = true,
+  ) {
     this.agent = createAgent({ dataDir, builtinHooks });
+  }
+
+  /**
+   * Shuts the agent down (its workloads run on) and starts a new one on the same data dir, which restores
+   * every allocation and adopts the live workloads, as after an agent restart.
+   */
+  async restart(): Promise<void> {
+    await this.agent.shutdown();
+    this.agent = createAgent({ dataDir: this.dataDir, builtinHooks: this.builtinHooks });
+    const restored = await this.agent.start();
+    if (this.agent.restoreErrors.length > 0) throw new Error(`restore failed: ${this.agent.restoreErrors[0]!.message}`);
+    const bad = restored.find((r) => r.getState().clientStatus !== 'running');
+    if (bad) throw new Error(`a restored allocation is not running: ${JSON.stringify(bad.getState())}`);
   }
 
   /** Runs `n` allocations; resolves once every one reports `running`. */

@@ -3,9 +3,10 @@
  * an agent with the built-in hooks, runs N raw_exec `sleep` allocations, tells the parent their pids (so
  * the parent can reap them whatever happens), then measures its own CPU while they sit idle, first with
  * nobody reading stats, then with a subscriber on every allocation's `stats$`. Reports over IPC, kills the
- * allocations and exits.
+ * allocations and exits. With `restart`, the agent is shut down and a new one restores the allocations and
+ * adopts their live workloads before the windows open: what an agent costs after a restart.
  *
- *   node --import tsx bench/lib/idle-agent.ts <allocs> <idle seconds> <watched seconds> [settle seconds = 2]
+ *   node --import tsx bench/lib/idle-agent.ts <allocs> <idle seconds> <watched seconds> [settle seconds = 2] [restart]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,7 +24,8 @@ export type IdleAgentMessage =
 const send = (m: IdleAgentMessage) => new Promise<void>((resolve) => process.send!(m, () => resolve()));
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const [allocs, idleSec, watchedSec, settleSec = 2] = process.argv.slice(2).map(Number) as [number, number, number, number?];
+const [allocs, idleSec, watchedSec, settleSec = 2] = process.argv.slice(2, 6).map(Number) as [number, number, number, number?];
+const restart = process.argv[6] === 'restart';
 const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p6-'));
 const fleet = new AllocrunFleet(dataDir);
 try {
@@ -35,6 +37,7 @@ try {
   } finally {
     await send({ type: 'pids', pids: childPidsOf(process.pid) });
   }
+  if (restart) await fleet.restart();
   const startMs = performance.now() - t0;
   // Let the start's aftermath (state writes, first timers) pass before the idle window opens.
   await wait(settleSec * 1000);

@@ -25,9 +25,11 @@ describe('benchmark smoke runs', () => {
     expect(p4Goals(r)).toHaveLength(3);
   });
 
-  it('P6 runs an idle agent in a child and reports its usage', async () => {
+  it('P6 runs an idle agent in a child and reports its usage, fresh and after a restart', async () => {
     const r = await runP6({ n: 2, idleSec: 1, watchedSec: 1, settleSec: 0 });
     expect(r.allocs).toBe(2);
-    expect(p6Goals(r)).toHaveLength(1);
+    const restarted = await runP6({ n: 2, idleSec: 1, watchedSec: 1, settleSec: 0, restart: true });
+    expect(restarted.allocs).toBe(2);
+    expect(p6Goals(r, restarted)).toHaveLength(2);
   });
 });

@@ -282,6 +282,14 @@ describe('raw_exec driver', () => {
       expect(readFileSync(join(s.logDir, 'web.stderr.0'), 'utf8')).toBe('err\n');
     });
 
+    it('has every byte of the output in the log files once wait resolves (the pipes are drained first)', async () => {
+      // 60,000 bytes fit in the pipe: the task can exit before the agent has read any of them.
+      const s = setup('web', SH, ['-c', "head -c 60000 /dev/zero | tr '\\000' x; exit 3"], { logs: { maxFiles: 2, maxFileSize: 1_000_000 } });
+      const c = await run(s);
+      expect(await c.wait(never())).toEqual({ exitCode: 3, signal: 0 });
+      expect(stdoutOf(s)).toHaveLength(60_000);
+    });
+
     it('rotates at the size limit and keeps only max_files files', async () => {
       // 100 lines of 10 bytes = 1000 bytes into 100-byte files: files 0..9, of which the last 3 are kept.
       const script = "for (let i = 0; i < 100; i++) process.stdout.write(String(i).padStart(9, '0') + '\\n')";
@@ -352,6 +360,17 @@ describe('raw_exec driver', () => {
       writeFileSync(join(s.taskDir, 'release'), '');
       // Exact: the supervisor recorded it, whoever reaped the process.
       expect(await exit).toEqual({ exitCode: 5, signal: 0 });
+    }, 20_000);
+
+    it('learns of a recovered process exit from the end of its output pipes, without polling /proc', async () => {
+      const s = setup('t', SH, ['-c', 'while [ ! -e release ]; do sleep 0.02; done; exit 4']);
+      const handle = await spawnElsewhere(s);
+      // The backstop poll would take ten minutes: only the pipes' end can answer within the test's time.
+      const c = createRawExecDriver({ pollIntervalMs: 20, watchedPollIntervalMs: 600_000 }).recover(handle, s.task, s.ctx);
+      const exit = c.wait(never());
+      await new Promise((r) => setTimeout(r, 100)); // the first look finds it live; the next is ten minutes away
+      writeFileSync(join(s.taskDir, 'release'), '');
+      expect(await exit).toEqual({ exitCode: 4, signal: 0 });
     }, 20_000);
 
     it('shuts down a recovered process with its kill signal', async () => {

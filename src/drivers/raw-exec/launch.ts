@@ -45,6 +45,8 @@ export interface LaunchRequest {
   mkfifo: string;
   clock: Clock;
   pollMs: number;
+  /** How often an adopted workload whose output pipes are read is polled (see AdoptedWorkload). */
+  watchedPollMs?: number;
 }
 
 /** How long a restoring agent waits for a supervisor that has claimed its token to record the pid. */
@@ -105,7 +107,7 @@ function adopt(req: LaunchRequest, prefix: string, supervisorPid: number, pid: n
   // The workload leads its own session; while its supervisor lives it is the supervisor's child.
   const ours = pid !== undefined && isLive(stat) && stat.pgrp === pid && (!isLive(supStat) || stat.ppid === supervisorPid);
   // A workload already gone is adopted all the same: waiting on it reads the status its supervisor wrote.
-  return new AdoptedWorkload(pid ?? -1, pid, ours ? stat.startTime : -1, req.clock, req.pollMs, supervisor, req.task);
+  return new AdoptedWorkload(pid ?? -1, pid, ours ? stat.startTime : -1, req.clock, req.pollMs, supervisor, req.task, req.watchedPollMs);
 }
 
 /** The task's stdout and stderr, as streams to read. */

@@ -42,6 +42,11 @@ export interface RawExecDriverOptions {
   maxKillTimeout?: number;
   /** How often a recovered process is checked for exit; default 100 ms. */
   pollIntervalMs?: number;
+  /**
+   * How often a recovered process is checked while its output pipes are read again; default 5 s. Their end
+   * says the process exited, so this check only backs that up (a daemon the task left can hold them open).
+   */
+  watchedPollIntervalMs?: number;
   /** How often `logs({ follow: true })` looks for new output; default 250 ms. */
   logPollIntervalMs?: number;
   /** `/proc` time unit (USER_HZ); default 100. */
@@ -65,11 +70,17 @@ interface Settings {
   mkfifo: string | undefined;
   maxKillTimeout: number;
   pollIntervalMs: number;
+  watchedPollIntervalMs: number;
   logPollIntervalMs: number;
   ticks: number;
 }
 
 const SIGKILL = constants.signals.SIGKILL;
+/**
+ * How long a task's exit waits for its output pipes to close. They close within a few milliseconds of the
+ * exit, unless a process the task started outside its group still holds them.
+ */
+const OUTPUT_DRAIN_MS = 1_000;
 /** Where `setsid` and `mkfifo` are looked for: the usual system dirs, then the agent's PATH. */
 const TOOLS_PATH = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', process.env.PATH ?? ''].join(':');
 
@@ -107,6 +118,9 @@ export class RawExecController implements Controller {
   /** The output streams being read, released on close so the agent can exit while the task runs. */
   private readonly sources: Readable[] = [];
   private openStreams = 0;
+  /** Resolves when the last output stream being read closes. */
+  private outputClosed: Promise<void> = Promise.resolve();
+  private resolveOutputClosed: () => void = () => undefined;
   private closed = false;
   private readonly closed$ = new Subject<void>();
   private readonly logDir: string;
@@ -143,9 +157,16 @@ export class RawExecController implements Controller {
     return this.starting;
   }
 
-  wait(signal: AbortSignal): Promise<ExitResult> {
-    if (!this.workload) return Promise.reject(new TaskNotRunningError(this.task.name, 'wait needs start() first'));
-    return this.workload.waitExit(signal);
+  /**
+   * Resolves with the exit once the task's output has reached its log files: the exit status can come back
+   * before the last bytes in the pipes are read, and a task reported dead must have its whole output logged.
+   * A process the task left behind can hold the pipes open; the wait for them is bounded (OUTPUT_DRAIN_MS).
+   */
+  async wait(signal: AbortSignal): Promise<ExitResult> {
+    if (!this.workload) throw new TaskNotRunningError(this.task.name, 'wait needs start() first');
+    const result = await this.workload.waitExit(signal);
+    if (this.openStreams > 0) await exitsWithin(this.ctx.clock, OUTPUT_DRAIN_MS, this.outputClosed, signal).catch(() => undefined);
+    return result;
   }
 
   async shutdown(opts: ShutdownOptions, signal: AbortSignal): Promise<void> {
@@ -279,6 +300,7 @@ export class RawExecController implements Controller {
         mkfifo: this.settings.mkfifo!,
         clock: this.ctx.clock,
         pollMs: this.settings.pollIntervalMs,
+        watchedPollMs: this.settings.watchedPollIntervalMs,
       };
       try {
         const earlier = await findEarlierSpawn(req, signal);
@@ -329,7 +351,8 @@ export class RawExecController implements Controller {
 
   /**
    * Reads on from the output pipes of a supervised workload another agent started: what it wrote while no
-   * agent ran is still in them. Called once the workload is adopted.
+   * agent ran is still in them. Called once the workload is adopted. The pipes end when the supervisor and
+   * the workload are both gone, which tells the workload its exit status is on file.
    */
   reattachOutput(): void {
     const w = this.workload;
@@ -337,6 +360,15 @@ export class RawExecController implements Controller {
     const out = openOutput(w.supervisor);
     if (!out) return;
     this.pipeLogs(out, taskLogWriters(this.logDir, this.task.name, this.logConfig));
+    if (!(w instanceof AdoptedWorkload)) return;
+    w.watchOutput();
+    let open = 2;
+    const ended = () => {
+      open -= 1;
+      if (open === 0) w.outputEnded();
+    };
+    out.stdout.once('close', ended);
+    out.stderr.once('close', ended);
   }
 
   private pipeLogs(
@@ -351,6 +383,7 @@ export class RawExecController implements Controller {
         writer.close();
         continue;
       }
+      if (this.openStreams === 0) this.outputClosed = new Promise((resolve) => (this.resolveOutputClosed = resolve));
       this.openStreams += 1;
       source.on('data', (chunk: Buffer) => {
         try {
@@ -363,6 +396,7 @@ export class RawExecController implements Controller {
       source.once('close', () => {
         writer.close();
         this.openStreams -= 1;
+        if (this.openStreams === 0) this.resolveOutputClosed();
       });
       source.on('error', () => writer.close());
     }
@@ -406,6 +440,7 @@ export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExec
     mkfifo: tools?.mkfifo,
     maxKillTimeout: options.maxKillTimeout ?? 30_000,
     pollIntervalMs: options.pollIntervalMs ?? 100,
+    watchedPollIntervalMs: options.watchedPollIntervalMs ?? 5_000,
     logPollIntervalMs: options.logPollIntervalMs ?? 250,
     ticks: options.clockTicksPerSecond ?? DEFAULT_CLOCK_TICKS,
   };
@@ -426,7 +461,7 @@ export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExec
         // Supervised: a workload that is gone has its exit status on file (or is lost); waiting tells which.
         const stat = readProcStat(pid);
         const live = isLive(stat) && stat.startTime === startTime;
-        const adopted = new AdoptedWorkload(pid, pid, live ? stat.startTime : -1, ctx.clock, settings.pollIntervalMs, supervisor, task.name);
+        const adopted = new AdoptedWorkload(pid, pid, live ? stat.startTime : -1, ctx.clock, settings.pollIntervalMs, supervisor, task.name, settings.watchedPollIntervalMs);
         const controller = new RawExecController(task, ctx, settings, adopted);
         controller.reattachOutput();
         return controller;

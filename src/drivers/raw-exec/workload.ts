@@ -145,8 +145,13 @@ export class SpawnedWorkload implements Workload {
 
 /**
  * A process found again by pid and start time. Exit is detected by polling on the clock, only while
- * someone waits, so an idle adopted workload costs nothing. With a supervisor the exit status is the one it
- * recorded; without one it is read from the zombie if seen in time, else inferred (see `exitFrom`).
+ * someone waits. With a supervisor the exit status is the one it recorded; without one it is read from the
+ * zombie if seen in time, else inferred (see `exitFrom`).
+ *
+ * An agent that reads a supervised workload's output pipes again is told of the exit without polling: the
+ * pipes end once the supervisor and the workload are both gone (`outputEnded`). Polling then only backs
+ * that up, at `watchedPollMs`: an agent restarted under 10,000 running tasks would otherwise read /proc
+ * 100,000 times a second to learn of exits that the pipes announce anyway.
  */
 export class AdoptedWorkload implements Workload {
   result: ExitResult | undefined;
@@ -156,6 +161,8 @@ export class AdoptedWorkload implements Workload {
   private timer: unknown;
   /** The last signal we sent: the best evidence of how the process died when its status is lost. */
   private lastSignal: number | undefined;
+  /** Set while the supervisor's output pipes are read: their end will say the workload is gone. */
+  private outputWatched = false;
 
   constructor(
     readonly pid: number,
@@ -165,7 +172,22 @@ export class AdoptedWorkload implements Workload {
     private readonly pollMs: number,
     readonly supervisor?: SupervisorRef,
     private readonly taskName = '',
+    /** How often a live workload is looked at while its output pipes are watched (a backstop). */
+    private readonly watchedPollMs = pollMs,
   ) {}
+
+  /** The supervisor's output pipes are read from now on: a live workload is polled only as a backstop. */
+  watchOutput(): void {
+    if (this.supervisor) this.outputWatched = true;
+  }
+
+  /** The output pipes ended: the supervisor is gone, so the exit status is on file. Waiters learn it now. */
+  outputEnded(): void {
+    this.outputWatched = false;
+    if (this.settled || this.waiters.size === 0) return;
+    this.stopPolling();
+    this.poll();
+  }
 
   waitExit(signal?: AbortSignal): Promise<ExitResult> {
     if (this.result) return Promise.resolve(this.result);
@@ -219,7 +241,7 @@ export class AdoptedWorkload implements Workload {
     this.timer = undefined;
     const stat = readProcStat(this.pid);
     const ours = stat !== undefined && stat.startTime === this.startTime;
-    if (ours && isLive(stat)) return this.pollAgain();
+    if (ours && isLive(stat)) return this.pollAgain(this.outputWatched ? this.watchedPollMs : this.pollMs);
     if (!this.supervisor) return this.finish(this.exitFrom(ours ? stat.exitStatus : undefined));
     const recorded = this.recordedExit();
     if (recorded) return this.finish(recorded);
@@ -244,8 +266,8 @@ export class AdoptedWorkload implements Workload {
     return wasStopping(prefix) ? { ...recorded, stoppedByAgent: true } : recorded;
   }
 
-  private pollAgain(): void {
-    if (this.waiters.size > 0) this.timer = this.clock.setTimeout(this.poll, this.pollMs);
+  private pollAgain(ms = this.pollMs): void {
+    if (this.waiters.size > 0) this.timer = this.clock.setTimeout(this.poll, ms);
   }
 
   private exitFrom(zombieStatus: number | undefined): ExitResult {
