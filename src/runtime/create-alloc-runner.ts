@@ -16,6 +16,7 @@ import type { AllocRunnerHook, TaskHook } from '../hooks/types.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../jobspec/types.ts';
 import { hostEnvFor } from '../env/host-env.ts';
 import { validateAllocSpec } from '../jobspec/validate.ts';
+import { RAW_EXEC } from '../drivers/raw-exec/raw-exec-driver.ts';
 import { clearSupervisorFiles } from '../drivers/raw-exec/supervisor.ts';
 import { localNodeInfo, type NodeInfo } from '../env/node-info.ts';
 import { interpolateValue } from '../env/interpolate.ts';
@@ -221,7 +222,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     start() {
       // A fresh runner owns no earlier start: supervisor files left in a reused alloc dir (same id, no
       // snapshot) must not be taken for this runner's own attempts.
-      if (!opts.snapshot) for (const t of spec.tasks) clearSupervisorFiles(join(allocDir, t.name));
+      if (!opts.snapshot) for (const t of spec.tasks) if (t.driver === RAW_EXEC) clearSupervisorFiles(join(allocDir, t.name));
       actor.start();
       // Resumed: the reducer runs again and running tasks re-run their restore hooks (see the machines).
       if (opts.snapshot) actor.send({ type: 'RESTORED' });

@@ -42,6 +42,20 @@ describe('an allocation of real processes', () => {
     expect(f('sidecar')).toBeLessThanOrEqual(final.taskStates.cleanup!.startedAt!);
   });
 
+  it('a new runner for an alloc id whose dir is left from an earlier run (no snapshot) runs its own task, not the old attempt', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-e2e-'));
+    const spec = (script: string): AllocSpec => ({
+      id: 'reused', job: 'demo', group: 'app', type: 'batch',
+      tasks: [sh('main', script, { restart: { attempts: 0, interval: 60_000, delay: 0, mode: 'fail' } })],
+    });
+    const first = await createAllocRunner(spec('exit 3'), { dataDir }).start().done;
+    expect(first.taskStates.main!.events.find((e) => e.type === 'Terminated')).toMatchObject({ exitCode: 3 });
+    // The first run's attempt 0 left its intent and status in the task dir: they are not this runner's.
+    const second = await createAllocRunner(spec('exit 0'), { dataDir }).start().done;
+    expect(second.clientStatus).toBe('complete');
+    expect(second.taskStates.main!.events.find((e) => e.type === 'Terminated')).toMatchObject({ exitCode: 0 });
+  });
+
   it('reports resource usage of a live task through the alloc stats reporter', async () => {
     const spec: AllocSpec = { id: 'e2e2', job: 'demo', group: 'app', type: 'service', tasks: [sh('busy', 'exec sleep 30')] };
     const runner = createAllocRunner(spec).start();

@@ -15,7 +15,7 @@
  * `exec-<attempt>.intent` names the token of the attempt's spawn; it is written before the spawn, so a
  * restored agent that finds the task still starting can find (or cancel) the process it started.
  */
-import { mkdirSync, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isLive, readProcStat } from './proc-stat.ts';
 
@@ -204,6 +204,8 @@ export function supervisorLive(ref: Pick<SupervisorRef, 'pid' | 'startTime'>): b
 
 /** Removes every attempt's files of a task (a new runner for a reused task dir starts from nothing). */
 export function clearSupervisorFiles(taskDir: string): void {
+  // Almost always a new task dir: a check is far cheaper than the ENOENT error a listing would throw.
+  if (!existsSync(privateDir(taskDir))) return;
   let names: string[];
   try {
     names = readdirSync(privateDir(taskDir));
