@@ -5,7 +5,6 @@
 import { assign, enqueueActions, setup } from 'xstate';
 import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
-import { isTaskAllowed } from './coordinator.ts';
 import { childErrorOf, hookActorId } from './hook-calls.ts';
 import { currentHook, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
 import { clientStatusOf, isLive, isPoststop, isSidecar, reduceTaskStates } from './task-state-reducer.ts';
@@ -127,6 +126,12 @@ const allocRunnerBase = setup({
       const restartPending = { ...flags.restartPending };
       // The runner has shown the restart (no longer dead) or refused it (a new rejection).
       if (tc.taskState.state !== 'dead' || tc.rejections.length > (flags.rejections[name] ?? 0)) delete restartPending[name];
+      // A task that runs again (a restart) is released anew when it is next parked dead.
+      let released = flags.released;
+      if (released?.[name] && tc.taskState.state !== 'dead') {
+        released = { ...released };
+        delete released[name];
+      }
       const next: AllocRunnerContext = {
         ...context,
         taskStates,
@@ -135,6 +140,7 @@ const allocRunnerBase = setup({
           rejections: { ...flags.rejections, [name]: tc.rejections.length },
           runComplete: { ...flags.runComplete, [name]: tc.runComplete },
           detached: { ...flags.detached, [name]: snap.status === 'done' && !tc.runComplete },
+          ...(released && { released }),
         },
       };
       next.clientStatus = clientStatusOf(taskStates, next.forcedStatus);
@@ -194,12 +200,16 @@ const allocRunnerBase = setup({
      */
     restored: enqueueActions(({ enqueue, context, system }) => {
       for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'RESTORED' } satisfies TaskRunnerEvent);
-      applyReducer(context, enqueue, clockNow(system));
+      // A release KILL in a task's mailbox when the snapshot was taken is not in the snapshot: send it again.
+      const { released: _, ...taskFlags } = context.taskFlags;
+      enqueue.assign({ taskFlags });
+      applyReducer({ ...context, taskFlags }, enqueue, clockNow(system));
     }),
     openGates: enqueueActions(({ enqueue, context, system }) => {
+      // Every runner was spawned behind a closed gate and none has been opened: the reducer's gate changes
+      // from no open stage are exactly the gates to open.
       const enabled = { ...context, gates: { ...context.gates, enabled: true } };
       enqueue.assign({ gates: enabled.gates });
-      applyReducer(enabled, enqueue, clockNow(system), { gatesOnly: true });
       applyReducer(enabled, enqueue, clockNow(system));
     }),
     signal: enqueueActions((args) => signalCommand(args)),
@@ -213,9 +223,9 @@ interface Enqueue {
 }
 
 /** Runs the reducer and turns its effects into events: kill event, ordered kill, released tasks, gates. */
-function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number, opts: { gatesOnly?: boolean } = {}): void {
+function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): void {
   // During prerun the tasks wait behind closed gates; nothing is decided until it is over.
-  if (!ctx.gates.enabled && !opts.gatesOnly) return;
+  if (!ctx.gates.enabled) return;
   const fx = reduceTaskStates({
     tasks: ctx.alloc.tasks,
     taskStates: ctx.taskStates,
@@ -228,18 +238,20 @@ function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number, op
     now,
   });
   enqueue.assign({ gates: { ...ctx.gates, coordinator: fx.coordinator, open: fx.open } });
-  if (opts.gatesOnly) {
-    for (const t of ctx.alloc.tasks) {
-      enqueue.sendTo(t.name, { type: 'GATE', open: isTaskAllowed(fx.open, t.lifecycle) });
-    }
-    return;
-  }
   if (fx.killEvent) {
     enqueue.assign({ killEventSent: true });
     for (const name of fx.emitTo) enqueue.sendTo(name, { type: 'EMIT_EVENT', event: fx.killEvent });
   }
   if (fx.startKill) enqueue.raise({ type: 'KILL' });
-  for (const name of fx.release) enqueue.sendTo(name, { type: 'KILL' });
+  const release = fx.release.filter((name) => !ctx.taskFlags.released?.[name]);
+  if (release.length > 0) {
+    const released = { ...ctx.taskFlags.released };
+    for (const name of release) {
+      released[name] = true;
+      enqueue.sendTo(name, { type: 'KILL' });
+    }
+    enqueue.assign({ taskFlags: { ...ctx.taskFlags, released } });
+  }
   // Once the alloc is being killed no task may start but the poststop ones: Nomad kills (killTasks) before its
   // coordinator hears of the new task states, so a task still waiting on its gate is killed, never started.
   const stopping = ctx.killing || fx.startKill;

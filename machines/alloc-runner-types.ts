@@ -71,6 +71,11 @@ export interface TaskFlags {
   runComplete: Record<string, boolean>;
   /** Tasks whose runner detached on SHUTDOWN. */
   detached: Record<string, boolean>;
+  /**
+   * Parked dead tasks already sent their release KILL: every task-state change re-runs the reducer, which
+   * names them until their stop hooks have run. Absent in snapshots written before it was kept.
+   */
+  released?: Record<string, boolean>;
 }
 
 /** Nomad's lifecycle coordinator: where it is and which gates it holds open. */
