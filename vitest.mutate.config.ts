@@ -18,6 +18,10 @@ export default defineConfig({
       // src/runtime/create-executor.ts: the executor's in-process suite (mock and capturing drivers only).
       'test/drivers/create-executor.test.ts',
       'test/hooks/**/*.test.ts',
+      // Nomad-fidelity scenarios, restore of damaged records and the task env: in process, on the mock driver.
+      'test/fidelity/**/*.test.ts',
+      'test/restore/corrupt-record.test.ts',
+      'test/env/**/*.test.ts',
     ],
     // Real processes and agents (raw_exec) only time out under mutation; they do not drive the machines' logic.
     exclude: ['test/properties/broken-variants.test.ts', 'test/runtime/real-processes.test.ts', 'test/runtime/agent.test.ts'],
