@@ -16,10 +16,11 @@ async function messagesOf(spec: AllocSpec): Promise<string[]> {
   const clock = new SimulatedClock(0);
   const seen: string[] = [];
   const inspect = (e: InspectionEvent) => {
-    if (e.type !== '@xstate.event' || e.actorRef.id === spec.id) return;
+    const id = (e.actorRef as { id?: string }).id;
+    if (e.type !== '@xstate.event' || id === spec.id) return;
     const ev = e.event as { type: string; open?: boolean };
-    if (ev.type === 'GATE') seen.push(`${e.actorRef.id} GATE ${ev.open ? 'open' : 'closed'}`);
-    if (ev.type === 'KILL') seen.push(`${e.actorRef.id} KILL`);
+    if (ev.type === 'GATE') seen.push(`${id} GATE ${ev.open ? 'open' : 'closed'}`);
+    if (ev.type === 'KILL') seen.push(`${id} KILL`);
   };
   const runner = createAllocRunner(spec, { clock, builtinHooks: false, inspect }).start();
   for (let i = 0; i < 10 && runner.getState().clientStatus !== 'complete'; i++) await clock.advance(1_000);
