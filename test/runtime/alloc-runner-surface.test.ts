@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Subject } from 'rxjs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createAllocRunner, type AllocRunnerOptions, type RunnerRejection } from '../../src/runtime/create-alloc-runner.ts';
 import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
 import type { Driver, ResourceUsage } from '../../src/drivers/controller.ts';
@@ -152,16 +152,18 @@ describe('latestAllocStats and logs()', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'allocrun-surface-'));
     const { clock, runner } = build(alloc([mock('web', { run_for: '1h' }), mock('db', { run_for: '1h' })]), { drivers: { mock: byTask }, builtinHooks: true, dataDir });
     runner.start();
-    await clock.advance(10);
-    expect(runner.latestAllocStats()).toEqual({ timestamp: 0, usage: { cpuPercent: 0, memoryRss: 0 }, tasks: {} });
+    // The builtin hooks make the dirs on disk (real I/O): wait until both tasks run and a read has opened their streams.
+    await vi.waitFor(async () => {
+      await clock.advance(1);
+      expect(runner.latestAllocStats()).toEqual({ timestamp: 0, usage: { cpuPercent: 0, memoryRss: 0 }, tasks: {} });
+      expect(Object.keys(streams).sort()).toEqual(['db', 'web']);
+    });
     const sample = (cpu: number, rss: number, timestamp: number): ResourceUsage => ({ timestamp, cpu: { percent: cpu, userMs: 0, systemMs: 0, totalTicks: 0 }, memory: { rss, vms: 0, swap: 0 }, pids: [1] });
     streams.web!.next(sample(20, 200, 5));
     streams.db!.next(sample(5, 50, 7));
     expect(runner.latestAllocStats()).toMatchObject({ timestamp: 7, usage: { cpuPercent: 25, memoryRss: 250 } });
     expect(runner.latestAllocStats('web')).toEqual({ timestamp: 5, usage: { cpuPercent: 20, memoryRss: 200 }, tasks: { web: sample(20, 200, 5) } });
-    runner.send({ type: 'KILL' });
-    await clock.advance(5_000);
-    await runner.done;
+    runner.stop();
   });
 
   it('logs() errors, naming the alloc and the task, for a task whose driver this runner does not have', () => {
