@@ -175,7 +175,7 @@ export class RawExecController implements Controller {
     if (!w || w.result) return;
     const signo = toSignalNumber(opts.signal);
     const timeout = Math.min(Math.max(0, opts.timeout), this.settings.maxKillTimeout);
-    if (w.supervisor) markStopping(w.supervisor.prefix);
+    if (w.supervisor) await markStopping(w.supervisor.prefix);
     w.signalAll(signo);
     const exited = w.waitExit(signal);
     if (await exitsWithin(this.ctx.clock, timeout, exited, signal)) return;
@@ -186,7 +186,7 @@ export class RawExecController implements Controller {
   async terminate(signal: AbortSignal): Promise<void> {
     const w = this.workload;
     if (!w || w.result) return;
-    if (w.supervisor) markStopping(w.supervisor.prefix);
+    if (w.supervisor) await markStopping(w.supervisor.prefix);
     w.signalAll(SIGKILL);
     await w.waitExit(signal);
   }
