@@ -225,6 +225,16 @@ describe('wiring', () => {
     await runner.done;
   });
 
+  it('a fresh runner leaves the private dir of a task of another driver alone', async () => {
+    const { dataDir, spec, priv } = reusedAllocDir();
+    const { clock, runner } = build({ ...spec, tasks: [{ ...spec.tasks[0]!, driver: 'mock' }] }, { dataDir });
+    runner.start();
+    expect(readdirSync(priv).sort()).toEqual(['exec-0-abc.exit', 'keep.txt']);
+    runner.send({ type: 'KILL' });
+    await clock.advance(5_000);
+    await runner.done;
+  });
+
   it('a restored runner keeps the supervisor files: they belong to the workloads it adopts', async () => {
     const { dataDir, spec, priv } = reusedAllocDir();
     const drivers = { raw_exec: { ...createMockDriver(), name: 'raw_exec' } };
