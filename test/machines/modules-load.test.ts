@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 /**
  * Every machine and runtime module loads. A machine definition that cannot be built (an initial state that
  * is not there, a transition to nowhere) throws while its module is evaluated: every suite importing it then
