@@ -9,10 +9,14 @@ import { createRawExecDriver } from '../drivers/raw-exec/raw-exec-driver.ts';
  */
 let sharedRawExec: Driver | undefined;
 
-/** `raw_exec` and `mock` (also under Nomad's name `mock_driver`), merged with the caller's drivers, which win. */
+/**
+ * `raw_exec` and `mock` (also under Nomad's name `mock_driver`), merged with the caller's drivers, which win.
+ * The table has no prototype: a task's driver name is looked up in it, and `constructor` or `toString` must
+ * find no driver (and be refused as unknown), not a method of Object.
+ */
 export function withDefaultDrivers(extra: Record<string, Driver> = {}): Record<string, Driver> {
   // The mock driver lists the controllers it made (for tests to inspect): one per runner, so the list goes with it.
   const mock = createMockDriver();
   sharedRawExec ??= createRawExecDriver();
-  return { raw_exec: sharedRawExec, mock, mock_driver: mock, ...extra };
+  return Object.assign(Object.create(null) as Record<string, Driver>, { raw_exec: sharedRawExec, mock, mock_driver: mock }, extra);
 }
