@@ -71,6 +71,12 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
       await flush();
       frozen = true;
     },
+    /** Stops writing without a last save, once any write under way is done: the record is being set aside. */
+    async halt(): Promise<void> {
+      frozen = true;
+      pending = false;
+      await writing;
+    },
   };
 }
 
@@ -125,12 +131,15 @@ export function createAgent(opts: AgentOptions): Agent {
           if (snap.status === 'error') throw snap.error;
           restored.push(runner);
         } catch (err) {
-          runners.get(record.spec.id)?.runner.stop();
-          // A snapshot this runtime cannot resume (damaged, or from an incompatible version).
+          const failed = runners.get(record.spec.id);
+          failed?.runner.stop();
+          // A snapshot this runtime cannot resume (damaged, or from an incompatible version). Its saves stop
+          // before the record is set aside: a save landing after would bring the damaged record back.
+          await failed?.persist.halt();
           runners.delete(record.spec.id);
           const where = store instanceof FileStateStore ? store.statePath(record.spec.id) : record.spec.id;
           const problem = new StateStoreError(
-            `${where}: allocation ${JSON.stringify(record.spec.id)} cannot be resumed from its runner snapshot (damaged, or written by an incompatible allocrun): ${(err as Error).message}`,
+            `${where}: allocation ${JSON.stringify(record.spec.id)} cannot be resumed from its runner snapshot (damaged, or written by an incompatible allocrun): ${err instanceof Error ? err.message : String(err)}`,
             where,
             { cause: err },
           );

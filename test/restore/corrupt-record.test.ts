@@ -70,6 +70,29 @@ describe('a damaged state record', () => {
     await agent.shutdown();
   });
 
+  it('(a snapshot that fails as it starts) stays moved aside: no save of the failed runner brings it back', async () => {
+    const dataDir = await dataDirWithTwoAllocs();
+    const badFile = join(dataDir, 'allocs', 'bad', 'state.json');
+    const record = JSON.parse(readFileSync(badFile, 'utf8')) as { snapshot: { snapshot: { children: Record<string, { src: string }> } } };
+    // A task runner made by an actor this runtime does not have: the runner errors as it starts.
+    for (const child of Object.values(record.snapshot.snapshot.children)) child.src = 'no-such-actor';
+    writeFileSync(badFile, JSON.stringify(record));
+
+    const agent = createAgent({ dataDir });
+    const restored = await agent.start();
+    expect(restored.map((r) => r.actor.id)).toEqual(['good']);
+    expect(agent.restoreErrors[0]!.message).not.toMatch(/: undefined;/);
+    restored[0]!.send({ type: 'KILL' });
+    await restored[0]!.done;
+    await agent.shutdown();
+    expect(existsSync(badFile)).toBe(false);
+    // The next agent finds nothing to report.
+    const next = createAgent({ dataDir });
+    await next.start();
+    expect(next.restoreErrors).toEqual([]);
+    await next.shutdown();
+  });
+
   it('leaves `allocrun status` working: a warning naming the file, then the healthy allocations', async () => {
     const dataDir = await dataDirWithTwoAllocs();
     const badFile = join(dataDir, 'allocs', 'bad', 'state.json');
