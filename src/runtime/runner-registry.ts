@@ -31,6 +31,12 @@ export interface RunnerBindings {
   allocEnv?: (alloc: AllocSpec) => HookEnv;
   /** The live controller of each task, by task name; empty after a restore until a task reattaches. */
   controllers: Map<string, Controller>;
+  /**
+   * Tasks whose workload has exited (their wait answered) until they start again: their controller is
+   * released, so a stop arriving before the machine hears of the exit has nothing left to stop.
+   * Made on first use.
+   */
+  exited?: Set<string>;
 }
 
 type AnySystem = ActorSystem<any>;

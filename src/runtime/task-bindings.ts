@@ -175,6 +175,7 @@ const hook = fromPromise<HookCallOutput, HookCallInput>(async ({ input, signal, 
 /** Interpolates the task's config, builds its controller and prepares and starts it. */
 const driverStart = fromPromise<DriverStartOutput, DriverCallInput>(async ({ input, signal, system }) => {
   const r = runnerOf(system);
+  r.exited?.delete(input.task.name);
   const previous = r.controllers.get(input.task.name);
   if (previous) await release(r, input.task.name, previous);
   let task = input.task;
@@ -203,12 +204,15 @@ const driverWait = fromPromise<ExitResult, DriverCallInput>(async ({ input, sign
   const r = runnerOf(system);
   const ctrl = controllerOf(r, input);
   const result = await ctrl.wait(signal);
+  (r.exited ??= new Set()).add(input.task.name);
   await release(r, input.task.name, ctrl);
   return result;
 });
 
 const driverShutdown = fromPromise<void, DriverShutdownInput>(async ({ input, signal, system }) => {
   const r = runnerOf(system);
+  // Exited a moment ago, its controller released: there is nothing to stop (Nomad's kill of a dead task).
+  if (r.exited?.has(input.task.name)) return;
   const ctrl = r.controllers.get(input.task.name) ?? controllerOf(r, input);
   await ctrl.shutdown({ signal: input.signal, timeout: input.timeout }, signal);
 });
