@@ -81,6 +81,28 @@ describe('task runner: what each run is judged as', () => {
     expect(r.state()).toMatchObject({ state: 'dead', failed: true });
   });
 
+  it('treats a start error that does not say it is recoverable as unrecoverable: Driver Failure, then Not Restarting', async () => {
+    const r = stubRunner({ groupRestart: retry }, { start: () => Promise.reject(new Error('exec format error')) });
+    await settle();
+    expect(r.types()).toEqual(['Received', 'Task Setup', 'Driver Failure', 'Not Restarting']);
+    expect(r.events()[2]).toEqual({ type: 'Driver Failure', time: 1_000, message: 'exec format error', displayMessage: 'exec format error' });
+    expect(r.events()[3]!.displayMessage).toBe('Error was unrecoverable');
+    expect(r.starts).toHaveLength(1);
+    expect(r.state()).toMatchObject({ state: 'dead', failed: true });
+  });
+
+  it('keeps a user restart a restart even when the driver reports that the agent stopped the workload', async () => {
+    const r = stubRunner({ groupRestart: retry }, {
+      shutdown: async () => r.exit({ exitCode: 143, signal: 15, stoppedByAgent: true }),
+    });
+    await settle();
+    r.actor.send({ type: 'RESTART' });
+    await r.clock.advance(0);
+    expect(r.types().slice(3)).toEqual(['Restart Signaled', 'Terminated', 'Restarting', 'Started']);
+    expect(r.state()).toMatchObject({ state: 'running', restarts: 1, failed: false });
+    expect(r.ctx().killRequested).toBe(false);
+  });
+
   it('records a failed validation by a prestart hook as the hook\'s own message, failing the task for good', async () => {
     const r = stubRunner({ groupRestart: retry, hooks: { prestart: ['validate'] } }, {
       hook: () => { throw failure('task name must not be empty', { eventType: 'Failed Validation', recoverable: true }); },
