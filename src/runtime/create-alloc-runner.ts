@@ -225,7 +225,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       if (!opts.snapshot) for (const t of spec.tasks) if (t.driver === RAW_EXEC) clearSupervisorFiles(join(allocDir, t.name));
       actor.start();
       // Resumed: the reducer runs again and running tasks re-run their restore hooks (see the machines).
-      if (opts.snapshot) actor.send({ type: 'RESTORED' });
+      if (opts.snapshot && actor.getSnapshot().status === 'active') actor.send({ type: 'RESTORED' });
       // Task runners are children: their rejections reach the caller too.
       for (const t of spec.tasks) {
         const child = actor.getSnapshot().children[t.name] as TaskRunnerActor | undefined;
