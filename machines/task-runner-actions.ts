@@ -8,7 +8,7 @@ import { clockNow } from './clock.ts';
 import { TaskEventType, appendEvent, setStatus, taskEvent } from './task-events.ts';
 import { childErrorOf } from './hook-calls.ts';
 import { decideRestart, mulberry32, type RestartTrigger } from './restart-tracker.ts';
-import { killTimeoutOf as killTimeoutOfTask, type ExitResult, type TaskEvent } from './model.ts';
+import { formatDuration, killTimeoutOf as killTimeoutOfTask, type ExitResult, type TaskEvent } from './model.ts';
 import { taskRunnerHookSetup } from './task-runner-setup.ts';
 import type { CommandRejection, DriverStartOutput, TaskRunnerContext } from './task-runner-types.ts';
 
@@ -132,7 +132,7 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       const time = clockNow(system);
       const delay = context.task.shutdownDelay ?? 0;
       const ev = taskEvent(TaskEventType.WaitingShutdownDelay, time, {
-        message: `Waiting for shutdown_delay of ${delay}ms before killing the task.`,
+        message: `Waiting for shutdown_delay of ${formatDuration(delay)} before killing the task.`,
       });
       return { deadline: time + delay, taskState: appendEvent(context.taskState, ev, 'pending') };
     }),
