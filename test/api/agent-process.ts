@@ -113,7 +113,10 @@ export interface AgentProcess {
   socket: Endpoint;
   /** Set when started with `http`. */
   tcp?: { host: string; port: number; token: string };
-  /** Purges every job (stopping their tasks), waits for the allocations to end, then stops the agent. */
+  /**
+   * Purges every job (stopping their tasks), waits for the allocations to end, then stops the agent: the one
+   * in `cli` when stop is called, so a test that replaced it (`{ ...agent, cli: next }`) stops its new agent.
+   */
   stop(): Promise<void>;
 }
 
@@ -138,8 +141,8 @@ export async function startAgent(opts: { http?: boolean; args?: string[] } = {})
       const jobs = (await call(socket, 'GET', '/v1/jobs')).json<{ ID: string }[]>();
       for (const j of jobs) await call(socket, 'DELETE', `/v1/job/${j.ID}?purge=true`);
       await waitForAllocs(socket, '/v1/allocations', (list) => list.every((a) => a.ClientStatus !== 'running' && a.ClientStatus !== 'pending'));
-      cli.child.kill('SIGTERM');
-      await cli.exited;
+      this.cli.child.kill('SIGTERM');
+      await this.cli.exited;
       await rm(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     },
   };
