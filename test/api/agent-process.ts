@@ -137,7 +137,7 @@ export async function startAgent(opts: { http?: boolean; args?: string[] } = {})
     dataDir,
     socket,
     tcp,
-    async stop() {
+    async stop(this: AgentProcess) {
       const jobs = (await call(socket, 'GET', '/v1/jobs')).json<{ ID: string }[]>();
       for (const j of jobs) await call(socket, 'DELETE', `/v1/job/${j.ID}?purge=true`);
       await waitForAllocs(socket, '/v1/allocations', (list) => list.every((a) => a.ClientStatus !== 'running' && a.ClientStatus !== 'pending'));
