@@ -3,73 +3,14 @@
 // updates count as a change (TasksEqualStable is a deep equality), how a failing or crashing step is
 // recorded, a step that fails while CLOSE waits for it, and what a closed manager keeps of rejected updates.
 import { describe, expect, it } from 'vitest';
-import { SimulatedClock, createActor, fromCallback } from 'xstate';
-import {
-  fromStep,
-  taskManagerMachine,
-  type ManagedTask,
-  type TaskManagerBackoff,
-  type TaskManagerEmitted,
-  type TaskManagerStepCommand,
-  type TaskManagerStepInput,
-  type TaskManagerStepOutput,
-} from '../../machines/task-manager.ts';
+import { fromCallback } from 'xstate';
+import { fromStep, type TaskManagerStepCommand, type TaskManagerStepInput } from '../../machines/task-manager.ts';
 import { SwarmTaskState } from '../../src/drivers/task-status.ts';
 import { settle } from '../../src/testing/simulated-clock.ts';
+import { managedTask, startManager } from './task-manager-fixtures.ts';
 
 const { NEW, PREPARING, RUNNING, SHUTDOWN } = SwarmTaskState;
 
-type TestTask = ManagedTask & { spec?: unknown };
-
-function managedTask(overrides: Partial<TestTask> = {}): TestTask {
-  return { id: 't1', desiredState: RUNNING, status: { state: NEW }, spec: { image: 'redis:7' }, ...overrides };
-}
-
-/** One `do` step the test settles by hand, with the signal the machine gave it. */
-interface StepCall {
-  input: TaskManagerStepInput;
-  signal: AbortSignal;
-  resolve(output: TaskManagerStepOutput): void;
-  reject(error: unknown): void;
-}
-
-/** The `do` actor's logic, as fromStep builds it. */
-type DoLogic = ReturnType<typeof fromStep>;
-
-/** The machine on xstate's SimulatedClock; its `do` step is hand-driven unless another `do` is given. */
-function startManager(opts: { task?: ManagedTask; backoff?: TaskManagerBackoff; seed?: number; do?: DoLogic; bare?: boolean } = {}) {
-  const clock = new SimulatedClock();
-  const steps: StepCall[] = [];
-  const handDriven = fromStep((input, signal) => new Promise((resolve, reject) => steps.push({ input, signal, resolve, reject })));
-  const machine = opts.bare ? taskManagerMachine : taskManagerMachine.provide({ actors: { do: opts.do ?? handDriven } });
-  const actor = createActor(machine, { clock, input: { task: opts.task ?? managedTask(), backoff: opts.backoff, seed: opts.seed } });
-  const emitted: TaskManagerEmitted[] = [];
-  actor.on('*', (ev) => emitted.push(ev));
-  actor.start();
-  const advance = async (ms: number) => {
-    clock.increment(ms);
-    await settle();
-  };
-  const finishStep = async (output: TaskManagerStepOutput) => {
-    steps[steps.length - 1]!.resolve(output);
-    await settle();
-  };
-  const failStep = async (error: unknown) => {
-    steps[steps.length - 1]!.reject(error);
-    await settle();
-  };
-  return {
-    clock,
-    actor,
-    steps,
-    emitted,
-    advance,
-    finishStep,
-    failStep,
-    value: () => actor.getSnapshot().value,
-    context: () => actor.getSnapshot().context,
-  };
-}
 
 describe('task manager: exponential backoff (swarmkit#2617)', () => {
   it('doubles the delay on each consecutive retry when the backoff names no factor', async () => {

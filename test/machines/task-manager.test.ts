@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { SimulatedClock, createActor, waitFor } from 'xstate';
+import { SimulatedClock, waitFor } from 'xstate';
 import {
   DEFAULT_TASK_RETRY_DELAY,
-  fromStep,
   retryDelayOf,
-  taskManagerMachine,
   type ManagedTask,
   type TaskManagerBackoff,
-  type TaskManagerEmitted,
-  type TaskManagerStepInput,
-  type TaskManagerStepOutput,
 } from '../../machines/task-manager.ts';
 import { mulberry32 } from '../../machines/restart-tracker.ts';
 import { createTaskManager } from '../../src/runtime/create-task-manager.ts';
@@ -17,51 +12,10 @@ import { ErrClosed, makeTemporary } from '../../src/drivers/errors.ts';
 import { SwarmTaskState, type SwarmTask, type SwarmTaskStatus } from '../../src/drivers/task-status.ts';
 import { StubController } from '../../src/testing/stub-controller.ts';
 import { settle } from '../../src/testing/simulated-clock.ts';
+import { managedTask, startManager } from './task-manager-fixtures.ts';
 
 const { NEW, ACCEPTED, PREPARING, READY, STARTING, RUNNING, COMPLETE, SHUTDOWN } = SwarmTaskState;
 
-/** A task as the tests hand it over: what the manager needs, plus a spec it must carry along untouched. */
-type TestTask = ManagedTask & { spec?: unknown };
-
-function managedTask(overrides: Partial<TestTask> = {}): TestTask {
-  return { id: 't1', desiredState: RUNNING, status: { state: NEW }, spec: { image: 'redis:7' }, ...overrides };
-}
-
-/** One `do` step the test resolves by hand, with the signal the machine gave it. */
-interface StepCall {
-  input: TaskManagerStepInput;
-  signal: AbortSignal;
-  resolve(output: TaskManagerStepOutput): void;
-  reject(error: unknown): void;
-}
-
-/** The machine with a hand-driven `do` actor, on xstate's SimulatedClock. */
-function startManager(opts: { task?: ManagedTask; backoff?: TaskManagerBackoff; seed?: number } = {}) {
-  const clock = new SimulatedClock();
-  const steps: StepCall[] = [];
-  const machine = taskManagerMachine.provide({
-    actors: {
-      do: fromStep((input, signal) => new Promise((resolve, reject) => steps.push({ input, signal, resolve, reject }))),
-    },
-  });
-  const actor = createActor(machine, { clock, input: { task: opts.task ?? managedTask(), backoff: opts.backoff, seed: opts.seed } });
-  const emitted: TaskManagerEmitted[] = [];
-  actor.on('*', (ev) => emitted.push(ev));
-  actor.start();
-  const value = () => actor.getSnapshot().value;
-  const context = () => actor.getSnapshot().context;
-  /** Advances the simulated clock, then lets the promise results it caused settle. */
-  const advance = async (ms: number) => {
-    clock.increment(ms);
-    await settle();
-  };
-  /** Resolves the latest step and lets the machine react. */
-  const finishStep = async (output: TaskManagerStepOutput) => {
-    steps[steps.length - 1]!.resolve(output);
-    await settle();
-  };
-  return { clock, actor, steps, emitted, value, context, advance, finishStep };
-}
 
 describe('task manager machine: stepping', () => {
   it('runs the first step as soon as it starts', () => {
