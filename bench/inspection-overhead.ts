@@ -8,7 +8,7 @@
  * flags (--cpu-prof, --cpu-prof-dir=DIR) reach the measuring process; ALLOCRUN_BENCH_TSX=1 measures the
  * TypeScript under tsx instead.
  *
- *   npx tsx bench/inspection-overhead.ts [allocs=200] [rounds=5]
+ *   npx tsx bench/inspection-overhead.ts [--quick] [--n 200] [--rounds 5]
  */
 import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -19,10 +19,12 @@ import { createInspectionStream } from '../src/inspect/inspection-stream.ts';
 import { createAllocRunner } from '../src/runtime/create-alloc-runner.ts';
 import type { AllocSpec } from '../src/jobspec/types.ts';
 import { SimulatedClock } from '../src/testing/simulated-clock.ts';
+import { benchArgs } from './lib/args.ts';
 import { compiledEntry } from './lib/compiled-entry.ts';
+import { median, printGoalRows } from './lib/stats.ts';
 
-const ALLOCS = Number(process.argv[2] ?? 200);
-const ROUNDS = Number(process.argv[3] ?? 5);
+// The same flags as every benchmark (`npm run bench -- --quick` passes them on).
+const { n: ALLOCS, rounds: ROUNDS } = benchArgs({ n: 200, quickN: 20, rounds: 5 });
 
 type Variant = { name: string; make: (clock: SimulatedClock) => { inspect?: (ev: InspectionEvent) => void; stats(): string } };
 
@@ -89,8 +91,6 @@ async function runOnce(v: Variant, dataDir: string): Promise<{ ms: number; cpu: 
   return { ms, cpu: (c.user + c.system) / 1000, stats: probe.stats() };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
 if (process.env.ALLOCRUN_BENCH_COMPILED || process.env.ALLOCRUN_BENCH_TSX) await measure();
 else {
   // Profiling flags (in their --flag=value form) go to the process that measures; tsx's loader does not.
@@ -139,6 +139,16 @@ async function measure(): Promise<void> {
       `\nP5: throughput with the stream + JSON is ${((baseCpu / json) * 100).toFixed(0)}% of without inspection (goal ≥ 90%); ` +
         `${((noop / json) * 100).toFixed(0)}% of a no-op inspect (XState's own cost: ${((baseCpu / noop) * 100).toFixed(0)}%)`,
     );
+    printGoalRows([
+      {
+        item: 'P5 throughput with the live inspection stream (JSON, as sent)',
+        figure: `${((ALLOCS / json) * 1000).toFixed(0)} lifecycles per CPU-s; ${stats.get('stream + JSON')}`,
+        baseline: `${((ALLOCS / baseCpu) * 1000).toFixed(0)}/s without inspection; no-op inspect ${((baseCpu / noop) * 100).toFixed(0)}%`,
+        ratio: `${((baseCpu / json) * 100).toFixed(0)}% of without`,
+        goal: '≥ 90%',
+        met: baseCpu / json >= 0.9,
+      },
+    ]);
     await printBreakdown(dataDir);
   } finally {
     await rm(dataDir, { recursive: true, force: true });
