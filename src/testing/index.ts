@@ -4,3 +4,4 @@ export { recordingTaskHook, recordingAllocHook, untilAborted, type HookCall } fr
 export { createMockDriver, MockStartError } from '../drivers/mock/mock-driver.ts';
 export { parseMockConfig, MockConfigError, type MockTaskConfig } from '../drivers/mock/mock-config.ts';
 export { StubController, type StubControllerOptions, type StubControllerMethods } from './stub-controller.ts';
+export { capturingDriver, type CapturingDriver } from './capturing-driver.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from 'xstate';
-import type { Controller, Driver, DriverContext } from '../../src/drivers/controller.ts';
+import type { Driver } from '../../src/drivers/controller.ts';
 import { Resolve } from '../../src/drivers/do.ts';
 import { ErrRuntimeUnsupported } from '../../src/drivers/errors.ts';
 import { SwarmTaskState, newSwarmTaskStatus, type SwarmTask } from '../../src/drivers/task-status.ts';
@@ -12,7 +12,7 @@ import type { TaskSpec } from '../../src/jobspec/types.ts';
 import { createExecutor } from '../../src/runtime/create-executor.ts';
 import { createTaskManager } from '../../src/runtime/create-task-manager.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
-import { StubController } from '../../src/testing/stub-controller.ts';
+import { capturingDriver } from '../../src/testing/capturing-driver.ts';
 
 const { NEW, ACCEPTED, PREPARING, READY, STARTING, RUNNING, COMPLETE, REJECTED } = SwarmTaskState;
 
@@ -33,17 +33,7 @@ function swarmTask(spec: Partial<TaskSpec> = {}, overrides: Partial<SwarmTask> =
 }
 
 /** A driver that records what each controller was built from. */
-function capturingDriver() {
-  const seen: { task: TaskSpec; ctx: DriverContext }[] = [];
-  const driver: Driver = {
-    name: 'capture',
-    controller(task, ctx): Controller {
-      seen.push({ task, ctx });
-      return new StubController();
-    },
-  };
-  return { driver, seen };
-}
+const capture = () => capturingDriver({ name: 'capture' });
 
 const signal = () => new AbortController().signal;
 
@@ -81,7 +71,7 @@ describe('createExecutor', () => {
   });
 
   it('resolves the controller by the task spec driver name, with the task env and its config interpolated', () => {
-    const { driver, seen } = capturingDriver();
+    const { driver, seen } = capture();
     const clock = new SimulatedClock();
     const executor = createExecutor({ drivers: { capture: driver }, node, clock, dataDir: '/srv/allocrun', hostEnv: {} });
     executor.controller(swarmTask({ driver: 'capture', config: { dir: '${NOMAD_TASK_DIR}', host: '${node.unique.name}' } }, { slot: 3 }));
@@ -107,7 +97,7 @@ describe('createExecutor', () => {
   });
 
   it('describe reports hostname, platform, resources and the driver plugins', async () => {
-    const executor = createExecutor({ node, drivers: { capture: capturingDriver().driver } });
+    const executor = createExecutor({ node, drivers: { capture: capture().driver } });
     expect(await executor.describe(signal())).toEqual({
       hostname: 'worker-1',
       platform: { architecture: 'x64', os: 'linux' },
@@ -121,7 +111,7 @@ describe('createExecutor', () => {
   });
 
   it("configure propagates the manager's node: tasks see its id and labels", async () => {
-    const { driver, seen } = capturingDriver();
+    const { driver, seen } = capture();
     const executor = createExecutor({ drivers: { capture: driver }, node });
     await executor.configure({ id: 'swarm-node-7', labels: { zone: 'b' } }, signal());
     executor.controller(swarmTask({ driver: 'capture', config: { id: '${node.unique.id}', zone: '${meta.zone}', rack: '${meta.rack}' } }));

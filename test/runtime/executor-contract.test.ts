@@ -7,14 +7,13 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Controller, Driver, DriverContext } from '../../src/drivers/controller.ts';
+import type { Controller } from '../../src/drivers/controller.ts';
 import { ErrRuntimeUnsupported } from '../../src/drivers/errors.ts';
 import type { EncryptionKey, NodeInfo as SwarmNodeInfo } from '../../src/drivers/executor.ts';
 import { SwarmTaskState, newSwarmTaskStatus, type SwarmTask } from '../../src/drivers/task-status.ts';
 import type { NodeInfo } from '../../src/env/node-info.ts';
-import type { TaskSpec } from '../../src/jobspec/types.ts';
 import { createExecutor } from '../../src/runtime/create-executor.ts';
-import { StubController } from '../../src/testing/stub-controller.ts';
+import { capturingDriver } from '../../src/testing/capturing-driver.ts';
 
 /** A node with exactly these attributes: no local fingerprint is merged in. */
 function nodeWith(attributes: Record<string, string>): NodeInfo {
@@ -34,17 +33,7 @@ function swarmTask(overrides: Partial<SwarmTask> = {}): SwarmTask {
 }
 
 /** A driver that records what each controller was built from. */
-function capturingDriver() {
-  const seen: { task: TaskSpec; ctx: DriverContext }[] = [];
-  const driver: Driver = {
-    name: 'capture',
-    controller(task, ctx): Controller {
-      seen.push({ task, ctx });
-      return new StubController();
-    },
-  };
-  return { driver, seen };
-}
+const capture = () => capturingDriver({ name: 'capture' });
 
 const signal = () => new AbortController().signal;
 
@@ -167,7 +156,7 @@ describe('SetNetworkBootstrapKeys', () => {
 
 describe('Controller: one per task, by its spec driver', () => {
   it("puts the task's directories under the OS temp dir's allocrun/tasks when no data dir is given", () => {
-    const { driver, seen } = capturingDriver();
+    const { driver, seen } = capture();
     createExecutor({ drivers: { capture: driver }, node: fullNode, hostEnv: {} }).controller(swarmTask());
     expect(seen[0]!.ctx).toMatchObject({
       allocDir: join(tmpdir(), 'allocrun', 'tasks', 'task1'),
@@ -176,13 +165,13 @@ describe('Controller: one per task, by its spec driver', () => {
   });
 
   it("names the task's job after its service (NOMAD_JOB_NAME)", () => {
-    const { driver, seen } = capturingDriver();
+    const { driver, seen } = capture();
     createExecutor({ drivers: { capture: driver }, node: fullNode, hostEnv: {} }).controller(swarmTask({ serviceId: 'svc-api' }));
     expect(seen[0]!.ctx.env).toMatchObject({ NOMAD_JOB_NAME: 'svc-api', NOMAD_GROUP_NAME: 'web', NOMAD_ALLOC_NAME: 'svc-api.web[0]' });
   });
 
   it("names the job after the task spec when the task belongs to no service", () => {
-    const { driver, seen } = capturingDriver();
+    const { driver, seen } = capture();
     createExecutor({ drivers: { capture: driver }, node: fullNode, hostEnv: {} }).controller(swarmTask());
     expect(seen[0]!.ctx.env).toMatchObject({ NOMAD_JOB_NAME: 'web', NOMAD_ALLOC_NAME: 'web.web[0]' });
   });
@@ -191,7 +180,7 @@ describe('Controller: one per task, by its spec driver', () => {
     ['a path that starts with a safe name', 'task1/../../etc'],
     ['a trailing newline', 'task1\n'],
   ])('refuses a task id with %s', (_, id) => {
-    const { driver, seen } = capturingDriver();
+    const { driver, seen } = capture();
     expect(() => createExecutor({ drivers: { capture: driver }, node: fullNode }).controller(swarmTask({ id }))).toThrow(
       new TypeError(`executor.controller: task id ${JSON.stringify(id)} must be letters, digits, '_', '.' or '-'`),
     );
@@ -202,7 +191,7 @@ describe('Controller: one per task, by its spec driver', () => {
     ['missing', undefined, 'undefined'],
     ['a number', 42, '42'],
   ])('refuses a task whose id is %s, with a TypeError that quotes it', (_, id, shown) => {
-    const { driver, seen } = capturingDriver();
+    const { driver, seen } = capture();
     expect(() =>
       createExecutor({ drivers: { capture: driver }, node: fullNode }).controller(swarmTask({ id: id as unknown as string })),
     ).toThrow(new TypeError(`executor.controller: task id ${shown} must be letters, digits, '_', '.' or '-'`));

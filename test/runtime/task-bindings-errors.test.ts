@@ -18,6 +18,7 @@ import type { TaskRunnerInput } from '../../machines/task-runner.ts';
 import { SimulatedClock, settle } from '../../src/testing/simulated-clock.ts';
 import { StubController, type StubControllerOptions } from '../../src/testing/stub-controller.ts';
 import { untilAborted } from '../../src/testing/hook-recorder.ts';
+import { capturingDriver } from '../../src/testing/capturing-driver.ts';
 
 const web: TaskSpec = { name: 'web', driver: 'stub', config: {} };
 const NO_RESTART = { attempts: 0, interval: 3_600_000, delay: 1_000, mode: 'fail' as const };
@@ -26,21 +27,7 @@ const NO_RESTART = { attempts: 0, interval: 3_600_000, delay: 1_000, mode: 'fail
 const runsUntilStopped: StubControllerOptions = { wait: async (signal) => untilAborted(signal).then(() => ({ exitCode: 0, signal: 0 })) };
 
 /** A driver of stub controllers; `recover`, when given, reattaches. */
-function stubDriver(make: () => Controller, recover?: Driver['recover']) {
-  const made: Controller[] = [];
-  const contexts: DriverContext[] = [];
-  const driver: Driver = {
-    name: 'stub',
-    controller: (_task, ctx) => {
-      contexts.push(ctx);
-      const c = make();
-      made.push(c);
-      return c;
-    },
-    ...(recover && { recover }),
-  };
-  return { driver, made, contexts };
-}
+const stubDriver = (make: () => Controller, recover?: Driver['recover']) => capturingDriver({ make, recover });
 
 /** The errors `driver:start` failed with, as the inspector sees them. */
 function startErrors() {

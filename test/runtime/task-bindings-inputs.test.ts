@@ -6,28 +6,14 @@
 import { of, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { createTaskRunner, type TaskRunnerOptions } from '../../src/runtime/create-task-runner.ts';
-import type { Controller, Driver, DriverContext, ResourceUsage } from '../../src/drivers/controller.ts';
+import type { Controller, DriverContext, ResourceUsage } from '../../src/drivers/controller.ts';
 import type { TaskExitedRequest, TaskHook, TaskPoststartRequest } from '../../src/hooks/types.ts';
 import type { ExitResult, TaskMount, TaskSpec } from '../../src/jobspec/types.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { StubController } from '../../src/testing/stub-controller.ts';
 import { recordingTaskHook, untilAborted, type HookCall } from '../../src/testing/hook-recorder.ts';
+import { capturingDriver } from '../../src/testing/capturing-driver.ts';
 
-/** A driver of controllers made by `make`, remembering the context each one was built with. */
-function capturingDriver<C extends Controller>(make: () => C) {
-  const contexts: DriverContext[] = [];
-  const made: C[] = [];
-  const driver: Driver = {
-    name: 'stub',
-    controller: (_task, ctx) => {
-      contexts.push(ctx);
-      const c = make();
-      made.push(c);
-      return c;
-    },
-  };
-  return { driver, contexts, made };
-}
 
 /** A stub whose workload runs until it is stopped. */
 const longRunning = () => new StubController({ wait: async (signal) => untilAborted(signal).then(() => ({ exitCode: 0, signal: 0 })) });
@@ -36,7 +22,7 @@ const RESTART_ONCE = { attempts: 1, interval: 3_600_000, delay: 1_000, mode: 'fa
 
 function run<C extends Controller>(make: () => C, opts: TaskRunnerOptions = {}, task: Partial<TaskSpec> = {}) {
   const clock = new SimulatedClock(0);
-  const d = capturingDriver(make);
+  const d = capturingDriver({ make });
   const runner = createTaskRunner({ name: 'web', driver: 'stub', config: {}, ...task }, { clock, drivers: { stub: d.driver }, seed: 1, ...opts }).start();
   return { clock, runner, ...d };
 }
