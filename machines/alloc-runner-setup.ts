@@ -50,20 +50,19 @@ const allocRunnerBase = setup({
   guards: {
     isTaskChild: ({ context, event }) => taskSpec(context, event.type.slice('xstate.done.actor.'.length)) !== undefined,
     /**
-     * A task runner's snapshot carries news for the alloc: its TaskState, a new rejection, its run completing
-     * or its detaching. Most of a runner's steps (hook cursors, driver calls) change none of these; the
-     * reducer is a function of them, so such a snapshot would only repeat its last answer.
+     * A task runner's snapshot carries news for the alloc: its TaskState, a new rejection, its run completing.
+     * Most of a runner's steps (hook cursors, driver calls) change none of these; the reducer is a function of
+     * them, so such a snapshot would only repeat its last answer. (XState relays active snapshots only: a
+     * runner that detaches reaches the alloc as its done event, `taskDetached`.)
      */
     taskNews: ({ context, event }) => {
       const name = event.type.slice('xstate.snapshot.'.length);
-      const snap = (event as { snapshot?: { context?: TaskRunnerContext; status?: string } }).snapshot;
-      const tc = snap?.context;
+      const tc = (event as { snapshot?: { context?: TaskRunnerContext } }).snapshot?.context;
       if (!tc || !taskSpec(context, name)) return false;
       return (
         context.taskStates[name] !== tc.taskState ||
         context.taskFlags.rejections[name] !== tc.rejections.length ||
-        context.taskFlags.runComplete[name] !== tc.runComplete ||
-        context.taskFlags.detached[name] !== (snap.status === 'done' && !tc.runComplete)
+        context.taskFlags.runComplete[name] !== tc.runComplete
       );
     },
     allTasksComplete: ({ context }) => context.alloc.tasks.every((t) => context.taskFlags.runComplete[t.name]),
@@ -118,9 +117,8 @@ const allocRunnerBase = setup({
     /** Mirrors a child's TaskState, then runs Nomad's task-state reducer and the coordinator. */
     taskChanged: enqueueActions(({ enqueue, context, event, system }) => {
       const name = event.type.slice('xstate.snapshot.'.length);
-      const snap = (event as { snapshot: { context: TaskRunnerContext; status: string } }).snapshot;
       if (!taskSpec(context, name)) return;
-      const tc = snap.context;
+      const tc = (event as { snapshot: { context: TaskRunnerContext } }).snapshot.context;
       const taskStates = { ...context.taskStates, [name]: tc.taskState };
       const flags = context.taskFlags;
       const restartPending = { ...flags.restartPending };
@@ -139,7 +137,7 @@ const allocRunnerBase = setup({
           restartPending,
           rejections: { ...flags.rejections, [name]: tc.rejections.length },
           runComplete: { ...flags.runComplete, [name]: tc.runComplete },
-          detached: { ...flags.detached, [name]: snap.status === 'done' && !tc.runComplete },
+          detached: flags.detached,
           ...(released && { released }),
         },
       };
