@@ -29,7 +29,7 @@ async function relaysOf(spec: AllocSpec): Promise<Relay[]> {
   let allocContext: unknown;
   const inspect = (e: InspectionEvent) => {
     if (e.type !== '@xstate.snapshot' || (e.actorRef as { id?: string }).id !== spec.id) return;
-    const context = (e.snapshot as { context: unknown }).context;
+    const context = (e.snapshot as unknown as { context: unknown }).context;
     const ev = e.event as { type: string; snapshot?: { context: { taskState: unknown; rejections: unknown[]; runComplete: boolean } } };
     if (ev.type.startsWith('xstate.snapshot.') && ev.snapshot) {
       const name = ev.type.slice('xstate.snapshot.'.length);
