@@ -7,30 +7,12 @@ import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createAgent, type AgentOptions, type AgentRecord } from '../../src/runtime/create-agent.ts';
-import type { AllocRecord, StateStore } from '../../src/state/store.ts';
+import { createAgent, type AgentOptions } from '../../src/runtime/create-agent.ts';
+import type { StateStore } from '../../src/state/store.ts';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
 import type { TaskHook } from '../../src/hooks/types.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
-
-/** A store in memory; `failSaves` makes every save fail as a full disk would. */
-class MemoryStore implements StateStore {
-  readonly records = new Map<string, AgentRecord>();
-  failSaves = false;
-  async save(id: string, record: AllocRecord): Promise<void> {
-    if (this.failSaves) throw new Error('disk full');
-    this.records.set(id, JSON.parse(JSON.stringify(record)) as AgentRecord);
-  }
-  async load(id: string) {
-    return this.records.get(id);
-  }
-  async list() {
-    return [...this.records.values()];
-  }
-  async remove(id: string) {
-    this.records.delete(id);
-  }
-}
+import { MemoryStore } from './memory-store.ts';
 
 const spec = (id: string, runFor = '1h'): AllocSpec => ({ id, job: 'j', group: 'g', type: 'batch', tasks: [{ name: 'main', driver: 'mock', config: { run_for: runFor } }] });
 

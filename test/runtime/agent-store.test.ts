@@ -4,46 +4,12 @@
  * raw_exec agent and its files on disk are test/runtime/agent.test.ts and test/restore/.)
  */
 import { describe, expect, it } from 'vitest';
-import { createAgent, DuplicateAllocError, type AgentOptions, type AgentRecord } from '../../src/runtime/create-agent.ts';
-import { StateStoreError, type AllocRecord, type StateScan, type StateStore } from '../../src/state/store.ts';
+import { createAgent, DuplicateAllocError, type AgentOptions } from '../../src/runtime/create-agent.ts';
+import { StateStoreError, type StateScan, type StateStore } from '../../src/state/store.ts';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { SpecError } from '../../src/jobspec/spec-error.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
-
-/** A store in memory: what was saved, in order, as JSON (what a file would hold). */
-class MemoryStore implements StateStore {
-  readonly records = new Map<string, AgentRecord>();
-  readonly saves: AgentRecord[] = [];
-  /** A save in progress when another begins would interleave two writes of one record. */
-  writing = 0;
-  overlapped = false;
-  /** Resolves the save in flight; a test holds saves back to see what queues behind them. */
-  hold?: Promise<void>;
-  failSaves = false;
-
-  async save(id: string, record: AllocRecord): Promise<void> {
-    if (this.writing > 0) this.overlapped = true;
-    this.writing++;
-    try {
-      await this.hold;
-      if (this.failSaves) throw new Error('disk full');
-      const copy = JSON.parse(JSON.stringify(record)) as AgentRecord;
-      this.saves.push(copy);
-      this.records.set(id, copy);
-    } finally {
-      this.writing--;
-    }
-  }
-  async load(id: string) {
-    return this.records.get(id);
-  }
-  async list() {
-    return [...this.records.values()];
-  }
-  async remove(id: string) {
-    this.records.delete(id);
-  }
-}
+import { MemoryStore } from './memory-store.ts';
 
 /** A store that also scans, reporting the problems it was given. */
 class ScanningStore extends MemoryStore {
