@@ -134,10 +134,10 @@ const allocRunnerBase = setup({
         ...context,
         taskStates,
         taskFlags: {
+          ...flags,
           restartPending,
           rejections: { ...flags.rejections, [name]: tc.rejections.length },
           runComplete: { ...flags.runComplete, [name]: tc.runComplete },
-          detached: flags.detached,
           ...(released && { released }),
         },
       };
