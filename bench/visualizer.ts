@@ -117,6 +117,9 @@ try {
     );
     console.log(rows[rows.length - 1]);
     await page.close();
+    // Kill before stopping: a mock workload outlives a stopped runner (as a process outlives its agent), and
+    // the sidecars' hour-long timers would keep this process alive for an hour after the last row.
+    await Promise.all([...runners.values()].map((r) => (r.send({ type: 'KILL' }), r.done)));
     for (const r of runners.values()) r.stop();
     await server.close();
   }
