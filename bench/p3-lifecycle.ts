@@ -14,7 +14,7 @@ import { createAllocRunner } from '../src/runtime/create-alloc-runner.ts';
 import { benchArgs, isMain } from './lib/args.ts';
 import { startBareAlloc } from './lib/bare-alloc.ts';
 import { threeTaskSpec } from './lib/three-task-spec.ts';
-import { cpuMsSince, fmt, median, printGoalRows, printTable, type GoalRow } from './lib/stats.ts';
+import { cpuMark, cpuMsSince, fmt, median, printGoalRows, printTable, type GoalRow } from './lib/stats.ts';
 
 const CONCURRENCY = 100;
 
@@ -67,7 +67,7 @@ export async function runP3(opts: { n: number; rounds: number }): Promise<P3Resu
     for (let round = 0; round < opts.rounds; round++) {
       for (const v of variants) {
         const t0 = performance.now();
-        const c0 = process.cpuUsage();
+        const c0 = cpuMark();
         await pool(opts.n, CONCURRENCY, (i) => v.run(i, String(round), dataDir));
         cpu.get(v.name)!.push(cpuMsSince(c0));
         wall.get(v.name)!.push(performance.now() - t0);

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { firstValueFrom, filter } from 'rxjs';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { createAgent, type Agent } from '../../src/runtime/create-agent.ts';
-import { childPidsOf, trackPid } from './pids.ts';
+import { descendantPidsOf, trackPid } from './pids.ts';
 
 /** The command every fleet runs: a process that sits until killed. */
 export const SLEEP = { command: '/usr/bin/sleep', args: ['1000'] };
@@ -70,12 +70,12 @@ export class AllocrunFleet {
 
   /** Runs `n` allocations; resolves once every one reports `running`. */
   async start(n: number): Promise<void> {
-    const before = new Set(childPidsOf(process.pid));
+    const before = new Set(descendantPidsOf(process.pid));
     const runners = Array.from({ length: n }, () => this.agent.run(sleepAlloc(`a${this.seq++}`)));
     try {
       await Promise.all(runners.map((r) => firstValueFrom(r.state$.pipe(filter((s) => s.clientStatus !== 'pending')))));
     } finally {
-      for (const pid of childPidsOf(process.pid)) if (!before.has(pid)) trackPid(pid);
+      for (const pid of descendantPidsOf(process.pid)) if (!before.has(pid)) trackPid(pid);
     }
     const bad = runners.find((r) => r.getState().clientStatus !== 'running');
     if (bad) throw new Error(`an allocation did not reach running: ${JSON.stringify(bad.getState())}`);

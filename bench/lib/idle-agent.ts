@@ -13,8 +13,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
 import { AllocrunFleet } from './fleets.ts';
-import { childPidsOf } from './pids.ts';
-import { cpuMsSince } from './stats.ts';
+import { descendantPidsOf } from './pids.ts';
+import { cpuMark, cpuMsSince } from './stats.ts';
+import { readProcMemory } from '../../src/drivers/raw-exec/proc-stat.ts';
+import { spawnerPid } from '../../src/drivers/raw-exec/spawner.ts';
 
 /** What the child reports to the parent. */
 export type IdleAgentMessage =
@@ -22,6 +24,12 @@ export type IdleAgentMessage =
   | { type: 'result'; allocs: number; idleSec: number; idleCpuMs: number; watchedSec: number; watchedCpuMs: number; rssBefore: number; rssIdle: number; startMs: number };
 
 const send = (m: IdleAgentMessage) => new Promise<void>((resolve) => process.send!(m, () => resolve()));
+/** The agent's resident memory with its raw_exec spawner helper's: the helper holds the supervisors' pipes. */
+function agentRss(): number {
+  const helper = spawnerPid();
+  return process.memoryUsage().rss + (helper === undefined ? 0 : (readProcMemory(helper)?.rss ?? 0));
+}
+
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const [allocs, idleSec, watchedSec, settleSec = 2] = process.argv.slice(2, 6).map(Number) as [number, number, number, number?];
@@ -30,25 +38,25 @@ const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p6-'));
 const fleet = new AllocrunFleet(dataDir);
 try {
   global.gc?.();
-  const rssBefore = process.memoryUsage().rss;
+  const rssBefore = agentRss();
   const t0 = performance.now();
   try {
     await fleet.start(allocs);
   } finally {
-    await send({ type: 'pids', pids: childPidsOf(process.pid) });
+    await send({ type: 'pids', pids: descendantPidsOf(process.pid) });
   }
   if (restart) await fleet.restart();
   const startMs = performance.now() - t0;
   // Let the start's aftermath (state writes, first timers) pass before the idle window opens.
   await wait(settleSec * 1000);
-  let c0 = process.cpuUsage();
+  let c0 = cpuMark();
   await wait(idleSec * 1000);
   const idleCpuMs = cpuMsSince(c0);
   global.gc?.();
-  const rssIdle = process.memoryUsage().rss;
+  const rssIdle = agentRss();
 
   const subs: Subscription[] = fleet.runners().map((r) => r.stats$.subscribe(() => undefined));
-  c0 = process.cpuUsage();
+  c0 = cpuMark();
   await wait(watchedSec * 1000);
   const watchedCpuMs = cpuMsSince(c0);
   for (const s of subs) s.unsubscribe();

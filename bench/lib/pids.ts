@@ -49,14 +49,24 @@ export function killTracked(): number {
   return killed;
 }
 
-/** The pids whose parent is `ppid` (one scan of /proc). */
-export function childPidsOf(ppid: number): number[] {
-  const out: number[] = [];
+/** Every live descendant of `pid`: its children, theirs (a raw_exec agent's supervisors are its spawner helper's children), and so on. */
+export function descendantPidsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
   for (const name of readdirSync('/proc')) {
     const c = name.charCodeAt(0);
     if (c < 48 || c > 57) continue;
     const stat = readProcStat(Number(name));
-    if (stat && stat.ppid === ppid && isLive(stat)) out.push(stat.pid);
+    if (!stat || !isLive(stat)) continue;
+    const siblings = children.get(stat.ppid);
+    if (siblings) siblings.push(stat.pid);
+    else children.set(stat.ppid, [stat.pid]);
+  }
+  const out: number[] = [];
+  for (let queue = [pid]; queue.length > 0; ) {
+    const next: number[] = [];
+    for (const p of queue) for (const child of children.get(p) ?? []) next.push(child);
+    out.push(...next);
+    queue = next;
   }
   return out;
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { AllocrunFleet, RawFleet, SLEEP } from './fleets.ts';
 import { killTracked } from './pids.ts';
 import { openPm2 } from './pm2-fleet.ts';
-import { cpuMsSince, fmt, median, printGoalRows, printTable, type GoalRow } from './stats.ts';
+import { cpuMark, cpuMsSince, fmt, median, printGoalRows, printTable, type GoalRow } from './stats.ts';
 
 /** Median start and kill times (ms) of one fleet. */
 export interface FleetTimes {
@@ -62,12 +62,12 @@ export async function measureStartKill(opts: { n: number; rounds: number; withPm
       for (const m of makers) {
         const fleet = m.make();
         let t0 = performance.now();
-        let c0 = process.cpuUsage();
+        let c0 = cpuMark();
         await fleet.start(opts.n);
         const startMs = performance.now() - t0;
         const startCpuMs = cpuMsSince(c0);
         t0 = performance.now();
-        c0 = process.cpuUsage();
+        c0 = cpuMark();
         await fleet.kill();
         const killMs = performance.now() - t0;
         const killCpuMs = cpuMsSince(c0);

@@ -1,4 +1,6 @@
 /** Small statistics and formatting helpers shared by the benchmarks. */
+import { spawnerPid } from '../../src/drivers/raw-exec/spawner.ts';
+import { procUsage } from './pids.ts';
 
 /** The median of `xs` (the upper one for an even count); NaN for none. */
 export function median(xs: readonly number[]): number {
@@ -45,8 +47,25 @@ export function printGoalRows(rows: readonly GoalRow[]): void {
   }
 }
 
-/** Milliseconds of CPU (user + system) this process used since `since`. */
-export function cpuMsSince(since: NodeJS.CpuUsage): number {
-  const c = process.cpuUsage(since);
-  return (c.user + c.system) / 1000;
+/** Where a CPU measurement starts: this process's usage and its raw_exec spawner helper's, if one runs. */
+export interface CpuMark {
+  usage: NodeJS.CpuUsage;
+  helperMs: number;
+}
+
+/** CPU (ms) the raw_exec spawner helper has used; it works for this process, so it counts as this process's. */
+function helperCpuMs(): number {
+  const pid = spawnerPid();
+  return pid === undefined ? 0 : (procUsage(pid)?.cpuMs ?? 0);
+}
+
+/** Marks the start of a CPU measurement (see `cpuMsSince`). */
+export function cpuMark(): CpuMark {
+  return { usage: process.cpuUsage(), helperMs: helperCpuMs() };
+}
+
+/** Milliseconds of CPU (user + system) this process, and its spawner helper, used since `since`. */
+export function cpuMsSince(since: CpuMark): number {
+  const c = process.cpuUsage(since.usage);
+  return (c.user + c.system) / 1000 + Math.max(0, helperCpuMs() - since.helperMs);
 }

@@ -1,15 +1,19 @@
 /**
- * The spawner thread raw_exec starts its supervisors from: it spawns, passes the child's fd 3 report, the
- * go and the exit across the thread boundary, reports spawn failures the way spawn does, and a released
- * child does not keep the agent's process alive.
+ * The spawner helper raw_exec starts its supervisors from: it spawns, passes the child's fd 3 report, the
+ * go and the exit across the process boundary, reports spawn failures the way spawn does, a released
+ * child does not keep the agent's process alive, and the helper does not outlive the agent.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isLive, readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
-import { spawnInWorker } from '../../src/drivers/raw-exec/spawner.ts';
+import { spawnerPid, spawnViaHelper } from '../../src/drivers/raw-exec/spawner.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
@@ -24,9 +28,15 @@ afterEach(() => {
   }
 });
 
-const sh = (script: string) => spawnInWorker('/bin/sh', ['-c', script], { cwd: '/', env: {} });
+/** Polls `ok` every 20 ms for up to 10 s. */
+async function waitFor(ok: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 20));
+  expect(ok()).toBe(true);
+}
 
-describe('the raw_exec spawner thread', () => {
+const sh = (script: string) => spawnViaHelper('/bin/sh', ['-c', script], { cwd: '/', env: {} });
+
+describe('the raw_exec spawner helper', () => {
   it('passes the first line the child writes on fd 3, then its exit', async () => {
     const child = await sh('echo 1234 >&3; echo more >&3; exit 7');
     expect(await child.reported).toBe('1234');
@@ -52,14 +62,16 @@ describe('the raw_exec spawner thread', () => {
     strays.push(child.pid);
     const stat = readProcStat(child.pid);
     expect(stat?.pgrp).toBe(child.pid);
-    expect(stat?.ppid).toBe(process.pid);
+    // The helper's child, not the agent's: the agent never forks its own heap for a supervisor.
+    expect(stat?.ppid).toBe(spawnerPid());
+    expect(stat?.ppid).not.toBe(process.pid);
     child.go('\n');
     await child.exited;
   });
 
   it('rejects as spawn fails: at once for invalid arguments, through the error event for a missing cwd', async () => {
-    await expect(spawnInWorker('/bin/sh', ['-c', 'exit 0', 'a\0b'], { cwd: '/', env: {} })).rejects.toMatchObject({ sync: true });
-    await expect(spawnInWorker('/bin/sh', ['-c', 'exit 0'], { cwd: '/no/such/dir', env: {} })).rejects.toMatchObject({ sync: false, code: 'ENOENT' });
+    await expect(spawnViaHelper('/bin/sh', ['-c', 'exit 0', 'a\0b'], { cwd: '/', env: {} })).rejects.toMatchObject({ sync: true });
+    await expect(spawnViaHelper('/bin/sh', ['-c', 'exit 0'], { cwd: '/no/such/dir', env: {} })).rejects.toMatchObject({ sync: false, code: 'ENOENT' });
   });
 
   it('does not keep the process alive once the child is released', async () => {
@@ -67,5 +79,20 @@ describe('the raw_exec spawner thread', () => {
     const pid = Number(stdout.trim());
     strays.push(pid);
     expect(isLive(readProcStat(pid)), 'the released child outlives the process that spawned it').toBe(true);
+  }, 30_000);
+
+  it('exits when the agent dies, closing the go pipe of a child that waits for it; the child runs on', async () => {
+    const statusFile = join(await mkdtemp(join(tmpdir(), 'spawner-dies-')), 'read-status');
+    const agent = spawn(process.execPath, ['--import', 'tsx', join(here, 'fixtures', 'spawner-agent-dies.ts'), statusFile], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+    strays.push(agent.pid!);
+    const [line] = (await once(agent.stdout!, 'data')) as [Buffer];
+    const [helperPid, childPid] = line.toString().trim().split(' ').map(Number) as [number, number];
+    strays.push(childPid, helperPid);
+    expect(isLive(readProcStat(helperPid))).toBe(true);
+    agent.kill('SIGKILL');
+    await waitFor(() => !isLive(readProcStat(helperPid)));
+    await waitFor(() => existsSync(statusFile) && readFileSync(statusFile, 'utf8').trim() !== '');
+    expect(readFileSync(statusFile, 'utf8').trim(), 'the read of the go ends at EOF, not with a line').not.toBe('0');
+    expect(isLive(readProcStat(childPid)), 'the child outlives the agent and its helper').toBe(true);
   }, 30_000);
 });

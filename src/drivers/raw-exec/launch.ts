@@ -29,7 +29,7 @@ import {
   writeIntent,
   type SupervisorRef,
 } from './supervisor.ts';
-import { spawnInWorker, type WorkerChild, type WorkerSpawnError } from './spawner.ts';
+import { spawnViaHelper, type SpawnedChild, type SpawnerError } from './spawner.ts';
 import { AdoptedWorkload, SpawnedWorkload } from './workload.ts';
 
 /** What a launch needs from the controller. */
@@ -157,7 +157,7 @@ export function openOutput(supervisor: SupervisorRef): TaskOutput | undefined {
 }
 
 /** The workload pid the supervisor reports on fd 3 (or, failing that, records in its pid file). */
-async function workloadPid(child: WorkerChild, prefix: string): Promise<number | undefined> {
+async function workloadPid(child: SpawnedChild, prefix: string): Promise<number | undefined> {
   const line = await child.reported;
   const m = line === undefined ? null : /^(\d+)$/.exec(line);
   return m ? Number(m[1]) : readWorkloadPid(prefix);
@@ -185,15 +185,15 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
   }
   const pwdArg = req.env.PWD === undefined ? '-' : `=${req.env.PWD}`;
   const script = [prefix, req.setsid, pwdArg, req.mkfifo, goVariable(req.env), req.bin, ...req.args];
-  let child: WorkerChild;
+  let child: SpawnedChild;
   try {
-    // From the spawner thread, so the agent's thread does not wait for the exec (spawner.ts). Output goes
+    // From the spawner helper, so the agent neither forks nor waits for the exec (spawner.ts). Output goes
     // through the supervisor's pipes; fd 3 only reports the workload's pid; fd 0 carries the agent's go
     // (see SUPERVISOR_SCRIPT); the workload's stdin is /dev/null.
-    child = await spawnInWorker('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', ...script], { cwd: req.cwd, env: req.env });
+    child = await spawnViaHelper('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', ...script], { cwd: req.cwd, env: req.env });
   } catch (err) {
     // spawn throws at once for invalid arguments, e.g. a NUL byte in an arg or env value.
-    if ((err as WorkerSpawnError).sync) throw new SpawnError(req.task, `cannot spawn ${req.bin}: ${(err as Error).message}`, err);
+    if ((err as SpawnerError).sync) throw new SpawnError(req.task, `cannot spawn ${req.bin}: ${(err as Error).message}`, err);
     throw new SpawnError(req.task, `cannot start the raw_exec supervisor (/bin/sh): ${(err as Error).message}`, err);
   }
   const exited = SpawnedWorkload.supervisedExit(child.exited, prefix);

@@ -433,7 +433,7 @@ function findSupervisorTools(): { setsid: string; mkfifo: string } | null {
 /** Creates the raw_exec driver. */
 export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExecDriver {
   const tools = options.supervise !== false ? findSupervisorTools() : null;
-  // Supervisors are spawned from a worker thread (spawner.ts): have it up before the first start needs it.
+  // Supervisors are spawned from a helper process (spawner.ts): have it up before the first start needs it.
   if (tools) warmSpawner();
   const settings: Settings = {
     setsid: tools?.setsid,

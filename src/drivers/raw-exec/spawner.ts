@@ -1,12 +1,15 @@
 /**
- * Spawns raw_exec supervisors from a worker thread. `child_process.spawn` blocks its thread until the
- * child has exec'd (libuv waits for the exec on a pipe), and on the agent's thread that wait was the
- * largest part of a start: time in which no statechart could run. One worker thread per agent process
- * spawns instead and holds each supervisor's control pipes (fd 0 carries the go, fd 3 the pid report); the
- * agent keeps everything else (the intent and claim files, the output pipes, signals by pid). Threads
- * share the process, so a supervisor is still the agent's child and dies with nothing when the agent does.
+ * Spawns raw_exec supervisors from a small helper process, one per agent process. On Linux a spawn forks
+ * the process that calls it (libuv uses fork, not vfork): the kernel copies the caller's page tables and
+ * write-protects its memory, so the cost grows with the caller's heap, and while a thread of the agent
+ * forks, the agent's other threads stall on its memory. A helper of a few megabytes of heap forks cheaply
+ * and outside the agent (it replaced a spawner thread inside the agent; bench/p1-p2-start-kill.ts). The
+ * helper holds each supervisor's control pipes (fd 0 carries the go, fd 3 the pid report) and sees its
+ * exit; the agent keeps everything else (the intent and claim files, the output pipes, signals by pid).
+ * The helper exits when its channel to the agent closes, so an agent that dies takes the control pipes
+ * with it, as it always did: a closed go pipe is a go, and the workloads run on.
  */
-import { Worker } from 'node:worker_threads';
+import { spawn, type ChildProcess } from 'node:child_process';
 
 /** How a supervisor ended, as the `exit` event of its ChildProcess says; `lost` when nobody can tell any more. */
 export interface ChildExit {
@@ -15,8 +18,8 @@ export interface ChildExit {
   lost?: string;
 }
 
-/** A child the worker spawned. */
-export interface WorkerChild {
+/** A child the helper spawned. */
+export interface SpawnedChild {
   readonly pid: number;
   /** The first line the child writes on fd 3, or undefined if fd 3 closed without one. */
   readonly reported: Promise<string | undefined>;
@@ -30,7 +33,7 @@ export interface WorkerChild {
 }
 
 /** Why a spawn failed: the message and errno code of the spawn's error, and whether spawn threw at once. */
-export class WorkerSpawnError extends Error {
+export class SpawnerError extends Error {
   constructor(
     message: string,
     readonly code: string | undefined,
@@ -38,11 +41,11 @@ export class WorkerSpawnError extends Error {
     readonly sync: boolean,
   ) {
     super(message);
-    this.name = 'WorkerSpawnError';
+    this.name = 'SpawnerError';
   }
 }
 
-/** What the worker posts back, per child. */
+/** What the helper sends back, per child. */
 type Report =
   | { id: number; type: 'spawned'; pid: number }
   | { id: number; type: 'failed'; message: string; code?: string; sync: boolean }
@@ -50,21 +53,19 @@ type Report =
   | { id: number; type: 'exit'; code: number | null; signal: NodeJS.Signals | null };
 
 /**
- * The worker, as plain CommonJS source: it runs unbundled and untransformed whatever loads the agent
- * (tsx, a bundle), so it must not be TypeScript nor refer to any helper of the module that starts it.
+ * The helper's program, as plain CommonJS source: it runs unbundled and untransformed whatever loads the
+ * agent (tsx, a bundle), so it must not be TypeScript nor refer to any helper of the module that starts it.
+ * It lives as long as its channel to the agent: when the agent exits or dies the channel closes and the
+ * helper exits too, closing the supervisors' control pipes as the agent's own death would.
  */
-const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+const HELPER_SOURCE = `
 const { spawn } = require('node:child_process');
 const children = new Map();
-const post = (m) => parentPort.postMessage(m);
-parentPort.on('message', (m) => {
+const post = (m) => { if (process.connected) process.send(m); };
+process.on('disconnect', () => process.exit(0));
+process.on('message', (m) => {
   if (m.type === 'go') return children.get(m.id)?.stdin?.end(m.line);
-  if (m.type === 'release') {
-    const c = children.get(m.id);
-    if (c) { c.unref(); for (const s of c.stdio) s?.unref?.(); }
-    return;
-  }
+  if (m.type === 'release') return;
   let child;
   try {
     child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ['pipe', 'ignore', 'ignore', 'pipe'] });
@@ -98,23 +99,34 @@ parentPort.on('message', (m) => {
 `;
 
 interface Pending {
-  spawned: (child: WorkerChild) => void;
-  failed: (err: WorkerSpawnError) => void;
+  spawned: (child: SpawnedChild) => void;
+  failed: (err: SpawnerError) => void;
   reported: (line: string | undefined) => void;
   exited: (exit: ChildExit) => void;
   child?: { exit: ChildExit | undefined; held: boolean };
 }
 
-let worker: Worker | undefined;
+let helper: ChildProcess | undefined;
 let nextId = 0;
 const pending = new Map<number, Pending>();
-/** Children not yet exited nor released, plus spawns in flight: while any, the worker keeps the agent alive. */
+/** Children not yet exited nor released, plus spawns in flight: while any, the helper keeps the agent alive. */
 let held = 0;
 
+/** Keeps the agent's event loop alive through the helper's channel only while a child needs watching. */
 function hold(delta: number): void {
   held += delta;
-  if (held > 0) worker?.ref();
-  else worker?.unref();
+  const channel = (helper as { channel?: { ref(): void; unref(): void } } | undefined)?.channel;
+  if (held > 0) {
+    helper?.ref();
+    channel?.ref();
+  } else {
+    helper?.unref();
+    channel?.unref();
+  }
+}
+
+function tell(message: object): void {
+  if (helper?.connected) helper.send(message);
 }
 
 function onReport(r: Report): void {
@@ -126,7 +138,7 @@ function onReport(r: Report): void {
     case 'failed':
       pending.delete(r.id);
       hold(-1);
-      return p.failed(new WorkerSpawnError(r.message, r.code, r.sync));
+      return p.failed(new SpawnerError(r.message, r.code, r.sync));
     case 'reported':
       return p.reported(r.line ?? undefined);
     case 'exit': {
@@ -142,7 +154,7 @@ function onReport(r: Report): void {
   }
 }
 
-function childOf(id: number, pid: number, p: Pending): WorkerChild {
+function childOf(id: number, pid: number, p: Pending): SpawnedChild {
   const state = { exit: undefined as ChildExit | undefined, held: true };
   p.child = state;
   const reported = new Promise<string | undefined>((resolve) => (p.reported = resolve));
@@ -154,61 +166,68 @@ function childOf(id: number, pid: number, p: Pending): WorkerChild {
     get exit() {
       return state.exit;
     },
-    go: (line) => worker?.postMessage({ type: 'go', id, line }),
+    go: (line) => tell({ type: 'go', id, line }),
     release: () => {
       if (!state.held) return;
       state.held = false;
       hold(-1);
-      worker?.postMessage({ type: 'release', id });
     },
   };
 }
 
-function theWorker(): Worker {
-  if (!worker) {
-    worker = new Worker(WORKER_SOURCE, { eval: true });
-    worker.on('message', onReport);
-    // A worker that dies (it never should: it catches what spawn throws) takes its children's control
-    // pipes and reaping with it: spawns in flight fail, live children are reported lost, later spawns get
-    // a new worker.
-    worker.on('error', () => undefined);
-    worker.on('exit', () => {
-      worker = undefined;
-      held = 0;
-      for (const [id, p] of pending) {
-        pending.delete(id);
-        if (!p.child) {
-          p.failed(new WorkerSpawnError('the spawner thread exited', undefined, false));
-          continue;
-        }
-        p.reported(undefined);
-        p.child.exit = { code: null, signal: null, lost: 'the spawner thread that held the supervisor exited, so its exit cannot be seen' };
-        p.exited(p.child.exit);
-      }
-    });
-    worker.unref();
+/** The helper gone (it never should: it catches what spawn throws): spawns in flight fail, live children are lost. */
+function helperGone(which: ChildProcess): void {
+  if (helper !== which) return;
+  helper = undefined;
+  held = 0;
+  for (const [id, p] of pending) {
+    pending.delete(id);
+    if (!p.child) {
+      p.failed(new SpawnerError('the spawner process exited', undefined, false));
+      continue;
+    }
+    p.reported(undefined);
+    p.child.exit = { code: null, signal: null, lost: 'the spawner process that held the supervisor exited, so its exit cannot be seen' };
+    p.exited(p.child.exit);
   }
-  return worker;
+}
+
+function theHelper(): ChildProcess {
+  if (!helper) {
+    // No env and no flags of the agent's (NODE_OPTIONS, --import tsx): the helper needs none, and stays small.
+    const h = spawn(process.execPath, ['--max-old-space-size=64', '-e', HELPER_SOURCE], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: {} });
+    helper = h;
+    h.on('message', (m) => onReport(m as Report));
+    h.on('error', () => helperGone(h));
+    h.on('exit', () => helperGone(h));
+    hold(0);
+  }
+  return helper;
 }
 
 /**
- * Starts the spawner thread ahead of the first spawn (it takes tens of milliseconds to come up, and a
- * few megabytes), so that spawn does not wait for it. Idempotent.
+ * Starts the spawner helper ahead of the first spawn (a Node process takes tens of milliseconds to come
+ * up), so that spawn does not wait for it. Idempotent.
  */
 export function warmSpawner(): void {
-  theWorker();
+  theHelper();
+}
+
+/** The helper's pid, once it runs: its CPU and memory are part of what raw_exec costs (bench/). */
+export function spawnerPid(): number | undefined {
+  return helper?.pid;
 }
 
 /**
- * Spawns `file` with `args` in its own session (detached), stdin and fd 3 as pipes to the worker, stdout
+ * Spawns `file` with `args` in its own session (detached), stdin and fd 3 as pipes to the helper, stdout
  * and stderr ignored; resolves once it is spawned.
  */
-export function spawnInWorker(file: string, args: readonly string[], opts: { cwd: string; env: Record<string, string> }): Promise<WorkerChild> {
-  const w = theWorker();
+export function spawnViaHelper(file: string, args: readonly string[], opts: { cwd: string; env: Record<string, string> }): Promise<SpawnedChild> {
+  theHelper();
   const id = nextId++;
-  return new Promise<WorkerChild>((spawned, failed) => {
+  return new Promise<SpawnedChild>((spawned, failed) => {
     pending.set(id, { spawned, failed, reported: () => undefined, exited: () => undefined });
     hold(1);
-    w.postMessage({ type: 'spawn', id, file, args, cwd: opts.cwd, env: opts.env });
+    tell({ type: 'spawn', id, file, args, cwd: opts.cwd, env: opts.env });
   });
 }
