@@ -1,8 +1,9 @@
 /**
  * P1 and P2, from one experiment: N single-task raw_exec allocations of `sleep` under one agent,
  * P1 from `run` to every one running, P2 from KILL to every one terminal; against N plain
- * `child_process.spawn`s of the same command started and signalled, and pm2 starting and stopping them,
- * all in the same run (see bench/lib/start-kill.ts).
+ * `child_process.spawn`s of the same command started and signalled, a bare XState allocation per process
+ * (the least a statechart runner adds), and pm2 starting and stopping them, all in the same run (see
+ * bench/lib/start-kill.ts).
  *
  *   npx tsx bench/p1-p2-start-kill.ts [--quick] [--n 100] [--rounds 3] [--no-pm2]
  */

@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { firstValueFrom, filter } from 'rxjs';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { createAgent, type Agent } from '../../src/runtime/create-agent.ts';
+import { startBareProcessAlloc } from './bare-process-alloc.ts';
 import { descendantPidsOf, trackPid } from './pids.ts';
 
 /** The command every fleet runs: a process that sits until killed. */
@@ -32,6 +33,25 @@ export class RawFleet {
     for (const p of this.procs) process.kill(-p.pid!, KILL_SIGNAL);
     await Promise.all(exits);
     this.procs = [];
+  }
+}
+
+/** Bare XState allocations, each spawning and killing one process from invoked promises (bare-process-alloc.ts). */
+export class BareXStateFleet {
+  private allocs: ReturnType<typeof startBareProcessAlloc>[] = [];
+
+  /** Starts `n` allocations; resolves once each one's process runs. */
+  async start(n: number): Promise<void> {
+    this.allocs = Array.from({ length: n }, () => startBareProcessAlloc({ command: SLEEP.command, args: SLEEP.args, killSignal: KILL_SIGNAL }));
+    await Promise.all(this.allocs.map((a) => a.running));
+    for (const a of this.allocs) trackPid(a.pid());
+  }
+
+  /** Sends KILL to every allocation; resolves once each is dead (its process exited). */
+  async kill(): Promise<void> {
+    for (const a of this.allocs) a.actor.send({ type: 'KILL' });
+    await Promise.all(this.allocs.map((a) => a.done));
+    this.allocs = [];
   }
 }
 

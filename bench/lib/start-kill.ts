@@ -6,7 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AllocrunFleet, RawFleet, SLEEP } from './fleets.ts';
+import { AllocrunFleet, BareXStateFleet, RawFleet, SLEEP } from './fleets.ts';
+
+const BARE_XSTATE = 'bare XState alloc, no supervisor';
 import { killTracked } from './pids.ts';
 import { openPm2 } from './pm2-fleet.ts';
 import { cpuMark, cpuMsSince, fmt, median, printGoalRows, printTable, type GoalRow } from './stats.ts';
@@ -45,6 +47,8 @@ export async function measureStartKill(opts: { n: number; rounds: number; withPm
     { name: 'raw spawn', make: () => new RawFleet() },
     { name: 'allocrun agent, built-in hooks', make: () => new AllocrunFleet(join(root, String(dirs++))) },
     { name: 'allocrun agent, no built-in hooks', make: () => new AllocrunFleet(join(root, String(dirs++)), false) },
+    // The floor for any statechart runner: XState alone, spawning and killing from invoked promises.
+    { name: BARE_XSTATE, make: () => new BareXStateFleet() },
   ];
   if (pm2Fleet) {
     makers.push({
@@ -129,10 +133,15 @@ export function phaseGoals(r: StartKillResult, phase: Phase): GoalRow[] {
   const raw = wallOf(r.fleets[0]!, phase);
   const hooks = wallOf(r.fleets[1]!, phase);
   const pm2 = r.fleets.find((f) => f.name === 'pm2');
+  const bare = r.fleets.find((f) => f.name === BARE_XSTATE);
+  const beside = [
+    bare && `bare XState ${fmt(wallOf(bare, phase), 0)} ms, ${fmt(wallOf(bare, phase) / raw, 2)}×`,
+    pm2 && `pm2 ${fmt(wallOf(pm2, phase), 0)} ms, ${fmt(wallOf(pm2, phase) / raw, 2)}×`,
+  ].filter(Boolean);
   return [
     {
       item: p.item(r.n),
-      figure: `${fmt(hooks, 0)} ms${pm2 ? ` (pm2 ${fmt(wallOf(pm2, phase), 0)} ms, ${fmt(wallOf(pm2, phase) / raw, 2)}×)` : ''}`,
+      figure: `${fmt(hooks, 0)} ms${beside.length > 0 ? ` (${beside.join('; ')})` : ''}`,
       baseline: `${p.baseline} ${fmt(raw, 0)} ms`,
       ratio: `${fmt(hooks / raw, 2)}×`,
       goal: `≤ ${p.goal}×`,

@@ -1,6 +1,8 @@
 // The benchmarks' code runs, at the smallest sizes; no figure is asserted (timings belong in `npm run bench`).
 import { describe, expect, it } from 'vitest';
+import { descendantPidsOf } from '../../bench/lib/pids.ts';
 import { measureStartKill, phaseGoals } from '../../bench/lib/start-kill.ts';
+import { spawnerPid } from '../../src/drivers/raw-exec/spawner.ts';
 import { p3Goals, runP3 } from '../../bench/p3-lifecycle.ts';
 import { p4Goals, runP4 } from '../../bench/p4-scale.ts';
 import { p6Goals, runP6 } from '../../bench/p6-idle.ts';
@@ -8,7 +10,9 @@ import { p6Goals, runP6 } from '../../bench/p6-idle.ts';
 describe('benchmark smoke runs', () => {
   it('P1/P2 start and kill every fleet and leave no process behind', async () => {
     const r = await measureStartKill({ n: 2, rounds: 1, withPm2: false });
-    expect(r.fleets.map((f) => f.name)).toEqual(['raw spawn', 'allocrun agent, built-in hooks', 'allocrun agent, no built-in hooks']);
+    expect(r.fleets.map((f) => f.name)).toEqual(['raw spawn', 'allocrun agent, built-in hooks', 'allocrun agent, no built-in hooks', 'bare XState alloc, no supervisor']);
+    // Only raw_exec's spawner helper, which lives as long as this process, may remain.
+    expect(descendantPidsOf(process.pid).filter((pid) => pid !== spawnerPid())).toEqual([]);
     expect(phaseGoals(r, 'start')).toHaveLength(1);
     expect(phaseGoals(r, 'kill')).toHaveLength(1);
   });
