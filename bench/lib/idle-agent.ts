@@ -16,7 +16,7 @@ import { AllocrunFleet } from './fleets.ts';
 import { descendantPidsOf } from './pids.ts';
 import { cpuMark, cpuMsSince } from './stats.ts';
 import { readProcMemory } from '../../src/drivers/raw-exec/proc-stat.ts';
-import { spawnerPid } from '../../src/drivers/raw-exec/spawner.ts';
+import { spawnerPid, spawnerReady } from '../../src/drivers/raw-exec/spawner.ts';
 
 /** What the child reports to the parent. */
 export type IdleAgentMessage =
@@ -37,6 +37,8 @@ const restart = process.argv[6] === 'restart';
 const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p6-'));
 const fleet = new AllocrunFleet(dataDir);
 try {
+  // The spawner helper is part of the agent's memory from the start: weigh it once it is up.
+  await spawnerReady();
   global.gc?.();
   const rssBefore = agentRss();
   const t0 = performance.now();

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isLive, readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
-import { spawnerPid, spawnViaHelper } from '../../src/drivers/raw-exec/spawner.ts';
+import { spawnerPid, spawnerReady, spawnViaHelper } from '../../src/drivers/raw-exec/spawner.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..', '..');
@@ -37,6 +37,13 @@ async function waitFor(ok: () => boolean): Promise<void> {
 const sh = (script: string) => spawnViaHelper('/bin/sh', ['-c', script], { cwd: '/', env: {} });
 
 describe('the raw_exec spawner helper', () => {
+  it('is up once spawnerReady resolves: a child of this process, not of its thread', async () => {
+    await spawnerReady();
+    const stat = readProcStat(spawnerPid()!);
+    expect(isLive(stat)).toBe(true);
+    expect(stat!.ppid).toBe(process.pid);
+  });
+
   it('passes the first line the child writes on fd 3, then its exit', async () => {
     const child = await sh('echo 1234 >&3; echo more >&3; exit 7');
     expect(await child.reported).toBe('1234');

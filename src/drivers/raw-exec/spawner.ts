@@ -63,6 +63,7 @@ const { spawn } = require('node:child_process');
 const children = new Map();
 const post = (m) => { if (process.connected) process.send(m); };
 process.on('disconnect', () => process.exit(0));
+post({ type: 'ready' });
 process.on('message', (m) => {
   if (m.type === 'go') return children.get(m.id)?.stdin?.end(m.line);
   if (m.type === 'release') return;
@@ -107,6 +108,8 @@ interface Pending {
 }
 
 let helper: ChildProcess | undefined;
+/** Settles once the current helper runs its program (or is gone). */
+let ready: { promise: Promise<void>; resolve: () => void } | undefined;
 let nextId = 0;
 const pending = new Map<number, Pending>();
 /** Children not yet exited nor released, plus spawns in flight: while any, the helper keeps the agent alive. */
@@ -129,7 +132,8 @@ function tell(message: object): void {
   if (helper?.connected) helper.send(message);
 }
 
-function onReport(r: Report): void {
+function onReport(r: Report | { type: 'ready' }): void {
+  if (r.type === 'ready') return ready?.resolve();
   const p = pending.get(r.id);
   if (!p) return;
   switch (r.type) {
@@ -179,6 +183,8 @@ function childOf(id: number, pid: number, p: Pending): SpawnedChild {
 function helperGone(which: ChildProcess): void {
   if (helper !== which) return;
   helper = undefined;
+  ready?.resolve();
+  ready = undefined;
   held = 0;
   for (const [id, p] of pending) {
     pending.delete(id);
@@ -197,6 +203,8 @@ function theHelper(): ChildProcess {
     // No env and no flags of the agent's (NODE_OPTIONS, --import tsx): the helper needs none, and stays small.
     const h = spawn(process.execPath, ['--max-old-space-size=64', '-e', HELPER_SOURCE], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: {} });
     helper = h;
+    let resolve = () => undefined as void;
+    ready = { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
     h.on('message', (m) => onReport(m as Report));
     h.on('error', () => helperGone(h));
     h.on('exit', () => helperGone(h));
@@ -211,6 +219,19 @@ function theHelper(): ChildProcess {
  */
 export function warmSpawner(): void {
   theHelper();
+}
+
+/** Starts the helper if it is not running; resolves once it is up (a benchmark weighs memory after that). */
+export async function spawnerReady(): Promise<void> {
+  const h = theHelper();
+  // The helper's channel is unref'd while no child needs it; waiting for it must keep this process up.
+  hold(1);
+  try {
+    await ready?.promise;
+  } finally {
+    // A helper that died meanwhile reset the count; its successor's count is not ours to lower.
+    if (helper === h) hold(-1);
+  }
 }
 
 /** The helper's pid, once it runs: its CPU and memory are part of what raw_exec costs (bench/). */
