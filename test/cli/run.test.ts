@@ -70,6 +70,20 @@ describe.concurrent('allocrun run', { timeout: 30_000 }, () => {
     expect(await readFile(join(dir, 'allocs', allocId, 'alloc', 'logs', 'main.stdout.0'), 'utf8')).toBe('working\n');
   });
 
+  it('stops real processes when a terminal\'s Ctrl-C reaches the whole process group, not only the CLI', async () => {
+    const dir = await dataDir();
+    const cli = startCli(['run', fixture('real-processes.nomad'), '--data-dir', dir, '--json'], { ownGroup: true });
+    await cli.waitFor(/"task":"main","event":\{"type":"Started"/);
+    process.kill(-cli.child.pid!, 'SIGINT');
+    const res = await cli.exited;
+    // Every helper process of the CLI's must let the CLI stop the run its own way: the main task is
+    // killed (its exit seen, not lost) and the poststop task runs.
+    expect(res.stdout).not.toMatch(/lost|cannot be seen/);
+    expect(res.code).toBe(0);
+    const allocId = (JSON.parse(res.stdout.split('\n')[0]!) as { allocs: { id: string }[] }).allocs[0]!.id;
+    expect(await readFile(join(dir, 'allocs', allocId, 'alloc', 'data', 'cleaned'), 'utf8')).toBe('cleaned\n');
+  });
+
   it('exits at once with 130 on a second Ctrl-C', async () => {
     // kill_after keeps the main task "dying" so the first Ctrl-C cannot finish the run by itself.
     const cli = startCli(['run', fixture('slow-to-die.nomad'), '--data-dir', await dataDir()]);

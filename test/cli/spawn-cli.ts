@@ -26,12 +26,17 @@ export interface CliProcess {
   exited: Promise<CliResult>;
 }
 
-/** Starts `allocrun ...args`; killed with SIGKILL after `timeoutMs` so a hung CLI fails the test, not the suite. */
-export function startCli(args: string[], opts: { timeoutMs?: number; env?: Record<string, string> } = {}): CliProcess {
+/**
+ * Starts `allocrun ...args`; killed with SIGKILL after `timeoutMs` so a hung CLI fails the test, not the suite.
+ * With `ownGroup` it leads a process group of its own, as a shell runs a job: a terminal's Ctrl-C reaches
+ * every process of that group (`process.kill(-child.pid, 'SIGINT')`), not only the CLI.
+ */
+export function startCli(args: string[], opts: { timeoutMs?: number; env?: Record<string, string>; ownGroup?: boolean } = {}): CliProcess {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: opts.ownGroup === true,
   });
   let out = '';
   let err = '';

@@ -201,7 +201,13 @@ function helperGone(which: ChildProcess): void {
 function theHelper(): ChildProcess {
   if (!helper) {
     // No env and no flags of the agent's (NODE_OPTIONS, --import tsx): the helper needs none, and stays small.
-    const h = spawn(process.execPath, ['--max-old-space-size=64', '-e', HELPER_SOURCE], { stdio: ['ignore', 'ignore', 'ignore', 'ipc'], env: {} });
+    // A session of its own: a terminal's Ctrl-C goes to the agent's whole process group, and the helper must
+    // outlive it until the agent, handling it, has stopped its tasks (it exits with the agent's channel).
+    const h = spawn(process.execPath, ['--max-old-space-size=64', '-e', HELPER_SOURCE], {
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+      env: {},
+      detached: true,
+    });
     helper = h;
     let resolve = () => undefined as void;
     ready = { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
