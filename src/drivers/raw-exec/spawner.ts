@@ -66,7 +66,6 @@ process.on('disconnect', () => process.exit(0));
 post({ type: 'ready' });
 process.on('message', (m) => {
   if (m.type === 'go') return children.get(m.id)?.stdin?.end(m.line);
-  if (m.type === 'release') return;
   let child;
   try {
     child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ['pipe', 'ignore', 'ignore', 'pipe'] });
@@ -118,13 +117,12 @@ let held = 0;
 /** Keeps the agent's event loop alive through the helper's channel only while a child needs watching. */
 function hold(delta: number): void {
   held += delta;
-  const channel = (helper as { channel?: { ref(): void; unref(): void } } | undefined)?.channel;
   if (held > 0) {
     helper?.ref();
-    channel?.ref();
+    helper?.channel?.ref();
   } else {
     helper?.unref();
-    channel?.unref();
+    helper?.channel?.unref();
   }
 }
 
@@ -209,8 +207,9 @@ function theHelper(): ChildProcess {
       detached: true,
     });
     helper = h;
-    let resolve = () => undefined as void;
-    ready = { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    ready = { promise, resolve };
     h.on('message', (m) => onReport(m as Report));
     h.on('error', () => helperGone(h));
     h.on('exit', () => helperGone(h));
