@@ -155,10 +155,11 @@ function computeVars(f: Frozen, task: TaskSpec | undefined, taskDir: string | un
     vars.set('NOMAD_TASK_NAME', task.name);
     vars.set('NOMAD_TASK_DIR', join(dir, 'local'));
     vars.set('NOMAD_SECRETS_DIR', join(dir, 'secrets'));
-    const cpu = task.resources?.cpu;
-    const memory = task.resources?.memory;
-    if (typeof cpu === 'number') vars.set('NOMAD_CPU_LIMIT', String(cpu));
-    if (typeof memory === 'number') vars.set('NOMAD_MEMORY_LIMIT', String(memory));
+    // The spec's names (job-to-allocs: `cpu` in MHz, `memoryMB`, `memoryMaxMB`), set only when given, as
+    // Nomad sets them only when non-zero.
+    const r = task.resources ?? {};
+    const limits: [string, unknown][] = [['NOMAD_CPU_LIMIT', r.cpu], ['NOMAD_MEMORY_LIMIT', r.memoryMB], ['NOMAD_MEMORY_MAX_LIMIT', r.memoryMaxMB]];
+    for (const [name, value] of limits) if (typeof value === 'number' && value > 0) vars.set(name, String(value));
   }
   // Group meta overlaid with this task's meta: a fresh merge per build, never a shared map.
   const meta: [string, string][] = [...Object.entries(a.meta), ...Object.entries(task?.meta ?? {})];

@@ -19,6 +19,7 @@ export const RUNTIME_ENV_NAMES: ReadonlySet<string> = new Set([
   'NOMAD_ALLOC_ID', 'NOMAD_SHORT_ALLOC_ID', 'NOMAD_ALLOC_NAME', 'NOMAD_ALLOC_INDEX', 'NOMAD_ALLOC_DIR',
   'NOMAD_GROUP_NAME', 'NOMAD_JOB_NAME', 'NOMAD_JOB_ID', 'NOMAD_NAMESPACE', 'NOMAD_DC', 'NOMAD_REGION',
   'NOMAD_TASK_NAME', 'NOMAD_TASK_DIR', 'NOMAD_SECRETS_DIR', 'NOMAD_CPU_LIMIT', 'NOMAD_MEMORY_LIMIT',
+  'NOMAD_MEMORY_MAX_LIMIT',
 ]);
 /** Prefixes of runtime variables with a name per key (`NOMAD_META_<key>`). */
 export const RUNTIME_ENV_PREFIXES: readonly string[] = ['NOMAD_META_'];

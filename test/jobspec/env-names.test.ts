@@ -10,7 +10,7 @@ const spec = (env: Record<string, string>): AllocSpec => ({
   group: 'g',
   type: 'batch',
   meta: { owner: 'me' },
-  tasks: [{ name: 't', driver: 'mock', config: {}, env, meta: { 'tier.x': 'a' }, resources: { cpu: 100, memory: 64 } }],
+  tasks: [{ name: 't', driver: 'mock', config: {}, env, meta: { 'tier.x': 'a' }, resources: { cpu: 100, memoryMB: 64, memoryMaxMB: 128 } }],
 });
 
 describe('env keys', () => {
