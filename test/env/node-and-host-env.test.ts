@@ -29,4 +29,9 @@ describe('node info and host env are computed once per process', () => {
     env.B = '2';
     expect(hostEnvFor(env)).toEqual({ A: '1', B: '2' });
   });
+
+  it("keeps the agent's own ALLOCRUN_* variables (its token, its socket's data dir) from tasks", () => {
+    const env: NodeJS.ProcessEnv = { A: '1', ALLOCRUN_TOKEN: 't'.repeat(32), ALLOCRUN_TOKEN_FILE: '/etc/t', ALLOCRUN_DATA_DIR: '/var/lib/a', ALLOCRUN_ADDR: 'http://x', NOMAD_TOKEN: 'n', ALLOCRUNX: 'kept' };
+    expect(hostEnvFor(env)).toEqual({ A: '1', ALLOCRUNX: 'kept' });
+  });
 });
