@@ -89,23 +89,30 @@ export function allocLogDir(allocDir: string): string {
   return join(allocDir, 'alloc', 'logs');
 }
 
-/** Resolves after `ms` on the clock with false, or earlier with true when `p` settles; aborts reject. */
+/**
+ * Resolves after `ms` on the clock with false, or earlier with true when `p` settles; aborts reject. `p` is
+ * always handled: it may reject with the very abort that ends the race, and a rejection nobody handles
+ * ends the agent (issue 24).
+ */
 function exitsWithin(clock: Clock, ms: number, p: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
   return new Promise<boolean>((resolveRace, reject) => {
     let timer: unknown;
+    let settled = false;
     const finish = (fn: () => void) => {
-      clock.clearTimeout(timer);
+      if (settled) return;
+      settled = true;
+      if (timer !== undefined) clock.clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       fn();
     };
     const onAbort = () => finish(() => reject(signal.reason));
-    if (signal.aborted) return reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    timer = clock.setTimeout(() => finish(() => resolveRace(false)), Math.max(0, ms));
     p.then(
       () => finish(() => resolveRace(true)),
       (e: unknown) => finish(() => reject(e)),
     );
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    timer = clock.setTimeout(() => finish(() => resolveRace(false)), Math.max(0, ms));
   });
 }
 
@@ -176,9 +183,12 @@ export class RawExecController implements Controller {
     const signo = toSignalNumber(opts.signal);
     const timeout = Math.min(Math.max(0, opts.timeout), this.settings.maxKillTimeout);
     if (w.supervisor) await markStopping(w.supervisor.prefix);
+    // The marker is written off the thread: meanwhile the task may have exited on its own (nothing left to
+    // stop), or the caller given up (the task runner aborts this call once the exit is known).
+    if (w.result) return;
+    signal.throwIfAborted();
     w.signalAll(signo);
-    const exited = w.waitExit(signal);
-    if (await exitsWithin(this.ctx.clock, timeout, exited, signal)) return;
+    if (await exitsWithin(this.ctx.clock, timeout, w.waitExit(signal), signal)) return;
     w.signalAll(SIGKILL);
     await w.waitExit(signal);
   }
@@ -187,6 +197,9 @@ export class RawExecController implements Controller {
     const w = this.workload;
     if (!w || w.result) return;
     if (w.supervisor) await markStopping(w.supervisor.prefix);
+    // As in shutdown: an exit or an abort may have come while the marker was written.
+    if (w.result) return;
+    signal.throwIfAborted();
     w.signalAll(SIGKILL);
     await w.waitExit(signal);
   }
