@@ -102,7 +102,11 @@ export function publishLogs(
     let sub: { unsubscribe(): void } | undefined;
     sub = controller.logs(options).subscribe({
       next: (line) => {
-        chain = chain.then(() => publisher.publish({ ...line, taskId }, signal));
+        // A publisher that fails ends the subscription with its error, rather than leaving it unhandled.
+        chain = chain.then(() => publisher.publish({ ...line, taskId }, signal)).catch((err: unknown) => {
+          finish(err);
+          throw err;
+        });
       },
       error: (err: unknown) => finish(err),
       complete: () => finish(),

@@ -197,6 +197,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     resolveDone = res;
     rejectDone = rej;
   });
+  // Rejected when the actor fails; a caller that never asks for `done` must not have that end the process.
+  done.catch(() => undefined);
   actor.on('command.rejected', (e) => rejections$.next(e.rejection));
   actor.subscribe({
     next: (snap) => {

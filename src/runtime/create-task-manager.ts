@@ -93,8 +93,10 @@ export function createTaskManager(task: SwarmTask, controller: Controller, opts:
     })();
     return closed;
   };
-  opts.signal?.addEventListener('abort', () => void close(), { once: true });
-  if (opts.signal?.aborted) void close();
+  // Nobody awaits a close the signal starts: a failed one must not surface as an unhandled rejection.
+  const closeQuietly = () => void close().catch(() => undefined);
+  opts.signal?.addEventListener('abort', closeQuietly, { once: true });
+  if (opts.signal?.aborted) closeQuietly();
 
   return {
     actor,

@@ -91,6 +91,8 @@ export function createTaskRunner(task: TaskSpec, opts: TaskRunnerOptions = {}): 
     resolveDone = res;
     rejectDone = rej;
   });
+  // Rejected when the actor fails; a caller that never asks for `done` must not have that end the process.
+  done.catch(() => undefined);
   actor.subscribe({
     next: (snap) => {
       const ts = snap.context.taskState;

@@ -35,7 +35,7 @@ export function taskLogs(source: TaskLogsSource, opts: LogOptions): Observable<L
     }
     const lines = reader.logs(opts).subscribe(subscriber);
     // Closing the reader tells the driver no more output is coming: it reads what is left and completes.
-    const end = opts.follow ? source.dead$.pipe(filter(Boolean), take(1)).subscribe(() => void reader.close()) : undefined;
+    const end = opts.follow ? source.dead$.pipe(filter(Boolean), take(1)).subscribe(() => void reader.close().catch(() => undefined)) : undefined;
     return () => {
       lines.unsubscribe();
       end?.unsubscribe();

@@ -91,6 +91,8 @@ export class SpawnedWorkload implements Workload {
       reapGroup(this.pgid, this.startTime);
       return result;
     });
+    // Waiters get their own view of it (raceAbort); this one must not be left unhandled should it fail.
+    this.exited.catch(() => undefined);
   }
 
   /** Resolves with the exit of an unsupervised workload `child`. */
