@@ -4,7 +4,7 @@
  * task starts while its previous process lives, a finished prestart or poststop task never runs again,
  * the poststop task runs exactly once, and nothing is left running at the end.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,7 +33,11 @@ afterAll(() => {
  * Runs the job through the given kills (a crash point, or a delay after which the suite kills the
  * agent), then lets one last agent finish it, and checks every promise.
  */
-async function survive(id: string, kills: (CrashPoint | number)[], opts: { mainExit?: number; gated?: string } = {}) {
+async function survive(
+  id: string,
+  kills: (CrashPoint | number)[],
+  opts: { mainExit?: number; gated?: string; sidecarDies?: boolean; afterKills?: (dataDir: string) => Promise<void> } = {},
+) {
   const { root, dataDir, markers } = scenarioDirs();
   roots.push(root);
   const spec = crashJob(id, markers, opts);
@@ -42,7 +46,10 @@ async function survive(id: string, kills: (CrashPoint | number)[], opts: { mainE
     const exit = typeof kill === 'number' ? await runAgent(bundle, input, kill) : await runAgent(bundle, { ...input, crash: kill });
     // A crash point that the run never reached (it finished first) is a broken scenario, not a pass.
     if (typeof kill !== 'number') expect(exit.signal, `the agent died at ${JSON.stringify(kill)}\n${exit.stderr}`).toBe('SIGKILL');
+    // Dying on the way to the signal (while the stop marker is written) would be another scenario.
+    if (typeof kill !== 'number' && kill.at === 'after-kill-signal') expect(exit.stdout, 'the stop signal went out before the agent died').toMatch(/^signal SIGTERM sent to group \d+$/m);
   }
+  await opts.afterKills?.(dataDir);
   if (opts.gated) writeFileSync(join(markers, `${opts.gated}.release`), '');
   const last = await runAgent(bundle, input);
   expect(last.stderr).toBe('');
@@ -66,15 +73,50 @@ async function survive(id: string, kills: (CrashPoint | number)[], opts: { mainE
   return record!;
 }
 
+/** Resolves once a file whose name matches `name` exists in `dir` (watched, not polled). */
+function fileAppears(dir: string, name: RegExp): Promise<void> {
+  return new Promise((resolve) => {
+    const watcher = watch(dir);
+    const check = () => {
+      if (readdirSync(dir).some((f) => name.test(f))) {
+        watcher.close();
+        resolve();
+      }
+    };
+    watcher.on('change', check);
+    check();
+  });
+}
+
 describe('an agent killed at a chosen point', () => {
   const cases: [string, CrashPoint][] = [
     ['before the main task is spawned', { at: 'before-start', task: 'main' }],
     ['right after the main task is spawned', { at: 'after-start', task: 'main' }],
     ['right after the prestart task exits', { at: 'after-wait', task: 'init' }],
-    ['during the kill of the sidecar', { at: 'after-kill-signal', task: 'side' }],
   ];
   it.each(cases)('%s: nothing lost, nothing started twice, poststop once', async (_name, point) => {
     const record = await survive(`c-${point.at}-${point.task}`, [point]);
+    expect(record.state.clientStatus).toBe('complete');
+  }, TIMEOUT);
+
+  it('right after the stop signal reached the sidecar, before the kill was saved: the sidecar ends as a kill, not a failure', async () => {
+    const point: CrashPoint = { at: 'after-kill-signal', task: 'side' };
+    const record = await survive('c-kill-unsaved', [point], {
+      sidecarDies: true,
+      // The point itself: the disk shows the sidecar running, with no sign of the kill the dead agent began;
+      // and the sidecar has died of that signal before the next agent starts, so only the files tell.
+      afterKills: async (dataDir) => {
+        const saved = (await new FileStateStore(dataDir).load('c-kill-unsaved'))!.state.taskStates.side!;
+        expect(saved.state).toBe('running');
+        expect(saved.events.map((e) => e.type)).not.toContain('Killing');
+        await fileAppears(join(dataDir, 'allocs', 'c-kill-unsaved', 'side', 'private'), /^exec-\d+-.+\.status$/);
+      },
+    });
+    const side = record.state.taskStates.side!;
+    // It died of the signal (143) the dead agent sent: only the stop marker says that was a kill.
+    expect(side.events.find((e) => e.type === 'Terminated')).toMatchObject({ exitCode: 143, signal: 15 });
+    expect(side.events.map((e) => e.type)).toContain('Killed');
+    expect(side.failed).toBe(false);
     expect(record.state.clientStatus).toBe('complete');
   }, TIMEOUT);
 

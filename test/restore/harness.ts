@@ -79,8 +79,9 @@ function task(name: string, args: string[], extra: Partial<TaskSpec> = {}): Task
  * The job every scenario runs: a prestart task, a prestart sidecar, the main task and a poststop task.
  * `mainExit` 1 makes the main task fail (no restarts), so the allocation fails while the sidecar still
  * runs and the poststop task has yet to run. `gated` names a task (main or post) held until released.
+ * `sidecarDies`: the sidecar ends by the stop signal (143) instead of exiting 0 from its trap.
  */
-export function crashJob(id: string, markers: string, opts: { mainExit?: number; gated?: string } = {}): AllocSpec {
+export function crashJob(id: string, markers: string, opts: { mainExit?: number; gated?: string; sidecarDies?: boolean } = {}): AllocSpec {
   const env = { MARKERS: markers };
   const gate = (name: string) => (opts.gated === name ? ['gated'] : []);
   return {
@@ -91,7 +92,7 @@ export function crashJob(id: string, markers: string, opts: { mainExit?: number;
     restart: { attempts: 0, interval: 60_000, delay: 0, mode: 'fail' },
     tasks: [
       task('init', ['0.1', '0'], { lifecycle: { hook: 'prestart' }, env }),
-      task('side', ['0', '0', 'sidecar'], { lifecycle: { hook: 'prestart', sidecar: true }, env }),
+      task('side', ['0', '0', opts.sidecarDies ? 'sidecar-dies' : 'sidecar'], { lifecycle: { hook: 'prestart', sidecar: true }, env }),
       task('main', ['0.4', String(opts.mainExit ?? 0), ...gate('main')], { env }),
       task('post', ['0.2', '0', ...gate('post')], { lifecycle: { hook: 'poststop' }, env }),
     ],
