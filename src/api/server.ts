@@ -3,8 +3,8 @@
  * agent token on every request when one is set, and every error answered as Nomad does: a status code and
  * a plain-text message, never a stack trace.
  */
-import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { checkTokenStrength, tokenMatches } from './agent-token.ts';
 import type { ApiContext } from './context.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { allocationRoutes } from './routes/allocations.ts';
@@ -18,16 +18,9 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /** How the API is built. */
 export interface ApiServerOptions {
-  /** Required in `X-Nomad-Token` on every request when set. */
+  /** Required in `X-Nomad-Token` on every request when set (compared by agent-token.ts's tokenMatches). */
   token?: string;
   bodyLimit?: number;
-}
-
-function sameToken(given: unknown, token: string): boolean {
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** Builds the Fastify app with every route; the caller listens. */
@@ -48,9 +41,10 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   });
 
   if (opts.token !== undefined) {
-    const token = opts.token;
+    // Belt and braces: whoever builds the API, an empty or short token never guards it.
+    const token = checkTokenStrength(opts.token, 'the API token');
     app.addHook('onRequest', async (req, reply) => {
-      if (!sameToken(req.headers['x-nomad-token'], token)) await reply.code(403).type('text/plain; charset=utf-8').send('Permission denied');
+      if (!tokenMatches(req.headers['x-nomad-token'], token)) await reply.code(403).type('text/plain; charset=utf-8').send('Permission denied');
     });
   }
 
@@ -59,6 +53,8 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
     let message = err.message;
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = `the request body is over the limit of ${opts.bodyLimit ?? DEFAULT_BODY_LIMIT} bytes`;
     else if (err.validation && err.validationContext) message = message.split('\n').map((l) => `${err.validationContext}: ${l}`).join('\n');
+    // A failed commit (disk full, I/O error) or a bug: the operator must see it, not only the client.
+    if (status >= 500) process.stderr.write(`allocrun agent: ${_req.method} ${_req.url.split('?')[0]}: ${message}\n`);
     void reply.code(status).type('text/plain; charset=utf-8').send(message);
   });
   app.setNotFoundHandler((req, reply) => void reply.code(404).type('text/plain; charset=utf-8').send(`Invalid URL: ${req.method} ${req.url.split('?')[0]}`));

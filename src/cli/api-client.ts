@@ -1,11 +1,14 @@
 /**
  * The CLI's client of a running agent's HTTP API. The agent is found the way Nomad's CLI finds one, in
- * this order: `--address` (or `$ALLOCRUN_ADDR`) with `--token` (or `$ALLOCRUN_TOKEN`), then the socket of
- * `--data-dir` (or `$ALLOCRUN_DATA_DIR`). Errors are CliErrors saying what to do, never a stack trace.
+ * this order: `--address` (or `$ALLOCRUN_ADDR`) with its token, then the socket of `--data-dir` (or
+ * `$ALLOCRUN_DATA_DIR`). The token is found as src/api/agent-token.ts's clientToken says: `--token`,
+ * `--token-file`, `$ALLOCRUN_TOKEN`, `$ALLOCRUN_TOKEN_FILE`, `$NOMAD_TOKEN`, then the data dir's
+ * `agent-token`. Errors are CliErrors saying what to do, never a stack trace.
  */
 import { request, type IncomingMessage } from 'node:http';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { clientToken } from '../api/agent-token.ts';
 import { CliError, UsageError } from './errors.ts';
 
 /** The socket an agent serves in its data dir (src/api/serve-agent-api.ts names it the same). */
@@ -15,12 +18,16 @@ const SOCKET_NAME = 'agent.sock';
 export const AGENT_FLAGS = {
   address: { type: 'string' },
   token: { type: 'string' },
+  'token-file': { type: 'string' },
   'data-dir': { type: 'string', short: 'd' },
 } as const;
 
 /** The help lines for AGENT_FLAGS. */
 export const AGENT_FLAGS_HELP = `  --address URL     the agent's HTTP address (default: $ALLOCRUN_ADDR), e.g. http://127.0.0.1:4646
-  --token T         the agent's token for --address (default: $ALLOCRUN_TOKEN)
+  --token-file F    read the agent's token for --address from F (default: $ALLOCRUN_TOKEN_FILE)
+  --token T         the agent's token for --address (default: $ALLOCRUN_TOKEN, else $NOMAD_TOKEN,
+                    else D/agent-token when --data-dir D is given too); prefer --token-file: a token
+                    on the command line is readable by every local user
   -d, --data-dir D  reach the agent serving D through its socket (default: $ALLOCRUN_DATA_DIR)`;
 
 /** An API answer that is not a success: its status and the agent's message. */
@@ -50,7 +57,7 @@ export interface AgentClient {
 }
 
 /** Finds the agent from the flags and environment; throws a CliError saying how to name one. */
-export function agentClient(command: string, values: { address?: string; token?: string; 'data-dir'?: string }): AgentClient {
+export function agentClient(command: string, values: { address?: string; token?: string; 'token-file'?: string; 'data-dir'?: string }): AgentClient {
   const address = values.address ?? process.env.ALLOCRUN_ADDR;
   let target: Target;
   if (address) {
@@ -60,7 +67,8 @@ export function agentClient(command: string, values: { address?: string; token?:
     } catch {
       throw new UsageError(`${command}: --address ${JSON.stringify(address)} is not a URL; e.g. http://127.0.0.1:4646`, command);
     }
-    target = { url, token: values.token ?? process.env.ALLOCRUN_TOKEN, label: url.origin };
+    const dir = values['data-dir'] ?? process.env.ALLOCRUN_DATA_DIR;
+    target = { url, token: clientToken({ token: values.token, tokenFile: values['token-file'] }, dir === undefined ? undefined : resolve(dir)), label: url.origin };
   } else {
     const dir = values['data-dir'] ?? process.env.ALLOCRUN_DATA_DIR;
     if (!dir) throw new UsageError(`${command}: which agent? pass --data-dir D (the agent's data dir) or --address URL (or set ALLOCRUN_DATA_DIR / ALLOCRUN_ADDR)`, command);
@@ -94,7 +102,7 @@ function clientFor(target: Target): AgentClient {
         if ((res.statusCode ?? 500) < 400) return resolvePromise(res);
         const text = (await readAll(res)).trim();
         const message = text || `the agent answered ${res.statusCode}`;
-        reject(new ApiError(res.statusCode ?? 500, res.statusCode === 403 ? `${message}: the agent at ${target.label} wants its token (--token or $ALLOCRUN_TOKEN; the agent keeps it in its data dir's agent-token file)` : message));
+        reject(new ApiError(res.statusCode ?? 500, res.statusCode === 403 ? `${message}: the agent at ${target.label} wants its token (--token-file F, $ALLOCRUN_TOKEN_FILE, $ALLOCRUN_TOKEN or $NOMAD_TOKEN; unless given one, the agent keeps it in its data dir's agent-token file)` : message));
       });
       req.on('error', (err: NodeJS.ErrnoException) => reject(connectionError(target, err)));
       req.end(body);

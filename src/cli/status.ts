@@ -67,7 +67,7 @@ export function formatAllocDetail(r: AllocRecord, opts: { verbose?: boolean; now
 /** The `status` command. */
 export const statusCommand: Command = {
   name: 'status',
-  usage: 'status [--data-dir D | --address URL [--token T]] [--verbose] [--json] [alloc]',
+  usage: 'status [--data-dir D | --address URL [--token-file F | --token T]] [--verbose] [--json] [alloc]',
   details: `
 Show the allocations in a data dir, or one allocation in detail.
 
@@ -79,13 +79,15 @@ When an agent serves the data dir (or --address names one), the allocations are 
 live; otherwise from the data dir's files.
 
 Flags:
-  --data-dir D  the data dir a run used (default: $ALLOCRUN_DATA_DIR, else the last
-                'allocrun run' on this machine)
-  --address URL read from the agent at URL instead (default: $ALLOCRUN_ADDR)
-  --token T     the agent's token for --address (default: $ALLOCRUN_TOKEN)
-  --verbose     every event, and full timestamps
-  --json        the stored record(s) as JSON
-  -h, --help    show this help
+  --data-dir D    the data dir a run used (default: $ALLOCRUN_DATA_DIR, else the last
+                  'allocrun run' on this machine)
+  --address URL   read from the agent at URL instead (default: $ALLOCRUN_ADDR)
+  --token-file F  read the agent's token for --address from F (default: $ALLOCRUN_TOKEN_FILE)
+  --token T       the agent's token for --address (default: $ALLOCRUN_TOKEN, else $NOMAD_TOKEN);
+                  visible to other local users, prefer --token-file
+  --verbose       every event, and full timestamps
+  --json          the stored record(s) as JSON
+  -h, --help      show this help
 
 Example:
   allocrun run examples/demo.nomad --data-dir /tmp/demo
@@ -94,7 +96,7 @@ Example:
     const parsed = parseCommand(
       this,
       argv,
-      { 'data-dir': { type: 'string', short: 'd' }, address: { type: 'string' }, token: { type: 'string' }, verbose: { type: 'boolean' }, json: { type: 'boolean' } },
+      { 'data-dir': { type: 'string', short: 'd' }, address: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' }, verbose: { type: 'boolean' }, json: { type: 'boolean' } },
       { min: 0, max: 1, names: 'an allocation ID' },
     );
     if (!parsed) return 0;
@@ -125,7 +127,7 @@ Example:
  * The allocations of the agent named by --address, or serving `dataDir`; undefined when no agent serves
  * the data dir (a stale socket of an agent that is gone counts as none: the files are read instead).
  */
-async function fromAgent(values: { address?: string; token?: string }, dataDir: string | undefined): Promise<AllocRecord[] | undefined> {
+async function fromAgent(values: { address?: string; token?: string; 'token-file'?: string }, dataDir: string | undefined): Promise<AllocRecord[] | undefined> {
   if (dataDir !== undefined && !agentSocketIn(dataDir)) return undefined;
   const client = agentClient('status', { ...values, 'data-dir': dataDir });
   try {
