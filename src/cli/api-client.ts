@@ -67,7 +67,7 @@ export function agentClient(command: string, values: { address?: string; token?:
     } catch {
       throw new UsageError(`${command}: --address ${JSON.stringify(address)} is not a URL; e.g. http://127.0.0.1:4646`, command);
     }
-    const dir = values['data-dir'] ?? process.env.ALLOCRUN_DATA_DIR;
+    const dir = values['data-dir'] || process.env.ALLOCRUN_DATA_DIR || undefined;
     target = { url, token: clientToken({ token: values.token, tokenFile: values['token-file'] }, dir === undefined ? undefined : resolve(dir)), label: url.origin };
   } else {
     const dir = values['data-dir'] ?? process.env.ALLOCRUN_DATA_DIR;
