@@ -3,6 +3,11 @@
  * registration becomes a new job version, and each allocation is kept, updated in place, or replaced;
  * a count change places or stops instances. Registrations of one job are applied one at a time, in the
  * order they arrived. Every change takes the next index and is published on the event stream.
+ *
+ * A write is planned on copies, committed to the agent's store as one transaction (the job's version, its
+ * evaluation, every allocation it places, updates or stops), and only then applied: runners started or
+ * told, events published, the caller answered. A failed commit changes nothing. `heal` runs the same
+ * reconcile over every job when the agent starts, so a crash between any two steps is made good.
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -15,7 +20,7 @@ import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
 import type { EventBroker, StreamEvent } from './event-broker.ts';
 import type { StateIndex } from './state-index.ts';
-import type { SavedAlloc, SavedRegistry } from './registry-file.ts';
+import { StoreDamagedError, type AgentStore, type WriteTx } from '../state/agent-store.ts';
 
 /** Job fields the server owns: a client's copy of them never counts as a change. */
 const SERVER_FIELDS = ['Status', 'StatusDescription', 'Stable', 'Version', 'SubmitTime', 'CreateIndex', 'ModifyIndex', 'JobModifyIndex', 'Stop'];
@@ -46,6 +51,28 @@ export interface JobEntry {
 export interface AllocEntry extends Omit<AllocView, 'state'> {
   runner?: AllocRunner;
   lastState: AllocState;
+  /** Adopted from a runner record the store's allocations table does not have yet (`heal` records it). */
+  unrecorded?: boolean;
+}
+
+/** What the store keeps of an allocation: all the registry knows of it but its runner and live state. */
+export type StoredAlloc = Omit<AllocEntry, 'runner' | 'lastState' | 'modifyIndex' | 'modifyTime' | 'unrecorded'>;
+
+/** An evaluation, as Nomad's scheduler records one per write (always complete here: one node, no queue). */
+export interface EvalRecord {
+  ID: string;
+  Namespace: string;
+  Priority: number;
+  Type: string;
+  TriggeredBy: 'job-register' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect';
+  JobID: string;
+  JobModifyIndex: number;
+  Status: 'complete';
+  StatusDescription: string;
+  CreateIndex: number;
+  ModifyIndex: number;
+  CreateTime: number;
+  ModifyTime: number;
 }
 
 /** What a registration or deregistration answers (Nomad's JobRegisterResponse). */
@@ -77,23 +104,46 @@ function instanceOf(spec: AllocSpec): number {
 const isTerminal = (s: AllocState) => s.clientStatus === 'complete' || s.clientStatus === 'failed';
 
 /** The jobs and allocations of one agent. */
+/** Fields of an allocation a write may change: what `apply` copies from a draft onto the live entry. */
+const WRITABLE = ['desired', 'desiredDescription', 'spec', 'allocModifyIndex', 'modifyTime', 'jobVersion', 'nextAllocation', 'previousAllocation'] as const;
+
+/** One write being planned: drafts of what changes, applied only after the store has committed them. */
+class Change {
+  readonly jobs = new Map<string, JobEntry | null>();
+  readonly allocs = new Map<string, AllocEntry>();
+  /** Drafts of allocations to start once applied (new ones). */
+  readonly starts: string[] = [];
+  /** Allocations whose runner is told to stop, or to take their new spec in place. */
+  readonly kills: string[] = [];
+  readonly updates: string[] = [];
+  readonly evals: EvalRecord[] = [];
+  readonly events: (() => StreamEvent)[] = [];
+
+  constructor(readonly index: number) {}
+
+  get empty(): boolean {
+    return this.jobs.size === 0 && this.allocs.size === 0 && this.evals.length === 0;
+  }
+}
+
+/** The jobs and allocations of one agent. */
 export class JobRegistry {
   private readonly jobs = new Map<string, JobEntry>();
   private readonly allocs = new Map<string, AllocEntry>();
+  private readonly evals = new Map<string, EvalRecord>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly placements = new Subject<{ spec: AllocSpec; runner: AllocRunner }>();
-  /** Registry records of allocations an earlier agent made, waiting for `adopt` to meet their runners. */
-  private readonly saved = new Map<string, SavedAlloc>();
-  /** Called after every change of jobs or desired state (not of task states), to save the registry. */
-  onChange: () => void = () => {};
   /** Index of the newest change to the jobs table and to the allocations table. */
   jobsIndex = 0;
   allocsIndex = 0;
+  /** Where the registry reports what it could not do without failing a request (a runner that would not start). */
+  log: (line: string) => void = (line) => process.stderr.write(`allocrun agent: ${line}\n`);
 
   constructor(
     private readonly agent: Agent,
     private readonly index: StateIndex,
     private readonly events: EventBroker,
+    private readonly store: AgentStore,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -112,8 +162,12 @@ export class JobRegistry {
     return run;
   }
 
-  /** Registers (or updates) a job: `job` is its API JSON, `allocs` its instances from the job loader. */
-  register(job: Json, allocs: AllocSpec[], warnings: string): RegisterResult {
+  /**
+   * Registers (or updates) a job: `job` is its API JSON, `allocs` its instances from the job loader.
+   * Resolves once the new version, its evaluation and its allocations are durable; a failed commit rejects
+   * with a StoreCommitError and changes nothing.
+   */
+  async register(job: Json, allocs: AllocSpec[], warnings: string): Promise<RegisterResult> {
     const id = String(job['ID']);
     const canonical = Object.fromEntries(Object.entries(job).filter(([k]) => !SERVER_FIELDS.includes(k)));
     const existing = this.jobs.get(id);
@@ -122,83 +176,87 @@ export class JobRegistry {
       // Nomad: an unchanged job is not a new version and nothing is scheduled.
       return { EvalID: '', EvalCreateIndex: existing.modifyIndex, JobModifyIndex: existing.jobModifyIndex, Warnings: warnings, Index: existing.modifyIndex };
     }
-    const index = this.index.next();
+    const change = new Change(this.index.next());
+    const index = change.index;
     const version: JobVersion = { version: current ? current.version + 1 : 0, job: canonical, allocs, submitTime: this.now(), jobModifyIndex: index };
-    const entry: JobEntry = existing ?? { id, namespace: String(job['Namespace'] ?? 'default'), versions: [], stop: false, createIndex: index, modifyIndex: index, jobModifyIndex: index };
-    entry.versions.push(version);
-    entry.stop = false;
-    entry.modifyIndex = entry.jobModifyIndex = index;
-    this.jobs.set(id, entry);
-    this.jobsIndex = index;
-    const events: StreamEvent[] = [this.jobEvent(entry, 'JobRegistered', index)];
-    events.push(...this.reconcile(entry, index));
-    this.commit(index, events);
-    this.onChange();
-    return { EvalID: randomUUID(), EvalCreateIndex: index, JobModifyIndex: index, Warnings: warnings, Index: index };
+    const entry: JobEntry = existing
+      ? { ...existing, versions: [...existing.versions, version], stop: false, modifyIndex: index, jobModifyIndex: index }
+      : { id, namespace: String(job['Namespace'] ?? 'default'), versions: [version], stop: false, createIndex: index, modifyIndex: index, jobModifyIndex: index };
+    change.jobs.set(id, entry);
+    change.events.push(() => this.jobEvent(this.jobs.get(id)!, 'JobRegistered', index));
+    const evalId = this.evaluate(change, entry, 'job-register');
+    this.reconcile(change, entry);
+    await this.write(change);
+    return { EvalID: evalId, EvalCreateIndex: index, JobModifyIndex: index, Warnings: warnings, Index: index };
   }
 
   /** Stops a job (a new version with `Stop`), or with `purge` forgets it; its allocations are stopped. */
-  deregister(id: string, purge: boolean): RegisterResult | undefined {
-    const entry = this.jobs.get(id);
-    if (!entry) return undefined;
-    const index = this.index.next();
-    const events: StreamEvent[] = [];
+  async deregister(id: string, purge: boolean): Promise<RegisterResult | undefined> {
+    const existing = this.jobs.get(id);
+    if (!existing) return undefined;
+    const change = new Change(this.index.next());
+    const index = change.index;
+    const entry: JobEntry = { ...existing, versions: [...existing.versions], modifyIndex: index, jobModifyIndex: index };
     if (!entry.stop) {
       const current = entry.versions.at(-1)!;
       entry.versions.push({ ...current, version: current.version + 1, submitTime: this.now(), jobModifyIndex: index });
       entry.stop = true;
     }
-    entry.modifyIndex = entry.jobModifyIndex = index;
-    events.push(this.jobEvent(entry, 'JobDeregistered', index));
-    for (const a of this.allocsOfJob(id)) if (a.desired === 'run') events.push(this.stop(a, 'alloc not needed due to job update', index, 'PlanResult'));
-    if (purge) this.jobs.delete(id);
-    this.jobsIndex = index;
-    this.commit(index, events);
-    this.onChange();
-    return { EvalID: randomUUID(), EvalCreateIndex: index, JobModifyIndex: index, Warnings: '', Index: index };
+    change.jobs.set(id, purge ? null : entry);
+    change.events.push(() => this.jobEvent(entry, 'JobDeregistered', index));
+    const evalId = this.evaluate(change, entry, 'job-deregister');
+    for (const a of this.allocsOfJob(id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
+    await this.write(change);
+    return { EvalID: evalId, EvalCreateIndex: index, JobModifyIndex: index, Warnings: '', Index: index };
   }
 
   /** Stops one allocation; a replacement is placed while its job still wants it (`nomad alloc stop`). */
-  stopAllocation(a: AllocEntry): number {
-    const index = this.index.next();
-    const events: StreamEvent[] = [];
+  async stopAllocation(a: AllocEntry): Promise<{ index: number; evalId: string }> {
+    const change = new Change(this.index.next());
+    let evalId = '';
     if (a.desired === 'run') {
-      events.push(this.stop(a, 'alloc was stopped by the user', index, 'AllocationUpdateDesiredStatus'));
+      this.stop(change, a, 'alloc was stopped by the user', 'AllocationUpdateDesiredStatus');
       const job = this.jobs.get(a.jobId);
       const template = job && !job.stop ? job.versions.at(-1)!.allocs.filter((s) => s.group === a.group)[a.index] : undefined;
-      if (job && template) events.push(this.place(job, template, a.index, index, a));
+      if (job) evalId = this.evaluate(change, job, 'alloc-stop');
+      if (job && template) this.place(change, job, template, a.index, a);
     }
-    this.commit(index, events);
-    this.onChange();
-    return index;
+    await this.write(change);
+    return { index: change.index, evalId };
   }
 
-  /** Loads what an earlier agent saved; call before `adopt`, with an index started past `saved.index`. */
-  restore(saved: SavedRegistry): void {
-    for (const job of saved.jobs) this.jobs.set(job.id, job);
-    for (const a of saved.allocs) this.saved.set(a.id, a);
-    this.jobsIndex = Math.max(0, ...saved.jobs.map((j) => j.modifyIndex));
+  /**
+   * Loads what the store holds (jobs, evaluations, the registry's allocations); call before `adopt`. A
+   * damaged entry throws a StoreDamagedError naming it: the agent refuses to start rather than lose it.
+   */
+  load(): void {
+    for (const { key, value } of readTable<JobEntry>(this.store, 'jobs', isJobEntry)) this.jobs.set(key, value);
+    for (const { key, value } of readTable<EvalRecord>(this.store, 'evals', isEvalRecord)) this.evals.set(key, value);
+    for (const { key, value } of readTable<StoredAlloc>(this.store, 'allocs', isStoredAlloc)) {
+      this.allocs.set(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: { clientStatus: 'pending', taskStates: {} } });
+    }
+    this.jobsIndex = Math.max(0, ...[...this.jobs.values()].map((j) => j.modifyIndex));
+    this.allocsIndex = Math.max(0, ...[...this.allocs.values()].map((a) => a.allocModifyIndex));
   }
 
-  /** The registry as `RegistryFile` saves it. */
-  snapshot(): SavedRegistry {
-    const allocs = [...this.allocs.values()].map(({ runner: _r, lastState: _l, spec: _s, modifyIndex: _m, modifyTime: _t, ...keep }) => keep);
-    return { index: this.index.current, jobs: [...this.jobs.values()], allocs };
-  }
-
-  /** Takes over allocations an earlier agent ran (restored runners, and finished ones from disk). */
+  /**
+   * Takes over allocations an earlier agent ran (restored runners, and finished ones from their records).
+   * One the store does not know (run by an embedding app, or from before the store) gets a record of its
+   * own at the next `heal`.
+   */
   adopt(found: { spec: AllocSpec; state: AllocState; createdAt?: number; updatedAt: number; runner?: AllocRunner }[]): void {
     for (const r of found) {
-      if (this.allocs.has(r.spec.id)) continue;
+      const known = this.allocs.get(r.spec.id);
+      if (known?.runner) continue;
       const index = this.index.next();
-      const known = this.saved.get(r.spec.id);
-      const entry: AllocEntry = {
-        id: r.spec.id, spec: r.spec, jobId: r.spec.job, namespace: r.spec.namespace ?? 'default', group: r.spec.group,
-        index: instanceOf(r.spec), jobVersion: 0, desired: r.spec.desiredStatus ?? 'run', desiredDescription: '',
-        createIndex: index, allocModifyIndex: index, createTime: r.createdAt ?? r.updatedAt,
-        ...known,
-        modifyIndex: index, modifyTime: r.updatedAt, lastState: r.runner?.getState() ?? r.state, runner: r.runner,
-      };
+      const entry: AllocEntry = known
+        ? { ...known, modifyIndex: index, modifyTime: r.updatedAt, lastState: r.runner?.getState() ?? r.state, runner: r.runner }
+        : {
+            id: r.spec.id, spec: r.spec, jobId: r.spec.job, namespace: r.spec.namespace ?? 'default', group: r.spec.group,
+            index: instanceOf(r.spec), jobVersion: 0, desired: r.spec.desiredStatus ?? 'run', desiredDescription: '',
+            createIndex: index, allocModifyIndex: index, createTime: r.createdAt ?? r.updatedAt,
+            modifyIndex: index, modifyTime: r.updatedAt, lastState: r.runner?.getState() ?? r.state, runner: r.runner, unrecorded: true,
+          };
       this.allocs.set(entry.id, entry);
       if (r.runner) this.watch(entry, r.runner);
       this.allocsIndex = index;
@@ -206,7 +264,40 @@ export class JobRegistry {
     this.index.changed(this.index.current);
   }
 
-  /** Every job, sorted by ID. */
+  /**
+   * Reconciles every job with what exists, as Nomad's scheduler does on one node, and makes it so: the
+   * allocations a job wants and lacks are placed, extra ones and those of stopped jobs stopped, an
+   * allocation the store says should run but that never started is started, one it says should stop is
+   * stopped, and a restored runner that missed an in-place update gets it. Desired state wins: nothing
+   * desired stopped is ever started again. Run once at agent start, after `load` and `adopt`.
+   */
+  async heal(): Promise<void> {
+    const change = new Change(this.index.next());
+    for (const a of this.allocs.values()) if (a.unrecorded) change.allocs.set(a.id, { ...a, unrecorded: undefined });
+    for (const job of this.jobs.values()) {
+      if (job.stop) {
+        for (const a of this.allocsOfJob(job.id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
+      } else {
+        this.reconcile(change, job);
+      }
+    }
+    if (!change.empty) {
+      for (const job of new Set([...change.allocs.values()].map((a) => this.jobs.get(a.jobId)).filter((j) => j !== undefined))) {
+        this.evaluate(change, job, 'reconnect');
+      }
+      await this.write(change);
+    }
+    for (const a of this.allocs.values()) {
+      if (a.desired !== 'run') {
+        if (a.runner && !isTerminal(a.lastState)) this.tellStop(a);
+      } else if (!a.runner && !isTerminal(a.lastState)) {
+        this.start(a);
+      } else if (a.runner && !isTerminal(a.lastState)) {
+        const running = (a.runner.actor.getSnapshot().context as { alloc?: AllocSpec }).alloc;
+        if (running && running.modifyIndex !== a.spec.modifyIndex) a.runner.send({ type: 'UPDATE', alloc: a.spec });
+      }
+    }
+  }
   listJobs(): JobEntry[] {
     return [...this.jobs.values()].sort((a, b) => a.id.localeCompare(b.id));
   }
@@ -307,77 +398,171 @@ export class JobRegistry {
     return { ...a, state: a.lastState };
   }
 
-  /** Brings the job's allocations in line with its current version; returns the events of the changes. */
-  private reconcile(entry: JobEntry, index: number): StreamEvent[] {
+  /** Every evaluation, oldest first. */
+  listEvals(): EvalRecord[] {
+    return [...this.evals.values()].sort((a, b) => a.CreateIndex - b.CreateIndex);
+  }
+
+  getEval(id: string): EvalRecord | undefined {
+    return this.evals.get(id) ?? [...this.evals.values()].find((e) => e.ID.startsWith(id));
+  }
+
+  /** Records the evaluation a write makes; returns its ID. */
+  private evaluate(change: Change, job: JobEntry, trigger: EvalRecord['TriggeredBy']): string {
+    const now = this.now() * 1e6;
+    const version = job.versions.at(-1);
+    const e: EvalRecord = {
+      ID: randomUUID(), Namespace: job.namespace, Priority: Number(version?.job['Priority'] ?? 50), Type: String(version?.job['Type'] ?? version?.allocs[0]?.type ?? 'service'),
+      TriggeredBy: trigger, JobID: job.id, JobModifyIndex: job.jobModifyIndex, Status: 'complete', StatusDescription: '',
+      CreateIndex: change.index, ModifyIndex: change.index, CreateTime: now, ModifyTime: now,
+    };
+    change.evals.push(e);
+    return e.ID;
+  }
+
+  /** The draft of `a` in `change` (made on first use): plans change drafts, never live entries. */
+  private draft(change: Change, a: AllocEntry): AllocEntry {
+    let d = change.allocs.get(a.id);
+    if (!d) change.allocs.set(a.id, (d = { ...a }));
+    return d;
+  }
+
+  /** Plans what brings the job's allocations in line with its current version. */
+  private reconcile(change: Change, entry: JobEntry): void {
     const version = entry.versions.at(-1)!;
-    const events: StreamEvent[] = [];
     const wanted = new Map<string, AllocSpec[]>();
     for (const s of version.allocs) wanted.set(s.group, [...(wanted.get(s.group) ?? []), s]);
     const live = this.allocsOfJob(entry.id).filter((a) => a.desired === 'run');
     for (const a of live) {
       const template = wanted.get(a.group)?.[a.index];
       if (!template) {
-        events.push(this.stop(a, 'alloc not needed due to job update', index, 'PlanResult'));
+        this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
         continue;
       }
       const update = groupUpdate(a.spec, template);
       if (update === 'destructive' && !(a.spec.type === 'batch' && a.lastState.clientStatus === 'complete')) {
-        events.push(this.stop(a, 'alloc is being updated due to job update', index, 'PlanResult'));
-        events.push(this.place(entry, template, a.index, index, a));
+        this.stop(change, a, 'alloc is being updated due to job update', 'PlanResult');
+        this.place(change, entry, template, a.index, a);
         continue;
       }
-      a.jobVersion = version.version;
+      if (a.jobVersion !== version.version) this.draft(change, a).jobVersion = version.version;
       if (update === 'inplace' && !isTerminal(a.lastState)) {
-        a.spec = { ...template, id: a.id, modifyIndex: index };
-        a.allocModifyIndex = a.modifyIndex = index;
-        a.runner?.send({ type: 'UPDATE', alloc: a.spec });
-        events.push(this.allocEvent(a, 'PlanResult', index));
+        const d = this.draft(change, a);
+        d.spec = { ...template, id: a.id, modifyIndex: change.index };
+        d.allocModifyIndex = change.index;
+        change.updates.push(a.id);
+        change.events.push(() => this.allocEvent(this.allocs.get(a.id)!, 'PlanResult', change.index));
       }
     }
     for (const [group, templates] of wanted) {
       templates.forEach((template, i) => {
-        if (!live.some((a) => a.group === group && a.index === i)) events.push(this.place(entry, template, i, index));
+        if (!live.some((a) => a.group === group && a.index === i)) this.place(change, entry, template, i);
       });
     }
-    return events;
   }
 
-  /** Starts a new allocation of `template` as instance `i` of its group. */
-  private place(entry: JobEntry, template: AllocSpec, i: number, index: number, previous?: AllocEntry): StreamEvent {
+  /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given. */
+  private place(change: Change, entry: JobEntry, template: AllocSpec, i: number, previous?: AllocEntry): void {
     const id = randomUUID();
-    const spec: AllocSpec = { ...template, id, modifyIndex: index };
     const now = this.now();
+    const index = change.index;
+    const version = (change.jobs.get(entry.id) ?? entry).versions.at(-1)!.version;
     const a: AllocEntry = {
-      id, spec, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: entry.versions.at(-1)!.version,
+      id, spec: { ...template, id, modifyIndex: index }, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: version,
       desired: 'run', desiredDescription: '', createIndex: index, modifyIndex: index, allocModifyIndex: index, createTime: now, modifyTime: now,
       ...(previous && { previousAllocation: previous.id }),
       lastState: { clientStatus: 'pending', taskStates: {} },
     };
-    if (previous) previous.nextAllocation = id;
-    this.allocs.set(id, a);
-    this.allocsIndex = index;
-    const runner = this.agent.run(spec);
+    if (previous) this.draft(change, previous).nextAllocation = id;
+    change.allocs.set(id, a);
+    change.starts.push(id);
+    change.events.push(() => this.allocEvent(this.allocs.get(id)!, 'PlanResult', index));
+  }
+
+  /** Plans marking an allocation stopped; its runner is told once the write is durable. */
+  private stop(change: Change, a: AllocEntry, why: string, type: string): void {
+    const d = this.draft(change, a);
+    d.desired = 'stop';
+    d.desiredDescription = why;
+    d.spec = { ...d.spec, desiredStatus: 'stop', modifyIndex: change.index };
+    d.allocModifyIndex = change.index;
+    d.modifyTime = this.now();
+    change.kills.push(a.id);
+    change.events.push(() => this.allocEvent(this.allocs.get(a.id)!, type, change.index));
+  }
+
+  /** Commits `change` and, once it is durable, applies it: the live entries, the runners, the events. */
+  private async write(change: Change): Promise<void> {
+    await this.store.commit((tx) => this.persist(tx, change));
+    const { index } = change;
+    for (const [id, job] of change.jobs) {
+      const live = this.jobs.get(id);
+      // Kept as the same object: a blocking query holding the entry sees the change.
+      if (job && live) Object.assign(live, job);
+      else if (job) this.jobs.set(id, job);
+      else this.jobs.delete(id);
+      this.jobsIndex = index;
+    }
+    for (const e of change.evals) this.evals.set(e.ID, e);
+    for (const [id, d] of change.allocs) {
+      const live = this.allocs.get(id);
+      if (!live) {
+        this.allocs.set(id, d);
+      } else {
+        for (const k of WRITABLE) (live as unknown as Record<string, unknown>)[k] = d[k];
+        delete live.unrecorded;
+        live.modifyIndex = Math.max(live.modifyIndex, d.allocModifyIndex);
+      }
+      this.allocsIndex = index;
+    }
+    for (const id of change.updates) {
+      const a = this.allocs.get(id)!;
+      a.modifyIndex = index;
+      a.runner?.send({ type: 'UPDATE', alloc: a.spec });
+    }
+    for (const id of change.kills) {
+      const a = this.allocs.get(id)!;
+      a.modifyIndex = index;
+      if (a.runner && !isTerminal(a.lastState)) this.tellStop(a);
+    }
+    for (const id of change.starts) this.start(this.allocs.get(id)!);
+    this.events.publish({ Index: index, Events: change.events.map((e) => e()) });
+    this.index.changed(index);
+  }
+
+  /** The transaction of `change`: every job, evaluation and allocation it touches, and the index. */
+  private persist(tx: WriteTx, change: Change): void {
+    for (const [id, job] of change.jobs) {
+      if (job) tx.put('jobs', id, job);
+      else tx.remove('jobs', id);
+    }
+    for (const e of change.evals) tx.put('evals', e.ID, e);
+    for (const d of change.allocs.values()) tx.put('allocs', d.id, storedOf(d));
+    tx.index(change.index);
+  }
+
+  /** Starts the runner of an allocation whose record is durable. */
+  private start(a: AllocEntry): void {
+    let runner: AllocRunner;
+    try {
+      runner = this.agent.run(a.spec);
+    } catch (err) {
+      // The record stays (desired run): the next agent start tries again. Said, never swallowed.
+      this.log(`allocation ${a.id} (job ${JSON.stringify(a.jobId)}) could not be started: ${err instanceof Error ? err.message : String(err)}`);
+      a.lastState = { clientStatus: 'failed', taskStates: {} };
+      return;
+    }
     a.runner = runner;
     a.lastState = runner.getState();
     this.watch(a, runner);
-    this.placements.next({ spec, runner });
-    return this.allocEvent(a, 'PlanResult', index);
+    this.placements.next({ spec: a.spec, runner });
   }
 
-  /** Marks an allocation stopped and tells its runner to kill its tasks. */
-  private stop(a: AllocEntry, why: string, index: number, type: string): StreamEvent {
-    a.desired = 'stop';
-    a.desiredDescription = why;
-    a.spec = { ...a.spec, desiredStatus: 'stop', modifyIndex: index };
-    a.allocModifyIndex = a.modifyIndex = index;
-    a.modifyTime = this.now();
-    this.allocsIndex = index;
-    if (a.runner && !isTerminal(a.lastState)) {
-      a.runner.send({ type: 'UPDATE', alloc: a.spec });
-      // Before its prerun hooks finish an allocation only queues updates; KILL stops it there too.
-      a.runner.send({ type: 'KILL' });
-    }
-    return this.allocEvent(a, type, index);
+  /** Tells a live runner its allocation is to stop. */
+  private tellStop(a: AllocEntry): void {
+    a.runner!.send({ type: 'UPDATE', alloc: a.spec });
+    // Before its prerun hooks finish an allocation only queues updates; KILL stops it there too.
+    a.runner!.send({ type: 'KILL' });
   }
 
   /** Every state change of the runner is a client update: the next index, an AllocationUpdated event. */
@@ -388,7 +573,8 @@ export class JobRegistry {
       a.modifyIndex = index;
       a.modifyTime = this.now();
       this.allocsIndex = index;
-      this.commit(index, [this.allocEvent(a, 'AllocationUpdated', index)]);
+      this.events.publish({ Index: index, Events: [this.allocEvent(a, 'AllocationUpdated', index)] });
+      this.index.changed(index);
     });
   }
 
@@ -399,9 +585,45 @@ export class JobRegistry {
   private allocEvent(a: AllocEntry, type: string, index: number): StreamEvent {
     return { Topic: 'Allocation', Type: type, Key: a.id, Namespace: a.namespace, FilterKeys: [a.jobId], Index: index, Payload: { Allocation: this.allocStubJson(a) } };
   }
+}
 
-  private commit(index: number, events: StreamEvent[]): void {
-    this.events.publish({ Index: index, Events: events });
-    this.index.changed(index);
+/** What the store keeps of an allocation. */
+function storedOf(a: AllocEntry): StoredAlloc {
+  const { runner: _r, lastState: _l, modifyIndex: _m, modifyTime: _t, unrecorded: _u, ...keep } = a;
+  return keep;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function isJobEntry(v: unknown): string | undefined {
+  if (!isObject(v)) return 'expected a job object';
+  if (typeof v.id !== 'string' || !Array.isArray(v.versions) || v.versions.length === 0) return 'expected { id, versions: [...] }';
+  for (const [i, ver] of v.versions.entries()) {
+    if (!isObject(ver) || !isObject(ver.job) || !Array.isArray(ver.allocs) || typeof ver.version !== 'number') return `versions[${i}]: expected { version, job, allocs }`;
   }
+  for (const k of ['createIndex', 'modifyIndex', 'jobModifyIndex']) if (typeof v[k] !== 'number') return `${k}: expected a number`;
+  return typeof v.stop === 'boolean' ? undefined : 'stop: expected true or false';
+}
+
+function isEvalRecord(v: unknown): string | undefined {
+  return isObject(v) && typeof v.ID === 'string' && typeof v.JobID === 'string' ? undefined : 'expected an evaluation { ID, JobID, ... }';
+}
+
+function isStoredAlloc(v: unknown): string | undefined {
+  if (!isObject(v)) return 'expected an allocation object';
+  if (typeof v.id !== 'string' || typeof v.jobId !== 'string' || typeof v.group !== 'string' || typeof v.index !== 'number') return 'expected { id, jobId, group, index, ... }';
+  if (v.desired !== 'run' && v.desired !== 'stop' && v.desired !== 'evict') return 'desired: expected run, stop or evict';
+  if (!isObject(v.spec) || v.spec.id !== v.id || !Array.isArray(v.spec.tasks)) return 'spec: expected the allocation spec (with its id and tasks)';
+  return undefined;
+}
+
+/** Every value of `table`, each checked by `problem`; the first damaged one throws, named. */
+function readTable<T>(store: AgentStore, table: 'jobs' | 'allocs' | 'evals', problem: (v: unknown) => string | undefined): { key: string; value: T }[] {
+  const { values, damaged } = store.entries(table);
+  const bad = [...damaged.map((d) => `${table}/${d.key}: ${d.why}`), ...values.flatMap(({ key, value }) => {
+    const why = problem(value);
+    return why ? [`${table}/${key}: ${why}`] : [];
+  })];
+  if (bad.length > 0) throw new StoreDamagedError(`${store.path} is damaged: ${bad.join('; ')}. Nothing was changed; restore a snapshot ('allocrun operator snapshot restore') or move the store aside`, store.path);
+  return values as { key: string; value: T }[];
 }

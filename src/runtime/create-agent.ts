@@ -91,7 +91,7 @@ function runnerFinished(persisted: PersistedAllocRunner): boolean {
 
 /** Builds an agent; call `start()` to restore what `dataDir` holds. */
 export function createAgent(opts: AgentOptions): Agent {
-  if (!opts.store) ensureDataDir(opts.dataDir);
+  ensureDataDir(opts.dataDir);
   const store = opts.store ?? new FileStateStore(opts.dataDir);
   const runners = new Map<string, { runner: AllocRunner; persist: ReturnType<typeof persistenceFor> }>();
 
@@ -137,13 +137,13 @@ export function createAgent(opts: AgentOptions): Agent {
           // before the record is set aside: a save landing after would bring the damaged record back.
           await failed?.persist.halt();
           runners.delete(record.spec.id);
-          const where = store instanceof FileStateStore ? store.statePath(record.spec.id) : record.spec.id;
+          const where = store.locate?.(record.spec.id) ?? record.spec.id;
           const problem = new StateStoreError(
             `${where}: allocation ${JSON.stringify(record.spec.id)} cannot be resumed from its runner snapshot (damaged, or written by an incompatible allocrun): ${err instanceof Error ? err.message : String(err)}`,
             where,
             { cause: err },
           );
-          report(store instanceof FileStateStore ? await store.quarantine(record.spec.id, problem) : problem);
+          report(store.quarantine ? await store.quarantine(record.spec.id, problem) : problem);
         }
       }
       return restored;

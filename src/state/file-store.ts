@@ -37,6 +37,10 @@ export class FileStateStore implements StateStore {
     return join(this.dataDir, 'allocs', allocId);
   }
 
+  locate(allocId: string): string {
+    return this.statePath(allocId);
+  }
+
   /** The state file of one allocation. */
   statePath(allocId: string): string {
     return join(this.allocDir(allocId), STATE_FILE);

@@ -25,6 +25,10 @@ export interface StateStore {
    * record is moved aside (`state.json.corrupt-<time>`), so it is reported once and never read again.
    */
   scan?(opts?: { quarantine?: boolean }): Promise<StateScan>;
+  /** Where one allocation's record lives, for messages (a file path, or store and key). */
+  locate?(allocId: string): string;
+  /** Sets a record that cannot be used aside (never overwritten) and says where it went. */
+  quarantine?(allocId: string, problem: StateStoreError): Promise<StateStoreError>;
 }
 
 /** What `scan` found. */

@@ -22,7 +22,7 @@ describe('an agent restarted on its data dir', { timeout: 120_000 }, () => {
     const isCurrent = (a: { JobVersion: number; ClientStatus: string }) => a.JobVersion === 1 && a.ClientStatus === 'running';
     const before = (await waitForAllocs(agent.socket, '/v1/job/keep/allocations', (l) => l.some(isCurrent))).find(isCurrent);
     const indexBefore = Number((await call(agent.socket, 'GET', '/v1/jobs')).headers['x-nomad-index']);
-    expect((await stat(join(agent.dataDir, 'api-state.json'))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(agent.dataDir, 'state.mdb'))).mode & 0o777).toBe(0o600);
 
     // SIGTERM: the agent goes, its tasks stay; a new agent takes over the same data dir.
     agent.cli.child.kill('SIGTERM');

@@ -36,8 +36,8 @@ export function allocationRoutes(app: FastifyInstance, ctx: ApiContext): void {
     schema: { params: idParams },
     handler: async (req) => {
       const alloc = allocOf(ctx, req.params);
-      const index = await registry.serialize(alloc.jobId, () => registry.stopAllocation(alloc));
-      return { EvalID: '', Index: index };
+      const { index, evalId } = await registry.serialize(alloc.jobId, () => registry.stopAllocation(alloc));
+      return { EvalID: evalId, Index: index };
     },
   });
 }

@@ -44,7 +44,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (body.EnforceIndex && (current?.jobModifyIndex ?? 0) !== (body.JobModifyIndex ?? 0)) {
         throw new HttpError(400, `Enforcing job modify index ${body.JobModifyIndex ?? 0}: job ${current ? `exists with conflicting job modify index: ${current.jobModifyIndex}` : 'does not exist'}`);
       }
-      const { Index, ...result } = registry.register(job, loaded.allocs, warningText(loaded));
+      const { Index, ...result } = await registry.register(job, loaded.allocs, warningText(loaded));
       return { ...result, Index, KnownLeader: true, LastContact: 0 };
     });
   };

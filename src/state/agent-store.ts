@@ -1,0 +1,278 @@
+/**
+ * The agent's one transactional store: an LMDB environment at `<data dir>/state.mdb` (0600) holding every
+ * table the agent keeps (jobs with their versions, evaluations, allocations with their desired state, each
+ * runner's snapshot, the API's index). A `commit` is one LMDB write transaction: it lands whole or not at
+ * all, and its promise resolves only once the commit is synced to disk, so whoever answers a client after
+ * it answers for something durable. Nomad's client keeps the same things in BoltDB.
+ *
+ * Values are JSON text this store parses itself, so a damaged value is reported with its table and key
+ * instead of failing inside the database library; a damaged or unreadable store file is named and never
+ * replaced by an empty one.
+ */
+import { chmodSync, existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { checkRecord } from './record-check.ts';
+import { StateStoreError, type AllocRecord, type StateScan, type StateStore } from './store.ts';
+
+/** The store's file name in the data dir. */
+export const STORE_FILE = 'state.mdb';
+/** The layout this code reads and writes; a store written by a newer allocrun is refused, not guessed at. */
+const SCHEMA = 1;
+
+/** The tables, each a map from key to a JSON value. `quarantine` keeps damaged runner records, named. */
+export type Table = 'meta' | 'jobs' | 'allocs' | 'evals' | 'runners' | 'quarantine';
+const TABLES: readonly Table[] = ['meta', 'jobs', 'allocs', 'evals', 'runners', 'quarantine'];
+
+/** A store file that cannot be opened or read: names the file and what is wrong with it. */
+export class StoreDamagedError extends Error {
+  readonly code = 'ErrStoreDamaged';
+  constructor(
+    message: string,
+    readonly path: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'StoreDamagedError';
+  }
+}
+
+/** A commit that did not land (disk full, I/O error, read-only file system): nothing of it was written. */
+export class StoreCommitError extends Error {
+  readonly code = 'ErrStoreCommit';
+  constructor(
+    message: string,
+    readonly path: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'StoreCommitError';
+  }
+}
+
+/** The writes of one transaction, made inside `commit`'s callback. */
+export interface WriteTx {
+  put(table: Table, key: string, value: unknown): void;
+  remove(table: Table, key: string): void;
+  /** Records `index` as the newest index handed out, unless a larger one already is. */
+  index(index: number): void;
+}
+
+/** A value that could not be parsed, with where it lives. */
+export interface DamagedValue {
+  table: Table;
+  key: string;
+  why: string;
+}
+
+/** Test seams: a commit that fails as a full disk would, at the step a crash test wants. */
+export interface StoreFaults {
+  /** Called inside every commit before it is written; a throw fails the commit. */
+  beforeCommit?(): void;
+}
+
+/** The agent's store; `openAgentStore` opens (or creates) one. */
+export class AgentStore {
+  private readonly tables: Record<Table, Database<Buffer, string>>;
+  private closed = false;
+  /** The API's newest index, recorded with every runner save (the registry sets it). */
+  indexOf?: () => number;
+
+  private constructor(
+    readonly path: string,
+    private readonly root: RootDatabase<Buffer, string>,
+    private readonly faults: StoreFaults,
+  ) {
+    this.tables = Object.fromEntries(TABLES.map((t) => [t, root.openDB<Buffer, string>({ name: t, encoding: 'binary' })])) as Record<Table, Database<Buffer, string>>;
+  }
+
+  /** Opens `<dataDir>/state.mdb`, creating it when `create` allows; refuses a damaged or newer file by name. */
+  static open(dataDir: string, opts: { create?: boolean; readOnly?: boolean; faults?: StoreFaults } = {}): AgentStore {
+    const path = join(dataDir, STORE_FILE);
+    const existed = existsSync(path);
+    if (!existed && opts.create === false) throw new StoreDamagedError(`${path}: no agent store here`, path);
+    if (existed) checkFileShape(path);
+    let root: RootDatabase<Buffer, string>;
+    try {
+      // overlappingSync off: a commit's promise then resolves after the commit is synced, not merely visible.
+      root = open<Buffer, string>({ path, noSubdir: true, maxDbs: TABLES.length + 2, encoding: 'binary', overlappingSync: false, readOnly: opts.readOnly ?? false, cache: false });
+    } catch (err) {
+      throw new StoreDamagedError(`${path} cannot be opened as the agent's store: ${(err as Error).message}. It was left as it is; move it aside to start empty, or restore a snapshot ('allocrun operator snapshot restore')`, path, { cause: err });
+    }
+    if (!opts.readOnly) {
+      // The store holds every task's environment: only the agent's user may read it.
+      for (const f of [path, `${path}-lock`]) if (existsSync(f)) chmodSync(f, 0o600);
+    }
+    const store = new AgentStore(path, root, opts.faults ?? {});
+    const schema = store.get('meta', 'schema');
+    if (schema !== undefined && schema !== SCHEMA) {
+      void root.close();
+      throw new StoreDamagedError(`${path} was written by a newer allocrun (store layout ${JSON.stringify(schema)}, this one reads ${SCHEMA}); it was left as it is`, path);
+    }
+    return store;
+  }
+
+  /** Whether the store has ever been written (a new one has no schema mark yet). */
+  get isNew(): boolean {
+    return this.get('meta', 'schema') === undefined;
+  }
+
+  /** One value, parsed; a damaged value throws a StoreDamagedError naming table and key. */
+  get(table: Table, key: string): unknown {
+    const raw = this.tables[table].get(key);
+    if (raw === undefined) return undefined;
+    try {
+      return JSON.parse(raw.toString('utf8'));
+    } catch (err) {
+      throw new StoreDamagedError(`${this.path}: ${table}/${key} is not valid JSON: ${(err as Error).message}`, this.path, { cause: err });
+    }
+  }
+
+  /** One value as the text stored, unparsed: what a damaged value is kept as when set aside. */
+  raw(table: Table, key: string): string | undefined {
+    return this.tables[table].get(key)?.toString('utf8');
+  }
+
+  /** Every value of `table` that parses, in key order, and each one that does not. */
+  entries(table: Table): { values: { key: string; value: unknown }[]; damaged: DamagedValue[] } {
+    const values: { key: string; value: unknown }[] = [];
+    const damaged: DamagedValue[] = [];
+    for (const { key, value } of this.tables[table].getRange({})) {
+      try {
+        values.push({ key, value: JSON.parse(value.toString('utf8')) });
+      } catch (err) {
+        damaged.push({ table, key, why: `not valid JSON (${(err as Error).message})` });
+      }
+    }
+    return { values, damaged };
+  }
+
+  /** The newest index any commit recorded (0 for a new store). */
+  get savedIndex(): number {
+    const v = this.get('meta', 'index');
+    return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+  }
+
+  /**
+   * Runs `write` as one transaction and resolves once it is durable. A throw inside `write`, or a failed
+   * commit, writes nothing and rejects (a StoreCommitError names the store and the cause).
+   */
+  async commit(write: (tx: WriteTx) => void): Promise<void> {
+    if (this.closed) throw new StoreCommitError(`${this.path}: the store is closed`, this.path);
+    let thrown: unknown;
+    try {
+      await this.root.transaction(() => {
+        try {
+          this.faults.beforeCommit?.();
+          if (this.isNew) this.tables.meta.put('schema', Buffer.from(JSON.stringify(SCHEMA)));
+          write({
+            put: (table, key, value) => void this.tables[table].put(key, Buffer.from(JSON.stringify(value))),
+            remove: (table, key) => void this.tables[table].remove(key),
+            index: (index) => {
+              if (index > this.savedIndex) this.tables.meta.put('index', Buffer.from(JSON.stringify(index)));
+            },
+          });
+        } catch (err) {
+          thrown = err;
+          throw err;
+        }
+      });
+    } catch (err) {
+      const cause = thrown ?? err;
+      throw new StoreCommitError(`cannot commit to ${this.path}: ${(cause as Error).message ?? String(cause)}`, this.path, { cause });
+    }
+  }
+
+  /** A consistent copy of the whole store at `to` (taken while the agent writes on). */
+  async backup(to: string): Promise<void> {
+    await this.root.backup(to, true);
+    chmodSync(to, 0o600);
+  }
+
+  /** The runner records as a StateStore, for `createAgent`. */
+  runners(): StateStore {
+    return new RunnerTable(this);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.root.close();
+  }
+}
+
+/**
+ * LMDB maps the file into memory: a file cut short would fault on first read rather than fail. So before
+ * opening, a file that cannot be whole (not a multiple of the page size, or shorter than the two meta pages)
+ * is named and refused.
+ */
+function checkFileShape(path: string): void {
+  const { size } = statSync(path);
+  const page = 4096;
+  if (size < 2 * page || size % page !== 0) {
+    throw new StoreDamagedError(`${path} is damaged: its size (${size} bytes) cannot be a whole LMDB store (a multiple of ${page} bytes, at least ${2 * page}). It was left as it is; move it aside to start empty, or restore a snapshot ('allocrun operator snapshot restore')`, path);
+  }
+}
+
+/** Each runner's record (`AllocRecord` plus its actor snapshot), kept in the `runners` table. */
+class RunnerTable implements StateStore {
+  constructor(private readonly store: AgentStore) {}
+
+  async save(allocId: string, record: AllocRecord): Promise<void> {
+    await this.store.commit((tx) => {
+      tx.put('runners', allocId, record);
+      if (this.store.indexOf) tx.index(this.store.indexOf());
+    });
+  }
+
+  async load(allocId: string): Promise<AllocRecord | undefined> {
+    const value = this.store.get('runners', allocId);
+    return value === undefined ? undefined : checkRecord(value, allocId);
+  }
+
+  async list(): Promise<AllocRecord[]> {
+    return (await this.scan()).records;
+  }
+
+  async remove(allocId: string): Promise<void> {
+    await this.store.commit((tx) => tx.remove('runners', allocId));
+  }
+
+  locate(allocId: string): string {
+    return `${this.store.path}: runners/${allocId}`;
+  }
+
+  /** Moves the record to `quarantine` under a key of its own: never overwritten, still there to look at. */
+  async quarantine(allocId: string, problem: StateStoreError): Promise<StateStoreError> {
+    const aside = `${allocId}@${new Date().toISOString()}`;
+    try {
+      const raw = this.store.raw('runners', allocId);
+      await this.store.commit((tx) => {
+        tx.put('quarantine', aside, { table: 'runners', key: allocId, why: problem.message, raw: raw ?? null });
+        tx.remove('runners', allocId);
+      });
+    } catch (err) {
+      return new StateStoreError(`${problem.message}; moving it aside failed: ${(err as Error).message}`, problem.path, { cause: problem });
+    }
+    return new StateStoreError(`${problem.message}; moved aside to quarantine/${aside}`, problem.path, { cause: problem, movedTo: `quarantine/${aside}` });
+  }
+
+  async scan(opts: { quarantine?: boolean } = {}): Promise<StateScan> {
+    const { values, damaged } = this.store.entries('runners');
+    const records: AllocRecord[] = [];
+    const bad: DamagedValue[] = [...damaged];
+    for (const { key, value } of values) {
+      try {
+        records.push(checkRecord(value, key));
+      } catch (err) {
+        bad.push({ table: 'runners', key, why: `not a valid allocation record: ${(err as Error).message}` });
+      }
+    }
+    const problems: StateStoreError[] = [];
+    for (const d of bad) {
+      const problem = new StateStoreError(`${this.locate(d.key)} is ${d.why}`, this.locate(d.key));
+      problems.push(opts.quarantine ? await this.quarantine(d.key, problem) : problem);
+    }
+    return { records: records.sort((a, b) => (a.createdAt ?? a.updatedAt) - (b.createdAt ?? b.updatedAt)), problems };
+  }
+}
