@@ -5,8 +5,7 @@
  * other than loopback needs a token given explicitly: a generated one would sit unseen in a file while the
  * port is open to the network.
  */
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
@@ -14,16 +13,16 @@ import type { FastifyInstance } from 'fastify';
 import type { AllocSpec, AllocState } from '../jobspec/types.ts';
 import type { Agent } from '../runtime/create-agent.ts';
 import type { AllocRunner } from '../runtime/create-alloc-runner.ts';
+import type { AgentStore } from '../state/agent-store.ts';
+import { checkDataDirPrivate, checkSocketPrivate, resolveAgentToken, type ResolvedToken, type TokenSource } from './agent-token.ts';
 import { EventBroker } from './event-broker.ts';
 import { JobRegistry } from './job-registry.ts';
-import { RegistryFile } from './registry-file.ts';
 import { buildApi } from './server.ts';
 import { StateIndex } from './state-index.ts';
 
 /** The socket's file name in the data dir: what `allocrun --data-dir D` clients connect to. */
 export const SOCKET_NAME = 'agent.sock';
-/** The token file's name in the data dir. */
-export const TOKEN_NAME = 'agent-token';
+export { TOKEN_NAME } from './agent-token.ts';
 
 /** The socket path of the agent serving `dataDir`. */
 export const socketPathOf = (dataDir: string): string => join(dataDir, SOCKET_NAME);
@@ -44,8 +43,14 @@ export interface ServeOptions {
   version: string;
   /** `host:port` for TCP, e.g. `127.0.0.1:4646`; absent: the socket only. */
   http?: string;
-  /** The token TCP clients must send; default: the data dir's token file, created when missing. */
-  token?: string;
+  /**
+   * The token TCP clients must send: a value or a file (agent-token.ts checks both); default: the data
+   * dir's token file, created when missing. A string is a value given in code; a ResolvedToken was
+   * resolved (and checked) by the caller already.
+   */
+  token?: string | TokenSource | ResolvedToken;
+  /** The agent's store: jobs, evaluations and allocations live here (the runners' records too). */
+  store: AgentStore;
   /** Allocations the agent restored or found finished on disk, to show and serve. */
   found?: { spec: AllocSpec; state: AllocState; createdAt?: number; updatedAt: number; runner?: AllocRunner }[];
   heartbeatMs?: number;
@@ -60,6 +65,8 @@ export interface ServedApi {
   url?: string;
   token?: string;
   tokenFile?: string;
+  /** Where the token is, in words for the operator (`new token written to D/agent-token`). */
+  tokenFrom?: string;
   close(): Promise<void>;
 }
 
@@ -92,23 +99,13 @@ function socketInUse(path: string): Promise<boolean> {
 async function listenPrivately(app: FastifyInstance, path: string): Promise<void> {
   await app.listen({ path });
   chmodSync(path, 0o600);
-}
-
-/** The token from the data dir's file, or a new one written there (0600). */
-function tokenFromFile(file: string): string {
-  if (existsSync(file)) {
-    const token = readFileSync(file, 'utf8').trim();
-    if (token) return token;
-  }
-  const token = randomBytes(24).toString('hex');
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
-  return token;
+  checkSocketPrivate(path);
 }
 
 /** Starts the API for `agent` on its data dir's socket and, when asked, on a TCP address. */
 export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   const socketPath = socketPathOf(opts.dataDir);
+  checkDataDirPrivate(opts.dataDir);
   if (Buffer.byteLength(socketPath) > 100) throw new ListenError(`the data dir path is too long for a unix socket (${socketPath}); use a shorter --data-dir`);
   if (existsSync(socketPath)) {
     if (await socketInUse(socketPath)) throw new ListenError(`another agent is already serving ${opts.dataDir} (its socket ${socketPath} answers)`);
@@ -117,35 +114,34 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   let tcp: { host: string; port: number } | undefined;
   let token: string | undefined;
   let tokenFile: string | undefined;
+  let tokenFrom: string | undefined;
   if (opts.http !== undefined) {
     tcp = parseListenAddress(opts.http);
-    if (!isLoopback(tcp.host) && !opts.token) {
-      throw new ListenError(`--http ${opts.http} is not a loopback address: give a token (--token or ALLOCRUN_TOKEN) so the network cannot reach the agent without it`);
+    const resolvedBefore = typeof opts.token === 'object' && 'token' in opts.token ? opts.token : undefined;
+    if (!isLoopback(tcp.host) && (opts.token === undefined || resolvedBefore?.given === false)) {
+      throw new ListenError(`--http ${opts.http} is not a loopback address: give a token (--token-file FILE or ALLOCRUN_TOKEN_FILE) so the network cannot reach the agent without it`);
     }
-    tokenFile = join(opts.dataDir, TOKEN_NAME);
-    token = opts.token ?? tokenFromFile(tokenFile);
-    if (opts.token) tokenFile = undefined;
+    const source = typeof opts.token === 'string' ? { value: opts.token, from: 'the token option' } : (opts.token as TokenSource | undefined);
+    ({ token, file: tokenFile, description: tokenFrom } = resolvedBefore ?? resolveAgentToken(source, opts.dataDir));
   }
 
   // Indexes go on from where the last agent left them, so a client's blocking query still means something.
-  const file = new RegistryFile(opts.dataDir);
-  const saved = file.load();
-  const index = new StateIndex(saved?.index ?? 1);
+  const { store } = opts;
+  const index = new StateIndex(Math.max(store.savedIndex, 1));
+  // Runner saves record the index too: task state changes move it without a registry write.
+  store.indexOf = () => index.current;
   const events = new EventBroker();
-  const registry = new JobRegistry(opts.agent, index, events);
-  if (saved) registry.restore(saved);
+  const registry = new JobRegistry(opts.agent, index, events, store);
+  registry.load();
   registry.adopt(opts.found ?? []);
-  registry.onChange = () => file.save(() => registry.snapshot());
-  registry.onChange();
+  // Before the API answers anyone: what a crash left half done is made good first.
+  await registry.heal();
   const address = tcp ? `${tcp.host}:${tcp.port}` : socketPath;
   const ctx = { agent: opts.agent, registry, index, events, dataDir: opts.dataDir, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000 };
 
   const apps: FastifyInstance[] = [];
   const closeAll = async () => {
     await Promise.all(apps.map((a) => a.close()));
-    // The newest index too (task state changes move it without a registry change), for the next agent.
-    file.save(() => registry.snapshot());
-    file.flush();
   };
   try {
     const local = buildApi(ctx, { bodyLimit: opts.bodyLimit });
@@ -161,7 +157,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
       url = `http://${tcp.host.includes(':') ? `[${tcp.host}]` : tcp.host}:${port}`;
       ctx.address = `${tcp.host}:${port}`;
     }
-    return { registry, socketPath, url, token, tokenFile, close: closeAll };
+    return { registry, socketPath, url, token, tokenFile, tokenFrom, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -5,10 +5,12 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { checkDataDirPrivate, resolveAgentToken, TOKEN_ON_COMMAND_LINE_WARNING, tokenSourceOf } from '../api/agent-token.ts';
 import { serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
 import { createAgent, type Agent } from '../runtime/create-agent.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
-import { FileStateStore } from '../state/file-store.ts';
+import { AgentStore } from '../state/agent-store.ts';
+import { importFileState, type ImportReport } from '../api/import-file-state.ts';
 import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
 import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
@@ -20,7 +22,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--http ADDR] [--token T] [--inspect[=PORT] [--inspect-token T] [--stately]] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--inspect[=PORT] [--inspect-token T] [--stately]] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -34,13 +36,18 @@ A run stopped with two Ctrl-Cs leaves its tasks running; an agent on its data di
 The agent serves Nomad's HTTP API (jobs, allocations, logs, the event stream) on a unix socket in
 the data dir (D/agent.sock, mode 0600): 'allocrun job run FILE --data-dir D' and the other 'job'
 and 'alloc' commands talk to it. With --http it also listens on TCP; every request there must
-send the agent's token in X-Nomad-Token (the token is written to D/agent-token, mode 0600, unless
-given). A non-loopback address is refused without a given token.
+send the agent's token in X-Nomad-Token. The token comes from --token-file (or $ALLOCRUN_TOKEN_FILE),
+else --token (or $ALLOCRUN_TOKEN), else D/agent-token, generated (256 bits, mode 0600) when missing.
+A token shorter than 16 characters is refused, and so is a token file, or a data dir, that its
+group or others can read or write (chmod 600 FILE, chmod 700 D). A non-loopback address is refused
+without a given token. Prefer --token-file: a --token on the command line is readable by every
+local user (ps, /proc/PID/cmdline).
 
 Flags:
   -d, --data-dir D    where allocations and their state live (required)
   --http ADDR         also serve the API on HOST:PORT, e.g. 127.0.0.1:4646 (port 0: any free one)
-  --token T           the token TCP clients must send (default: $ALLOCRUN_TOKEN, else D/agent-token)
+  --token-file F      read the token TCP clients must send from F (mode 0600; default: $ALLOCRUN_TOKEN_FILE)
+  --token T           the token itself (default: $ALLOCRUN_TOKEN); visible to other users, prefer --token-file
   --inspect[=PORT]    serve the visualizer while the agent runs
   --inspect-token T   the visualizer's token (default: kept in D/inspect-token, 0600,
                       so a page left open reconnects after an agent restart)
@@ -56,7 +63,7 @@ Example:
     const parsed = parseCommand(
       this,
       args,
-      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' } },
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' } },
       { min: 0, max: 0, names: '' },
     );
     if (!parsed) return 0;
@@ -65,9 +72,25 @@ Example:
     const inspectPort = values.inspect === undefined ? undefined : values.inspect === '' ? null : parsePort('agent', '--inspect', values.inspect);
     const dataDir = resolve(values['data-dir']);
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    // Refused before anything is restored: a data dir or a given token others can reach (agent-token.ts).
+    checkDataDirPrivate(dataDir);
+    if (values.token !== undefined) process.stderr.write(`allocrun agent: ${TOKEN_ON_COMMAND_LINE_WARNING}\n`);
+    const tokenSource = values.http === undefined ? undefined : tokenSourceOf({ token: values.token, tokenFile: values['token-file'] });
+    const apiToken = tokenSource && resolveAgentToken(tokenSource, dataDir);
 
+    // The agent's one store. A damaged one stops the agent here, named, before anything runs or is written.
+    const store = AgentStore.open(dataDir);
+    let imported: ImportReport | undefined;
+    try {
+      imported = await importFileState(dataDir, store);
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    const runnerRecords = store.runners();
     // The specs of what the agent will restore, for the view (the runners do not expose theirs).
-    const specs = new Map<string, AllocSpec>((await new FileStateStore(dataDir).list()).map((r) => [r.spec.id, r.spec]));
+    const records = await runnerRecords.list();
+    const specs = new Map<string, AllocSpec>(records.map((r) => [r.spec.id, r.spec]));
     let agent: Agent | undefined;
     let api: ServedApi | undefined;
     if (values.stately && inspectPort === undefined) throw new UsageError('agent: --stately needs --inspect (it is served by the visualizer\'s server)', 'agent');
@@ -87,7 +110,11 @@ Example:
     const keepAlive = setInterval(() => {}, 1 << 30);
     const { view } = chooseView(values.json === true);
     try {
-      agent = createAgent({ dataDir, inspect: inspection.inspect });
+      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords });
+      if (imported) {
+        process.stderr.write(`allocrun agent: imported the file-based state of ${dataDir} into ${store.path}: ${imported.jobs} jobs, ${imported.allocs} allocations, ${imported.runners} runner records (the old files were renamed *.imported)\n`);
+        for (const line of imported.skipped) process.stderr.write(`allocrun agent: not imported: ${line}\n`);
+      }
       const restored = await agent.start();
       // Damaged records were moved aside; say which, and carry on with the rest.
       for (const err of agent.restoreErrors) process.stderr.write(`allocrun agent: ${err.message}\n`);
@@ -100,18 +127,19 @@ Example:
       const output = view.output ? followTaskOutput(allocs, dataDir, view) : undefined;
       if (allocs.length === 0) view.note(`no allocations to restore in ${dataDir}; waiting (SIGTERM or Ctrl-C to stop)`);
       // Finished allocations stay visible through the API, as Nomad keeps them until garbage collection.
-      const finished = (await new FileStateStore(dataDir).list()).filter((r) => !restored.some((x) => x.actor.id === r.spec.id));
+      const finished = (await runnerRecords.list()).filter((r) => !restored.some((x) => x.actor.id === r.spec.id));
       api = await serveAgentApi({
         agent,
         dataDir,
+        store,
         version: await packageVersion(),
         http: values.http,
-        token: values.token ?? process.env.ALLOCRUN_TOKEN,
+        token: apiToken,
         found: [...restored.map((runner) => ({ spec: runner.actor.getSnapshot().context.alloc, state: runner.getState(), updatedAt: Date.now(), runner })), ...finished],
       });
       api.registry.placed$.subscribe(({ spec, runner }) => watchRunner(view, spec, runner));
       view.note(`API listening on ${api.socketPath}`);
-      if (api.url) view.note(`API listening on ${api.url} (X-Nomad-Token required${api.tokenFile ? `; token in ${api.tokenFile}` : ''})`);
+      if (api.url) view.note(`API listening on ${api.url} (X-Nomad-Token required; ${api.tokenFrom})`);
 
       const signal = await stopRequested;
       view.note(`${signal}: shutting down; tasks keep running (${signal === 'SIGINT' ? 'Ctrl-C' : 'signal'} again to exit at once)`);
@@ -125,6 +153,7 @@ Example:
     } finally {
       clearInterval(keepAlive);
       await api?.close().catch(() => undefined);
+      await store.close().catch(() => undefined);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       await inspection.close();
