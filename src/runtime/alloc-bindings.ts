@@ -3,9 +3,12 @@
  * AllocRunnerHook objects (found through the actor system, runner-registry.ts) and its task children are
  * the shared provided task runner.
  */
-import { fromPromise } from 'xstate';
+import { fromPromise, type AnyActorRef } from 'xstate';
 import { allocRunnerMachine, type AllocHookCallInput, type AllocHookPhase, type AllocHookPlan } from '../../machines/alloc-runner.ts';
 import type { AllocRunnerHook } from '../hooks/types.ts';
+import type { AllocSpec, TaskEvent } from '../jobspec/types.ts';
+import type { TaskRunnerEvent } from '../../machines/task-runner.ts';
+import { attributeTo } from './last-resort.ts';
 import { runnerOf } from './runner-registry.ts';
 import { providedTaskRunnerMachine, sharedPlan } from './task-bindings.ts';
 
@@ -17,20 +20,38 @@ export function allocHookPlanOf(hooks: AllocRunnerHook[]): AllocHookPlan {
 }
 
 /** Calls one alloc hook method of the runner's hook named in the input. */
-const allocHook = fromPromise<void, AllocHookCallInput>(async ({ input, signal, system }) => {
+const allocHook = fromPromise<void, AllocHookCallInput>(async ({ input, signal, system, self }) => {
   const r = runnerOf(system);
   const h = r.allocHooks?.find((x) => x.name === input.hook);
   if (!h) throw new Error(`alloc hook ${JSON.stringify(input.hook)} is not registered`);
   const allocEnv = () => r.allocEnv?.(input.alloc) ?? {};
-  switch (input.phase) {
-    case 'prerun':
-      return h.prerun!(allocEnv(), signal);
-    case 'update':
-      return h.update!({ alloc: input.alloc, allocEnv: allocEnv() }, signal);
-    default:
-      return (h[input.phase] as (abort: AbortSignal) => Promise<void>)(signal);
-  }
+  // An error that escapes the call (last-resort.ts) is the allocation's: every task records it, as Nomad
+  // marks every task when the alloc's setup fails.
+  const source = () => ({
+    allocId: r.allocId,
+    kind: 'hook' as const,
+    name: input.hook,
+    call: input.phase,
+    now: () => r.clock.now(),
+    record: (event: TaskEvent) => recordOnEveryTask(self._parent, event),
+  });
+  return attributeTo(source, () => {
+    switch (input.phase) {
+      case 'prerun':
+        return h.prerun!(allocEnv(), signal);
+      case 'update':
+        return h.update!({ alloc: input.alloc, allocEnv: allocEnv() }, signal);
+      default:
+        return (h[input.phase] as (abort: AbortSignal) => Promise<void>)(signal);
+    }
+  });
 });
+
+/** Appends `event` to every task of the allocation `alloc` (the alloc actor; its children are the task runners). */
+function recordOnEveryTask(alloc: AnyActorRef | undefined, event: TaskEvent): void {
+  const snap = alloc?.getSnapshot() as { children?: Record<string, AnyActorRef | undefined>; context?: { alloc?: AllocSpec } } | undefined;
+  for (const task of snap?.context?.alloc?.tasks ?? []) snap?.children?.[task.name]?.send({ type: 'EMIT_EVENT', event } satisfies TaskRunnerEvent);
+}
 
 /** The alloc-runner machine with alloc hooks and task runners bound: provided once, shared by every allocation. */
 export const providedAllocRunnerMachine: typeof allocRunnerMachine = allocRunnerMachine.provide({ actors: { allocHook, taskRunner: providedTaskRunnerMachine } });

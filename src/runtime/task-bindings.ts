@@ -4,12 +4,14 @@
  * objects through the actor system (runner-registry.ts), so no per-runner `.provide()` builds a new
  * machine: every task of every allocation shares this one definition.
  */
-import { fromPromise } from 'xstate';
+import { fromPromise, type AnyActorRef } from 'xstate';
 import type { HookCallInput, HookCallOutput, HookPlan, TaskHookPhase } from '../../machines/hook-calls.ts';
 import { taskRunnerMachine, type DriverCallInput, type DriverShutdownInput, type DriverStartOutput } from '../../machines/task-runner.ts';
 import type { Controller, Driver, DriverContext, DriverHandle } from '../drivers/controller.ts';
 import type { HookEnv, TaskHook, TaskPrestartResponse } from '../hooks/types.ts';
 import type { ExitResult, TaskSpec } from '../jobspec/types.ts';
+import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
+import { attributeTo, type ErrorSource } from './last-resort.ts';
 import { runnerOf, type RunnerBindings } from './runner-registry.ts';
 
 /** A start that failed; carries what the restart decision needs. */
@@ -117,18 +119,52 @@ function controllerOf(r: RunnerBindings, input: DriverCallInput): Controller {
   return recovered;
 }
 
-async function release(r: RunnerBindings, name: string, ctrl: Controller): Promise<void> {
+/**
+ * Where an error of a driver or hook call of this task is recorded when it escapes the call (last-resort.ts):
+ * on the task, through its runner, the call's parent actor.
+ */
+function errorSource(r: RunnerBindings, self: AnyActorRef, task: TaskSpec, kind: ErrorSource['kind'], name: string, call: string): ErrorSource {
+  return {
+    allocId: r.allocId,
+    task: task.name,
+    kind,
+    name,
+    call,
+    now: () => r.clock.now(),
+    record: (event) => self._parent?.send({ type: 'EMIT_EVENT', event }),
+  };
+}
+
+/**
+ * Removes and closes a controller that is done with. Neither may fail what the task does next (a start, or
+ * reporting an exit), so a failure is recorded on the task as a Driver Failure instead, sync throws included.
+ */
+async function release(r: RunnerBindings, name: string, ctrl: Controller, self: AnyActorRef): Promise<void> {
   if (r.controllers.get(name) === ctrl) r.controllers.delete(name);
   const abort = new AbortController();
-  await ctrl.remove(abort.signal).catch(() => undefined);
-  await ctrl.close().catch(() => undefined);
+  const steps: [string, () => Promise<void>][] = [
+    ['remove', () => ctrl.remove(abort.signal)],
+    ['close', () => ctrl.close()],
+  ];
+  for (const [call, step] of steps) {
+    try {
+      await step();
+    } catch (err) {
+      const message = `failed to release the task's driver resources (${call}): ${(err as Error)?.message ?? String(err)}`;
+      self._parent?.send({ type: 'EMIT_EVENT', event: taskEvent(TaskEventType.DriverFailure, r.clock.now(), { message, details: { call } }) });
+    }
+  }
 }
 
 /** Calls one hook method of the runner's hook named in the input. */
-const hook = fromPromise<HookCallOutput, HookCallInput>(async ({ input, signal, system }) => {
+const hook = fromPromise<HookCallOutput, HookCallInput>(async ({ input, signal, system, self }) => {
   const r = runnerOf(system);
   const h = r.hooksFor(input.task).find((x) => x.name === input.hook);
   if (!h) throw new Error(`hook ${JSON.stringify(input.hook)} is not registered for task ${JSON.stringify(input.task.name)}`);
+  return attributeTo(() => errorSource(r, self, input.task, 'hook', input.hook, input.phase), () => callHook(r, h, input, signal));
+});
+
+async function callHook(r: RunnerBindings, h: TaskHook, input: HookCallInput, signal: AbortSignal): Promise<HookCallOutput> {
   const env = () => r.envFor(input.task, input.hookEnv, input.alloc);
   const task = input.task;
   switch (input.phase) {
@@ -170,14 +206,23 @@ const hook = fromPromise<HookCallOutput, HookCallInput>(async ({ input, signal, 
       await h.shutdown!({ task }, signal);
       return {};
   }
-});
+}
+
+/** Runs a driver call attributed to the task (last-resort.ts). */
+function driverCall<T>(r: RunnerBindings, self: AnyActorRef, task: TaskSpec, call: string, fn: () => Promise<T>): Promise<T> {
+  return attributeTo(() => errorSource(r, self, task, 'driver', task.driver, call), fn);
+}
 
 /** Interpolates the task's config, builds its controller and prepares and starts it. */
-const driverStart = fromPromise<DriverStartOutput, DriverCallInput>(async ({ input, signal, system }) => {
+const driverStart = fromPromise<DriverStartOutput, DriverCallInput>(async ({ input, signal, system, self }) => {
   const r = runnerOf(system);
+  return driverCall(r, self, input.task, 'start', () => startTask(r, self, input, signal));
+});
+
+async function startTask(r: RunnerBindings, self: AnyActorRef, input: DriverCallInput, signal: AbortSignal): Promise<DriverStartOutput> {
   r.exited?.delete(input.task.name);
   const previous = r.controllers.get(input.task.name);
-  if (previous) await release(r, input.task.name, previous);
+  if (previous) await release(r, input.task.name, previous, self);
   let task = input.task;
   try {
     task = r.interpolate?.(input.task, input.hookEnv) ?? input.task;
@@ -191,41 +236,51 @@ const driverStart = fromPromise<DriverStartOutput, DriverCallInput>(async ({ inp
     await ctrl.prepare(signal);
     await ctrl.start(signal);
   } catch (err) {
-    await release(r, input.task.name, ctrl);
-    const e = err as { message?: string; recoverable?: boolean; eventType?: string };
-    throw new DriverStartError(e.message ?? String(err), e.recoverable ?? false, e.eventType);
+    await release(r, input.task.name, ctrl, self);
+    const e = err as { message?: string; recoverable?: boolean; eventType?: string } | undefined;
+    throw new DriverStartError(e?.message ?? String(err), e?.recoverable ?? false, e?.eventType);
   }
   const handle = ctrl.handle?.();
   return { handle: handle ? (JSON.parse(JSON.stringify(handle)) as Record<string, unknown>) : undefined };
-});
+}
 
 /** Waits for the workload's exit, then releases its controller. */
-const driverWait = fromPromise<ExitResult, DriverCallInput>(async ({ input, signal, system }) => {
+const driverWait = fromPromise<ExitResult, DriverCallInput>(async ({ input, signal, system, self }) => {
   const r = runnerOf(system);
-  const ctrl = controllerOf(r, input);
-  const result = await ctrl.wait(signal);
-  (r.exited ??= new Set()).add(input.task.name);
-  await release(r, input.task.name, ctrl);
-  return result;
+  return driverCall(r, self, input.task, 'wait', async () => {
+    const ctrl = controllerOf(r, input);
+    const result = await ctrl.wait(signal);
+    (r.exited ??= new Set()).add(input.task.name);
+    await release(r, input.task.name, ctrl, self);
+    return result;
+  });
 });
 
-const driverShutdown = fromPromise<void, DriverShutdownInput>(async ({ input, signal, system }) => {
+const driverShutdown = fromPromise<void, DriverShutdownInput>(async ({ input, signal, system, self }) => {
   const r = runnerOf(system);
-  // Exited a moment ago, its controller released: there is nothing to stop (Nomad's kill of a dead task).
-  if (r.exited?.has(input.task.name)) return;
-  const ctrl = r.controllers.get(input.task.name) ?? controllerOf(r, input);
-  await ctrl.shutdown({ signal: input.signal, timeout: input.timeout }, signal);
+  return driverCall(r, self, input.task, 'shutdown', async () => {
+    // Exited a moment ago, its controller released: there is nothing to stop (Nomad's kill of a dead task).
+    if (r.exited?.has(input.task.name)) return;
+    const ctrl = r.controllers.get(input.task.name) ?? controllerOf(r, input);
+    await ctrl.shutdown({ signal: input.signal, timeout: input.timeout }, signal);
+  });
 });
 
-const driverTerminate = fromPromise<void, DriverCallInput>(async ({ input, signal, system }) => {
-  const ctrl = runnerOf(system).controllers.get(input.task.name);
-  if (ctrl) await ctrl.terminate(signal);
+const driverTerminate = fromPromise<void, DriverCallInput>(async ({ input, signal, system, self }) => {
+  const r = runnerOf(system);
+  return driverCall(r, self, input.task, 'terminate', async () => {
+    const ctrl = r.controllers.get(input.task.name);
+    if (ctrl) await ctrl.terminate(signal);
+  });
 });
 
-const driverSignal = fromPromise<void, DriverCallInput & { signal: string }>(async ({ input, signal, system }) => {
-  const ctrl = controllerOf(runnerOf(system), input);
-  if (!ctrl.signal) throw new Error(`driver ${JSON.stringify(input.task.driver)} cannot send signals`);
-  await ctrl.signal(input.signal, signal);
+const driverSignal = fromPromise<void, DriverCallInput & { signal: string }>(async ({ input, signal, system, self }) => {
+  const r = runnerOf(system);
+  return driverCall(r, self, input.task, 'signal', async () => {
+    const ctrl = controllerOf(r, input);
+    if (!ctrl.signal) throw new Error(`driver ${JSON.stringify(input.task.driver)} cannot send signals`);
+    await ctrl.signal(input.signal, signal);
+  });
 });
 
 /**
