@@ -1,6 +1,6 @@
 /** `allocrun status [alloc]`: the allocations a data dir holds, or one of them, in `nomad alloc status`'s shape. */
 import type { AllocRecord } from '../state/store.ts';
-import { FileStateStore } from '../state/file-store.ts';
+import { scanDataDir } from '../state/scan-data-dir.ts';
 import { parseCommand, type Command } from './args.ts';
 import { agentClient, agentSocketIn, ApiError } from './api-client.ts';
 import { recordOfApiAlloc, type ApiAllocation } from './api-records.ts';
@@ -104,7 +104,7 @@ Example:
     const dir = remote ? `the agent at ${remote}` : await dataDirFor('status', parsed.values['data-dir']);
     let records = await fromAgent(parsed.values, remote ? undefined : dir);
     if (!records) {
-      const scan = await new FileStateStore(dir).scan();
+      const scan = await scanDataDir(dir);
       // A damaged record is named and skipped: the healthy allocations are still shown.
       for (const p of scan.problems) process.stderr.write(`allocrun status: warning: ${p.message}\n`);
       records = scan.records;

@@ -9,7 +9,7 @@
  * instead of failing inside the database library; a damaged or unreadable store file is named and never
  * replaced by an empty one.
  */
-import { chmodSync, existsSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { checkRecord } from './record-check.ts';
@@ -159,23 +159,34 @@ export class AgentStore {
    */
   async commit(write: (tx: WriteTx) => void): Promise<void> {
     if (this.closed) throw new StoreCommitError(`${this.path}: the store is closed`, this.path);
+    // The writes are gathered first and applied in one go: lmdb-js keeps the puts of an asynchronous
+    // transaction whose callback throws, so a throw half way through must happen before any put.
+    const ops: ({ table: Table; key: string; value: Buffer } | { table: Table; key: string; value: undefined })[] = [];
+    let index = 0;
+    try {
+      write({
+        put: (table, key, value) => void ops.push({ table, key, value: Buffer.from(JSON.stringify(value)) }),
+        remove: (table, key) => void ops.push({ table, key, value: undefined }),
+        index: (i) => void (index = Math.max(index, i)),
+      });
+    } catch (err) {
+      throw new StoreCommitError(`cannot commit to ${this.path}: ${(err as Error).message ?? String(err)}`, this.path, { cause: err });
+    }
     let thrown: unknown;
     try {
       await this.root.transaction(() => {
         try {
           this.faults.beforeCommit?.();
-          if (this.isNew) this.tables.meta.put('schema', Buffer.from(JSON.stringify(SCHEMA)));
-          write({
-            put: (table, key, value) => void this.tables[table].put(key, Buffer.from(JSON.stringify(value))),
-            remove: (table, key) => void this.tables[table].remove(key),
-            index: (index) => {
-              if (index > this.savedIndex) this.tables.meta.put('index', Buffer.from(JSON.stringify(index)));
-            },
-          });
         } catch (err) {
           thrown = err;
           throw err;
         }
+        if (this.isNew) this.tables.meta.put('schema', Buffer.from(JSON.stringify(SCHEMA)));
+        for (const op of ops) {
+          if (op.value === undefined) void this.tables[op.table].remove(op.key);
+          else void this.tables[op.table].put(op.key, op.value);
+        }
+        if (index > this.savedIndex) void this.tables.meta.put('index', Buffer.from(JSON.stringify(index)));
       });
     } catch (err) {
       const cause = thrown ?? err;
@@ -201,16 +212,40 @@ export class AgentStore {
   }
 }
 
+/** LMDB's meta page marks: the magic number and the P_META page flag. */
+const LMDB_MAGIC = 0xbeefc0de;
+const P_META = 0x08;
+/** Where LMDB keeps them in a meta page (lmdb-js's layout: a 24-byte page header, then MDB_meta). */
+const META = { flags: 18, magic: 24, pageSize: 48, lastPage: 144, txnId: 152 } as const;
+
 /**
- * LMDB maps the file into memory: a file cut short would fault on first read rather than fail. So before
- * opening, a file that cannot be whole (not a multiple of the page size, or shorter than the two meta pages)
- * is named and refused.
+ * LMDB maps the file into memory and trusts it: a file that is not a store, or one cut short, faults the
+ * process on open or on first read instead of failing. So before opening, the two meta pages are checked
+ * (magic, page size) and the file must hold every page the newer one counts; otherwise the file is named
+ * and refused, and left as it is.
  */
 function checkFileShape(path: string): void {
-  const { size } = statSync(path);
-  const page = 4096;
-  if (size < 2 * page || size % page !== 0) {
-    throw new StoreDamagedError(`${path} is damaged: its size (${size} bytes) cannot be a whole LMDB store (a multiple of ${page} bytes, at least ${2 * page}). It was left as it is; move it aside to start empty, or restore a snapshot ('allocrun operator snapshot restore')`, path);
+  const fix = "It was left as it is; move it aside to start empty, or restore a snapshot ('allocrun operator snapshot restore')";
+  const damaged = (why: string) => new StoreDamagedError(`${path} is damaged: ${why}. ${fix}`, path);
+  const size = statSync(path).size;
+  const fd = openSync(path, 'r');
+  try {
+    const first = Buffer.alloc(META.txnId + 8);
+    if (size < first.length || readSync(fd, first, 0, first.length, 0) < first.length) throw damaged(`its size (${size} bytes) is too small for an LMDB store`);
+    const page = first.readUInt32LE(META.pageSize);
+    if (page < 512 || page > 65536 || (page & (page - 1)) !== 0 || size < 2 * page) throw damaged(`it is not an LMDB store (no valid page size in its first meta page)`);
+    if (size % page !== 0) throw damaged(`its size (${size} bytes) is not a whole number of ${page}-byte pages: it was cut short`);
+    const second = Buffer.alloc(first.length);
+    readSync(fd, second, 0, second.length, page);
+    const metas = [first, second];
+    for (const [i, m] of metas.entries()) {
+      if (m.readUInt32LE(META.magic) !== LMDB_MAGIC || (m.readUInt16LE(META.flags) & P_META) === 0) throw damaged(`it is not an LMDB store (meta page ${i} has no LMDB mark)`);
+    }
+    const newest = first.readBigUInt64LE(META.txnId) >= second.readBigUInt64LE(META.txnId) ? first : second;
+    const pages = Number(newest.readBigUInt64LE(META.lastPage)) + 1;
+    if (pages * page > size) throw damaged(`it holds ${size / page} pages but its newest transaction uses ${pages}: it was cut short`);
+  } finally {
+    closeSync(fd);
   }
 }
 
