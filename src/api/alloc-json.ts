@@ -25,6 +25,8 @@ export interface AllocView {
   modifyTime: number;
   previousAllocation?: string;
   nextAllocation?: string;
+  /** The evaluation whose write placed it. */
+  evalId?: string;
   state: AllocState;
 }
 
@@ -85,7 +87,7 @@ export function allocName(a: Pick<AllocView, 'jobId' | 'group' | 'index'>): stri
 export function allocStubJson(a: AllocView): Json {
   return {
     ID: a.id,
-    EvalID: '',
+    EvalID: a.evalId ?? '',
     Name: allocName(a),
     Namespace: a.namespace,
     NodeID: 'local',

@@ -105,7 +105,7 @@ const isTerminal = (s: AllocState) => s.clientStatus === 'complete' || s.clientS
 
 /** The jobs and allocations of one agent. */
 /** Fields of an allocation a write may change: what `apply` copies from a draft onto the live entry. */
-const WRITABLE = ['desired', 'desiredDescription', 'spec', 'allocModifyIndex', 'modifyTime', 'jobVersion', 'nextAllocation', 'previousAllocation'] as const;
+const WRITABLE = ['desired', 'desiredDescription', 'spec', 'allocModifyIndex', 'modifyTime', 'jobVersion', 'nextAllocation', 'previousAllocation', 'evalId'] as const;
 
 /** One write being planned: drafts of what changes, applied only after the store has committed them. */
 class Change {
@@ -118,6 +118,8 @@ class Change {
   readonly updates: string[] = [];
   readonly evals: EvalRecord[] = [];
   readonly events: (() => StreamEvent)[] = [];
+  /** The evaluation of the job being planned: what its placements carry as EvalID. */
+  evalId?: string;
 
   constructor(readonly index: number) {}
 
@@ -275,18 +277,17 @@ export class JobRegistry {
     const change = new Change(this.index.next());
     for (const a of this.allocs.values()) if (a.unrecorded) change.allocs.set(a.id, { ...a, unrecorded: undefined });
     for (const job of this.jobs.values()) {
+      const before = change.allocs.size;
+      // The job's evaluation is made first, so its placements carry its ID, and dropped if nothing changed.
+      const evalId = this.evaluate(change, job, 'reconnect');
       if (job.stop) {
         for (const a of this.allocsOfJob(job.id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
       } else {
         this.reconcile(change, job);
       }
+      if (change.allocs.size === before) change.evals.splice(change.evals.findIndex((e) => e.ID === evalId), 1);
     }
-    if (!change.empty) {
-      for (const job of new Set([...change.allocs.values()].map((a) => this.jobs.get(a.jobId)).filter((j) => j !== undefined))) {
-        this.evaluate(change, job, 'reconnect');
-      }
-      await this.write(change);
-    }
+    if (!change.empty) await this.write(change);
     for (const a of this.allocs.values()) {
       if (a.desired !== 'run') {
         if (a.runner && !isTerminal(a.lastState)) this.tellStop(a);
@@ -417,6 +418,7 @@ export class JobRegistry {
       CreateIndex: change.index, ModifyIndex: change.index, CreateTime: now, ModifyTime: now,
     };
     change.evals.push(e);
+    change.evalId = e.ID;
     return e.ID;
   }
 
@@ -471,6 +473,7 @@ export class JobRegistry {
       id, spec: { ...template, id, modifyIndex: index }, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: version,
       desired: 'run', desiredDescription: '', createIndex: index, modifyIndex: index, allocModifyIndex: index, createTime: now, modifyTime: now,
       ...(previous && { previousAllocation: previous.id }),
+      ...(change.evalId && { evalId: change.evalId }),
       lastState: { clientStatus: 'pending', taskStates: {} },
     };
     if (previous) this.draft(change, previous).nextAllocation = id;

@@ -4,17 +4,42 @@
  * a plain-text message, never a stack trace.
  */
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { DEFAULT_PARSE_LIMITS } from '../jobspec/limits.ts';
 import { checkTokenStrength, tokenMatches } from './agent-token.ts';
 import type { ApiContext } from './context.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { allocationRoutes } from './routes/allocations.ts';
 import { clientRoutes } from './routes/client.ts';
+import { evaluationRoutes } from './routes/evaluations.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { zodValidatorCompiler } from './schemas.ts';
 
 /** Bodies over this are refused with 413: a job is a few kilobytes, a megabyte is already generous. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+/**
+ * Bodies nesting objects and lists deeper than this are refused with 400 before they are parsed: the job
+ * loader's own limit, which a job within it never reaches, and far from the recursion depth at which
+ * serialising a parsed body would overflow the stack (a 500, about 4,500 levels).
+ */
+export const MAX_BODY_DEPTH = DEFAULT_PARSE_LIMITS.maxDepth;
+
+/** The offset of the first `{` or `[` of JSON text nested deeper than `max`, or undefined; no recursion. */
+export function excessiveJsonNesting(text: string, max: number): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return i;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return undefined;
+}
 
 /** How the API is built. */
 export interface ApiServerOptions {
@@ -33,6 +58,10 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    const deep = excessiveJsonNesting(text, MAX_BODY_DEPTH);
+    if (deep !== undefined) {
+      return done(Object.assign(new Error(`the request body nests objects and lists more than ${MAX_BODY_DEPTH} levels deep (at character ${deep})`), { statusCode: 400 }), undefined);
+    }
     try {
       done(null, JSON.parse(text));
     } catch (err) {
@@ -63,6 +92,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   allocationRoutes(app, ctx);
   clientRoutes(app, ctx);
   eventRoutes(app, ctx);
+  evaluationRoutes(app, ctx);
   agentRoutes(app, ctx);
   return app;
 }
