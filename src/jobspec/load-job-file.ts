@@ -10,6 +10,7 @@ import { parseHclSource } from './hcl-source.ts';
 import { jobToAllocs } from './job-to-allocs.ts';
 import { jobKeysAt, jobSchema, type JobBody } from './jobspec-schema.ts';
 import { parseJsonSource } from './json-source.ts';
+import type { DriverChecks } from './driver-config.ts';
 import { formatBytes, parseLimits, type ParseLimits } from './limits.ts';
 import { fromNomadApi, isNomadApiJob } from './nomad-api.ts';
 import { normalizeJobFile, type Report } from './normalize.ts';
@@ -26,11 +27,15 @@ export type JobFileFormat = 'hcl' | 'json' | 'yaml';
 export interface ParseJobOptions extends Partial<ParseLimits> {
   format: JobFileFormat;
   file?: string;
+  /** The drivers the job will run on, with their config checks; absent: driver names and configs are not checked. */
+  drivers?: DriverChecks;
 }
 
 /** How to read a job file: limits other than the defaults, and the syntax when the extension does not say. */
 export interface LoadJobOptions extends Partial<ParseLimits> {
   format?: JobFileFormat;
+  /** As ParseJobOptions.drivers. */
+  drivers?: DriverChecks;
 }
 
 /** A loaded job: its allocations, and warnings about Nomad features it uses that allocrun ignores. */
@@ -139,7 +144,7 @@ async function parseWithinLimits(text: string, options: ParseJobOptions): Promis
   const job = normalizeJobFile(value, report);
   let parsed: JobBody | undefined;
   if (job) {
-    checkJobRules(job, report);
+    checkJobRules(job, report, options.drivers);
     const result = jobSchema.safeParse(job.body, { reportInput: true });
     if (result.success) parsed = result.data;
     else for (const issue of result.error.issues) report.problems.push(...issueToProblems(issue, ['job', job.name], jobKeysAt));

@@ -5,7 +5,7 @@
  * that are not safe as directory names, and Nomad blocks allocrun ignores (as warnings).
  */
 import { IGNORED_KEYS } from './jobspec-schema.ts';
-import { unsafeNameReason } from './names.ts';
+import { shownName, unsafeNameReason } from './names.ts';
 import type { PathSegment } from './spec-error.ts';
 import { describeValue, type RawProblem } from './zod-problems.ts';
 
@@ -175,5 +175,5 @@ function isBlockList(value: unknown): value is Record<string, unknown>[] {
 /** Names become directory names and alloc ids (`<job>-<group>-<index>`), so they must be path-safe. */
 function checkName(name: string, level: Level, path: PathSegment[], report: Report): void {
   const why = unsafeNameReason(name, level);
-  if (why) report.problems.push({ path, message: `${level} name ${JSON.stringify(name)} ${why}` });
+  if (why) report.problems.push({ path, message: `${level} name ${shownName(name)} ${why}` });
 }

@@ -6,17 +6,25 @@
  */
 import { defaultRestartPolicy, formatDuration } from '../../machines/model.ts';
 import type { JobType, RestartPolicy } from './types.ts';
+import type { DriverChecks } from './driver-config.ts';
 import { envKeyProblem } from './env-names.ts';
-import { JOB_TYPES, restartSchema, updateSchema, type UpdateBody } from './jobspec-schema.ts';
+import { JOB_TYPES, MAX_COUNT, restartSchema, updateSchema, type UpdateBody } from './jobspec-schema.ts';
 import { DEFAULT_UPDATE, ROLLOUT_FIELDS, deploymentsEnabled, mergeUpdate, updateProblems } from './update-strategy.ts';
 import { isPlainObject, type NormalizedJob, type Report } from './normalize.ts';
 import type { PathSegment } from './spec-error.ts';
 
 /** Nomad's RestartPolicyMinInterval. */
 const MIN_RESTART_INTERVAL_MS = 5_000;
+/** The most allocations one job places on this one node: a group's count cap holds for the job's sum too. */
+export const MAX_JOB_ALLOCS = MAX_COUNT;
+/** The most task instances (allocations × their tasks) one job starts: each is a process and a directory. */
+export const MAX_JOB_TASKS = 10 * MAX_COUNT;
 
-/** Checks the cross-field rules of a normalised job, adding to `report`. */
-export function checkJobRules(job: NormalizedJob, report: Report): void {
+/**
+ * Checks the cross-field rules of a normalised job, adding to `report`; with `drivers`, also that each
+ * task names one of them and that its config is one that driver runs.
+ */
+export function checkJobRules(job: NormalizedJob, report: Report, drivers?: DriverChecks): void {
   const path: PathSegment[] = ['job', job.name];
   const rawType = job.body['type'];
   const type: JobType | undefined =
@@ -27,8 +35,9 @@ export function checkJobRules(job: NormalizedJob, report: Report): void {
     report.problems.push({ path: [...path, 'group'], message: 'a job needs at least one group' });
   }
   for (const [name, group] of Object.entries(groups)) {
-    if (isPlainObject(group)) checkGroup(group, [...path, 'group', name], type, report);
+    if (isPlainObject(group)) checkGroup(group, [...path, 'group', name], type, report, drivers);
   }
+  checkSize(groups, path, report);
   checkUpdates(job.body, path, type, report);
 }
 
@@ -64,6 +73,26 @@ function checkUpdates(body: Record<string, unknown>, path: PathSegment[], type: 
   }
 }
 
+/**
+ * The job's size on this node: every group's count is capped by the schema, but a body of many groups
+ * (or many tasks) could still ask for millions of processes; the sums are capped too.
+ */
+function checkSize(groups: Record<string, unknown>, path: PathSegment[], report: Report): void {
+  let allocs = 0;
+  let tasks = 0;
+  for (const group of Object.values(groups)) {
+    if (!isPlainObject(group)) continue;
+    const count = typeof group['count'] === 'number' && Number.isInteger(group['count']) && group['count'] >= 0 ? Math.min(group['count'], MAX_COUNT) : 1;
+    allocs += count;
+    tasks += count * (isPlainObject(group['task']) ? Object.keys(group['task']).length : 0);
+  }
+  if (allocs > MAX_JOB_ALLOCS) {
+    report.problems.push({ path: [...path, 'group'], message: `the groups' counts add up to ${allocs} allocations; a job may place at most ${MAX_JOB_ALLOCS} on this node` });
+  } else if (tasks > MAX_JOB_TASKS) {
+    report.problems.push({ path: [...path, 'group'], message: `the job would start ${tasks} tasks (each group's count times its tasks); a job may start at most ${MAX_JOB_TASKS} on this node` });
+  }
+}
+
 /** The fields an update block sets; undefined for no block, null when the block itself is invalid. */
 function partialUpdate(raw: unknown): UpdateBody | undefined | null {
   if (raw === undefined) return undefined;
@@ -71,7 +100,7 @@ function partialUpdate(raw: unknown): UpdateBody | undefined | null {
   return parsed.success ? parsed.data : null;
 }
 
-function checkGroup(group: Record<string, unknown>, path: PathSegment[], type: JobType | undefined, report: Report): void {
+function checkGroup(group: Record<string, unknown>, path: PathSegment[], type: JobType | undefined, report: Report, drivers?: DriverChecks): void {
   const tasks = group['task'] ?? {};
   const taskEntries = isPlainObject(tasks) ? Object.entries(tasks).filter(([, t]) => isPlainObject(t)) : [];
   if (isPlainObject(tasks) && Object.keys(tasks).length === 0 && !reported(report, [...path, 'task'])) {
@@ -94,6 +123,7 @@ function checkGroup(group: Record<string, unknown>, path: PathSegment[], type: J
         if (why) report.problems.push({ path: [...path, 'task', name, 'env', key], message: why });
       }
     }
+    if (drivers) checkDriver(task as Record<string, unknown>, [...path, 'task', name], drivers, report);
     const logs = (task as Record<string, unknown>)['logs'];
     if (isPlainObject(logs) && logs['disabled'] === true) {
       report.warnings.push({ path: [...path, 'task', name, 'logs', 'disabled'], message: 'ignored: allocrun always keeps task logs' });
@@ -111,6 +141,21 @@ function checkGroup(group: Record<string, unknown>, path: PathSegment[], type: J
     if (raw === undefined || !own) continue;
     checkRestart({ ...groupPolicy, ...own }, own, [...path, 'task', name, 'restart'], report);
   }
+}
+
+/** The task's driver is one the runtime has, and its config one that driver runs (mistyped ones: the schema). */
+function checkDriver(task: Record<string, unknown>, path: PathSegment[], drivers: DriverChecks, report: Report): void {
+  const driver = task['driver'];
+  if (typeof driver !== 'string' || driver === '') return;
+  const check = Object.hasOwn(drivers, driver) ? drivers[driver] : undefined;
+  if (!check) {
+    const known = Object.keys(drivers).sort().map((d) => JSON.stringify(d)).join(', ');
+    report.problems.push({ path: [...path, 'driver'], message: `unknown driver ${JSON.stringify(driver)}: this runtime has ${known}` });
+    return;
+  }
+  const config = task['config'] ?? {};
+  if (!isPlainObject(config)) return;
+  for (const p of check(config, String(path[path.length - 1]))) report.problems.push({ path: [...path, ...p.path], message: p.message });
 }
 
 /** The fields a restart block sets, or undefined when any of them is invalid. */

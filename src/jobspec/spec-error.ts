@@ -25,6 +25,8 @@ export function formatPath(path: readonly PathSegment[]): string {
   let out = '';
   for (const seg of path) {
     if (typeof seg === 'number') out += `[${seg}]`;
+    // A name of thousands of characters is refused for its length; the path need not repeat it whole.
+    else if (seg.length > 64) out += `[${JSON.stringify(`${seg.slice(0, 40)}…`)}]`;
     else if (!/^[^.[\]"\s\p{Cc}]+$/u.test(seg)) out += `[${JSON.stringify(seg)}]`;
     else out += out === '' ? seg : `.${seg}`;
   }

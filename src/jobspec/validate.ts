@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { AllocSpec } from './types.ts';
 import { HEALTH_CHECKS, JOB_TYPES, LIFECYCLE_HOOKS, RESTART_MODES } from './jobspec-schema.ts';
 import { envKeyProblem } from './env-names.ts';
-import { unsafeNameReason, type NameKind } from './names.ts';
+import { shownName, unsafeNameReason, type NameKind } from './names.ts';
 import { SpecError, formatPath, type PathSegment } from './spec-error.ts';
 import { describeValue, issueToProblems, type RawProblem } from './zod-problems.ts';
 
@@ -30,7 +30,7 @@ const safeName = (kind: NameKind) =>
     .min(1, 'must not be empty')
     .superRefine((s, ctx) => {
       const why = s === '' ? undefined : unsafeNameReason(s, kind);
-      if (why) ctx.addIssue({ code: 'custom', message: `${kind} ${JSON.stringify(s)} ${why}`, input: s });
+      if (why) ctx.addIssue({ code: 'custom', message: `${kind} ${shownName(s)} ${why}`, input: s });
     });
 
 const restartPolicy = z.strictObject({

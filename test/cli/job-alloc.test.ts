@@ -48,7 +48,8 @@ describe('allocrun job and alloc against a running agent', { timeout: 90_000 }, 
 
   it('job run reports an invalid file as validate does, and registers nothing', async () => {
     const bad = join(agent.dataDir, 'bad.nomad');
-    await writeFile(bad, 'job "bad" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      kill_timeout = "soon"\n    }\n  }\n}\n');
+    // One problem only: the kill timeout (a raw_exec task without a command would be a second).
+    await writeFile(bad, 'job "bad" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      kill_timeout = "soon"\n      config {\n        command = "/bin/true"\n      }\n    }\n  }\n}\n');
     const [res, validate] = await Promise.all([cli('job', 'run', bad), runCli(['validate', bad], { timeoutMs: 60_000 })]);
     expect(res.code).toBe(1);
     const problem = validate.stderr.split('\n')[1]!.trim();

@@ -6,6 +6,8 @@ import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
 import type { TaskHook, TaskPrestartResponse } from '../../src/hooks/types.ts';
 import { taskDirHook } from '../../src/hooks/task-dir-hook.ts';
+import { validateHook } from '../../src/hooks/validate-hook.ts';
+import { unsafeNameReason } from '../../src/jobspec/names.ts';
 
 const spec = (tasks: AllocSpec['tasks']): AllocSpec => ({ id: 'b1', job: 'j', group: 'g', type: 'batch', tasks });
 
@@ -42,6 +44,18 @@ describe('built-in hooks', () => {
     const types = final.taskStates.app!.events.map((e) => e.type);
     expect(types).toEqual(['Received', 'Task Setup', 'Failed Validation', 'Not Restarting']);
     expect(final.taskStates.app!.events[2]!.displayMessage).toContain('driver "docker" is not available');
+  });
+
+  it('validate refuses a task name by the rule the job loader and the API apply (src/jobspec/names.ts)', async () => {
+    const hook = validateHook(['mock']);
+    for (const name of ['web server', 'wëb', 'a\nb', 'x'.repeat(300)]) {
+      const task = { name, driver: 'mock', config: {} };
+      const err = await hook.prestart!({ task } as never, {} as TaskPrestartResponse, new AbortController().signal).then(() => undefined, (e: Error) => e);
+      expect(err?.message).toContain(unsafeNameReason(name, 'task'));
+    }
+    const res: TaskPrestartResponse = {};
+    await hook.prestart!({ task: { name: 'web-1.a_b', driver: 'mock', config: {} } } as never, res, new AbortController().signal);
+    expect(res.done).toBe(true);
   });
 
   it("task_dir records is_done once built, and a later start (restart, restore) skips the build but still sets the env (Nomad's TaskDirHookIsDoneDataKey)", async () => {

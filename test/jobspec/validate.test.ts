@@ -92,6 +92,10 @@ describe('validateAllocSpec', () => {
     ['job', 'my job', 'job: job "my job" must not contain whitespace'],
     ['group', '.', 'group: group "." must not be "." (it names a directory)'],
     ['group', 'x/y', 'group: group "x/y" must not contain "/"'],
+    ['group', 'a\nb', 'group: group "a\\nb" must not contain a control character (a newline, a tab, ...)'],
+    ['job', 'j'.repeat(101), `job: job ${JSON.stringify('j'.repeat(40)).slice(0, -1)}…" (101 characters) is 101 bytes long; it becomes a directory name, so it may have at most 100`],
+    ['group', 'é'.repeat(51), `group: group ${JSON.stringify('é'.repeat(40)).slice(0, -1)}…" (51 characters) is 102 bytes long; it becomes a directory name, so it may have at most 100`],
+    ['id', 'i'.repeat(211), `id: alloc id ${JSON.stringify('i'.repeat(40)).slice(0, -1)}…" (211 characters) is 211 bytes long; it becomes a directory name, so it may have at most 210`],
   ] as const)('refuses %s %j, naming the field', (field, name, problem) => {
     expect(problemsOf({ ...valid(), [field]: name })).toEqual([problem]);
   });
@@ -110,6 +114,25 @@ describe('validateAllocSpec', () => {
 
   it('accepts names with dots, dashes and unicode that are not "." or ".."', () => {
     expect(() => validateAllocSpec({ ...valid(), id: 'web.api-0', job: 'wéb', group: '...' })).not.toThrow();
+  });
+
+  it.each([
+    ['web server', 'may only use ASCII letters, digits, "_", "-" and "." (it names the task\'s directory and log files)'],
+    ['wëb', 'may only use ASCII letters, digits, "_", "-" and "."'],
+    ['a=b', 'may only use ASCII letters, digits, "_", "-" and "."'],
+    ['a\tb', 'must not contain a control character (a newline, a tab, ...)'],
+    ['t'.repeat(101), 'is 101 bytes long; it becomes a directory name, so it may have at most 100'],
+  ])('refuses the task name %j as the runtime does (its directory, its log files)', (name, why) => {
+    const spec = valid();
+    spec.tasks[0]!.name = name;
+    expect(problemsOf(spec)).toEqual([expect.stringMatching(/^tasks\[0\]\.name: task "/)]);
+    expect(problemsOf(spec)[0]).toContain(why);
+  });
+
+  it('accepts a task name of 100 letters, digits, "_", "-" and "."', () => {
+    const spec = valid();
+    spec.tasks[0]!.name = `a_b-c.${'d'.repeat(94)}`;
+    expect(() => validateAllocSpec(spec)).not.toThrow();
   });
 
   it('says a wrong type in the words of code', () => {

@@ -1,6 +1,7 @@
 /** Nomad's job endpoints: register, parse, validate, read, list, versions, summary, stop and purge. */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { BUILTIN_DRIVER_CHECKS } from '../../drivers/config-checks.ts';
 import { formatProblem, isSpecError, parseJob, type LoadedJob } from '../../jobspec/index.ts';
 import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.ts';
 import { jobToApiJson, type Json } from '../job-json.ts';
@@ -17,10 +18,13 @@ function problemLines(err: unknown, positions: boolean): string[] | undefined {
   return err.problems.map((p) => formatProblem({ ...p, file: undefined, ...(!positions && { line: undefined, column: undefined }) }));
 }
 
-/** Checks an API Job through the job-file loader; a 400 listing every problem when it is invalid. */
+/**
+ * Checks an API Job through the job-file loader, with the agent's drivers and their config rules (the
+ * built-in ones); a 400 listing every problem when it is invalid.
+ */
 export async function loadApiJob(job: Json): Promise<LoadedJob> {
   try {
-    return await parseJob(JSON.stringify({ Job: job }), { format: 'json' });
+    return await parseJob(JSON.stringify({ Job: job }), { format: 'json', drivers: BUILTIN_DRIVER_CHECKS });
   } catch (err) {
     const lines = problemLines(err, false);
     if (!lines) throw err;
@@ -62,7 +66,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post('/v1/jobs/parse', { schema: { body: parseBody } }, async (req) => {
     const { JobHCL } = req.body as z.output<typeof parseBody>;
     try {
-      const loaded = await parseJob(JobHCL, { format: 'hcl' });
+      const loaded = await parseJob(JobHCL, { format: 'hcl', drivers: BUILTIN_DRIVER_CHECKS });
       return jobToApiJson(loaded.job.name, loaded.job.body);
     } catch (err) {
       const lines = problemLines(err, true);

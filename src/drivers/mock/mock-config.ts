@@ -32,7 +32,11 @@ export class MockConfigError extends Error {
   readonly code = 'ErrDriverConfig';
   readonly recoverable = false;
   readonly eventType = 'Failed Validation';
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** Every problem: the field under `config` (`exec_command.exit_code`) and what is wrong with it. */
+    readonly problems: readonly { field: string; message: string }[] = [],
+  ) {
     super(message);
     this.name = 'MockConfigError';
   }
@@ -56,14 +60,15 @@ const EXEC_KEYS = new Set(['run_for', 'exit_code', 'stdout_string']);
 
 /** Parses `task.config` for the mock driver; every problem is reported at once, each naming `config.<key>`. */
 export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig {
-  const problems: string[] = [];
-  for (const key of Object.keys(config)) if (!KEYS.has(key)) problems.push(`config.${key}: unknown mock driver option`);
+  const problems: { field: string; message: string }[] = [];
+  const problem = (field: string, message: string): void => void problems.push({ field, message });
+  for (const key of Object.keys(config)) if (!KEYS.has(key)) problem(key, 'unknown mock driver option');
   const duration = (key: string): number | undefined => (config[key] === undefined ? undefined : durationValue(config[key], key));
   const int = (key: string): number | undefined => {
     const v = config[key];
     if (v === undefined) return undefined;
     if (typeof v !== 'number' || !Number.isInteger(v)) {
-      problems.push(`config.${key}: expected an integer, got ${shown(v)}`);
+      problem(key, `expected an integer, got ${shown(v)}`);
       return undefined;
     }
     return v;
@@ -72,7 +77,7 @@ export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig
     const v = config[key];
     if (v === undefined) return undefined;
     if (typeof v !== 'string') {
-      problems.push(`config.${key}: expected a string, got ${shown(v)}`);
+      problem(key, `expected a string, got ${shown(v)}`);
       return undefined;
     }
     return v;
@@ -81,7 +86,7 @@ export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig
     const v = config[key];
     if (v === undefined) return undefined;
     if (typeof v !== 'boolean') {
-      problems.push(`config.${key}: expected true or false, got ${shown(v)}`);
+      problem(key, `expected true or false, got ${shown(v)}`);
       return undefined;
     }
     return v;
@@ -92,7 +97,7 @@ export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig
     for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
       const m = /^([A-Za-z0-9_-]+):(\d{1,5})$/.exec(part);
       if (!m || Number(m[2]) > 65535) {
-        problems.push(`config.driver_port_map: expected "label:port" pairs separated by commas, got ${shown(part)}`);
+        problem('driver_port_map', `expected "label:port" pairs separated by commas, got ${shown(part)}`);
         continue;
       }
       map[m[1]!] = Number(m[2]);
@@ -102,27 +107,27 @@ export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig
   function execCommand(v: unknown): MockTaskConfig['execCommand'] {
     if (v === undefined) return undefined;
     if (typeof v !== 'object' || v === null || Array.isArray(v)) {
-      problems.push(`config.exec_command: expected a block with run_for, exit_code and stdout_string, got ${shown(v)}`);
+      problem('exec_command', `expected a block with run_for, exit_code and stdout_string, got ${shown(v)}`);
       return undefined;
     }
     const block = v as Record<string, unknown>;
-    for (const key of Object.keys(block)) if (!EXEC_KEYS.has(key)) problems.push(`config.exec_command.${key}: unknown mock driver option`);
+    for (const key of Object.keys(block)) if (!EXEC_KEYS.has(key)) problem(`exec_command.${key}`, 'unknown mock driver option');
     const runFor = block['run_for'] === undefined ? 0 : durationValue(block['run_for'], 'exec_command.run_for');
     const exitCode = block['exit_code'] ?? 0;
     const stdout = block['stdout_string'] ?? '';
-    if (typeof exitCode !== 'number' || !Number.isInteger(exitCode)) problems.push(`config.exec_command.exit_code: expected an integer, got ${shown(exitCode)}`);
-    if (typeof stdout !== 'string') problems.push(`config.exec_command.stdout_string: expected a string, got ${shown(stdout)}`);
+    if (typeof exitCode !== 'number' || !Number.isInteger(exitCode)) problem('exec_command.exit_code', `expected an integer, got ${shown(exitCode)}`);
+    if (typeof stdout !== 'string') problem('exec_command.stdout_string', `expected a string, got ${shown(stdout)}`);
     return { runFor: runFor ?? 0, exitCode: Number(exitCode), stdoutString: String(stdout) };
   }
   function durationValue(v: unknown, key: string): number | undefined {
     if (typeof v !== 'string' && typeof v !== 'number') {
-      problems.push(`config.${key}: expected a duration like "10s", got ${shown(v)}`);
+      problem(key, `expected a duration like "10s", got ${shown(v)}`);
       return undefined;
     }
     try {
       return parseDuration(v);
     } catch (e) {
-      problems.push(`config.${key}: ${(e as Error).message}`);
+      problem(key, (e as Error).message);
       return undefined;
     }
   }
@@ -147,6 +152,6 @@ export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig
     driverPortMap: portMap(str('driver_port_map')),
     execCommand: execCommand(config['exec_command']),
   };
-  if (problems.length > 0) throw new MockConfigError(`invalid mock driver config: ${problems.join('; ')}`);
+  if (problems.length > 0) throw new MockConfigError(`invalid mock driver config: ${problems.map((p) => `config.${p.field}: ${p.message}`).join('; ')}`, problems);
   return parsed;
 }

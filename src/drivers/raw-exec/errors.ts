@@ -6,7 +6,8 @@ export class RawExecConfigError extends Error {
   constructor(
     readonly task: string,
     readonly path: string,
-    problem: string,
+    /** What is wrong with the field, without the task and field (`must be a non-empty string (got nothing)`). */
+    readonly problem: string,
   ) {
     super(`task ${JSON.stringify(task)}: ${path} ${problem}`);
     this.name = 'RawExecConfigError';
