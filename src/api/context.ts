@@ -1,6 +1,7 @@
 /** What every route of the HTTP API works with, and the HTTP errors they answer with. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Agent } from '../runtime/create-agent.ts';
+import type { AgentStore } from '../state/agent-store.ts';
 import type { EventBroker } from './event-broker.ts';
 import type { JobRegistry } from './job-registry.ts';
 import { waitForIndex, type StateIndex } from './state-index.ts';
@@ -12,6 +13,8 @@ export interface ApiContext {
   index: StateIndex;
   events: EventBroker;
   dataDir: string;
+  /** The agent's store (for consistent snapshots). */
+  store: AgentStore;
   /** How the agent is reached, for `/v1/agent/self`. */
   address: string;
   version: string;

@@ -137,7 +137,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   // Before the API answers anyone: what a crash left half done is made good first.
   await registry.heal();
   const address = tcp ? `${tcp.host}:${tcp.port}` : socketPath;
-  const ctx = { agent: opts.agent, registry, index, events, dataDir: opts.dataDir, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000 };
+  const ctx = { agent: opts.agent, registry, index, events, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000 };
 
   const apps: FastifyInstance[] = [];
   const closeAll = async () => {

@@ -11,6 +11,7 @@ import { agentRoutes } from './routes/agent.ts';
 import { allocationRoutes } from './routes/allocations.ts';
 import { clientRoutes } from './routes/client.ts';
 import { evaluationRoutes } from './routes/evaluations.ts';
+import { operatorRoutes } from './routes/operator.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { zodValidatorCompiler } from './schemas.ts';
@@ -93,6 +94,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   clientRoutes(app, ctx);
   eventRoutes(app, ctx);
   evaluationRoutes(app, ctx);
+  operatorRoutes(app, ctx);
   agentRoutes(app, ctx);
   return app;
 }

@@ -18,6 +18,7 @@ const commands: readonly { name: string; summary: string; load(): Promise<Comman
   { name: 'agent', summary: 'Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.', load: async () => (await import('./agent.ts')).agentCommand },
   { name: 'job', summary: 'Submit, stop and inspect jobs on a running agent (job run|stop|status).', load: async () => (await import('./job.ts')).jobCommand },
   { name: 'alloc', summary: 'Inspect and control allocations on a running agent (alloc status|logs|restart|signal|stop).', load: async () => (await import('./alloc.ts')).allocCommand },
+  { name: 'operator', summary: "Save a consistent copy of a running agent's store, or restore one into an empty data dir.", load: async () => (await import('./operator.ts')).operatorCommand },
   { name: 'replay', summary: "Replay a recording made with 'run --record' in the visualizer.", load: async () => (await import('./replay.ts')).replayCommand },
 ];
 

@@ -88,7 +88,11 @@ export class AgentStore {
 
   /** Opens `<dataDir>/state.mdb`, creating it when `create` allows; refuses a damaged or newer file by name. */
   static open(dataDir: string, opts: { create?: boolean; readOnly?: boolean; faults?: StoreFaults } = {}): AgentStore {
-    const path = join(dataDir, STORE_FILE);
+    return AgentStore.openFile(join(dataDir, STORE_FILE), opts);
+  }
+
+  /** Opens the store file at `path` itself (a snapshot being checked, say). */
+  static openFile(path: string, opts: { create?: boolean; readOnly?: boolean; faults?: StoreFaults } = {}): AgentStore {
     const existed = existsSync(path);
     if (!existed && opts.create === false) throw new StoreDamagedError(`${path}: no agent store here`, path);
     if (existed) checkFileShape(path);
