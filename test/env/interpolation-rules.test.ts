@@ -57,3 +57,28 @@ describe('interpolateString', () => {
     expect(interpolateString('${a}', (k) => (k === 'a' ? '${b}' : 'B'))).toBe('${b}');
   });
 });
+
+describe('meta keys become NOMAD_META_ names', () => {
+  function metaVars(groupMeta: Record<string, string>, taskMeta: Record<string, string> = {}): Record<string, string> {
+    const task: TaskSpec = { name: 't', driver: 'mock', config: {}, meta: taskMeta };
+    const alloc: AllocSpec = { id: 'a1', job: 'j', group: 'g', type: 'batch', meta: groupMeta, tasks: [task] };
+    const vars = buildTaskEnv({ node, alloc, task, allocDir: '/a', hostEnv: {} }).vars;
+    return Object.fromEntries(Object.entries(vars).filter(([k]) => k.startsWith('NOMAD_META_')));
+  }
+
+  it.each([
+    ['a plain key as written and upper-cased', 'owner', ['NOMAD_META_owner', 'NOMAD_META_OWNER']],
+    ['a dash becomes an underscore', 'build-id', ['NOMAD_META_build_id', 'NOMAD_META_BUILD_ID']],
+    ['a space becomes an underscore', 'my key', ['NOMAD_META_my_key', 'NOMAD_META_MY_KEY']],
+    ['dots and underscores are kept', 'tier.x_y', ['NOMAD_META_tier.x_y', 'NOMAD_META_TIER.X_Y']],
+    ['an upper-case key is one name', 'ZONE', ['NOMAD_META_ZONE']],
+  ])('%s', (_rule, key, names) => {
+    const vars = metaVars({ [key]: 'v' });
+    expect(Object.keys(vars).sort()).toEqual([...names].sort());
+    for (const n of names) expect(vars[n]).toBe('v');
+  });
+
+  it("a task's meta value wins over its group's for the same key", () => {
+    expect(metaVars({ owner: 'group' }, { owner: 'task' })).toEqual({ NOMAD_META_owner: 'task', NOMAD_META_OWNER: 'task' });
+  });
+});
