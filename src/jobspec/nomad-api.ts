@@ -126,16 +126,18 @@ function labelled(
   remember: (to: PathSegment[], from: PathSegment[]) => void,
   each: (item: Record<string, unknown>, to: PathSegment[], from: PathSegment[]) => Record<string, unknown>,
 ): Record<string, unknown> {
-  const out: Record<string, Record<string, unknown>[]> = {};
+  // A Map, not an object: a group or task named "constructor" or "toString" must not find Object's own.
+  const out = new Map<string, Record<string, unknown>[]>();
   list.forEach((item, i) => {
     const obj = isPlainObject(item) ? item : {};
     const name = typeof obj['Name'] === 'string' ? obj['Name'] : '';
-    const bodies = (out[name] ??= []);
+    const bodies = out.get(name) ?? [];
+    out.set(name, bodies);
     const at = [...to, name];
     remember(bodies.length === 0 ? at : [...at, bodies.length], [...from, i]);
     bodies.push(each(obj, at, [...from, i]));
   });
-  return Object.fromEntries(Object.entries(out).map(([name, bodies]) => [name, bodies.length === 1 ? bodies[0] : bodies]));
+  return Object.fromEntries([...out].map(([name, bodies]) => [name, bodies.length === 1 ? bodies[0] : bodies]));
 }
 
 /** Renames one API object's fields by `table`, recursing into nested tables and converting nanoseconds. */

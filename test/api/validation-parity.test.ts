@@ -147,6 +147,15 @@ describe('validation parity: what the runtime refuses is refused before it runs'
     expect([longRes.status, longRes.text]).toEqual([400, expect.stringContaining('is 101 bytes long; it becomes a directory name, so it may have at most 100')]);
   });
 
+  it('takes group and task names that are also Object\'s own keys ("constructor", "toString") like any other, never a 500', async () => {
+    const body = { Job: { ID: 'constructor', Type: 'batch', TaskGroups: [{ Name: 'constructor', Tasks: [{ Name: 'toString', Driver: 'mock', Config: {} }] }] } };
+    const res = await call(agent.socket, 'PUT', '/v1/validate/job', body);
+    expect([res.status, res.json().ValidationErrors]).toEqual([200, []]);
+    const file = join(scratch, 'constructor.json');
+    await writeFile(file, JSON.stringify(body));
+    await expect(loadJobForCli(file)).resolves.toMatchObject({ allocs: [{ id: 'constructor-constructor-0', tasks: [{ name: 'toString' }] }] });
+  });
+
   it('refuses a job whose groups add up to more allocations than one node takes', async () => {
     const big = apiJob('parity', ok);
     big.Job.TaskGroups = [1, 2, 3].map((i) => ({ Name: `g${i}`, Count: 1000, Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/bin/true' } }] })) as never;
