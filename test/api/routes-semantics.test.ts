@@ -221,6 +221,20 @@ describe('job routes', { timeout: 60_000 }, () => {
     expect((await call(agent.socket, 'GET', '/v1/job/del')).status).toBe(404);
   });
 
+  it("a job's Status and Summary follow its allocations: complete and failed runs are counted per group, and the job is dead once all are done", async () => {
+    const failing = apiJob('fails', { t: { script: 'exit 3' } }, 'batch');
+    Object.assign(failing.Job.TaskGroups[0]!, { RestartPolicy: { Attempts: 0, Interval: 60e9, Delay: 0, Mode: 'fail' } });
+    for (const body of [apiJob('succeeds', { t: { script: 'exit 0' } }, 'batch'), failing]) expect((await call(agent.socket, 'PUT', '/v1/jobs', body)).status).toBe(200);
+    await waitForAllocs(agent.socket, '/v1/job/succeeds/allocations', (l) => l[0]?.ClientStatus === 'complete');
+    await waitForAllocs(agent.socket, '/v1/job/fails/allocations', (l) => l[0]?.ClientStatus === 'failed');
+    const zero = { Queued: 0, Starting: 0, Running: 0, Complete: 0, Failed: 0, Lost: 0, Unknown: 0 };
+    expect((await call(agent.socket, 'GET', '/v1/job/succeeds/summary')).json()).toMatchObject({ JobID: 'succeeds', Summary: { g: { ...zero, Complete: 1 } } });
+    expect((await call(agent.socket, 'GET', '/v1/job/fails/summary')).json()).toMatchObject({ JobID: 'fails', Summary: { g: { ...zero, Failed: 1 } } });
+    expect((await call(agent.socket, 'GET', '/v1/job/succeeds')).json()).toMatchObject({ Status: 'dead', Stop: false });
+    const stubs = (await call(agent.socket, 'GET', '/v1/jobs?prefix=fails')).json() as { ID: string; Status: string; JobSummary: { Summary: Record<string, { Failed: number }> } }[];
+    expect(stubs).toMatchObject([{ ID: 'fails', Status: 'dead', Type: 'batch', JobSummary: { Summary: { g: { Failed: 1 } } } }]);
+  });
+
   it('GET /v1/jobs?prefix= lists only the jobs whose ID starts with it', async () => {
     const list = (await call(agent.socket, 'GET', '/v1/jobs?prefix=restart-')).json() as { ID: string }[];
     expect(list.map((j) => j.ID).sort()).toEqual(['restart-all', 'restart-one']);
