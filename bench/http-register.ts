@@ -4,7 +4,10 @@
  * the registration rate, and the event stream's latency: from sending a registration to its JobRegistered
  * event on a stream opened before, next to the registration's own response time, measured in the same run.
  *
- *   npx tsx bench/http-register.ts [jobs=200] [concurrency=8] [driver=mock|raw_exec] [--quick]
+ * With `--baseline DIR` the same load also runs, in the same run, against the agent of another checkout
+ * (DIR/bin/allocrun.js; e.g. a worktree of the commit before the store) and both are printed.
+ *
+ *   npx tsx bench/http-register.ts [jobs=200] [concurrency=8] [driver=mock|raw_exec] [--quick] [--baseline DIR]
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,7 +18,9 @@ import { fileURLToPath } from 'node:url';
 
 // `--quick` (from `npm run bench -- --quick`) is a smoke run; positional arguments override the sizes.
 const quick = process.argv.includes('--quick');
-const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const baselineAt = process.argv.indexOf('--baseline');
+const BASELINE = baselineAt > 0 ? process.argv[baselineAt + 1] : undefined;
+const args = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--baseline');
 const JOBS = Number(args[0] ?? (quick ? 20 : 200));
 const CONCURRENCY = Number(args[1] ?? 8);
 const DRIVER = args[2] ?? 'mock';
@@ -43,10 +48,18 @@ function send(socketPath: string, method: string, path: string, body?: unknown):
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const ms = (x: number) => `${x.toFixed(1)} ms`;
 
-async function main(): Promise<void> {
+/** What one agent's run measured. */
+interface Figures {
+  registered: number;
+  toRunning: number;
+  response: number[];
+  event: number[];
+}
+
+async function measure(bin: string): Promise<Figures> {
   const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-bench-api-'));
   const socketPath = join(dataDir, 'agent.sock');
-  const agent = spawn(process.execPath, [...(process.env.BENCH_AGENT_NODE_ARGS?.split(' ').filter(Boolean) ?? []), BIN, 'agent', '--data-dir', dataDir, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const agent = spawn(process.execPath, [...(process.env.BENCH_AGENT_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bin, 'agent', '--data-dir', dataDir, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     agent.stdout!.setEncoding('utf8').on('data', (d: string) => {
@@ -101,20 +114,29 @@ async function main(): Promise<void> {
   await everyoneRuns;
   const toRunning = performance.now() - start;
 
-  const eventLatency = ids.map((id) => announced.get(id)! - sent.get(id)!);
-  const responseLatency = ids.map((id) => answered.get(id)! - sent.get(id)!);
-  console.log(`allocrun agent API: ${JOBS} jobs (${DRIVER} driver), ${CONCURRENCY} registrations in flight, over the unix socket`);
-  console.log(`  registered all        ${ms(registered)}  (${(JOBS / (registered / 1000)).toFixed(0)} jobs/s)`);
-  console.log(`  all allocations run   ${ms(toRunning)}  (${(toRunning / registered).toFixed(2)}x the registration time)`);
-  console.log(`  response latency      p50 ${ms(pct(responseLatency, 50))}  p95 ${ms(pct(responseLatency, 95))}  max ${ms(Math.max(...responseLatency))}`);
-  console.log(`  event-stream latency  p50 ${ms(pct(eventLatency, 50))}  p95 ${ms(pct(eventLatency, 95))}  max ${ms(Math.max(...eventLatency))}  (send → JobRegistered on the stream)`);
-  console.log(`  event / response      ${(pct(eventLatency, 50) / pct(responseLatency, 50)).toFixed(2)}x at p50`);
-
+  const event = ids.map((id) => announced.get(id)! - sent.get(id)!);
+  const response = ids.map((id) => answered.get(id)! - sent.get(id)!);
   stream.destroy();
   for (const id of ids) await send(socketPath, 'DELETE', `/v1/job/${id}?purge=true`);
   agent.kill('SIGTERM');
   await new Promise((r) => agent.once('exit', r));
   await rm(dataDir, { recursive: true, force: true });
+  return { registered, toRunning, response, event };
 }
 
-await main();
+function report(label: string, f: Figures): void {
+  console.log(`  ${label}`);
+  console.log(`    registered all        ${ms(f.registered)}  (${(JOBS / (f.registered / 1000)).toFixed(0)} jobs/s)`);
+  console.log(`    all allocations run   ${ms(f.toRunning)}  (${(f.toRunning / f.registered).toFixed(2)}x the registration time)`);
+  console.log(`    response latency      p50 ${ms(pct(f.response, 50))}  p99 ${ms(pct(f.response, 99))}  max ${ms(Math.max(...f.response))}`);
+  console.log(`    event-stream latency  p50 ${ms(pct(f.event, 50))}  p99 ${ms(pct(f.event, 99))}  max ${ms(Math.max(...f.event))}  (send → JobRegistered on the stream)`);
+}
+
+const mine = await measure(BIN);
+const base = BASELINE ? await measure(join(BASELINE, 'bin', 'allocrun.js')) : undefined;
+console.log(`allocrun agent API: ${JOBS} jobs (${DRIVER} driver), ${CONCURRENCY} registrations in flight, over the unix socket`);
+report('this agent (answers after the store commit)', mine);
+if (base) {
+  report(`baseline ${BASELINE}`, base);
+  console.log(`  this / baseline: jobs/s ${(base.registered / mine.registered).toFixed(2)}x, response p50 ${(pct(mine.response, 50) / pct(base.response, 50)).toFixed(2)}x, p99 ${(pct(mine.response, 99) / pct(base.response, 99)).toFixed(2)}x`);
+}

@@ -3,7 +3,8 @@
  * task runs for 24 h, so no OS processes are involved): heap per allocation after a full GC (beside a
  * bare XState allocation of the same shape), KILL → terminal latency while the rest live, and the time a
  * new agent takes to restore them all. The fleet and the restarted agent each run in a child process
- * with --expose-gc (an agent restart is a new process).
+ * with --expose-gc (an agent restart is a new process). Runner records go to the agent's LMDB store, as
+ * `allocrun agent` keeps them (bench/store-restore.ts sets it beside the file store).
  *
  *   npx tsx bench/p4-scale.ts [--quick] [--n 10000]
  */
@@ -21,9 +22,10 @@ import { fmt, printGoalRows, printTable, type GoalRow } from './lib/stats.ts';
 export type P4Report = ScaleReport & RestoreReport;
 
 /** Runs one scale-agent child (plain JavaScript, as an installed package runs: see compiled-entry.ts) and returns its report. */
-async function child<T>(args: string[]): Promise<T> {
+async function child<T>(args: string[], store: 'lmdb' | 'files'): Promise<T> {
   const proc = fork(await compiledEntry('bench/lib/scale-agent.ts'), args, {
     execArgv: ['--expose-gc', '--max-old-space-size=8192'],
+    env: { ...process.env, ALLOCRUN_BENCH_STORE: store },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   trackPid(proc.pid);
@@ -39,11 +41,12 @@ async function child<T>(args: string[]): Promise<T> {
  * Runs the fleet in one child, then the restart in a second one on the same data dir: an agent restart is a
  * new process, which starts with none of the first agent's heap.
  */
-export async function runP4(opts: { n: number; kills: number; drainMs?: number }): Promise<P4Report> {
+export async function runP4(opts: { n: number; kills: number; drainMs?: number; store?: 'lmdb' | 'files' }): Promise<P4Report> {
   const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p4-'));
+  const store = opts.store ?? 'lmdb';
   try {
-    const fleet = await child<ScaleReport>(['run', dataDir, String(opts.n), String(opts.kills), String(opts.drainMs ?? 2_000)]);
-    const restart = await child<RestoreReport>(['restore', dataDir]);
+    const fleet = await child<ScaleReport>(['run', dataDir, String(opts.n), String(opts.kills), String(opts.drainMs ?? 2_000)], store);
+    const restart = await child<RestoreReport>(['restore', dataDir], store);
     return { ...fleet, ...restart };
   } finally {
     await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });

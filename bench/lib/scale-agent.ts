@@ -16,6 +16,7 @@ import { filter, firstValueFrom } from 'rxjs';
 import type { AllocState } from '../../src/jobspec/types.ts';
 import type { AllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { createAgent } from '../../src/runtime/create-agent.ts';
+import { AgentStore } from '../../src/state/agent-store.ts';
 import { startBareAlloc } from './bare-alloc.ts';
 import { quantile } from './stats.ts';
 import { threeTaskSpec } from './three-task-spec.ts';
@@ -50,6 +51,10 @@ function heapAfterGc(): number {
 const mainRuns = (s: AllocState) => s.taskStates.main?.state === 'running';
 const running = (r: AllocRunner) => firstValueFrom(r.state$.pipe(filter((s) => mainRuns(s) || s.taskStates.main?.state === 'dead')));
 
+/** Which store the agent keeps its runners in: the agent's LMDB store (as `allocrun agent` does), or files. */
+const STORE = process.env.ALLOCRUN_BENCH_STORE === 'files' ? 'files' : 'lmdb';
+const openStore = (dataDir: string) => (STORE === 'lmdb' ? AgentStore.open(dataDir) : undefined);
+
 const send = (report: ScaleReport | RestoreReport) => new Promise<void>((resolve) => process.send!(report, () => resolve()));
 
 /** Phases 1-3; the agent shuts down at the end, leaving its allocations for the restore child. */
@@ -65,7 +70,8 @@ async function runFleet(dataDir: string, allocs: number, kills: number, drainMs:
 
   // 2. N live allocations under one agent.
   heap0 = heapAfterGc();
-  const agent = createAgent({ dataDir });
+  const store = openStore(dataDir);
+  const agent = createAgent({ dataDir, store: store?.runners() });
   const t0 = performance.now();
   const runners: AllocRunner[] = [];
   for (let i = 0; i < allocs; i += BATCH) {
@@ -93,6 +99,7 @@ async function runFleet(dataDir: string, allocs: number, kills: number, drainMs:
 
   // Agent exit: every record written, tasks left running for the next agent.
   await agent.shutdown();
+  await store?.close();
   return {
     allocs, bareHeapPerAlloc, heapPerAlloc, startMs,
     kills: latencies.length, killP50: quantile(latencies, 0.5), killP99: quantile(latencies, 0.99), killMax: Math.max(...latencies),
@@ -102,7 +109,8 @@ async function runFleet(dataDir: string, allocs: number, kills: number, drainMs:
 /** 4. The restarted agent: from its creation until every allocation it restored runs again. */
 async function restoreFleet(dataDir: string): Promise<RestoreReport> {
   const r0 = performance.now();
-  const agent = createAgent({ dataDir });
+  const store = openStore(dataDir);
+  const agent = createAgent({ dataDir, store: store?.runners() });
   const restored = await agent.start();
   await Promise.all(restored.map(running));
   const restoreMs = performance.now() - r0;
