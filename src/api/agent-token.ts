@@ -128,6 +128,7 @@ export function checkSocketPrivate(path: string): void {
 
 /** Reads a token file after checking it is private and the agent's; the token is its text, trimmed. */
 export function readTokenFile(file: string, from: string): string {
+  if (file === '') throw new AgentTokenError(`${from} is empty: name the token file`);
   let fd: number;
   try {
     // O_NOFOLLOW: the file itself is checked, never what a symlink in its place points at.
@@ -209,6 +210,7 @@ export function clientToken(flags: { token?: string; tokenFile?: string }, dataD
 
 /** A client reads a token file as the agent does, but does not judge the token's strength: the agent does. */
 function readClientTokenFile(file: string, from: string): string {
+  if (file === '') throw new AgentTokenError(`${from} is empty: name the token file`);
   let fd: number;
   try {
     fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);

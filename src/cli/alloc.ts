@@ -37,7 +37,7 @@ function taskOf(alloc: ApiAllocation, named: string | undefined, command: string
 
 const allocStatus: Command = {
   name: 'alloc status',
-  usage: 'alloc status <alloc> [--verbose] [--json] [--data-dir D | --address URL [--token T]]',
+  usage: 'alloc status <alloc> [--verbose] [--json] [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
 Show an allocation of a running agent: its task states and each task's recent events.
 
@@ -56,7 +56,7 @@ ${AGENT_FLAGS_HELP}`,
 
 const allocLogs: Command = {
   name: 'alloc logs',
-  usage: 'alloc logs [-f] [-stderr] [-tail] [-n N] <alloc> [task] [--data-dir D | --address URL [--token T]]',
+  usage: 'alloc logs [-f] [-stderr] [-tail] [-n N] <alloc> [task] [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
 Print a task's output (stdout, or stderr with -stderr); -f follows it as it is written.
 
@@ -119,7 +119,7 @@ export function startOfLastLines(text: Buffer, n: number): number {
 
 const allocRestart: Command = {
   name: 'alloc restart',
-  usage: 'alloc restart <alloc> [task] [--all-tasks] [--data-dir D | --address URL [--token T]]',
+  usage: 'alloc restart <alloc> [task] [--all-tasks] [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
 Restart a task of an allocation, or its running tasks, or with --all-tasks every task in lifecycle order.
 
@@ -143,7 +143,7 @@ ${AGENT_FLAGS_HELP}`,
 
 const allocSignal: Command = {
   name: 'alloc signal',
-  usage: 'alloc signal [-s SIGNAL] <alloc> [task] [--data-dir D | --address URL [--token T]]',
+  usage: 'alloc signal [-s SIGNAL] <alloc> [task] [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
 Send a signal to a task of an allocation, or to all its running tasks.
 
@@ -167,7 +167,7 @@ ${AGENT_FLAGS_HELP}`,
 
 const allocStop: Command = {
   name: 'alloc stop',
-  usage: 'alloc stop <alloc> [--detach] [--data-dir D | --address URL [--token T]]',
+  usage: 'alloc stop <alloc> [--detach] [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
 Stop an allocation. While its job still wants it, the agent starts a replacement (as Nomad does).
 Waits until the allocation has stopped, unless --detach.

@@ -56,7 +56,7 @@ async function monitor(client: AgentClient, jobId: string, version: number): Pro
 
 const jobRun: Command = {
   name: 'job run',
-  usage: 'job run <jobfile> [--detach] [--data-dir D | --address URL [--token T]]',
+  usage: 'job run <jobfile> [--detach] [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
 Submit a job file (HCL, JSON, YAML or Nomad API JSON) to a running agent.
 
@@ -96,7 +96,7 @@ Example:
 
 const jobStop: Command = {
   name: 'job stop',
-  usage: 'job stop <job> [--purge] [--detach] [--data-dir D | --address URL [--token T]]',
+  usage: 'job stop <job> [--purge] [--detach] [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
 Stop a job's allocations on a running agent; with --purge, also forget the job.
 
@@ -149,7 +149,7 @@ interface ApiJob {
 
 const jobStatus: Command = {
   name: 'job status',
-  usage: 'job status [job] [--json] [--data-dir D | --address URL [--token T]]',
+  usage: 'job status [job] [--json] [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
 List the jobs of a running agent, or show one with its summary and allocations.
 

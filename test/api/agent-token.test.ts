@@ -99,6 +99,7 @@ describe('token files', () => {
     expect(() => readTokenFile(empty, '--token-file')).toThrow(/the token in .* \(--token-file\) is empty/);
     expect(() => readTokenFile(short, '--token-file')).toThrow('5 characters long; a token needs at least 16');
     expect(() => readTokenFile(join(dir, 'missing'), '--token-file')).toThrow('no such file');
+    expect(() => readTokenFile('', 'ALLOCRUN_TOKEN_FILE')).toThrow('ALLOCRUN_TOKEN_FILE is empty: name the token file');
     const link = join(dir, 'link');
     await symlink(await tokenFile(dir, GOOD), link);
     expect(() => readTokenFile(link, '--token-file')).toThrow('is a symbolic link');
