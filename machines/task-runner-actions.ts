@@ -10,7 +10,7 @@ import { childErrorOf } from './hook-calls.ts';
 import { decideRestart, mulberry32, type RestartTrigger } from './restart-tracker.ts';
 import { formatDuration, killTimeoutOf as killTimeoutOfTask, type ExitResult, type TaskEvent } from './model.ts';
 import { taskRunnerHookSetup } from './task-runner-setup.ts';
-import type { CommandRejection, DriverStartOutput, TaskRunnerContext } from './task-runner-types.ts';
+import type { CommandRejection, DriverReapOutput, DriverStartOutput, TaskRunnerContext } from './task-runner-types.ts';
 
 function killTimeoutOf(ctx: TaskRunnerContext): number {
   return killTimeoutOfTask(ctx.task, ctx.settings.maxKillTimeout);
@@ -58,7 +58,17 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
         run: { ...context.run, startError: { recoverable: validation ? false : err.recoverable ?? false, message: err.message } },
       };
     }),
-    countStartAttempt: assign(({ context }) => ({ run: { ...context.run, attempt: context.run.attempt + 1 } })),
+    // A start after a restore finds an unrecorded earlier start itself (the driver's intent record).
+    countStartAttempt: assign(({ context }) => ({ run: { ...context.run, attempt: context.run.attempt + 1, restoredBeforeStart: undefined } })),
+    markRestoredBeforeStart: assign(({ context }) => ({ run: { ...context.run, restoredBeforeStart: true } })),
+    /** The unrecorded start's workload was found and stopped: its end and the kill, as for a running task. */
+    recordReaped: assign(({ context, event, system }) => {
+      const exit = (event as { output?: DriverReapOutput }).output?.exit ?? { exitCode: 0, signal: 0 };
+      const time = clockNow(system);
+      let taskState = appendEvent(context.taskState, taskEvent(TaskEventType.Terminated, time, { exitCode: exit.exitCode, signal: exit.signal, message: exit.err }));
+      taskState = appendEvent(taskState, taskEvent(TaskEventType.Killed, time));
+      return { run: { ...context.run, lastExit: exit, restoredBeforeStart: undefined }, taskState };
+    }),
     recordExit: assign(({ context, event, system }) => {
       const exit = (event as { output?: ExitResult }).output ?? { exitCode: 0, signal: 0 };
       const ev = taskEvent(TaskEventType.Terminated, clockNow(system), {

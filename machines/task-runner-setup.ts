@@ -12,7 +12,7 @@ import { currentHook, hookLoopActions, hookLoopGuards, type PhaseParams } from '
 import type { RestartDecisionKind } from './restart-tracker.ts';
 import { isServerTerminal, type ExitResult, type TaskSpec } from './model.ts';
 import type {
-  DriverCallInput, DriverShutdownInput, DriverStartOutput, TaskRunnerContext, TaskRunnerEmitted, TaskRunnerEvent, TaskRunnerInput,
+  DriverCallInput, DriverReapOutput, DriverShutdownInput, DriverStartOutput, TaskRunnerContext, TaskRunnerEmitted, TaskRunnerEvent, TaskRunnerInput,
 } from './task-runner-types.ts';
 
 /** Whether a task is a poststop task (it runs once, after the others, and is never restarted by its alloc). */
@@ -42,6 +42,11 @@ const taskRunnerBase = setup({
     driverTerminate: provided<void, DriverCallInput>('driverTerminate'),
     /** Sends a signal to the workload. */
     driverSignal: provided<void, DriverCallInput & { signal: string }>('driverSignal'),
+    /**
+     * Finds the workload of a start (input.attempt) the snapshot does not know of, and stops it with the
+     * kill signal and timeout; resolves with its exit, or with nothing when that start spawned nothing.
+     */
+    driverReap: provided<DriverReapOutput, DriverShutdownInput>('driverReap'),
     /** Waits until an absolute time on the system clock. */
     sleepUntil,
   },
@@ -51,6 +56,10 @@ const taskRunnerBase = setup({
     hookAlreadyDone: ({ context }, p: PhaseParams<TaskHookPhase>) =>
       p.phase === 'prestart' && context.hookStates[currentHook(context, p.phase)!]?.done === true,
     killRequested: ({ context }) => context.killRequested,
+    /** Resumed before a start the dead agent may have made after its last save (see TaskRun.restoredBeforeStart). */
+    mayHaveUnrecordedStart: ({ context }) => context.run.restoredBeforeStart === true,
+    /** driver:reap found that start's workload and stopped it. */
+    reapedWorkload: ({ event }) => (event as { output?: DriverReapOutput }).output?.exit !== undefined,
     hasShutdownDelay: ({ context }) => context.run.stopReason === 'kill' && (context.task.shutdownDelay ?? 0) > 0,
     decided: ({ context }, p: { kind: RestartDecisionKind }) => context.restarts.decision?.kind === p.kind,
     leavesPark: ({ context }) => !context.settings.parkWhenDead || context.killRequested || isPoststopTask(context.task),

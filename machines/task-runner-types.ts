@@ -70,6 +70,12 @@ export interface TaskRun {
   restartRequest?: { failure: boolean };
   startError?: { recoverable: boolean; message: string };
   lastExit?: ExitResult;
+  /**
+   * Resumed from a snapshot while not starting or running: the dead agent may have begun the next start
+   * (attempt + 1) after its last save, so a kill first asks the driver for that start's workload.
+   * Cleared by the next start, which finds that workload itself.
+   */
+  restoredBeforeStart?: boolean;
 }
 
 /** The restart tracker's memory: its window, the jitter's seed and its last decision. */
@@ -163,6 +169,11 @@ export interface DriverCallInput {
 export interface DriverShutdownInput extends DriverCallInput {
   signal: string;
   timeout: number;
+}
+
+/** What `driver:reap` reports: the exit of the unrecorded start's workload it stopped, if there was one. */
+export interface DriverReapOutput {
+  exit?: ExitResult;
 }
 
 /** Emitted when a command does not apply, so callers hear about it. */

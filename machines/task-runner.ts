@@ -5,6 +5,7 @@
  *
  *   ┌ pending ─────────────────────────────────────────────────────────────────────────┐
  *   │  gate ──GATE open──▶ prestart [hooks: prestart] ──▶ starting (driver:start)       │
+ *   │  (restored, not started) ──KILL──▶ reaping (driver:reap) ──▶ terminal              │
  *   │   ▲                          │ hook error                   │ error     │ started │
  *   │   └──── restartDelay ◀──┐    ▼                              ▼           │         │
  *   └─────────────────────────┼── (to exited.deciding) ◀──────────┘           │         │
@@ -115,6 +116,9 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
     EMIT_EVENT: { actions: 'emitEvent' },
     GATE: { actions: 'setGate' },
     UPDATE: [{ guard: 'taskRemoved', actions: 'raiseRemovalKill' }, { actions: 'storeUpdate' }],
+    // Resumed from a snapshot anywhere but starting or running (both know their workload): the dead agent
+    // may have started the task again after its last save. See TaskRun.restoredBeforeStart.
+    RESTORED: { actions: 'markRestoredBeforeStart' },
     'xstate.done.actor.signal.*': { actions: 'signalSettled' },
     'xstate.error.actor.signal.*': { actions: 'signalSettled' },
   },
@@ -122,9 +126,16 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
     pending: {
       initial: 'gate',
       on: {
-        // Outside WAIT a kill needs no driver call: the task goes dead with no Terminated/Killed.
-        KILL: { target: 'terminal', actions: 'beginKill' },
-        FAIL_SETUP: { target: 'terminal', actions: 'failSetup' },
+        // Outside WAIT a kill needs no driver call: the task goes dead with no Terminated/Killed. Unless
+        // resumed from a snapshot that may predate a start: that start's workload is stopped first.
+        KILL: [
+          { guard: 'mayHaveUnrecordedStart', target: '.reaping', actions: 'beginKill' },
+          { target: 'terminal', actions: 'beginKill' },
+        ],
+        FAIL_SETUP: [
+          { guard: 'mayHaveUnrecordedStart', target: '.reaping', actions: 'failSetup' },
+          { target: 'terminal', actions: 'failSetup' },
+        ],
         RESTART: rejectNotRunning('the task is not running'),
         SIGNAL: rejectNotRunning('the task is not running'),
       },
@@ -150,6 +161,8 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
           on: {
             KILL: { actions: 'beginKill' },
             FAIL_SETUP: { actions: 'failSetup' },
+            // The start running again finds the workload an unrecorded earlier one spawned.
+            RESTORED: {},
           },
         },
         restartDelay: {
@@ -159,6 +172,26 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
             input: ({ context }) => ({ until: context.deadline ?? 0 }),
             onDone: 'gate',
             onError: 'gate',
+          },
+        },
+        // Killed after a restore before any start: the start the dead agent may have made after its last
+        // save (attempt + 1) is looked up and its workload stopped before the task is dead (and poststop runs).
+        reaping: {
+          invoke: {
+            id: 'driver:reap',
+            src: 'driverReap',
+            input: (args) => ({
+              ...driverInput(args),
+              attempt: args.context.run.attempt + 1,
+              signal: args.context.task.killSignal ?? DEFAULT_KILL_SIGNAL,
+              timeout: killTimeoutOf(args.context.task, args.context.settings.maxKillTimeout),
+            }),
+            onDone: [{ guard: 'reapedWorkload', target: '#task.terminal', actions: 'recordReaped' }, { target: '#task.terminal' }],
+            onError: { target: '#task.terminal', actions: 'recordKillError' },
+          },
+          on: {
+            KILL: { actions: 'beginKill' },
+            FAIL_SETUP: { actions: 'failSetup' },
           },
         },
       },
@@ -174,6 +207,8 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
       },
       on: {
         SIGNAL: { actions: 'sendSignal' },
+        // The workload is known (its handle); poststart handles RESTORED for the restore hooks.
+        RESTORED: {},
       },
       states: {
         active: {

@@ -142,4 +142,11 @@ export interface Driver {
   controller(task: TaskSpec, ctx: DriverContext): Controller;
   /** Reattaches to a workload started by an earlier agent; throws if it is gone. */
   recover?(handle: DriverHandle, task: TaskSpec, ctx: DriverContext): Controller;
+  /**
+   * The workload an earlier agent spawned for start `ctx.attempt` without recording a handle (it died
+   * before saving the start), as a controller to stop it; undefined when that start spawned nothing. For
+   * drivers that record each start before spawning (raw_exec's intent files), so a task killed after a
+   * restore leaves no process behind.
+   */
+  findStarted?(task: TaskSpec, ctx: DriverContext, signal: AbortSignal): Promise<Controller | undefined>;
 }

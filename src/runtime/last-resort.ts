@@ -50,7 +50,15 @@ let installs = 0;
 
 /** Runs `fn` attributed to the source `sourceOf` makes while the last resort is installed; else just runs it. */
 export function attributeTo<T>(sourceOf: () => ErrorSource, fn: () => T): T {
-  return installs > 0 ? attribution.run(sourceOf(), fn) : fn();
+  if (installs === 0) return fn();
+  let source: ErrorSource;
+  try {
+    source = sourceOf();
+  } catch {
+    // No source to name (a call outside any runner): `fn` reports that itself.
+    return fn();
+  }
+  return attribution.run(source, fn);
 }
 
 /** The task event that records an unexpected error of `source`: what failed, where, and its message. */

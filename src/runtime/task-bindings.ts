@@ -4,15 +4,17 @@
  * objects through the actor system (runner-registry.ts), so no per-runner `.provide()` builds a new
  * machine: every task of every allocation shares this one definition.
  */
-import { fromPromise, type AnyActorRef } from 'xstate';
+import { fromPromise, type ActorSystem, type AnyActorRef } from 'xstate';
 import type { HookCallInput, HookCallOutput, HookPlan, TaskHookPhase } from '../../machines/hook-calls.ts';
-import { taskRunnerMachine, type DriverCallInput, type DriverShutdownInput, type DriverStartOutput } from '../../machines/task-runner.ts';
+import { taskRunnerMachine, type DriverCallInput, type DriverReapOutput, type DriverShutdownInput, type DriverStartOutput } from '../../machines/task-runner.ts';
 import type { Controller, Driver, DriverContext, DriverHandle } from '../drivers/controller.ts';
 import type { HookEnv, TaskHook, TaskPrestartResponse } from '../hooks/types.ts';
 import type { ExitResult, TaskSpec } from '../jobspec/types.ts';
 import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { attributeTo, type ErrorSource } from './last-resort.ts';
 import { runnerOf, type RunnerBindings } from './runner-registry.ts';
+
+type AnyActorSystem = ActorSystem<any>;
 
 /** A start that failed; carries what the restart decision needs. */
 export class DriverStartError extends Error {
@@ -123,7 +125,8 @@ function controllerOf(r: RunnerBindings, input: DriverCallInput): Controller {
  * Where an error of a driver or hook call of this task is recorded when it escapes the call (last-resort.ts):
  * on the task, through its runner, the call's parent actor.
  */
-function errorSource(r: RunnerBindings, self: AnyActorRef, task: TaskSpec, kind: ErrorSource['kind'], name: string, call: string): ErrorSource {
+function errorSource(system: AnyActorSystem, self: AnyActorRef, task: TaskSpec, kind: ErrorSource['kind'], name: string, call: string): ErrorSource {
+  const r = runnerOf(system);
   return {
     allocId: r.allocId,
     task: task.name,
@@ -142,29 +145,35 @@ function errorSource(r: RunnerBindings, self: AnyActorRef, task: TaskSpec, kind:
 async function release(r: RunnerBindings, name: string, ctrl: Controller, self: AnyActorRef): Promise<void> {
   if (r.controllers.get(name) === ctrl) r.controllers.delete(name);
   const abort = new AbortController();
-  const steps: [string, () => Promise<void>][] = [
-    ['remove', () => ctrl.remove(abort.signal)],
-    ['close', () => ctrl.close()],
-  ];
-  for (const [call, step] of steps) {
-    try {
-      await step();
-    } catch (err) {
-      const message = `failed to release the task's driver resources (${call}): ${(err as Error)?.message ?? String(err)}`;
-      self._parent?.send({ type: 'EMIT_EVENT', event: taskEvent(TaskEventType.DriverFailure, r.clock.now(), { message, details: { call } }) });
-    }
+  const failed = (call: string) => (err: unknown) => {
+    const message = `failed to release the task's driver resources (${call}): ${(err as Error)?.message ?? String(err)}`;
+    self._parent?.send({ type: 'EMIT_EVENT', event: taskEvent(TaskEventType.DriverFailure, r.clock.now(), { message, details: { call } }) });
+  };
+  await settled(() => ctrl.remove(abort.signal)).catch(failed('remove'));
+  await settled(() => ctrl.close()).catch(failed('close'));
+}
+
+/** `call()`'s promise, or a rejected one if it throws before returning one (an implementation that is not async). */
+function settled<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return call();
+  } catch (err) {
+    return Promise.reject(err);
   }
 }
 
+// The actors below return their body's promise as it is (no async wrapper): an extra hop would reorder
+// them against the alloc's own calls, which a runner on a simulated clock relies on.
+
 /** Calls one hook method of the runner's hook named in the input. */
-const hook = fromPromise<HookCallOutput, HookCallInput>(async ({ input, signal, system, self }) => {
+const hook = fromPromise<HookCallOutput, HookCallInput>(({ input, signal, system, self }) =>
+  attributeTo(() => errorSource(system, self, input.task, 'hook', input.hook, input.phase), () => callHook(system, input, signal)),
+);
+
+async function callHook(system: AnyActorSystem, input: HookCallInput, signal: AbortSignal): Promise<HookCallOutput> {
   const r = runnerOf(system);
   const h = r.hooksFor(input.task).find((x) => x.name === input.hook);
   if (!h) throw new Error(`hook ${JSON.stringify(input.hook)} is not registered for task ${JSON.stringify(input.task.name)}`);
-  return attributeTo(() => errorSource(r, self, input.task, 'hook', input.hook, input.phase), () => callHook(r, h, input, signal));
-});
-
-async function callHook(r: RunnerBindings, h: TaskHook, input: HookCallInput, signal: AbortSignal): Promise<HookCallOutput> {
   const env = () => r.envFor(input.task, input.hookEnv, input.alloc);
   const task = input.task;
   switch (input.phase) {
@@ -209,17 +218,17 @@ async function callHook(r: RunnerBindings, h: TaskHook, input: HookCallInput, si
 }
 
 /** Runs a driver call attributed to the task (last-resort.ts). */
-function driverCall<T>(r: RunnerBindings, self: AnyActorRef, task: TaskSpec, call: string, fn: () => Promise<T>): Promise<T> {
-  return attributeTo(() => errorSource(r, self, task, 'driver', task.driver, call), fn);
+function driverCall<T>(system: AnyActorSystem, self: AnyActorRef, task: TaskSpec, call: string, fn: () => Promise<T>): Promise<T> {
+  return attributeTo(() => errorSource(system, self, task, 'driver', task.driver, call), fn);
 }
 
 /** Interpolates the task's config, builds its controller and prepares and starts it. */
-const driverStart = fromPromise<DriverStartOutput, DriverCallInput>(async ({ input, signal, system, self }) => {
-  const r = runnerOf(system);
-  return driverCall(r, self, input.task, 'start', () => startTask(r, self, input, signal));
-});
+const driverStart = fromPromise<DriverStartOutput, DriverCallInput>(({ input, signal, system, self }) =>
+  driverCall(system, self, input.task, 'start', () => startTask(system, self, input, signal)),
+);
 
-async function startTask(r: RunnerBindings, self: AnyActorRef, input: DriverCallInput, signal: AbortSignal): Promise<DriverStartOutput> {
+async function startTask(system: AnyActorSystem, self: AnyActorRef, input: DriverCallInput, signal: AbortSignal): Promise<DriverStartOutput> {
+  const r = runnerOf(system);
   r.exited?.delete(input.task.name);
   const previous = r.controllers.get(input.task.name);
   if (previous) await release(r, input.task.name, previous, self);
@@ -245,48 +254,69 @@ async function startTask(r: RunnerBindings, self: AnyActorRef, input: DriverCall
 }
 
 /** Waits for the workload's exit, then releases its controller. */
-const driverWait = fromPromise<ExitResult, DriverCallInput>(async ({ input, signal, system, self }) => {
-  const r = runnerOf(system);
-  return driverCall(r, self, input.task, 'wait', async () => {
+const driverWait = fromPromise<ExitResult, DriverCallInput>(({ input, signal, system, self }) =>
+  driverCall(system, self, input.task, 'wait', async () => {
+    const r = runnerOf(system);
     const ctrl = controllerOf(r, input);
     const result = await ctrl.wait(signal);
     (r.exited ??= new Set()).add(input.task.name);
     await release(r, input.task.name, ctrl, self);
     return result;
-  });
-});
+  }),
+);
 
-const driverShutdown = fromPromise<void, DriverShutdownInput>(async ({ input, signal, system, self }) => {
-  const r = runnerOf(system);
-  return driverCall(r, self, input.task, 'shutdown', async () => {
+const driverShutdown = fromPromise<void, DriverShutdownInput>(({ input, signal, system, self }) =>
+  driverCall(system, self, input.task, 'shutdown', async () => {
+    const r = runnerOf(system);
     // Exited a moment ago, its controller released: there is nothing to stop (Nomad's kill of a dead task).
     if (r.exited?.has(input.task.name)) return;
     const ctrl = r.controllers.get(input.task.name) ?? controllerOf(r, input);
     await ctrl.shutdown({ signal: input.signal, timeout: input.timeout }, signal);
-  });
-});
+  }),
+);
 
-const driverTerminate = fromPromise<void, DriverCallInput>(async ({ input, signal, system, self }) => {
-  const r = runnerOf(system);
-  return driverCall(r, self, input.task, 'terminate', async () => {
+const driverTerminate = fromPromise<void, DriverCallInput>(({ input, signal, system, self }) =>
+  driverCall(system, self, input.task, 'terminate', async () => {
+    const r = runnerOf(system);
     const ctrl = r.controllers.get(input.task.name);
     if (ctrl) await ctrl.terminate(signal);
-  });
-});
+  }),
+);
 
-const driverSignal = fromPromise<void, DriverCallInput & { signal: string }>(async ({ input, signal, system, self }) => {
-  const r = runnerOf(system);
-  return driverCall(r, self, input.task, 'signal', async () => {
+const driverSignal = fromPromise<void, DriverCallInput & { signal: string }>(({ input, signal, system, self }) =>
+  driverCall(system, self, input.task, 'signal', async () => {
+    const r = runnerOf(system);
     const ctrl = controllerOf(r, input);
     if (!ctrl.signal) throw new Error(`driver ${JSON.stringify(input.task.driver)} cannot send signals`);
     await ctrl.signal(input.signal, signal);
-  });
-});
+  }),
+);
+
+/**
+ * Stops the workload of a start the restored snapshot does not know of (input.attempt), if the driver
+ * records starts and that one spawned something: shutdown with the kill signal and timeout (the driver
+ * escalates), then its exit. The task is dead only after this, so its poststop tasks never run beside it.
+ */
+const driverReap = fromPromise<DriverReapOutput, DriverShutdownInput>(({ input, signal, system, self }) =>
+  driverCall(system, self, input.task, 'reap', async () => {
+    const r = runnerOf(system);
+    const driver = r.drivers[input.task.driver];
+    if (!driver?.findStarted) return {};
+    const ctrl = await driver.findStarted(input.task, driverContext(r, input.task, input.hookEnv, input), signal);
+    if (!ctrl) return {};
+    try {
+      await ctrl.shutdown({ signal: input.signal, timeout: input.timeout }, signal);
+      return { exit: await ctrl.wait(signal) };
+    } finally {
+      await release(r, input.task.name, ctrl, self);
+    }
+  }),
+);
 
 /**
  * The task-runner machine with its driver and hook actors: provided once, shared by every runner of the
  * process (standalone tasks and every alloc's tasks). Its actors need their runner registered.
  */
 export const providedTaskRunnerMachine: typeof taskRunnerMachine = taskRunnerMachine.provide({
-  actors: { hook, driverStart, driverWait, driverShutdown, driverTerminate, driverSignal },
+  actors: { hook, driverStart, driverWait, driverShutdown, driverTerminate, driverSignal, driverReap },
 });

@@ -49,6 +49,9 @@ export interface LaunchRequest {
   watchedPollMs?: number;
 }
 
+/** What finding an earlier start of an attempt needs: where its records are, and how to poll what it finds. */
+export type EarlierSpawnQuery = Pick<LaunchRequest, 'task' | 'taskDir' | 'attempt' | 'clock' | 'pollMs' | 'watchedPollMs'>;
+
 /** How long a restoring agent waits for a supervisor that has claimed its token to record the pid. */
 const CLAIMED_WAIT_MS = 5_000;
 
@@ -71,7 +74,7 @@ function sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
  * The workload an earlier start of this attempt spawned, if one did. Undefined when none did, or when its
  * token was cancelled here (a supervisor that appears later finds the token void and runs nothing).
  */
-export async function findEarlierSpawn(req: LaunchRequest, signal: AbortSignal): Promise<AdoptedWorkload | undefined> {
+export async function findEarlierSpawn(req: EarlierSpawnQuery, signal: AbortSignal): Promise<AdoptedWorkload | undefined> {
   if (req.attempt === undefined) return undefined;
   const token = readIntent(req.taskDir, req.attempt);
   if (!token) return undefined;
@@ -100,7 +103,7 @@ export async function findEarlierSpawn(req: LaunchRequest, signal: AbortSignal):
   }
 }
 
-function adopt(req: LaunchRequest, prefix: string, supervisorPid: number, pid: number | undefined): AdoptedWorkload {
+function adopt(req: EarlierSpawnQuery, prefix: string, supervisorPid: number, pid: number | undefined): AdoptedWorkload {
   const supStat = supervisorPid > 1 ? readProcStat(supervisorPid) : undefined;
   const supervisor: SupervisorRef = { prefix, pid: supervisorPid, startTime: isLive(supStat) ? supStat.startTime : undefined };
   const stat = pid !== undefined ? readProcStat(pid) : undefined;

@@ -58,10 +58,11 @@ export interface RawExecDriverOptions {
   supervise?: boolean;
 }
 
-/** The raw_exec driver; `recover` is always present and both return the concrete controller. */
+/** The raw_exec driver; `recover` and `findStarted` are always present, and all return the concrete controller. */
 export interface RawExecDriver extends Driver {
   controller(task: TaskSpec, ctx: DriverContext): RawExecController;
   recover(handle: DriverHandle, task: TaskSpec, ctx: DriverContext): RawExecController;
+  findStarted(task: TaskSpec, ctx: DriverContext, signal: AbortSignal): Promise<RawExecController | undefined>;
 }
 
 interface Settings {
@@ -491,6 +492,20 @@ export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExec
       const pgid = stat.pgrp === pid ? pid : undefined;
       const adopted = new AdoptedWorkload(pid, pgid, startTime, ctx.clock, settings.pollIntervalMs);
       const controller = new RawExecController(task, ctx, settings, adopted);
+      return controller;
+    },
+    /**
+     * The workload of start `ctx.attempt` if an earlier agent spawned one (its intent file, see
+     * supervisor.ts), adopted like a recovered one. A start recorded but never claimed by its supervisor is
+     * cancelled here, so a supervisor that comes up late runs nothing. Only supervised starts are recorded.
+     */
+    async findStarted(task: TaskSpec, ctx: DriverContext, signal: AbortSignal): Promise<RawExecController | undefined> {
+      if (!tools || ctx.attempt === undefined) return undefined;
+      const query = { task: task.name, taskDir: ctx.taskDir, attempt: ctx.attempt, clock: ctx.clock, pollMs: settings.pollIntervalMs, watchedPollMs: settings.watchedPollIntervalMs };
+      const earlier = await findEarlierSpawn(query, signal);
+      if (!earlier) return undefined;
+      const controller = new RawExecController(task, ctx, settings, earlier);
+      controller.reattachOutput();
       return controller;
     },
   };
