@@ -10,6 +10,7 @@ import { serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
 import { createAgent, type Agent } from '../runtime/create-agent.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import { AgentStore } from '../state/agent-store.ts';
+import { installLastResort } from '../runtime/last-resort.ts';
 import { importFileState, type ImportReport } from '../api/import-file-state.ts';
 import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
@@ -78,13 +79,23 @@ Example:
     const tokenSource = values.http === undefined ? undefined : tokenSourceOf({ token: values.token, tokenFile: values['token-file'] });
     const apiToken = tokenSource && resolveAgentToken(tokenSource, dataDir);
 
+    // From here on, an error a hook or driver leaves unhandled is recorded on its task and logged; the
+    // agent, and every other allocation, carries on.
+    const removeLastResort = installLastResort();
     // The agent's one store. A damaged one stops the agent here, named, before anything runs or is written.
-    const store = AgentStore.open(dataDir);
+    let store: AgentStore;
     let imported: ImportReport | undefined;
+    try {
+      store = AgentStore.open(dataDir);
+    } catch (err) {
+      removeLastResort();
+      throw err;
+    }
     try {
       imported = await importFileState(dataDir, store);
     } catch (err) {
       await store.close();
+      removeLastResort();
       throw err;
     }
     const runnerRecords = store.runners();
@@ -154,6 +165,7 @@ Example:
       clearInterval(keepAlive);
       await api?.close().catch(() => undefined);
       await store.close().catch(() => undefined);
+      removeLastResort();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       await inspection.close();

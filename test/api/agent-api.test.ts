@@ -172,7 +172,7 @@ describe('the agent HTTP API', { timeout: 60_000 }, () => {
 
     // Config: the old allocation stops, a new one takes its place.
     await call(agent.socket, 'POST', '/v1/job/upd', apiJob('upd', `echo v2; ${IDLE}`, { killTimeoutNs: 2e9 }));
-    const replaced = await waitForAllocs(agent.socket, '/v1/job/upd/allocations', (l) => l.length === 2 && l.every((a) => a.ClientStatus !== 'pending') && running('upd')(l));
+    const replaced = await waitForAllocs(agent.socket, '/v1/job/upd/allocations', (l) => l.length === 2 && l.some((a) => a.ID === original!.ID && a.ClientStatus === 'complete') && running('upd')(l));
     const old = replaced.find((a) => a.ID === original!.ID)!;
     const fresh = replaced.find((a) => a.ID !== original!.ID)!;
     expect([old.DesiredStatus, old.ClientStatus]).toEqual(['stop', 'complete']);
