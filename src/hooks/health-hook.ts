@@ -29,7 +29,9 @@ export function taskHealthVerdict(tasks: readonly TaskSpec[], state: AllocState)
   for (const task of tasks) {
     const ts = state.taskStates[task.name];
     if (!ts) continue;
-    const hook = task.lifecycle?.hook;
+    // Only ephemeral lifecycle tasks are judged by their hook (Nomad's lifecycleTasks leaves sidecars out):
+    // a sidecar should run as long as the main tasks, so it counts as one of them.
+    const hook = task.lifecycle && !task.lifecycle.sidecar ? task.lifecycle.hook : undefined;
     // Poststop tasks stay pending until the mains finish; a poststart task that ran and succeeded is done.
     if (hook === 'poststop') continue;
     if (hook === 'poststart' && ts.state === 'dead' && !ts.failed) continue;
