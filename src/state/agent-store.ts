@@ -9,8 +9,8 @@
  * instead of failing inside the database library; a damaged or unreadable store file is named and never
  * replaced by an empty one.
  */
-import { chmodSync, closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, closeSync, existsSync, openSync, readSync, statfsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { checkRecord } from './record-check.ts';
 import { StateStoreError, type AllocRecord, type StateScan, type StateStore } from './store.ts';
@@ -193,8 +193,19 @@ export class AgentStore {
         if (index > this.savedIndex) void this.tables.meta.put('index', Buffer.from(JSON.stringify(index)));
       });
     } catch (err) {
-      const cause = thrown ?? err;
-      throw new StoreCommitError(`cannot commit to ${this.path}: ${(cause as Error).message ?? String(cause)}`, this.path, { cause });
+      const cause = thrown ?? (await commitCause(err));
+      throw new StoreCommitError(`cannot commit to ${this.path}: ${(cause as Error).message ?? String(cause)}${this.spaceNote()}`, this.path, { cause });
+    }
+  }
+
+  /** LMDB reports a full disk as an I/O error: say when the file system is (nearly) full. */
+  private spaceNote(): string {
+    try {
+      const fs = statfsSync(dirname(this.path));
+      const free = fs.bavail * fs.bsize;
+      return free < 1024 * 1024 ? ` (the file system holding it has ${free} bytes free)` : '';
+    } catch {
+      return '';
     }
   }
 
@@ -214,6 +225,23 @@ export class AgentStore {
     this.closed = true;
     await this.root.close();
   }
+}
+
+/**
+ * Why a commit failed. lmdb-js rejects a failed commit with a generic error whose `commitError` promise
+ * rejects with the cause (ENOSPC, MDB_MAP_FULL, EIO) once its writer thread reports it; that is what the
+ * operator needs to read. Waited for briefly: the generic error is kept if the cause does not come.
+ */
+async function commitCause(err: unknown): Promise<unknown> {
+  const pending = (err as { commitError?: Promise<unknown> } | null)?.commitError;
+  if (!pending || typeof pending.then !== 'function') return err;
+  let timer: NodeJS.Timeout | undefined;
+  const cause = await Promise.race([
+    pending.then(() => err, (real: unknown) => real),
+    new Promise<unknown>((resolve) => (timer = setTimeout(() => resolve(err), 1_000))),
+  ]);
+  clearTimeout(timer);
+  return cause;
 }
 
 /** LMDB's meta page marks: the magic number and the P_META page flag. */
