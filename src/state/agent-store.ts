@@ -20,9 +20,12 @@ export const STORE_FILE = 'state.mdb';
 /** The layout this code reads and writes; a store written by a newer allocrun is refused, not guessed at. */
 const SCHEMA = 1;
 
-/** The tables, each a map from key to a JSON value. `quarantine` keeps damaged runner records, named. */
-export type Table = 'meta' | 'jobs' | 'allocs' | 'evals' | 'runners' | 'quarantine';
-const TABLES: readonly Table[] = ['meta', 'jobs', 'allocs', 'evals', 'runners', 'quarantine'];
+/**
+ * The tables, each a map from key to a JSON value. `quarantine` keeps damaged runner records, named;
+ * `acl` the API's tokens (by accessor ID; secrets only as hashes).
+ */
+export type Table = 'meta' | 'jobs' | 'allocs' | 'evals' | 'runners' | 'quarantine' | 'acl';
+const TABLES: readonly Table[] = ['meta', 'jobs', 'allocs', 'evals', 'runners', 'quarantine', 'acl'];
 
 /** A store file that cannot be opened or read: names the file and what is wrong with it. */
 export class StoreDamagedError extends Error {
