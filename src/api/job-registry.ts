@@ -133,6 +133,8 @@ export class JobRegistry {
   private readonly jobs = new Map<string, JobEntry>();
   private readonly allocs = new Map<string, AllocEntry>();
   private readonly evals = new Map<string, EvalRecord>();
+  /** Allocations whose runner record was damaged and set aside: never started afresh over what may still run. */
+  private readonly quarantined = new Map<string, string>();
   private readonly queues = new Map<string, Promise<unknown>>();
   private readonly placements = new Subject<{ spec: AllocSpec; runner: AllocRunner }>();
   /** Index of the newest change to the jobs table and to the allocations table. */
@@ -237,6 +239,10 @@ export class JobRegistry {
     for (const { key, value } of readTable<StoredAlloc>(this.store, 'allocs', isStoredAlloc)) {
       this.allocs.set(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: { clientStatus: 'pending', taskStates: {} } });
     }
+    for (const { key, value } of this.store.entries('quarantine').values) {
+      const of = (value as { table?: unknown; key?: unknown } | null)?.key;
+      if ((value as { table?: unknown } | null)?.table === 'runners' && typeof of === 'string') this.quarantined.set(of, `quarantine/${key}`);
+    }
     this.jobsIndex = Math.max(0, ...[...this.jobs.values()].map((j) => j.modifyIndex));
     this.allocsIndex = Math.max(0, ...[...this.allocs.values()].map((a) => a.allocModifyIndex));
   }
@@ -291,6 +297,10 @@ export class JobRegistry {
     for (const a of this.allocs.values()) {
       if (a.desired !== 'run') {
         if (a.runner && !isTerminal(a.lastState)) this.tellStop(a);
+      } else if (!a.runner && !isTerminal(a.lastState) && this.quarantined.has(a.id)) {
+        // Its tasks may still run from before: starting it afresh could run them twice. Said, left to the operator.
+        this.log(`allocation ${a.id} (job ${JSON.stringify(a.jobId)}) was not started again: its runner record was damaged and set aside (${this.quarantined.get(a.id)}); stop any of its tasks still running, then 'allocrun alloc stop ${a.id}'`);
+        a.lastState = { clientStatus: 'failed', taskStates: {} };
       } else if (!a.runner && !isTerminal(a.lastState)) {
         this.start(a);
       } else if (a.runner && !isTerminal(a.lastState)) {

@@ -155,6 +155,16 @@ describe('an agent starting on what a crash left', { timeout: 60_000 }, () => {
     expect((s.store.get('allocs', a!.ID) as { desired: string }).desired).toBe('stop');
   });
 
+  it('does not start afresh an allocation whose runner record was damaged and set aside', async () => {
+    const s = await serve(freshDir(), async (store) => {
+      await committedNotStarted(store);
+      await store.commit((tx) => tx.put('quarantine', '00000000-0000-4000-8000-000000000000@2026', { table: 'runners', key: '00000000-0000-4000-8000-000000000000', why: 'damaged', raw: '{' }));
+    });
+    const [a] = (await call(s.socket, 'GET', '/v1/job/web/allocations')).json<Alloc[]>();
+    expect([a!.DesiredStatus, a!.ClientStatus]).toEqual(['run', 'failed']);
+    expect(s.agent.list()).toEqual([]);
+  });
+
   it('refuses to start on a damaged jobs table, naming the entry, and writes nothing', async () => {
     const dir = freshDir();
     const store = AgentStore.open(dir);
