@@ -178,3 +178,20 @@ describe("an exiting task's last output", () => {
     expect(lines.at(-1)).toBe('last');
   }, 20_000);
 });
+
+describe('the output drain at exit', () => {
+  it('is bounded: a process that escaped the group and holds the output open does not hold up the exit', async () => {
+    // The escaped process leads a session of its own, out of reach of the group kill at exit.
+    // It says its pid once out of the group; the task exits only then, so the group kill at exit misses it.
+    const s = setup('t', `echo before; ${setsid} /bin/sh -c 'echo $$ > escaped.pid.tmp; mv escaped.pid.tmp escaped.pid; exec sleep 600' & until [ -e escaped.pid ]; do sleep 0.01; done; echo after; exit 4`);
+    const c = createRawExecDriver().controller(s.task, s.ctx);
+    controllers.push(c);
+    await c.prepare(never());
+    await c.start(never());
+    const escaped = await pidIn(join(s.taskDir, 'escaped.pid'));
+    groups.push(escaped);
+    expect(await c.wait(never())).toEqual({ exitCode: 4, signal: 0 });
+    expect(gone(escaped)).toBe(false);
+    expect(readFileSync(join(s.logDir, 't.stdout.0'), 'utf8')).toBe('before\nafter\n');
+  }, 10_000);
+});
