@@ -28,8 +28,9 @@ let dataDir: string;
 let servers: Server[] = [];
 let port: number;
 const seen: Seen[] = [];
-/** The answer to the next requests: status, body, headers. */
-let answer: { status: number; body: string; headers?: Record<string, string> } = { status: 200, body: '{}' };
+type Answer = { status: number; body: string; headers?: Record<string, string> };
+/** The answer to the next requests: status, body, headers; or one per request. */
+let answer: Answer | ((method: string, url: string) => Answer) = { status: 200, body: '{}' };
 
 function agentServer(via: Seen['via']): Server {
   return createServer((req, res) => {
@@ -38,8 +39,9 @@ function agentServer(via: Seen['via']): Server {
     req.on('data', (d: string) => (body += d));
     req.on('end', () => {
       seen.push({ via, method: req.method!, url: req.url!, headers: req.headers, body });
-      res.writeHead(answer.status, { 'content-type': answer.status < 400 ? 'application/json' : 'text/plain; charset=utf-8', ...answer.headers });
-      res.end(answer.body);
+      const a = typeof answer === 'function' ? answer(req.method!, req.url!) : answer;
+      res.writeHead(a.status, { 'content-type': a.status < 400 ? 'application/json' : 'text/plain; charset=utf-8', ...a.headers });
+      res.end(a.body);
     });
   });
 }
@@ -183,6 +185,30 @@ describe('failures', () => {
     closed.close();
     await once(closed, 'close');
     await expect(agentClient('x', { address: `http://127.0.0.1:${closedPort}` }).get('/v1/jobs')).rejects.toMatchObject({ code: 'ErrNoAgent', message: expect.stringContaining('no agent answers at') });
+  });
+});
+
+describe('allocrun alloc commands against an agent that refuses the command itself', () => {
+  it('exit non-zero with the agent\'s message when the restart, signal or stop is answered 400 or 500', { timeout: 60_000 }, async () => {
+    const ID = '5b1e8c4f-7a2d-4e3b-9c1d-0123456789ab';
+    const alloc = { ID, Name: 'j.g[0]', JobID: 'j', TaskGroup: 'g', DesiredStatus: 'run', ClientStatus: 'running', TaskStates: { t: { State: 'running', Failed: false, Restarts: 0, Events: [] } } };
+    const runs: [number, string, string[], string][] = [
+      [400, 'task "t" is not running: the allocation has finished', ['alloc', 'restart', '5b1e', 't'], '/restart'],
+      [400, 'signal name: must be a signal name', ['alloc', 'signal', '-s', 'USR1', '5b1e', 't'], '/signal'],
+      [500, 'cannot commit: disk full', ['alloc', 'stop', '5b1e', '--detach'], '/stop'],
+    ];
+    for (const [status, text, args, refused] of runs) {
+      // The allocation is found; only the command is refused.
+      answer = (method, url) =>
+        method === 'GET' && url.startsWith('/v1/allocations') ? { status: 200, body: JSON.stringify([alloc]) }
+        : method === 'GET' ? { status: 200, body: JSON.stringify(alloc) }
+        : url.endsWith(refused) ? { status, body: text }
+        : { status: 200, body: '{}' };
+      const result = await startCli([...args, '--address', address()], { env: { ALLOCRUN_TOKEN: TOKEN } }).exited;
+      expect(result.code, `${args.join(' ')} → ${status}\n${result.stderr}`).toBe(1);
+      expect(result.stderr).toContain(`allocrun: ${text}`);
+      expect(result.stdout).not.toMatch(/sent|registered|stopped/);
+    }
   });
 });
 
