@@ -2,13 +2,15 @@
  * The StateStore contract, as rules any implementation must keep (src/state/store.ts): what is saved loads
  * back, the last save issued wins, createdAt orders the list, remove forgets, a fresh store on the same
  * place reads what an earlier one saved, and an allocation id that would name a directory other than its
- * own (`..`, `.`, `a/b`, empty) is refused before anything is written. `describeStoreContract` runs them
- * against one implementation; the file store here, and any other store can be added with one call.
+ * own (`..`, `.`, `a/b`, empty) is refused before anything is written, by a store that keeps records in
+ * directories. `describeStoreContract` runs them against one implementation: the file store and the agent
+ * store's runner records here; another store is one call more.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AgentStore } from '../../src/state/agent-store.ts';
 import { FileStateStore } from '../../src/state/file-store.ts';
 import type { AllocRecord, StateStore } from '../../src/state/store.ts';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
@@ -25,10 +27,27 @@ function record(id: string, clientStatus: AllocRecord['state']['clientStatus'], 
 /** Ids that are not one directory name of their own. */
 export const UNSAFE_IDS = ['..', '.', 'a/b', '', '../victim', 'a\\b', 'a\0b'];
 
-/** Runs the contract's rules against stores made by `open(place)`; the same place means the same storage. */
-export function describeStoreContract(name: string, open: (place: string) => StateStore): void {
+/** A store under test and how to let go of it (a database file must be closed before it is opened again). */
+export interface OpenedStore {
+  store: StateStore;
+  close?(): Promise<void>;
+}
+
+/**
+ * Runs the contract's rules against stores made by `make(place)`; the same place means the same storage.
+ * `idsAreDirectories`: the store keeps each record in a directory named by its id, so the ids that would
+ * name another directory must be refused.
+ */
+export function describeStoreContract(name: string, make: (place: string) => OpenedStore, opts: { idsAreDirectories?: boolean } = {}): void {
   const places: string[] = [];
-  afterEach(() => {
+  const opened: OpenedStore[] = [];
+  const open = (place: string): StateStore => {
+    const o = make(place);
+    opened.push(o);
+    return o.store;
+  };
+  afterEach(async () => {
+    for (const o of opened.splice(0)) await o.close?.();
     for (const p of places.splice(0)) rmSync(p, { recursive: true, force: true });
   });
   /** A place for a store, inside a parent dir that holds nothing else, so writes outside it show. */
@@ -82,10 +101,11 @@ export function describeStoreContract(name: string, open: (place: string) => Sta
     it('a store opened again on the same place reads what the first one saved', async () => {
       const { place } = newPlace();
       await open(place).save('a1', record('a1', 'complete', 5));
+      await opened.pop()!.close?.();
       expect(await open(place).load('a1')).toEqual(record('a1', 'complete', 5));
     });
 
-    it.each(UNSAFE_IDS)('refuses the id %j, and writes nothing outside its place', async (id) => {
+    it.runIf(opts.idsAreDirectories).each(UNSAFE_IDS)('refuses the id %j, and writes nothing outside its place', async (id) => {
       const { parent, place } = newPlace();
       const store = open(place);
       // Refused whether the store throws at once or rejects: the rule is about what reaches the disk.
@@ -98,7 +118,13 @@ export function describeStoreContract(name: string, open: (place: string) => Sta
   });
 }
 
-describeStoreContract('FileStateStore', (place) => new FileStateStore(place));
+describeStoreContract('FileStateStore', (place) => ({ store: new FileStateStore(place) }), { idsAreDirectories: true });
+
+describeStoreContract('the agent store\'s runner records', (place) => {
+  mkdirSync(place, { recursive: true, mode: 0o700 });
+  const agentStore = AgentStore.open(place);
+  return { store: agentStore.runners(), close: () => agentStore.close() };
+});
 
 describe('the alloc dir', () => {
   const roots: string[] = [];
