@@ -70,8 +70,8 @@ export interface DamagedValue {
 
 /** Test seams: a commit that fails as a full disk would, at the step a crash test wants. */
 export interface StoreFaults {
-  /** Called inside every commit before it is written; a throw fails the commit. */
-  beforeCommit?(): void;
+  /** Called inside every commit before it is written, with the tables it writes; a throw fails the commit. */
+  beforeCommit?(tables: readonly Table[]): void;
 }
 
 /** The agent's store; `openAgentStore` opens (or creates) one. */
@@ -183,7 +183,7 @@ export class AgentStore {
     try {
       await this.root.transaction(() => {
         try {
-          this.faults.beforeCommit?.();
+          this.faults.beforeCommit?.(ops.map((op) => op.table));
         } catch (err) {
           thrown = err;
           throw err;
