@@ -65,7 +65,7 @@ export function attributeTo<T>(sourceOf: () => ErrorSource, fn: () => T): T {
 export function unexpectedErrorEvent(source: ErrorSource, err: Error, time: number): TaskEvent {
   const where = `${source.call} ${source.kind} ${JSON.stringify(source.name)}`;
   return taskEvent(source.kind === 'hook' ? TaskEventType.HookFailed : TaskEventType.DriverFailure, time, {
-    message: `${where} failed unexpectedly (after its call, unhandled): ${err.message}`,
+    message: `${where} failed unexpectedly (nothing handled the error): ${err.message}`,
     details: { [source.kind]: source.name, [source.kind === 'hook' ? 'phase' : 'call']: source.call, unexpected: 'true' },
   });
 }
