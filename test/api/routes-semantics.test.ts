@@ -167,6 +167,27 @@ describe('GET /v1/event/stream', { timeout: 60_000 }, () => {
     expect(first.Index).toBe(batches[1]!.Index);
   });
 
+  it("names each change as Nomad does: JobRegistered, PlanResult, AllocationUpdated, AllocationUpdateDesiredStatus, JobDeregistered, with Job and Allocation payloads", async () => {
+    const events = await stream(agent.socket, '/v1/event/stream?topic=Job:named&topic=Allocation:named');
+    await runJob(apiJob('named', { t: {} }));
+    const [alloc] = await waitForAllocs(agent.socket, '/v1/job/named/allocations', (l) => l.length === 1);
+    expect((await call(agent.socket, 'POST', `/v1/allocation/${alloc!.ID}/stop`)).status).toBe(200);
+    await waitForAllocs(agent.socket, '/v1/job/named/allocations', (l) => l.length === 2 && l.some((a) => a.ID !== alloc!.ID && a.ClientStatus === 'running'));
+    expect((await call(agent.socket, 'DELETE', '/v1/job/named')).status).toBe(200);
+    const text = await events.until((t) => t.includes('"JobDeregistered"'));
+    events.close();
+    type Ev = { Topic: string; Type: string; Key: string; Index: number; Payload: { Job?: { ID: string }; Allocation?: { ID: string; JobID: string } } };
+    const all = text.trim().split('\n').map((l) => JSON.parse(l) as { Index?: number; Events?: Ev[] }).flatMap((b) => (b.Events ?? []).map((e) => ({ ...e, batch: b.Index })));
+    const typesSeen = new Set(all.map((e) => `${e.Topic}:${e.Type}`));
+    for (const t of ['Job:JobRegistered', 'Allocation:PlanResult', 'Allocation:AllocationUpdated', 'Allocation:AllocationUpdateDesiredStatus', 'Job:JobDeregistered']) expect(typesSeen).toContain(t);
+    for (const e of all) {
+      expect(e.Index).toBe(e.batch);
+      if (e.Topic === 'Job') expect([e.Key, e.Payload.Job?.ID]).toEqual(['named', 'named']);
+      else expect([e.Key, e.Payload.Allocation?.JobID]).toEqual([e.Payload.Allocation?.ID, 'named']);
+    }
+    expect(all.find((e) => e.Type === 'AllocationUpdateDesiredStatus')!.Key).toBe(alloc!.ID);
+  });
+
   it('answers 400 for a topic the agent does not publish', async () => {
     const res = await call(agent.socket, 'GET', '/v1/event/stream?topic=Node');
     expect([res.status, res.text]).toEqual([400, expect.stringContaining('unknown topic "Node"')]);
@@ -260,6 +281,14 @@ describe('allocation routes', { timeout: 60_000 }, () => {
     expect((await call(agent.socket, 'POST', `/v1/client/allocation/${alloc.ID}/signal`, { Signal: 'SIGWINCH', Task: 't' })).status).toBe(200);
     const moved = await waiting;
     expect(Number(moved.headers['x-nomad-index'])).toBeGreaterThan(index);
+  });
+
+  it('the agent and status routes answer what Nomad clients probe for', async () => {
+    const self = (await call(agent.socket, 'GET', '/v1/agent/self')).json();
+    expect(self).toMatchObject({ config: { Region: 'global', Datacenter: 'dc1', DataDir: agent.dataDir, Client: { Enabled: true }, Server: { Enabled: true } }, member: { Status: 'alive' } });
+    const leader = (await call(agent.socket, 'GET', '/v1/status/leader')).json() as string;
+    expect((await call(agent.socket, 'GET', '/v1/status/peers')).json()).toEqual([leader]);
+    expect((await call(agent.socket, 'GET', '/v1/regions')).json()).toEqual(['global']);
   });
 
   it('an unknown path answers 404 naming the method and path', async () => {
