@@ -10,25 +10,23 @@
  * reconcile over every job when the agent starts, so a crash between any two steps is made good.
  */
 import { randomUUID } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
 import { skip, Subject, type Observable } from 'rxjs';
 import type { AllocSpec, AllocState } from '../jobspec/types.ts';
 import type { Agent } from '../runtime/create-agent.ts';
 import type { AllocRunner } from '../runtime/create-alloc-runner.ts';
 import { allocJson, allocStubJson, type AllocView } from './alloc-json.ts';
+import { canonicalJob, sameJob } from './job-canonical.ts';
 import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
+import type { NodeIdentity } from './node.ts';
 import type { EventBroker, StreamEvent } from './event-broker.ts';
 import type { StateIndex } from './state-index.ts';
 import { StoreDamagedError, type AgentStore, type WriteTx } from '../state/agent-store.ts';
 
-/** Job fields the server owns: a client's copy of them never counts as a change. */
-const SERVER_FIELDS = ['Status', 'StatusDescription', 'Stable', 'Version', 'SubmitTime', 'CreateIndex', 'ModifyIndex', 'JobModifyIndex', 'Stop'];
-
 /** One registered version of a job. */
 export interface JobVersion {
   version: number;
-  /** The job as submitted, without server fields. */
+  /** The job as submitted, canonical (Nomad's defaults filled), without server fields. */
   job: Json;
   /** One spec per group instance, as the job file loader made them (ids are placeholders). */
   allocs: AllocSpec[];
@@ -140,6 +138,8 @@ export class JobRegistry {
   /** Index of the newest change to the jobs table and to the allocations table. */
   jobsIndex = 0;
   allocsIndex = 0;
+  /** The node every allocation runs on: this agent (node.ts; set before `load`). */
+  node: NodeIdentity = { id: '', name: '' };
   /** Where the registry reports what it could not do without failing a request (a runner that would not start). */
   log: (line: string) => void = (line) => process.stderr.write(`allocrun agent: ${line}\n`);
 
@@ -173,10 +173,10 @@ export class JobRegistry {
    */
   async register(job: Json, allocs: AllocSpec[], warnings: string): Promise<RegisterResult> {
     const id = String(job['ID']);
-    const canonical = Object.fromEntries(Object.entries(job).filter(([k]) => !SERVER_FIELDS.includes(k)));
+    const canonical = canonicalJob(job);
     const existing = this.jobs.get(id);
     const current = existing?.versions.at(-1);
-    if (existing && current && !existing.stop && isDeepStrictEqual(current.job, canonical)) {
+    if (existing && current && !existing.stop && sameJob(current.job, canonical)) {
       // Nomad: an unchanged job is not a new version and nothing is scheduled.
       return { EvalID: '', EvalCreateIndex: existing.modifyIndex, JobModifyIndex: existing.jobModifyIndex, Warnings: warnings, Index: existing.modifyIndex };
     }
@@ -302,7 +302,8 @@ export class JobRegistry {
         this.log(`allocation ${a.id} (job ${JSON.stringify(a.jobId)}) was not started again: its runner record was damaged and set aside (${this.quarantined.get(a.id)}); stop any of its tasks still running, then 'allocrun alloc stop ${a.id}'`);
         a.lastState = { clientStatus: 'failed', taskStates: {} };
       } else if (!a.runner && !isTerminal(a.lastState)) {
-        this.start(a);
+        // Committed by an earlier agent that may have spawned its tasks before it died: adopt, never rerun.
+        this.start(a, { resume: true });
       } else if (a.runner && !isTerminal(a.lastState)) {
         const running = (a.runner.actor.getSnapshot().context as { alloc?: AllocSpec }).alloc;
         if (running && running.modifyIndex !== a.spec.modifyIndex) a.runner.send({ type: 'UPDATE', alloc: a.spec });
@@ -406,7 +407,7 @@ export class JobRegistry {
   }
 
   private view(a: AllocEntry): AllocView {
-    return { ...a, state: a.lastState };
+    return { ...a, state: a.lastState, nodeId: this.node.id, nodeName: this.node.name };
   }
 
   /** Every evaluation, oldest first. */
@@ -555,10 +556,10 @@ export class JobRegistry {
   }
 
   /** Starts the runner of an allocation whose record is durable. */
-  private start(a: AllocEntry): void {
+  private start(a: AllocEntry, opts: { resume?: boolean } = {}): void {
     let runner: AllocRunner;
     try {
-      runner = this.agent.run(a.spec);
+      runner = this.agent.run(a.spec, opts);
     } catch (err) {
       // The record stays (desired run): the next agent start tries again. Said, never swallowed.
       this.log(`allocation ${a.id} (job ${JSON.stringify(a.jobId)}) could not be started: ${err instanceof Error ? err.message : String(err)}`);

@@ -27,8 +27,12 @@ export interface Agent {
    * `restoreErrors`; the others are restored all the same. Resolves with the restored runners.
    */
   start(): Promise<AllocRunner[]>;
-  /** Runs a new allocation under this agent; throws a SpecError, before touching the disk, for a bad spec. */
-  run(spec: AllocSpec): AllocRunner;
+  /**
+   * Runs a new allocation under this agent; throws a SpecError, before touching the disk, for a bad spec.
+   * With `resume`, an earlier agent may have started it and died before its runner's first save: what
+   * that one spawned is adopted, not started again.
+   */
+  run(spec: AllocSpec, opts?: { resume?: boolean }): AllocRunner;
   /** The records `start()` could not restore, each naming its file. */
   readonly restoreErrors: readonly StateStoreError[];
   get(id: string): AllocRunner | undefined;
@@ -95,11 +99,11 @@ export function createAgent(opts: AgentOptions): Agent {
   const store = opts.store ?? new FileStateStore(opts.dataDir);
   const runners = new Map<string, { runner: AllocRunner; persist: ReturnType<typeof persistenceFor> }>();
 
-  const launch = (spec: AllocSpec, snapshot?: PersistedAllocRunner, createdAt = Date.now()): AllocRunner => {
+  const launch = (spec: AllocSpec, snapshot?: PersistedAllocRunner, createdAt = Date.now(), resume = false): AllocRunner => {
     if (runners.has(spec.id)) throw new DuplicateAllocError(spec.id);
     const { store: _store, ...runnerOpts } = opts;
     void _store;
-    const runner = createAllocRunner(spec, { ...runnerOpts, dataDir: opts.dataDir, snapshot });
+    const runner = createAllocRunner(spec, { ...runnerOpts, dataDir: opts.dataDir, snapshot, resume });
     const persist = persistenceFor(store, spec, runner, createdAt);
     runners.set(spec.id, { runner, persist });
     // Every snapshot, not only task-state changes: a hook finishing or a start beginning is progress a
@@ -151,7 +155,7 @@ export function createAgent(opts: AgentOptions): Agent {
     get restoreErrors() {
       return restoreErrors;
     },
-    run: (spec) => launch(validateAllocSpec(spec)),
+    run: (spec, runOpts) => launch(validateAllocSpec(spec), undefined, Date.now(), runOpts?.resume ?? false),
     get: (id) => runners.get(id)?.runner,
     list: () => [...runners.values()].map((r) => r.runner),
     async shutdown() {

@@ -67,6 +67,12 @@ export interface AllocRunnerOptions {
    * reattaching to live workloads through their driver handles; hooks that were running run again.
    */
   snapshot?: PersistedAllocRunner;
+  /**
+   * With no snapshot: an earlier runner of this same allocation may have started its tasks and died before
+   * its first save (an agent killed right after a spawn). Their start records are kept, so each start
+   * finds and adopts what that runner spawned instead of running the task a second time.
+   */
+  resume?: boolean;
 }
 
 /** What `persist()` returns: JSON-safe, to be handed back as `snapshot`. */
@@ -224,7 +230,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     start() {
       // A fresh runner owns no earlier start: supervisor files left in a reused alloc dir (same id, no
       // snapshot) must not be taken for this runner's own attempts.
-      if (!opts.snapshot) for (const t of spec.tasks) if (t.driver === RAW_EXEC) clearSupervisorFiles(join(allocDir, t.name));
+      if (!opts.snapshot && !opts.resume) for (const t of spec.tasks) if (t.driver === RAW_EXEC) clearSupervisorFiles(join(allocDir, t.name));
       actor.start();
       // Resumed: the reducer runs again and running tasks re-run their restore hooks (see the machines).
       if (opts.snapshot && actor.getSnapshot().status === 'active') actor.send({ type: 'RESTORED' });
