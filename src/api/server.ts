@@ -5,8 +5,10 @@
  */
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { DEFAULT_PARSE_LIMITS } from '../jobspec/limits.ts';
-import { checkTokenStrength, tokenMatches } from './agent-token.ts';
+import { installAcl } from './acl.ts';
+import { checkTokenStrength } from './agent-token.ts';
 import type { ApiContext } from './context.ts';
+import { aclRoutes } from './routes/acl.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { allocationRoutes } from './routes/allocations.ts';
 import { clientRoutes } from './routes/client.ts';
@@ -44,7 +46,10 @@ export function excessiveJsonNesting(text: string, max: number): number | undefi
 
 /** How the API is built. */
 export interface ApiServerOptions {
-  /** Required in `X-Nomad-Token` on every request when set (compared by agent-token.ts's tokenMatches). */
+  /**
+   * Required in `X-Nomad-Token` on every request when set (compared by agent-token.ts's tokenMatches), or a
+   * client token from the store within its policies (acl.ts).
+   */
   token?: string;
   bodyLimit?: number;
 }
@@ -70,13 +75,9 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
     }
   });
 
-  if (opts.token !== undefined) {
-    // Belt and braces: whoever builds the API, an empty or short token never guards it.
-    const token = checkTokenStrength(opts.token, 'the API token');
-    app.addHook('onRequest', async (req, reply) => {
-      if (!tokenMatches(req.headers['x-nomad-token'], token)) await reply.code(403).type('text/plain; charset=utf-8').send('Permission denied');
-    });
-  }
+  // Belt and braces: whoever builds the API, an empty or short token never guards it. Without a token (the
+  // socket) every caller is management; with one, acl.ts checks each request against its route's class.
+  installAcl(app, ctx.store, opts.token === undefined ? undefined : checkTokenStrength(opts.token, 'the API token'));
 
   app.setErrorHandler((err: FastifyError & { validationContext?: string }, _req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
@@ -96,5 +97,6 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   evaluationRoutes(app, ctx);
   operatorRoutes(app, ctx);
   agentRoutes(app, ctx);
+  aclRoutes(app, ctx);
   return app;
 }
