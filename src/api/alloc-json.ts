@@ -27,6 +27,9 @@ export interface AllocView {
   nextAllocation?: string;
   /** The evaluation whose write placed it. */
   evalId?: string;
+  /** The node it runs on (this agent's). */
+  nodeId?: string;
+  nodeName?: string;
   state: AllocState;
 }
 
@@ -90,8 +93,8 @@ export function allocStubJson(a: AllocView): Json {
     EvalID: a.evalId ?? '',
     Name: allocName(a),
     Namespace: a.namespace,
-    NodeID: 'local',
-    NodeName: 'local',
+    NodeID: a.nodeId ?? '',
+    NodeName: a.nodeName ?? '',
     JobID: a.jobId,
     JobType: a.spec.type,
     JobVersion: a.jobVersion,

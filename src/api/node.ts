@@ -1,0 +1,241 @@
+/**
+ * The agent as Nomad's one client node: its identity (a UUID kept in the store, so it survives restarts and
+ * belongs to the data dir, as Nomad's client keeps its node ID in its state dir), and the `Node`,
+ * `NodeListStub` and `HostStats` JSON read from the host: kernel, CPU, memory, the data dir's disk, drivers.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync, statfsSync } from 'node:fs';
+import { arch, cpus, freemem, hostname, platform, release, totalmem, type as osType, uptime } from 'node:os';
+import { StoreDamagedError, type AgentStore } from '../state/agent-store.ts';
+import type { Json } from './job-json.ts';
+
+/** Who the node is: what allocations carry as NodeID and NodeName. */
+export interface NodeIdentity {
+  id: string;
+  name: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The node's ID from the store's meta table, written (once, in its own commit) when the store has none.
+ * A value that is not a UUID is damage, named: the agent never silently takes a new identity.
+ */
+export async function loadNodeId(store: AgentStore): Promise<string> {
+  const stored = store.get('meta', 'nodeId');
+  if (stored !== undefined) {
+    if (typeof stored === 'string' && UUID.test(stored)) return stored;
+    throw new StoreDamagedError(`${store.path} is damaged: meta/nodeId: expected the node's UUID, got ${JSON.stringify(stored)}. Nothing was changed; restore a snapshot ('allocrun operator snapshot restore') or move the store aside`, store.path);
+  }
+  const id = randomUUID();
+  await store.commit((tx) => tx.put('meta', 'nodeId', id));
+  return id;
+}
+
+/** What the node JSON needs beyond the host. */
+export interface NodeContext {
+  node: NodeIdentity;
+  dataDir: string;
+  address: string;
+  version: string;
+  /** The agent's start, ms since the epoch: the node's registration. */
+  startedAt: number;
+  /** The index at which the node registered (the agent's start). */
+  createIndex: number;
+  /** The drivers the agent runs tasks with. */
+  drivers: readonly string[];
+}
+
+/** The CPU once per process: `os.cpus()` reads /proc, and the model and speed do not change. */
+let cpuInfo: { count: number; model: string; mhz: number } | undefined;
+function cpu(): { count: number; model: string; mhz: number } {
+  if (!cpuInfo) {
+    const all = cpus();
+    cpuInfo = { count: all.length, model: all[0]?.model ?? '', mhz: Math.round(all[0]?.speed ?? 0) };
+  }
+  return cpuInfo;
+}
+
+/** The data dir's file system: size and free bytes, and where it is mounted. */
+function disk(dataDir: string): { size: number; free: number; available: number; mountpoint: string; device: string; inodesUsedPercent: number } {
+  const s = statfsSync(dataDir);
+  let mountpoint = '/';
+  let device = '';
+  try {
+    // The longest mount point that contains the data dir (Nomad's disk fingerprint names its volume).
+    for (const line of readFileSync('/proc/self/mounts', 'utf8').split('\n')) {
+      const [dev, at] = line.split(' ');
+      if (!dev || !at) continue;
+      const point = at.replace(/\\040/g, ' ');
+      if ((dataDir === point || dataDir.startsWith(point.endsWith('/') ? point : `${point}/`)) && point.length >= mountpoint.length) {
+        mountpoint = point;
+        device = dev;
+      }
+    }
+  } catch {
+    // No /proc (not Linux): the sizes are still right.
+  }
+  const inodesUsed = s.files > 0 ? ((s.files - s.ffree) / s.files) * 100 : 0;
+  return { size: s.blocks * s.bsize, free: s.bfree * s.bsize, available: s.bavail * s.bsize, mountpoint, device, inodesUsedPercent: inodesUsed };
+}
+
+/** `MemAvailable` from /proc/meminfo, in bytes; free memory where there is none. */
+function memAvailable(): number {
+  try {
+    const m = /^MemAvailable:\s+(\d+) kB$/m.exec(readFileSync('/proc/meminfo', 'utf8'));
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    // not Linux
+  }
+  return freemem();
+}
+
+/** Nomad's node attributes, fingerprinted from the host. */
+export function nodeAttributes(ctx: NodeContext): Record<string, string> {
+  const c = cpu();
+  const d = disk(ctx.dataDir);
+  const attrs: Record<string, string> = {
+    'unique.hostname': hostname(),
+    'unique.storage.volume': d.device,
+    'unique.storage.bytestotal': String(d.size),
+    'unique.storage.bytesfree': String(d.available),
+    'kernel.name': platform(),
+    'kernel.version': release(),
+    'kernel.arch': arch(),
+    'os.name': osType().toLowerCase(),
+    'cpu.arch': arch(),
+    'cpu.modelname': c.model,
+    'cpu.numcores': String(c.count),
+    'cpu.frequency': String(c.mhz),
+    'cpu.totalcompute': String(c.mhz * c.count),
+    'memory.totalbytes': String(totalmem()),
+    'nomad.version': ctx.version,
+    'nomad.advertise.address': ctx.address,
+  };
+  for (const d of ctx.drivers) attrs[`driver.${d}`] = '1';
+  return attrs;
+}
+
+/** Each driver's fingerprint: raw_exec needs `/proc` (Linux) to supervise and measure its processes. */
+function driversJson(ctx: NodeContext): Json {
+  const time = new Date(ctx.startedAt).toISOString();
+  return Object.fromEntries(ctx.drivers.map((name) => {
+    const healthy = name !== 'raw_exec' || platform() === 'linux';
+    return [name, { Attributes: { [`driver.${name}`]: healthy ? 'true' : 'false' }, Detected: healthy, Healthy: healthy, HealthDescription: healthy ? 'Healthy' : `${name} needs Linux's /proc`, UpdateTime: time }];
+  }));
+}
+
+function resourcesJson(ctx: NodeContext): Json {
+  const c = cpu();
+  return {
+    Cpu: { CpuShares: c.mhz * c.count, TotalCpuCores: c.count, ReservableCpuCores: Array.from({ length: c.count }, (_, i) => i) },
+    Memory: { MemoryMB: Math.floor(totalmem() / 1024 / 1024) },
+    Disk: { DiskMB: Math.floor(disk(ctx.dataDir).available / 1024 / 1024) },
+    Networks: [],
+    Devices: [],
+    MinDynamicPort: 20000,
+    MaxDynamicPort: 32000,
+  };
+}
+
+const RESERVED = { Cpu: { CpuShares: 0, ReservedCpuCores: [] }, Memory: { MemoryMB: 0 }, Disk: { DiskMB: 0 }, Networks: { ReservedHostPorts: '' } };
+
+/** Nomad's `Node` (`GET /v1/node/:id`). */
+export function nodeJson(ctx: NodeContext, modifyIndex: number): Json {
+  return {
+    ID: ctx.node.id,
+    SecretID: '',
+    Name: ctx.node.name,
+    Datacenter: 'dc1',
+    NodeClass: '',
+    NodePool: 'default',
+    HTTPAddr: ctx.address,
+    TLSEnabled: false,
+    Attributes: nodeAttributes(ctx),
+    NodeResources: resourcesJson(ctx),
+    ReservedResources: RESERVED,
+    Links: {},
+    Meta: {},
+    CgroupParent: '',
+    Drain: false,
+    DrainStrategy: null,
+    SchedulingEligibility: 'eligible',
+    Status: 'ready',
+    StatusDescription: '',
+    StatusUpdatedAt: Math.floor(ctx.startedAt / 1000),
+    Events: [{ Message: 'Node registered', Subsystem: 'Cluster', Details: null, Timestamp: new Date(ctx.startedAt).toISOString(), CreateIndex: ctx.createIndex }],
+    Drivers: driversJson(ctx),
+    HostVolumes: {},
+    HostNetworks: {},
+    CSIControllerPlugins: null,
+    CSINodePlugins: null,
+    LastDrain: null,
+    CreateIndex: ctx.createIndex,
+    ModifyIndex: Math.max(ctx.createIndex, modifyIndex),
+  };
+}
+
+/** Nomad's `NodeListStub` (`GET /v1/nodes`); `Attributes` only when asked (`?os=true`). */
+export function nodeStubJson(ctx: NodeContext, modifyIndex: number, withAttributes: boolean): Json {
+  const n = nodeJson(ctx, modifyIndex);
+  return {
+    Address: ctx.address.includes(':') ? ctx.address.slice(0, ctx.address.lastIndexOf(':')) : ctx.address,
+    ID: n['ID'], Name: n['Name'], Datacenter: n['Datacenter'], NodeClass: n['NodeClass'], NodePool: n['NodePool'], Version: ctx.version,
+    Drain: false, SchedulingEligibility: n['SchedulingEligibility'], Status: n['Status'], StatusDescription: n['StatusDescription'],
+    Drivers: n['Drivers'], NodeResources: n['NodeResources'], ReservedResources: n['ReservedResources'], LastDrain: null,
+    ...(withAttributes && { Attributes: n['Attributes'] }),
+    CreateIndex: n['CreateIndex'], ModifyIndex: n['ModifyIndex'],
+  };
+}
+
+/** CPU times of each core, ms since boot. */
+type CoreTimes = { user: number; nice: number; sys: number; idle: number; irq: number }[];
+
+/** Nomad's `HostStats` (`GET /v1/client/stats`): each core's use since the previous sample, memory, the data dir's disk. */
+export class HostStats {
+  private previous: { at: number; cores: CoreTimes };
+  private last?: { at: number; json: Json };
+
+  constructor(private readonly dataDir: string) {
+    this.previous = { at: Date.now(), cores: cpus().map((c) => c.times) };
+  }
+
+  /** The figures now; reads within 100 ms share one sample, so a flood of readers costs one /proc read. */
+  sample(): Json {
+    const now = Date.now();
+    if (this.last && now - this.last.at < 100) return this.last.json;
+    const cores = cpus().map((c) => c.times);
+    const c = cpu();
+    let busyPercentSum = 0;
+    const cpuJson = cores.map((t, i) => {
+      const p = this.previous.cores[i] ?? { user: 0, nice: 0, sys: 0, idle: 0, irq: 0 };
+      const user = t.user + t.nice - (p.user + p.nice);
+      const system = t.sys + t.irq - (p.sys + p.irq);
+      const idle = t.idle - p.idle;
+      const total = Math.max(1, user + system + idle);
+      busyPercentSum += ((user + system) / total) * 100;
+      return { CPU: `cpu${i}`, User: (user / total) * 100, System: (system / total) * 100, Idle: (idle / total) * 100, Total: ((user + system) / total) * 100 };
+    });
+    this.previous = { at: now, cores };
+    const total = totalmem();
+    const free = freemem();
+    const available = memAvailable();
+    const d = disk(this.dataDir);
+    const diskJson = {
+      Device: d.device, Mountpoint: d.mountpoint, Size: d.size, Used: d.size - d.free, Available: d.available,
+      UsedPercent: d.size > 0 ? ((d.size - d.free) / d.size) * 100 : 0, InodesUsedPercent: d.inodesUsedPercent,
+    };
+    const json: Json = {
+      Memory: { Total: total, Available: available, Used: total - available, Free: free },
+      CPU: cpuJson,
+      DiskStats: [diskJson],
+      AllocDirStats: diskJson,
+      DeviceStats: [],
+      Uptime: Math.floor(uptime()),
+      CPUTicksConsumed: (busyPercentSum / 100) * c.mhz,
+      Timestamp: now * 1e6,
+    };
+    this.last = { at: now, json };
+    return json;
+  }
+}
