@@ -310,6 +310,66 @@ export class JobRegistry {
       }
     }
   }
+  /**
+   * Evaluates a job as it stands (`nomad job eval`): one evaluation, and what the job lacks is placed, what it
+   * has too much is stopped; with `forceReschedule` its failed allocations are replaced too.
+   */
+  async evaluateJob(id: string, forceReschedule = false): Promise<RegisterResult | undefined> {
+    const job = this.jobs.get(id);
+    if (!job) return undefined;
+    const change = new Change(this.index.next());
+    const evalId = this.evaluate(change, job, 'job-register');
+    if (job.stop) {
+      for (const a of this.allocsOfJob(id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
+    } else {
+      if (forceReschedule) {
+        const templates = job.versions.at(-1)!.allocs;
+        for (const a of this.allocsOfJob(id)) {
+          const template = templates.filter((s) => s.group === a.group)[a.index];
+          if (a.desired !== 'run' || a.lastState.clientStatus !== 'failed' || !template) continue;
+          this.stop(change, a, 'alloc was rescheduled because it failed', 'PlanResult');
+          this.place(change, job, template, a.index, a);
+        }
+      }
+      this.reconcile(change, job);
+    }
+    await this.write(change);
+    return { EvalID: evalId, EvalCreateIndex: change.index, JobModifyIndex: job.jobModifyIndex, Warnings: '', Index: change.index };
+  }
+
+  /**
+   * What registering `job` (its API JSON and its instances) would do, per group, as Nomad's plan annotates it:
+   * planned exactly as `register` plans, never written.
+   */
+  plan(job: Json, allocs: AllocSpec[]): { groups: Record<string, { place: number; stop: number; inPlace: number; destructive: number; ignore: number }>; jobModifyIndex: number } {
+    const id = String(job['ID']);
+    const existing = this.jobs.get(id);
+    const current = existing?.versions.at(-1);
+    const groups: Record<string, { place: number; stop: number; inPlace: number; destructive: number; ignore: number }> = {};
+    const g = (name: string) => (groups[name] ??= { place: 0, stop: 0, inPlace: 0, destructive: 0, ignore: 0 });
+    for (const s of allocs) g(s.group);
+    const live = this.allocsOfJob(id).filter((a) => a.desired === 'run');
+    if (existing && current && !existing.stop && sameJob(current.job, canonicalJob(job))) {
+      for (const a of live) g(a.group).ignore++;
+      return { groups, jobModifyIndex: existing.jobModifyIndex };
+    }
+    // A draft index: nothing planned here is ever written, and the agent's index does not move.
+    const change = new Change(this.index.current + 1);
+    const version: JobVersion = { version: current ? current.version + 1 : 0, job: canonicalJob(job), allocs, submitTime: this.now(), jobModifyIndex: change.index };
+    const entry: JobEntry = existing
+      ? { ...existing, versions: [...existing.versions, version], stop: false }
+      : { id, namespace: String(job['Namespace'] ?? 'default'), versions: [version], stop: false, createIndex: change.index, modifyIndex: change.index, jobModifyIndex: change.index };
+    change.jobs.set(id, entry);
+    this.reconcile(change, entry);
+    const replaced = new Set(change.starts.map((s) => change.allocs.get(s)!.previousAllocation).filter((p): p is string => p !== undefined));
+    for (const s of change.starts) if (!change.allocs.get(s)!.previousAllocation) g(change.allocs.get(s)!.group).place++;
+    for (const k of change.kills) (replaced.has(k) ? g(change.allocs.get(k)!.group).destructive++ : g(change.allocs.get(k)!.group).stop++);
+    for (const u of change.updates) g(change.allocs.get(u)!.group).inPlace++;
+    const touched = new Set([...change.kills, ...change.updates]);
+    for (const a of live) if (!touched.has(a.id)) g(a.group).ignore++;
+    return { groups, jobModifyIndex: existing?.jobModifyIndex ?? 0 };
+  }
+
   listJobs(): JobEntry[] {
     return [...this.jobs.values()].sort((a, b) => a.id.localeCompare(b.id));
   }

@@ -5,24 +5,45 @@
 import { constants as osConstants } from 'node:os';
 import { z, type ZodType } from 'zod';
 import type { FastifySchemaCompiler } from 'fastify';
+import { parseDuration } from '../jobspec/duration.ts';
 
-/** Nomad's query booleans: `true`/`false`, `1`/`0`, or a bare flag. */
-export const queryBool = z
-  .enum(['true', 'false', '1', '0', ''])
-  .optional()
-  .transform((v) => v === 'true' || v === '1' || v === '');
+/** What Go's `strconv.ParseBool` reads as true and as false: Nomad parses every query flag with it. */
+const GO_TRUE = ['1', 't', 'T', 'TRUE', 'true', 'True'];
+const GO_FALSE = ['0', 'f', 'F', 'FALSE', 'false', 'False'];
 
-/** Nomad's durations in query strings (`wait=30s`, `5m`, or plain seconds). */
-const waitSchema = z
-  .string()
-  .regex(/^\d+(ms|s|m|h)?$/, 'must be a duration like "30s" or "5m"')
-  .optional()
-  .transform((v) => {
-    if (v === undefined) return undefined;
-    const n = Number.parseInt(v, 10);
-    const unit = /ms|s|m|h/.exec(v)?.[0] ?? 's';
-    return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!;
-  });
+/** A query parameter as Go's `URL.Query().Get` reads it: the first value when it is repeated. */
+const firstValue = z.union([z.string(), z.array(z.string())]).optional().transform((v) => (Array.isArray(v) ? v[0] : v));
+
+/** Go's `strconv.ParseBool`; undefined for anything else. */
+export function parseGoBool(text: string): boolean | undefined {
+  if (GO_TRUE.includes(text)) return true;
+  if (GO_FALSE.includes(text)) return false;
+  return undefined;
+}
+
+/**
+ * Nomad's query booleans, parsed as Go's `strconv.ParseBool` parses them; absent or empty is false (Nomad
+ * reads a flag only when its value is not empty).
+ */
+export const queryBool = firstValue.transform((v, ctx) => {
+  if (v === undefined || v === '') return false;
+  const b = parseGoBool(v);
+  if (b !== undefined) return b;
+  ctx.addIssue({ code: 'custom', message: `${JSON.stringify(v)} is not a boolean: use one of ${[...GO_TRUE, ...GO_FALSE].join(', ')}` });
+  return z.NEVER;
+});
+
+/** A Go duration in a query string (`wait=30s`, `1m30s`, `500ms`), as Go's `time.ParseDuration` reads it, in ms. */
+export const queryDuration = firstValue.transform((v, ctx) => {
+  if (v === undefined || v === '') return undefined;
+  try {
+    return parseDuration(v);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `${JSON.stringify(v)} is not a Go duration such as "30s", "1m30s" or "500ms"` });
+    return z.NEVER;
+  }
+});
+const waitSchema = queryDuration;
 
 /** A blocking query's parameters (`?index=&wait=`), with the namespace and prefix every list takes. */
 export const blockingQuery = z.looseObject({
@@ -32,29 +53,51 @@ export const blockingQuery = z.looseObject({
   namespace: z.string().optional(),
 });
 
+/**
+ * A request body decoded as Go's `encoding/json` decodes into Nomad's request structs: field names match
+ * case-insensitively, a `null` field is its zero value (absent here), and an empty or `null` body, where
+ * Nomad accepts one, is an empty object.
+ */
+export function goBody<S extends z.core.$ZodLooseShape>(shape: S, opts: { emptyIsObject: boolean }) {
+  const names = new Map(Object.keys(shape).map((k) => [k.toLowerCase(), k]));
+  return z.preprocess((body) => {
+    if ((body === undefined || body === null) && opts.emptyIsObject) return {};
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(body)) {
+      if (v === null) continue;
+      const name = names.get(k.toLowerCase()) ?? k;
+      if (!(name in out) || name === k) out[name] = v;
+    }
+    return out;
+  }, z.looseObject(shape, {
+    error: (issue) => (issue.input === undefined || issue.input === null ? `the request body is empty: expected a JSON object with ${Object.keys(shape).join(', ')}` : 'the request body must be a JSON object'),
+  }));
+}
+
 /** `{ "Job": {...} }`: the job's own fields are checked by the job loader, which names every problem. */
-export const registerBody = z.looseObject({
+export const registerBody = goBody({
   Job: z.looseObject({ ID: z.string().min(1, 'must not be empty') }),
   EnforceIndex: z.boolean().optional(),
   JobModifyIndex: z.number().int().optional(),
-});
+}, { emptyIsObject: false });
 
 /** `POST /v1/jobs/parse`. */
-export const parseBody = z.looseObject({ JobHCL: z.string(), Canonicalize: z.boolean().optional() });
+export const parseBody = goBody({ JobHCL: z.string(), Canonicalize: z.boolean().optional() }, { emptyIsObject: false });
 
 /** `DELETE /v1/job/:id`. */
 export const deregisterQuery = z.looseObject({ purge: queryBool, namespace: z.string().optional() });
 
-/** `POST /v1/client/allocation/:id/restart`. */
-export const restartBody = z.looseObject({ TaskName: z.string().optional(), AllTasks: z.boolean().optional() }).optional();
+/** `POST /v1/client/allocation/:id/restart`: an empty body restarts every running task, as in Nomad. */
+export const restartBody = goBody({ TaskName: z.string().optional(), AllTasks: z.boolean().optional() }, { emptyIsObject: true });
 
 const SIGNALS = Object.keys(osConstants.signals);
 
-/** `POST /v1/client/allocation/:id/signal`. */
-export const signalBody = z.looseObject({
-  Signal: z.string().refine((s) => SIGNALS.includes(s), 'must be a signal name such as "SIGHUP" or "SIGUSR1"').optional(),
+/** `POST /v1/client/allocation/:id/signal`: no `Task` (or `null`) signals every task. */
+export const signalBody = goBody({
+  Signal: z.string().refine((s) => s === '' || SIGNALS.includes(s), 'must be a signal name such as "SIGHUP" or "SIGUSR1"').optional(),
   Task: z.string().optional(),
-}).optional();
+}, { emptyIsObject: true });
 
 /** `GET /v1/client/fs/logs/:id`. */
 export const logsQuery = z.looseObject({

@@ -8,6 +8,7 @@
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AllocSpec, AllocState } from '../jobspec/types.ts';
@@ -17,6 +18,7 @@ import type { AgentStore } from '../state/agent-store.ts';
 import { checkDataDirPrivate, checkSocketPrivate, resolveAgentToken, type ResolvedToken, type TokenSource } from './agent-token.ts';
 import { EventBroker } from './event-broker.ts';
 import { JobRegistry } from './job-registry.ts';
+import { loadNodeId } from './node.ts';
 import { buildApi } from './server.ts';
 import { StateIndex } from './state-index.ts';
 
@@ -132,6 +134,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   store.indexOf = () => index.current;
   const events = new EventBroker();
   const registry = new JobRegistry(opts.agent, index, events, store);
+  registry.node = { id: await loadNodeId(store), name: hostname() };
   registry.load();
   registry.adopt(opts.found ?? []);
   // Before the API answers anyone: what a crash left half done is made good first.

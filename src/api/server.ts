@@ -12,10 +12,14 @@ import { aclRoutes } from './routes/acl.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { allocationRoutes } from './routes/allocations.ts';
 import { clientRoutes } from './routes/client.ts';
+import { clusterRoutes } from './routes/cluster.ts';
+import { deploymentRoutes } from './routes/deployments.ts';
 import { evaluationRoutes } from './routes/evaluations.ts';
 import { operatorRoutes } from './routes/operator.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
+import { jobPlanRoutes } from './routes/job-plan.ts';
+import { nodeRoutes } from './routes/nodes.ts';
 import { zodValidatorCompiler } from './schemas.ts';
 
 /** Bodies over this are refused with 413: a job is a few kilobytes, a megabyte is already generous. */
@@ -97,6 +101,10 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   evaluationRoutes(app, ctx);
   operatorRoutes(app, ctx);
   agentRoutes(app, ctx);
+  nodeRoutes(app, ctx);
+  clusterRoutes(app, ctx);
+  jobPlanRoutes(app, ctx);
+  deploymentRoutes(app, ctx);
   aclRoutes(app, ctx);
   return app;
 }

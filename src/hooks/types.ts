@@ -71,8 +71,8 @@ export interface TaskStopRequest {
 
 /**
  * Where the stats hook hands a running task's usage stream (Nomad's AllocStatsReporter side of the
- * stats hook). The sink decides when to sample: opening the stream costs `/proc` reads, so a sink
- * opens it only while someone reads the figures.
+ * stats hook). The sink samples from `track` to `untrack`, as Nomad's reporter does, so the figures are
+ * there when first read.
  */
 export interface StatsSink {
   /** The task runs and `open()` streams its resource usage; replaces an earlier stream of that task. */

@@ -152,7 +152,7 @@ describe('latestAllocStats and logs()', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'allocrun-surface-'));
     const { clock, runner } = build(alloc([mock('web', { run_for: '1h' }), mock('db', { run_for: '1h' })]), { drivers: { mock: byTask }, builtinHooks: true, dataDir });
     runner.start();
-    // The builtin hooks make the dirs on disk (real I/O): wait until both tasks run and a read has opened their streams.
+    // The builtin hooks make the dirs on disk (real I/O): wait until both tasks run and their streams are open.
     await vi.waitFor(async () => {
       await clock.advance(1);
       expect(runner.latestAllocStats()).toEqual({ timestamp: 0, usage: { cpuPercent: 0, memoryRss: 0 }, tasks: {} });

@@ -1,12 +1,11 @@
 /**
- * AllocStatsReporter's task streams as watchers and readers come and go (a stream is open only while someone
- * wants the figures), streams that end or fail, and the summary `latest()` computes (Nomad's
+ * AllocStatsReporter's task streams (open from track to untrack, whoever reads), streams that end or fail, and the summary `latest()` computes (Nomad's
  * AllocStatsReporter.LatestAllocStats: CPU and memory summed, the newest timestamp).
  */
 import { EMPTY, Observable, Subject, concat, of, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { ResourceUsage } from '../../src/drivers/controller.ts';
-import { AllocStatsReporter, READ_LEASE_SAMPLES } from '../../src/runtime/alloc-stats.ts';
+import { AllocStatsReporter } from '../../src/runtime/alloc-stats.ts';
 
 const usage = (cpu: number, rss: number, timestamp: number): ResourceUsage => ({
   timestamp,
@@ -33,30 +32,14 @@ function source(first: Observable<ResourceUsage> = EMPTY) {
 }
 
 describe('AllocStatsReporter: when task streams are open', () => {
-  it('keeps a read lease running after the last stats$ subscriber leaves, and closes the stream when it runs out', () => {
-    const r = new AllocStatsReporter();
-    const src = source();
-    r.track('web', src.open);
-    const sub = r.stats$.subscribe(() => undefined);
-    r.latest();
-    sub.unsubscribe();
-    expect(src.isOpen()).toBe(true);
-    for (let i = 1; i < READ_LEASE_SAMPLES; i++) src.emit(usage(1, i, i));
-    expect(src.isOpen()).toBe(true);
-    src.emit(usage(1, 9, 9));
-    expect(src.isOpen()).toBe(false);
-  });
-
   it("closes the stream of a task's previous run when the task is tracked again (a restart)", () => {
     const r = new AllocStatsReporter();
     const first = source();
     const second = source();
-    const sub = r.stats$.subscribe(() => undefined);
     r.track('web', first.open);
     r.track('web', second.open);
     expect(first.isOpen()).toBe(false);
     expect(second.isOpen()).toBe(true);
-    sub.unsubscribe();
   });
 
   it('untracking a task it never tracked (a task without stats exiting) changes nothing', () => {
@@ -66,48 +49,50 @@ describe('AllocStatsReporter: when task streams are open', () => {
     expect(Object.keys(r.latest().tasks)).toEqual(['web']);
   });
 
-  it('stops a stream that hands over a whole read lease of samples while it is being opened', () => {
+  it('keeps the samples a stream hands over while it is being opened, and stays open', () => {
     const r = new AllocStatsReporter();
-    const buffered = Array.from({ length: READ_LEASE_SAMPLES }, (_, i) => usage(1, i + 1, i + 1));
-    const src = source(of(...buffered));
+    const src = source(of(usage(1, 1, 1), usage(1, 2, 2)));
     r.track('web', src.open);
-    r.latest();
-    expect(src.opened()).toBe(1);
-    expect(src.isOpen()).toBe(false);
-    expect(r.latest().usage.memoryRss).toBe(READ_LEASE_SAMPLES);
-  });
-
-  it('keeps a stream open while its lease lasts though it handed over some samples while being opened', () => {
-    const r = new AllocStatsReporter();
-    const src = source(of(usage(1, 1, 1)));
-    r.track('web', src.open);
-    r.latest();
     expect(src.isOpen()).toBe(true);
+    expect(r.latest().usage.memoryRss).toBe(2);
   });
 
   it('does not reopen a stream that failed (the task is gone), for readers or watchers', () => {
     const r = new AllocStatsReporter();
     const src = source();
     r.track('web', src.open);
-    const sub = r.stats$.subscribe(() => undefined);
     src.fail();
-    sub.unsubscribe();
     r.latest();
     r.stats$.subscribe(() => undefined).unsubscribe();
     expect(src.opened()).toBe(1);
+    expect(src.isOpen()).toBe(false);
   });
 
-  it('does not reopen a stream that failed while it was being opened', () => {
+  it('does not reopen a stream that failed or ended while it was being opened, and keeps what it sent', () => {
     const r = new AllocStatsReporter();
     let opened = 0;
     r.track('web', () => {
       opened++;
       return throwError(() => new Error('no such process'));
     });
-    r.latest();
+    r.track('db', () => {
+      opened++;
+      return of(usage(1, 5, 1));
+    });
     r.latest();
     r.stats$.subscribe(() => undefined).unsubscribe();
-    expect(opened).toBe(1);
+    expect(opened).toBe(2);
+    expect(r.latest('db').usage.memoryRss).toBe(5);
+  });
+
+  it('untrack closes the open stream and forgets the figures', () => {
+    const r = new AllocStatsReporter();
+    const src = source();
+    r.track('web', src.open);
+    src.emit(usage(1, 10, 1));
+    r.untrack('web');
+    expect(src.isOpen()).toBe(false);
+    expect(r.latest().tasks).toEqual({});
   });
 });
 

@@ -1,7 +1,7 @@
 import { Observable, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { ResourceUsage } from '../../src/drivers/controller.ts';
-import { AllocStatsReporter, READ_LEASE_SAMPLES } from '../../src/runtime/alloc-stats.ts';
+import { AllocStatsReporter } from '../../src/runtime/alloc-stats.ts';
 
 const usage = (rss: number, timestamp = 1): ResourceUsage => ({
   timestamp,
@@ -28,53 +28,41 @@ function fakeSource() {
 }
 
 describe('AllocStatsReporter', () => {
-  it('does not sample a tracked task while nobody reads its stats', () => {
+  it('samples a tracked task from the moment it is tracked, with nobody reading', () => {
     const r = new AllocStatsReporter();
     const src = fakeSource();
     r.track('web', src.open);
-    expect(src.isOpen()).toBe(false);
+    expect(src.isOpen()).toBe(true);
+    src.emit(usage(100));
+    src.emit(usage(120));
+    // The first read finds the figures already there (Nomad's stats hook samples from poststart).
+    expect(r.latest('web').usage.memoryRss).toBe(120);
   });
 
-  it('samples while stats$ has a subscriber, and stops when the last one leaves', () => {
+  it('keeps sampling after reads and after stats$ watchers leave, until the task is untracked', () => {
     const r = new AllocStatsReporter();
     const src = fakeSource();
     r.track('web', src.open);
     const seen: number[] = [];
-    const a = r.stats$.subscribe((u) => seen.push(u.usage.memoryRss));
-    const b = r.stats$.subscribe(() => undefined);
+    r.stats$.subscribe((u) => seen.push(u.usage.memoryRss)).unsubscribe();
+    for (let i = 0; i < 10; i++) r.latest();
     expect(src.isOpen()).toBe(true);
+    src.emit(usage(7));
+    expect(r.latest().usage.memoryRss).toBe(7);
+    expect(src.opened()).toBe(1);
+    expect(seen).toEqual([0]);
+  });
+
+  it('stats$ carries every sample to a watcher, current value first', () => {
+    const r = new AllocStatsReporter();
+    const src = fakeSource();
+    r.track('web', src.open);
     src.emit(usage(100));
-    expect(seen).toEqual([0, 100]);
-    a.unsubscribe();
-    expect(src.isOpen()).toBe(true);
-    b.unsubscribe();
-    expect(src.isOpen()).toBe(false);
-  });
-
-  it('opens a task tracked while stats$ is watched at once', () => {
-    const r = new AllocStatsReporter();
-    const sub = r.stats$.subscribe(() => undefined);
-    const src = fakeSource();
-    r.track('web', src.open);
-    expect(src.isOpen()).toBe(true);
+    const seen: number[] = [];
+    const sub = r.stats$.subscribe((u) => seen.push(u.usage.memoryRss));
+    src.emit(usage(150));
     sub.unsubscribe();
-  });
-
-  it(`keeps sampling for ${READ_LEASE_SAMPLES} samples after a latest() read, then stops`, () => {
-    const r = new AllocStatsReporter();
-    const src = fakeSource();
-    r.track('web', src.open);
-    expect(r.latest().tasks).toEqual({});
-    expect(src.isOpen()).toBe(true);
-    for (let i = 1; i < READ_LEASE_SAMPLES; i++) src.emit(usage(i));
-    expect(src.isOpen()).toBe(true);
-    expect(r.latest('web').usage.memoryRss).toBe(READ_LEASE_SAMPLES - 1);
-    // The second read renewed the lease.
-    for (let i = 0; i < READ_LEASE_SAMPLES - 1; i++) src.emit(usage(7));
-    expect(src.isOpen()).toBe(true);
-    src.emit(usage(8));
-    expect(src.isOpen()).toBe(false);
-    expect(r.latest('web').usage.memoryRss).toBe(8);
+    expect(seen).toEqual([100, 150]);
   });
 
   it('forgets an untracked task and closes its stream', () => {

@@ -58,7 +58,7 @@ export function clientRoutes(app: FastifyInstance, ctx: ApiContext): void {
     });
   commandRoute('restart', restartBody, (b) => b.TaskName, (b, task) => ({ type: 'RESTART', ...(task !== undefined && { task }), ...(b.AllTasks && { all: true }) }));
   // Nomad's default signal for `alloc signal` is SIGKILL.
-  commandRoute('signal', signalBody, (b) => b.Task, (b, task) => ({ type: 'SIGNAL', signal: b.Signal ?? 'SIGKILL', ...(task !== undefined && { task }) }));
+  commandRoute('signal', signalBody, (b) => b.Task, (b, task) => ({ type: 'SIGNAL', signal: b.Signal || 'SIGKILL', ...(task !== undefined && { task }) }));
 
   app.get('/v1/client/allocation/:id/stats', { schema: { params: idParams } }, async (req) => {
     const alloc = allocOf(ctx, req.params);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { BUILTIN_DRIVER_CHECKS } from '../../drivers/config-checks.ts';
 import { formatProblem, isSpecError, parseJob, type LoadedJob } from '../../jobspec/index.ts';
 import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.ts';
+import { canonicalJob, withoutDefaults } from '../job-canonical.ts';
 import { jobToApiJson, type Json } from '../job-json.ts';
 import { blockingQuery as blockingQuerySchema, deregisterQuery, parseBody, registerBody } from '../schemas.ts';
 
@@ -32,7 +33,7 @@ export async function loadApiJob(job: Json): Promise<LoadedJob> {
   }
 }
 
-const warningText = (loaded: LoadedJob): string => loaded.warnings.map((w) => formatProblem({ ...w, file: undefined, line: undefined, column: undefined })).join('\n');
+export const warningText = (loaded: LoadedJob): string => loaded.warnings.map((w) => formatProblem({ ...w, file: undefined, line: undefined, column: undefined })).join('\n');
 
 /** Registers the job routes. */
 export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -43,7 +44,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
     if (pathId !== undefined && pathId !== job.ID) throw new HttpError(400, `Job ID does not match name: ${JSON.stringify(job.ID)} in the body, ${JSON.stringify(pathId)} in the path`);
     // Checked inside the job's queue, so registrations are applied in the order they arrived.
     return registry.serialize(job.ID, async () => {
-      const loaded = await loadApiJob(job);
+      const loaded = await loadApiJob(withoutDefaults(job));
       const current = registry.getJob(job.ID);
       if (body.EnforceIndex && (current?.jobModifyIndex ?? 0) !== (body.JobModifyIndex ?? 0)) {
         throw new HttpError(400, `Enforcing job modify index ${body.JobModifyIndex ?? 0}: job ${current ? `exists with conflicting job modify index: ${current.jobModifyIndex}` : 'does not exist'}`);
@@ -64,10 +65,11 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   app.post('/v1/jobs/parse', { schema: { body: parseBody } }, async (req) => {
-    const { JobHCL } = req.body as z.output<typeof parseBody>;
+    const { JobHCL, Canonicalize } = req.body as z.output<typeof parseBody>;
     try {
       const loaded = await parseJob(JobHCL, { format: 'hcl', drivers: BUILTIN_DRIVER_CHECKS });
-      return jobToApiJson(loaded.job.name, loaded.job.body);
+      const job = jobToApiJson(loaded.job.name, loaded.job.body);
+      return Canonicalize ? canonicalJob(job) : job;
     } catch (err) {
       const lines = problemLines(err, true);
       if (!lines) throw err;
@@ -81,7 +83,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
     schema: { body: registerBody },
     handler: async (req) => {
       try {
-        const loaded = await loadApiJob((req.body as z.output<typeof registerBody>).Job);
+        const loaded = await loadApiJob(withoutDefaults((req.body as z.output<typeof registerBody>).Job));
         return { DriverConfigValidated: true, ValidationErrors: [], Error: '', Warnings: warningText(loaded) };
       } catch (err) {
         if (!(err instanceof HttpError)) throw err;

@@ -1,0 +1,176 @@
+/**
+ * Nomad's deployments on one node, read from what the agent already tracks: each version of a service job
+ * whose groups have an update block is a deployment of the allocations running that version, its status
+ * following their health as the health_watcher reports it (`running` until every wanted allocation is
+ * healthy, then `successful`; `failed` once one is unhealthy; `cancelled` when a newer version or a stop
+ * replaced it first). `fail` marks the running deployment failed as Nomad's does; `promote` has no
+ * canaries to promote on this node and says so.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.ts';
+import type { JobEntry } from '../job-registry.ts';
+import type { Json } from '../job-json.ts';
+import { StoreDamagedError } from '../../state/agent-store.ts';
+import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
+
+const idParams = z.object({ id: z.string().min(1) });
+
+/** A deployment's ID: the same for the same job (by its create index) and version, across agent restarts. */
+export function deploymentId(job: JobEntry, version: number): string {
+  const h = createHash('sha256').update(`allocrun-deployment:${job.namespace}:${job.id}:${job.createIndex}:${version}`).digest('hex');
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** Where deployments marked failed through the API (`nomad deployment fail`) are kept: ID → index. */
+const FAILED_KEY = 'deployments.failed';
+
+/** The deployments marked failed, from the store (a damaged value is named, never dropped). */
+function failedByUser(ctx: ApiContext): Map<string, number> {
+  const v = ctx.store.get('meta', FAILED_KEY);
+  if (v === undefined) return new Map();
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || Object.values(v).some((i) => typeof i !== 'number')) {
+    throw new StoreDamagedError(`${ctx.store.path} is damaged: meta/${FAILED_KEY}: expected { deployment ID: index }`, ctx.store.path);
+  }
+  return new Map(Object.entries(v as Record<string, number>));
+}
+
+/** Every deployment of `job`, oldest first. */
+function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
+  const failed = failedByUser(ctx);
+  const allocs = ctx.registry.allocsOfJob(job.id);
+  // A stopped job's last version is the stop itself: Nomad makes no deployment of it.
+  const versions = job.versions.filter((v) => v.allocs.some((s) => s.update && s.type === 'service') && !(job.stop && v === job.versions.at(-1)));
+  return versions.map((v, i): Json => {
+    const id = deploymentId(job, v.version);
+    const mine = allocs.filter((a) => a.jobVersion === v.version && a.spec.update);
+    const jobJson = ctx.registry.jobJson(job, v);
+    const groupsJson = new Map(((jobJson['TaskGroups'] as Json[] | undefined) ?? []).map((g) => [String(g['Name']), g]));
+    const groups: Record<string, Json> = {};
+    let wanted = 0;
+    for (const s of v.allocs) {
+      if (!s.update) continue;
+      const update = (groupsJson.get(s.group)?.['Update'] ?? {}) as Json;
+      const g = (groups[s.group] ??= {
+        AutoRevert: update['AutoRevert'] ?? false, AutoPromote: update['AutoPromote'] ?? false, ProgressDeadline: update['ProgressDeadline'] ?? 600e9,
+        RequireProgressBy: '0001-01-01T00:00:00Z', Promoted: false, PlacedCanaries: null, DesiredCanaries: 0, DesiredTotal: 0, PlacedAllocs: 0, HealthyAllocs: 0, UnhealthyAllocs: 0,
+      });
+      g['DesiredTotal'] = (g['DesiredTotal'] as number) + 1;
+      wanted++;
+    }
+    let healthy = 0;
+    let unhealthy = 0;
+    for (const a of mine) {
+      const g = groups[a.group];
+      if (!g) continue;
+      g['PlacedAllocs'] = (g['PlacedAllocs'] as number) + 1;
+      const verdict = a.lastState.deploymentStatus;
+      if (verdict?.healthy === true) (g['HealthyAllocs'] = (g['HealthyAllocs'] as number) + 1), healthy++;
+      if (verdict?.healthy === false) (g['UnhealthyAllocs'] = (g['UnhealthyAllocs'] as number) + 1), unhealthy++;
+    }
+    const newer = versions[i + 1] !== undefined;
+    const stopped = job.stop && !newer;
+    let status: string;
+    let description: string;
+    if (failed.has(id)) [status, description] = ['failed', 'Deployment marked as failed'];
+    else if (unhealthy > 0) [status, description] = ['failed', 'Failed due to unhealthy allocations'];
+    else if (healthy >= wanted && wanted > 0) [status, description] = ['successful', 'Deployment completed successfully'];
+    else if (newer) [status, description] = ['cancelled', 'Cancelled due to newer version of job'];
+    else if (stopped) [status, description] = ['cancelled', 'Cancelled because job is stopped'];
+    else [status, description] = ['running', 'Deployment is running'];
+    const modifyIndex = Math.max(v.jobModifyIndex, ...mine.map((a) => a.modifyIndex), failed.get(id) ?? 0);
+    return {
+      ID: id, Namespace: job.namespace, JobID: job.id, JobVersion: v.version, JobModifyIndex: v.jobModifyIndex, JobSpecModifyIndex: v.jobModifyIndex,
+      JobCreateIndex: job.createIndex, IsMultiregion: false, TaskGroups: groups, Status: status, StatusDescription: description,
+      EvalPriority: Number(jobJson['Priority'] ?? 50), CreateIndex: v.jobModifyIndex, ModifyIndex: modifyIndex,
+    };
+  });
+}
+
+/** Registers the deployment routes. */
+export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const { registry } = ctx;
+  const all = () => registry.listJobs().flatMap((j) => deploymentsOf(ctx, j));
+  const newest = () => Math.max(registry.jobsIndex, registry.allocsIndex);
+  const find = (id: string) => {
+    const exact = all().find((d) => d['ID'] === id);
+    const found = exact ? [exact] : all().filter((d) => String(d['ID']).startsWith(id));
+    if (found.length !== 1) throw notFound('deployment');
+    return found[0]!;
+  };
+
+  app.get('/v1/deployments', { schema: { querystring: blockingQuerySchema } }, async (req, reply) => {
+    await blockingQuery(ctx, req, reply, newest);
+    const prefix = (req.query as { prefix?: string }).prefix ?? '';
+    return all().filter((d) => String(d['ID']).startsWith(prefix)).sort((a, b) => (b['CreateIndex'] as number) - (a['CreateIndex'] as number));
+  });
+
+  app.get('/v1/deployment/:id', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
+    const { id } = req.params as { id: string };
+    find(id);
+    await blockingQuery(ctx, req, reply, newest);
+    return find(id);
+  });
+
+  app.get('/v1/deployment/allocations/:id', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
+    const d = find((req.params as { id: string }).id);
+    await blockingQuery(ctx, req, reply, () => registry.allocsIndex);
+    return registry.allocsOfJob(String(d['JobID'])).filter((a) => a.jobVersion === d['JobVersion'] && a.spec.update).map((a) => registry.allocStubJson(a));
+  });
+
+  const jobOf = (id: string): JobEntry => {
+    const job = registry.getJob(id);
+    if (!job) throw notFound('job');
+    return job;
+  };
+
+  app.get('/v1/job/:id/deployments', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
+    jobOf((req.params as { id: string }).id);
+    await blockingQuery(ctx, req, reply, newest);
+    return deploymentsOf(ctx, jobOf((req.params as { id: string }).id)).reverse();
+  });
+
+  app.get('/v1/job/:id/deployment', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
+    jobOf((req.params as { id: string }).id);
+    await blockingQuery(ctx, req, reply, newest);
+    // Nomad answers null when the job has no deployment.
+    return reply.type('application/json').send(JSON.stringify(deploymentsOf(ctx, jobOf((req.params as { id: string }).id)).at(-1) ?? null));
+  });
+
+  app.route({
+    method: ['PUT', 'POST'],
+    url: '/v1/deployment/fail/:id',
+    schema: { params: idParams },
+    handler: async (req) => {
+      // One mark at a time: each reads and rewrites the same store entry.
+      return ctx.registry.serialize('\0deployments', async () => {
+        const d = find((req.params as { id: string }).id);
+        if (d['Status'] !== 'running') throw new HttpError(400, `can't fail terminal deployment`);
+        const failed = failedByUser(ctx);
+        const index = ctx.index.next();
+        failed.set(String(d['ID']), index);
+        // Durable before it is answered, like every write.
+        await ctx.store.commit((tx) => {
+          tx.put('meta', FAILED_KEY, Object.fromEntries(failed));
+          tx.index(index);
+        });
+        ctx.index.changed(index);
+        return { EvalID: '', EvalCreateIndex: 0, DeploymentModifyIndex: index, RevertedJobVersion: null, Index: index };
+      });
+    },
+  });
+
+  app.route({
+    method: ['PUT', 'POST'],
+    url: '/v1/deployment/promote/:id',
+    schema: { params: idParams },
+    handler: async (req) => {
+      const d = find((req.params as { id: string }).id);
+      if (d['Status'] !== 'running') throw new HttpError(400, `can't promote terminal deployment`);
+      // Nomad's words when a deployment has no canaries to promote.
+      throw new HttpError(400, `no canaries to promote`);
+    },
+  });
+}

@@ -1,0 +1,75 @@
+/**
+ * Nomad's `POST /v1/job/:id/plan` (what registering the job would do: its diff and, per group, how many
+ * allocations are placed, stopped, updated in place or replaced, planned exactly as registration plans
+ * them, never written) and `POST /v1/job/:id/evaluate` (a new evaluation of the job as it stands).
+ */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { HttpError, notFound, type ApiContext } from '../context.ts';
+import { withoutDefaults } from '../job-canonical.ts';
+import type { Json } from '../job-json.ts';
+import { jobDiff } from '../job-plan-diff.ts';
+import { goBody } from '../schemas.ts';
+import { loadApiJob, warningText } from './jobs.ts';
+
+const idParams = z.object({ id: z.string().min(1) });
+
+const planBody = goBody({
+  Job: z.looseObject({ ID: z.string().min(1, 'must not be empty') }),
+  Diff: z.boolean().optional(),
+  PolicyOverride: z.boolean().optional(),
+}, { emptyIsObject: false });
+
+const evaluateBody = goBody({
+  JobID: z.string().optional(),
+  EvalOptions: z.looseObject({ ForceReschedule: z.boolean().nullish() }).optional(),
+}, { emptyIsObject: true });
+
+/** Registers the plan and evaluate routes. */
+export function jobPlanRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const { registry } = ctx;
+
+  app.route({
+    method: ['PUT', 'POST'],
+    url: '/v1/job/:id/plan',
+    schema: { params: idParams, body: planBody },
+    handler: async (req) => {
+      const { id } = req.params as { id: string };
+      const body = req.body as z.output<typeof planBody>;
+      const job = body.Job as Json & { ID: string };
+      if (job.ID !== id) throw new HttpError(400, `Job ID does not match: ${JSON.stringify(job.ID)} in the body, ${JSON.stringify(id)} in the path`);
+      return registry.serialize(id, async () => {
+        const loaded = await loadApiJob(withoutDefaults(job));
+        const { groups, jobModifyIndex } = registry.plan(job, loaded.allocs);
+        const current = registry.getJob(id)?.versions.at(-1)?.job;
+        const desired = Object.fromEntries(Object.entries(groups).map(([name, g]) => [name, {
+          Ignore: g.ignore, Place: g.place, Migrate: 0, Stop: g.stop, InPlaceUpdate: g.inPlace, DestructiveUpdate: g.destructive, Canary: 0, Preemptions: 0,
+        }]));
+        return {
+          JobModifyIndex: jobModifyIndex,
+          CreatedEvals: null,
+          Diff: body.Diff ? jobDiff(current, job, groups) : null,
+          Annotations: { DesiredTGUpdates: desired, PreemptedAllocs: null },
+          FailedTGAllocs: null,
+          NextPeriodicLaunch: '0001-01-01T00:00:00Z',
+          Warnings: warningText(loaded),
+          Index: ctx.index.current,
+        };
+      });
+    },
+  });
+
+  app.route({
+    method: ['PUT', 'POST'],
+    url: '/v1/job/:id/evaluate',
+    schema: { params: idParams, body: evaluateBody },
+    handler: async (req) => {
+      const { id } = req.params as { id: string };
+      const body = req.body as z.output<typeof evaluateBody>;
+      if (body.JobID && body.JobID !== id) throw new HttpError(400, `JobID does not match: ${JSON.stringify(body.JobID)} in the body, ${JSON.stringify(id)} in the path`);
+      const result = await registry.serialize(id, () => registry.evaluateJob(id, body.EvalOptions?.ForceReschedule ?? false));
+      if (!result) throw notFound('job');
+      return { ...result, KnownLeader: true, LastContact: 0 };
+    },
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * An agent and its API in this process, on a fresh data dir with a real store, for the API tests that drive
+ * it over its socket (mock tasks unless a test says otherwise), and the small helpers they share.
+ */
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { serveAgentApi, type ServedApi } from '../../src/api/serve-agent-api.ts';
+import { createAgent, type Agent } from '../../src/runtime/create-agent.ts';
+import { AgentStore } from '../../src/state/agent-store.ts';
+import { call, waitForAllocs, type Alloc } from './agent-process.ts';
+
+const cleanups: (() => Promise<void>)[] = [];
+
+/** Stops every agent and removes every dir made since the last call; for afterEach. */
+export async function cleanUp(): Promise<void> {
+  for (const c of cleanups.splice(0).reverse()) await c();
+}
+
+/** A new temp dir, removed by cleanUp. */
+export function freshDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'allocrun-parity-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A served agent. */
+export interface Served {
+  dataDir: string;
+  store: AgentStore;
+  agent: Agent;
+  api: ServedApi;
+  socket: { socketPath: string };
+  stop(): Promise<void>;
+}
+
+/** Opens the store in `dataDir` (after `seed`), starts an agent and serves its API on the dir's socket. */
+export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => Promise<void>): Promise<Served> {
+  const store = AgentStore.open(dataDir);
+  await seed?.(store);
+  const agent = createAgent({ dataDir, store: store.runners() });
+  await agent.start();
+  let api: ServedApi;
+  try {
+    api = await serveAgentApi({ agent, dataDir, store, version: 'test' });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await api.close();
+    for (const r of agent.list()) r.send({ type: 'KILL' });
+    await Promise.all(agent.list().map((r) => r.done.catch(() => undefined)));
+    await store.close();
+  };
+  cleanups.push(stop);
+  return { dataDir, store, agent, api, socket: { socketPath: api.socketPath }, stop };
+}
+
+/** A one-group service job of mock tasks (name → mock config). */
+export const mockJob = (id: string, tasks: Record<string, Record<string, unknown>> = { t: { run_for: '1h' } }, extra: Record<string, unknown> = {}) => ({
+  Job: {
+    ID: id, Type: 'service', ...extra,
+    TaskGroups: [{ Name: 'g', Count: 1, Tasks: Object.entries(tasks).map(([Name, Config]) => ({ Name, Driver: 'mock', Config })) }],
+  },
+});
+
+/** Every allocation listed runs. */
+export const running = (list: Alloc[]) => list.length > 0 && list.every((a) => a.ClientStatus === 'running');
+
+/** Registers `body` and waits until its allocation runs. */
+export async function runJob(s: Served, body: ReturnType<typeof mockJob>): Promise<Alloc> {
+  const res = await call(s.socket, 'PUT', '/v1/jobs', body);
+  expect(res.status, res.text).toBe(200);
+  const [alloc] = await waitForAllocs(s.socket, `/v1/job/${body.Job.ID}/allocations`, running);
+  return alloc!;
+}
+
+/** Polls `read` until `ok`, failing with `what` and the last value after `timeoutMs`. */
+export async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
