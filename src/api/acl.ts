@@ -99,6 +99,11 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'POST /v1/deployment/fail/:id': 'submit',
   'PUT /v1/deployment/promote/:id': 'submit',
   'POST /v1/deployment/promote/:id': 'submit',
+  'GET /v1/client/fs/ls/:id': 'read',
+  'GET /v1/client/fs/stat/:id': 'read',
+  'GET /v1/client/fs/cat/:id': 'read',
+  'GET /v1/client/fs/readat/:id': 'read',
+  'GET /v1/client/fs/stream/:id': 'read',
   // operator
   'GET /v1/operator/snapshot': 'management',
   // ACL tokens: managed with the agent's token only; any token may read itself

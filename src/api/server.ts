@@ -10,6 +10,7 @@ import { checkTokenStrength } from './agent-token.ts';
 import type { ApiContext } from './context.ts';
 import { aclRoutes } from './routes/acl.ts';
 import { agentRoutes } from './routes/agent.ts';
+import { allocFsRoutes } from './routes/alloc-fs.ts';
 import { allocationRoutes } from './routes/allocations.ts';
 import { clientRoutes } from './routes/client.ts';
 import { clusterRoutes } from './routes/cluster.ts';
@@ -105,6 +106,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   clusterRoutes(app, ctx);
   jobPlanRoutes(app, ctx);
   deploymentRoutes(app, ctx);
+  allocFsRoutes(app, ctx);
   aclRoutes(app, ctx);
   return app;
 }
