@@ -296,6 +296,11 @@ export class JobRegistry {
     if (!change.empty) await this.write(change);
     for (const a of this.allocs.values()) {
       if (a.desired !== 'run') {
+        // With no runner record, an earlier agent may still have spawned its tasks before it died: a
+        // resumed runner, stopped at once, finds and stops them; one that spawned nothing just ends.
+        // It starts as the dead agent ran it (a runner born stopping kills its tasks before it can mark
+        // them resumed), then is told to stop like any other.
+        if (!a.runner && !isTerminal(a.lastState) && !this.quarantined.has(a.id)) this.start(a, { resume: true, spec: { ...a.spec, desiredStatus: 'run' } });
         if (a.runner && !isTerminal(a.lastState)) this.tellStop(a);
       } else if (!a.runner && !isTerminal(a.lastState) && this.quarantined.has(a.id)) {
         // Its tasks may still run from before: starting it afresh could run them twice. Said, left to the operator.
@@ -600,7 +605,7 @@ export class JobRegistry {
       if (a.runner && !isTerminal(a.lastState)) this.tellStop(a);
     }
     for (const id of change.starts) this.start(this.allocs.get(id)!);
-    this.events.publish({ Index: index, Events: change.events.map((e) => e()) });
+    this.events.publish({ Index: index, Events: [...change.evals.map((e) => evalEvent(e, index)), ...change.events.map((e) => e())] });
     this.index.changed(index);
   }
 
@@ -616,10 +621,10 @@ export class JobRegistry {
   }
 
   /** Starts the runner of an allocation whose record is durable. */
-  private start(a: AllocEntry, opts: { resume?: boolean } = {}): void {
+  private start(a: AllocEntry, opts: { resume?: boolean; spec?: AllocSpec } = {}): void {
     let runner: AllocRunner;
     try {
-      runner = this.agent.run(a.spec, opts);
+      runner = this.agent.run(opts.spec ?? a.spec, { resume: opts.resume });
     } catch (err) {
       // The record stays (desired run): the next agent start tries again. Said, never swallowed.
       this.log(`allocation ${a.id} (job ${JSON.stringify(a.jobId)}) could not be started: ${err instanceof Error ? err.message : String(err)}`);
@@ -659,6 +664,11 @@ export class JobRegistry {
   private allocEvent(a: AllocEntry, type: string, index: number): StreamEvent {
     return { Topic: 'Allocation', Type: type, Key: a.id, Namespace: a.namespace, FilterKeys: [a.jobId], Index: index, Payload: { Allocation: this.allocStubJson(a) } };
   }
+}
+
+/** Nomad's `EvaluationUpdated` event for an evaluation a write recorded. */
+function evalEvent(e: EvalRecord, index: number): StreamEvent {
+  return { Topic: 'Evaluation', Type: 'EvaluationUpdated', Key: e.ID, Namespace: e.Namespace, FilterKeys: [e.JobID], Index: index, Payload: { Evaluation: e } };
 }
 
 /** What the store keeps of an allocation. */

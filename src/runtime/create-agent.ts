@@ -95,7 +95,7 @@ function runnerFinished(persisted: PersistedAllocRunner): boolean {
 
 /** Builds an agent; call `start()` to restore what `dataDir` holds. */
 export function createAgent(opts: AgentOptions): Agent {
-  ensureDataDir(opts.dataDir);
+  if (!opts.store) ensureDataDir(opts.dataDir);
   const store = opts.store ?? new FileStateStore(opts.dataDir);
   const runners = new Map<string, { runner: AllocRunner; persist: ReturnType<typeof persistenceFor> }>();
 

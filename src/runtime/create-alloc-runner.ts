@@ -233,7 +233,9 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       if (!opts.snapshot && !opts.resume) for (const t of spec.tasks) if (t.driver === RAW_EXEC) clearSupervisorFiles(join(allocDir, t.name));
       actor.start();
       // Resumed: the reducer runs again and running tasks re-run their restore hooks (see the machines).
-      if (opts.snapshot && actor.getSnapshot().status === 'active') actor.send({ type: 'RESTORED' });
+      // Resuming with no snapshot is a restore from nothing: its tasks are marked so a kill before their
+      // start first stops whatever the dead runner may have started (the machines' reaping step).
+      if ((opts.snapshot || opts.resume) && actor.getSnapshot().status === 'active') actor.send({ type: 'RESTORED' });
       // Task runners are children: their rejections reach the caller too.
       for (const t of spec.tasks) {
         const child = actor.getSnapshot().children[t.name] as TaskRunnerActor | undefined;

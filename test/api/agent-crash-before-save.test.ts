@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { AgentStore } from '../../src/state/agent-store.ts';
 import { startCli, ROOT, type CliProcess } from '../cli/spawn-cli.ts';
 import { call, waitForAllocs } from './agent-process.ts';
 
@@ -35,7 +36,8 @@ afterAll(async () => {
 }, 60_000);
 
 describe('an agent killed after a task spawned, before its runner was first saved', { timeout: 120_000 }, () => {
-  it('is followed by one that adopts the running task instead of starting it again', async () => {
+  /** Runs the fixture agent on a fresh data dir until its task runs, then SIGKILLs it; the task's pid. */
+  async function spawnedThenKilled(): Promise<{ dataDir: string; starts: string; socket: { socketPath: string }; allocId: string; pid: number }> {
     root = await mkdtemp(join(tmpdir(), 'allocrun-unsaved-'));
     const dataDir = join(root, 'data');
     const starts = join(root, 'starts');
@@ -58,11 +60,15 @@ describe('an agent killed after a task spawned, before its runner was first save
     expect(first).toHaveLength(1);
     const pid = Number(first[0]!.split(' ')[1]);
     pids.add(pid);
+    return { dataDir, starts, socket, allocId: alloc!.ID, pid };
+  }
 
+  it('is followed by one that adopts the running task instead of starting it again', async () => {
+    const { dataDir, starts, socket, allocId, pid } = await spawnedThenKilled();
     agent = startCli(['agent', '--data-dir', dataDir, '--json'], { timeoutMs: 10 * 60_000 });
     await agent.waitFor(/API listening on \//);
-    const [again] = await waitForAllocs(socket, '/v1/job/once/allocations', (l) => l.some((a) => a.ID === alloc!.ID && a.ClientStatus === 'running'));
-    expect(again!.ID).toBe(alloc!.ID);
+    const [again] = await waitForAllocs(socket, '/v1/job/once/allocations', (l) => l.some((a) => a.ID === allocId && a.ClientStatus === 'running'));
+    expect(again!.ID).toBe(allocId);
     expect(readFileSync(starts, 'utf8').trim().split('\n'), 'the task was started again').toHaveLength(1);
     expect(running(pid)).toBe(true);
 
@@ -70,5 +76,29 @@ describe('an agent killed after a task spawned, before its runner was first save
     expect((await call(socket, 'DELETE', '/v1/job/once')).status).toBe(200);
     await waitForAllocs(socket, '/v1/job/once/allocations', (l) => l.every((a) => a.ClientStatus === 'complete'));
     expect(running(pid)).toBe(false);
+    agent.child.kill('SIGTERM');
+    await agent.exited;
+    agent = undefined;
+  });
+
+  it('is followed by one that stops the task when the stop was committed before the crash', async () => {
+    const { dataDir, starts, socket, allocId, pid } = await spawnedThenKilled();
+    // The job's stop landed in the store (job stopped, allocation desired stop), and the agent died before
+    // telling its runner: what `DELETE /v1/job/once` commits.
+    const store = AgentStore.open(dataDir);
+    const rec = store.get('allocs', allocId) as { desired: string; spec: Record<string, unknown> };
+    const job = store.get('jobs', 'once') as { stop: boolean };
+    await store.commit((tx) => {
+      tx.put('jobs', 'once', { ...job, stop: true });
+      tx.put('allocs', allocId, { ...rec, desired: 'stop', desiredDescription: 'alloc not needed due to job update', spec: { ...rec.spec, desiredStatus: 'stop' } });
+    });
+    await store.close();
+    expect(running(pid)).toBe(true);
+
+    agent = startCli(['agent', '--data-dir', dataDir, '--json'], { timeoutMs: 10 * 60_000 });
+    await agent.waitFor(/API listening on \//);
+    await waitForAllocs(socket, '/v1/job/once/allocations', (l) => l.every((a) => a.ClientStatus === 'complete'));
+    expect(running(pid), 'the task outlived a stop its allocation was committed with').toBe(false);
+    expect(readFileSync(starts, 'utf8').trim().split('\n'), 'the task was started again').toHaveLength(1);
   });
 });

@@ -147,11 +147,11 @@ describe('an agent starting on what a crash left', { timeout: 60_000 }, () => {
     expect(s.store.entries('allocs').values).toHaveLength(3);
   });
 
-  it('stops, and never starts, the allocations of a job that was stopped', async () => {
+  it('stops, and never starts the tasks of, the allocations of a job that was stopped', async () => {
     const s = await serve(freshDir(), (store) => committedNotStarted(store, { stop: true }));
-    const [a] = (await call(s.socket, 'GET', '/v1/job/web/allocations')).json<Alloc[]>();
+    const [a] = await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => l.every((x) => x.ClientStatus === 'complete'));
     expect(a!.DesiredStatus).toBe('stop');
-    expect(s.agent.list()).toEqual([]);
+    expect(Object.values(a!.TaskStates).flatMap((t) => t.Events.map((e) => e.Type))).not.toContain('Started');
     expect((s.store.get('allocs', a!.ID) as { desired: string }).desired).toBe('stop');
   });
 
