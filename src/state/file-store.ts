@@ -47,7 +47,13 @@ export class FileStateStore implements StateStore {
   }
 
   save(allocId: string, record: AllocRecord): Promise<void> {
-    const path = this.statePath(allocId);
+    let path: string;
+    try {
+      path = this.statePath(allocId);
+    } catch (err) {
+      // Refused through the promise, as every StateStore method: a caller's .catch() must see it.
+      return Promise.reject(err);
+    }
     // Serialised after any save still in flight for this allocation, and run even if that one failed.
     const prev = this.queues.get(allocId) ?? Promise.resolve();
     const next = prev.catch(() => {}).then(() => this.write(path, record));
