@@ -7,7 +7,7 @@ import { Observable, Subject } from 'rxjs';
 
 /** One event as Nomad's event stream writes it. */
 export interface StreamEvent {
-  Topic: 'Job' | 'Allocation';
+  Topic: 'Job' | 'Allocation' | 'Evaluation' | 'Deployment' | 'Node';
   Type: string;
   Key: string;
   Namespace: string;
@@ -38,7 +38,8 @@ export function parseTopics(values: readonly string[]): TopicFilter[] {
 }
 
 function matches(filters: readonly TopicFilter[], namespace: string, e: StreamEvent): boolean {
-  if (namespace !== '*' && e.Namespace !== namespace) return false;
+  // Nodes belong to no namespace (their events carry none): every subscriber sees them, as in Nomad.
+  if (namespace !== '*' && e.Namespace !== '' && e.Namespace !== namespace) return false;
   return filters.some((f) => (f.topic === '*' || f.topic === e.Topic) && (f.key === '*' || f.key === e.Key || e.FilterKeys.includes(f.key)));
 }
 

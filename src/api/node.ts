@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, statfsSync } from 'node:fs';
 import { arch, cpus, freemem, hostname, platform, release, totalmem, type as osType, uptime } from 'node:os';
 import { StoreDamagedError, type AgentStore } from '../state/agent-store.ts';
+import { BUILTIN_DRIVER_CHECKS } from '../drivers/config-checks.ts';
+import type { ApiContext } from './context.ts';
 import type { Json } from './job-json.ts';
 
 /** Who the node is: what allocations carry as NodeID and NodeName. */
@@ -190,6 +192,7 @@ export function nodeStubJson(ctx: NodeContext, modifyIndex: number, withAttribut
 
 /** CPU times of each core, ms since boot. */
 type CoreTimes = { user: number; nice: number; sys: number; idle: number; irq: number }[];
+const ZERO_TIMES = { user: 0, nice: 0, sys: 0, idle: 0, irq: 0 };
 
 /** Nomad's `HostStats` (`GET /v1/client/stats`): each core's use since the previous sample, memory, the data dir's disk. */
 export class HostStats {
@@ -208,7 +211,9 @@ export class HostStats {
     const c = cpu();
     let busyPercentSum = 0;
     const cpuJson = cores.map((t, i) => {
-      const p = this.previous.cores[i] ?? { user: 0, nice: 0, sys: 0, idle: 0, irq: 0 };
+      let p = this.previous.cores[i] ?? ZERO_TIMES;
+      // No tick since the last read (two reads a few ms apart): the use since boot says more than nothing.
+      if (t.user + t.nice + t.sys + t.irq + t.idle === p.user + p.nice + p.sys + p.irq + p.idle) p = ZERO_TIMES;
       const user = t.user + t.nice - (p.user + p.nice);
       const system = t.sys + t.irq - (p.sys + p.irq);
       const idle = t.idle - p.idle;
@@ -238,4 +243,39 @@ export class HostStats {
     this.last = { at: now, json };
     return json;
   }
+}
+
+/** When and at which index the node of a served context registered, and its host stats sampler. */
+export interface NodeRegistration {
+  startedAt: number;
+  createIndex: number;
+  stats: HostStats;
+}
+
+const registrations = new WeakMap<ApiContext, NodeRegistration>();
+
+/** The node's registration in `ctx` (made now, unannounced, when `registerNode` was not called). */
+export function nodeRegistration(ctx: ApiContext): NodeRegistration {
+  let r = registrations.get(ctx);
+  if (!r) registrations.set(ctx, (r = { startedAt: Date.now(), createIndex: Math.max(1, ctx.index.current), stats: new HostStats(ctx.dataDir) }));
+  return r;
+}
+
+/**
+ * Registers the agent's node as the API starts: it takes the next index and is announced on the event
+ * stream (`Node` topic, `NodeRegistration`), as a Nomad client registering with its server is.
+ */
+export function registerNode(ctx: ApiContext): void {
+  const index = ctx.index.next();
+  const r: NodeRegistration = { startedAt: Date.now(), createIndex: index, stats: new HostStats(ctx.dataDir) };
+  registrations.set(ctx, r);
+  const node = nodeStubJson(nodeContextOf(ctx), index, false);
+  ctx.events.publish({ Index: index, Events: [{ Topic: 'Node', Type: 'NodeRegistration', Key: ctx.registry.node.id, Namespace: '', FilterKeys: [], Index: index, Payload: { Node: node } }] });
+  ctx.index.changed(index);
+}
+
+/** What the node JSON of `ctx` is made from. */
+export function nodeContextOf(ctx: ApiContext): NodeContext {
+  const r = nodeRegistration(ctx);
+  return { node: ctx.registry.node, dataDir: ctx.dataDir, address: ctx.address, version: ctx.version, drivers: Object.keys(BUILTIN_DRIVER_CHECKS), startedAt: r.startedAt, createIndex: r.createIndex };
 }

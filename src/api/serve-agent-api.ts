@@ -18,7 +18,8 @@ import type { AgentStore } from '../state/agent-store.ts';
 import { checkDataDirPrivate, checkSocketPrivate, resolveAgentToken, type ResolvedToken, type TokenSource } from './agent-token.ts';
 import { EventBroker } from './event-broker.ts';
 import { JobRegistry } from './job-registry.ts';
-import { loadNodeId } from './node.ts';
+import { loadNodeId, registerNode } from './node.ts';
+import { watchDeployments } from './routes/deployments.ts';
 import { buildApi } from './server.ts';
 import { StateIndex } from './state-index.ts';
 
@@ -141,6 +142,8 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   await registry.heal();
   const address = tcp ? `${tcp.host}:${tcp.port}` : socketPath;
   const ctx = { agent: opts.agent, registry, index, events, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000 };
+  registerNode(ctx);
+  watchDeployments(ctx);
 
   const apps: FastifyInstance[] = [];
   const closeAll = async () => {

@@ -5,6 +5,7 @@
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { globalAgent } from 'node:http';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { serveAgentApi, type ServedApi } from '../../src/api/serve-agent-api.ts';
@@ -54,6 +55,9 @@ export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => 
     if (stopped) return;
     stopped = true;
     await api.close();
+    // Kept-alive client sockets to this server would be reused (same socket path) for a server started next on
+    // this data dir, and fail there with EPIPE: drop them with the server.
+    globalAgent.destroy();
     for (const r of agent.list()) r.send({ type: 'KILL' });
     await Promise.all(agent.list().map((r) => r.done.catch(() => undefined)));
     await store.close();

@@ -5,7 +5,7 @@
  */
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { call, waitForAllocs, type Alloc } from './agent-process.ts';
+import { call, stream, waitForAllocs, type Alloc } from './agent-process.ts';
 import { cleanUp, freshDir, mockJob, runJob, serve, until } from './in-process-agent.ts';
 
 afterEach(cleanUp);
@@ -194,5 +194,43 @@ describe('deployments', { timeout: 60_000 }, () => {
     await s.stop();
     const restarted = await serve(dir);
     expect((await call(restarted.socket, 'GET', `/v1/deployment/${d.ID}`)).json().Status).toBe('failed');
+  });
+});
+
+describe('event stream topics Evaluation, Node and Deployment', { timeout: 60_000 }, () => {
+  const events = (text: string) => text.split('\n').filter((l) => l.startsWith('{"Index"')).flatMap((l) => JSON.parse(l).Events as Json[]);
+
+  it('publishes each write\'s evaluation, and the node\'s registration to a stream from an early index', async () => {
+    const s = await serve();
+    const st = await stream(s.socket, '/v1/event/stream?topic=Evaluation&topic=Node&index=1');
+    const res = (await call(s.socket, 'PUT', '/v1/jobs', mockJob('ev'))).json();
+    await st.until((t) => events(t).some((e) => e.Topic === 'Evaluation'));
+    st.close();
+    const seen = events(st.text());
+    expect(seen.find((e) => e.Topic === 'Evaluation')).toMatchObject({ Type: 'EvaluationUpdated', Key: res.EvalID, FilterKeys: ['ev'], Index: res.EvalCreateIndex, Payload: { Evaluation: { ID: res.EvalID, JobID: 'ev', TriggeredBy: 'job-register' } } });
+    expect(seen.find((e) => e.Topic === 'Node')).toMatchObject({ Type: 'NodeRegistration', Key: s.store.get('meta', 'nodeId'), Payload: { Node: { Status: 'ready' } } });
+    expect(seen.every((e) => e.Topic === 'Evaluation' || e.Topic === 'Node')).toBe(true);
+  });
+
+  it('publishes a deployment as it starts, as its allocations turn healthy and as it succeeds', async () => {
+    const s = await serve();
+    const st = await stream(s.socket, '/v1/event/stream?topic=Deployment');
+    const body = mockJob('dep');
+    (body.Job.TaskGroups[0] as Json).Update = { MinHealthyTime: 200e6, HealthyDeadline: 300e9 };
+    expect((await call(s.socket, 'PUT', '/v1/jobs', body)).status).toBe(200);
+    await st.until((t) => events(t).some((e) => e.Payload.Deployment.Status === 'successful'));
+    st.close();
+    const seen = events(st.text());
+    expect(seen[0]).toMatchObject({ Topic: 'Deployment', Type: 'DeploymentStatusUpdate', FilterKeys: ['dep'], Payload: { Deployment: { JobID: 'dep', Status: 'running' } } });
+    expect(seen.at(-1)).toMatchObject({ Type: 'DeploymentStatusUpdate', Payload: { Deployment: { Status: 'successful', TaskGroups: { g: { HealthyAllocs: 1 } } } } });
+    expect(new Set(seen.map((e) => e.Key)).size).toBe(1);
+    const indexes = seen.map((e) => e.Index as number);
+    expect([...indexes].sort((a, b) => a - b)).toEqual(indexes);
+  });
+
+  it('refuses an unknown topic, naming those it publishes', async () => {
+    const s = await serve();
+    const res = await call(s.socket, 'GET', '/v1/event/stream?topic=Bogus');
+    expect([res.status, res.text]).toEqual([400, 'unknown topic "Bogus": this agent publishes Job, Allocation, Evaluation, Deployment and Node']);
   });
 });

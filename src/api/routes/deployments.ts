@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.ts';
+import type { StreamEvent } from '../event-broker.ts';
 import type { JobEntry } from '../job-registry.ts';
 import type { Json } from '../job-json.ts';
 import { StoreDamagedError } from '../../state/agent-store.ts';
@@ -89,6 +90,55 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
   });
 }
 
+/** What a deployment event reports: its status and its allocations' health. */
+const signature = (d: Json): string => {
+  const groups = Object.values(d['TaskGroups'] as Record<string, Json>);
+  return `${String(d['Status'])}|${groups.map((g) => `${g['PlacedAllocs']}/${g['HealthyAllocs']}/${g['UnhealthyAllocs']}`).join(',')}`;
+};
+
+/** The deployments already announced on the event stream, by ID, with what was announced. */
+const announced = new WeakMap<ApiContext, Map<string, string>>();
+
+function deploymentEvent(d: Json, type: string, index: number): StreamEvent {
+  return { Topic: 'Deployment', Type: type, Key: String(d['ID']), Namespace: String(d['Namespace']), FilterKeys: [String(d['JobID'])], Index: index, Payload: { Deployment: d } };
+}
+
+/**
+ * Announces deployments on the event stream (`Deployment` topic) as they change: after every job or
+ * allocation event, the deployments of the jobs it touched are read again, and each new one or each whose
+ * status changed is a `DeploymentStatusUpdate`, each whose allocations' health changed a
+ * `DeploymentAllocHealth`, at an index of their own. Call once, when the API starts.
+ */
+export function watchDeployments(ctx: ApiContext): void {
+  if (announced.has(ctx)) return;
+  const known = new Map<string, string>();
+  announced.set(ctx, known);
+  for (const j of ctx.registry.listJobs()) for (const d of deploymentsOf(ctx, j)) known.set(String(d['ID']), signature(d));
+  ctx.events.subscribe({ fromIndex: 0, topics: [{ topic: 'Job', key: '*' }, { topic: 'Allocation', key: '*' }], namespace: '*' }).subscribe((batch) => {
+    const jobs = new Set(batch.Events.map((e) => (e.Topic === 'Job' ? e.Key : e.FilterKeys[0])).filter((k): k is string => k !== undefined));
+    // After the batch has reached every subscriber: these events come after it, at a later index.
+    queueMicrotask(() => {
+      const events: ((index: number) => StreamEvent)[] = [];
+      for (const id of jobs) {
+        const job = ctx.registry.getJob(id);
+        if (!job) continue;
+        for (const d of deploymentsOf(ctx, job)) {
+          const before = known.get(String(d['ID']));
+          const now = signature(d);
+          if (before === now) continue;
+          known.set(String(d['ID']), now);
+          const statusChanged = before === undefined || before.split('|')[0] !== now.split('|')[0];
+          events.push((index) => deploymentEvent(d, statusChanged ? 'DeploymentStatusUpdate' : 'DeploymentAllocHealth', index));
+        }
+      }
+      if (events.length === 0) return;
+      const index = ctx.index.next();
+      ctx.events.publish({ Index: index, Events: events.map((e) => e(index)) });
+      ctx.index.changed(index);
+    });
+  });
+}
+
 /** Registers the deployment routes. */
 export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { registry } = ctx;
@@ -156,6 +206,9 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
           tx.put('meta', FAILED_KEY, Object.fromEntries(failed));
           tx.index(index);
         });
+        const now = find(String(d['ID']));
+        announced.get(ctx)?.set(String(d['ID']), signature(now));
+        ctx.events.publish({ Index: index, Events: [deploymentEvent(now, 'DeploymentStatusUpdate', index)] });
         ctx.index.changed(index);
         return { EvalID: '', EvalCreateIndex: 0, DeploymentModifyIndex: index, RevertedJobVersion: null, Index: index };
       });

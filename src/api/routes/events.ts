@@ -6,7 +6,7 @@ import { parseTopics } from '../event-broker.ts';
 import { HttpError, type ApiContext } from '../context.ts';
 import { eventStreamQuery } from '../schemas.ts';
 
-const TOPICS = new Set(['*', 'Job', 'Allocation']);
+const TOPICS = new Set(['*', 'Job', 'Allocation', 'Evaluation', 'Deployment', 'Node']);
 
 /** Registers the event stream route. */
 export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -14,7 +14,7 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const q = req.query as z.output<typeof eventStreamQuery>;
     const topics = parseTopics(q.topic);
     const unknown = topics.find((t) => !TOPICS.has(t.topic));
-    if (unknown) throw new HttpError(400, `unknown topic ${JSON.stringify(unknown.topic)}: this agent publishes Job and Allocation`);
+    if (unknown) throw new HttpError(400, `unknown topic ${JSON.stringify(unknown.topic)}: this agent publishes Job, Allocation, Evaluation, Deployment and Node`);
     const out = new PassThrough();
     const sub = ctx.events.subscribe({ fromIndex: q.index, topics, namespace: q.namespace }).subscribe((batch) => out.write(`${JSON.stringify(batch)}\n`));
     // Nomad sends `{}` every few seconds so clients and proxies see the stream is alive.

@@ -4,34 +4,23 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { BUILTIN_DRIVER_CHECKS } from '../../drivers/config-checks.ts';
 import { blockingQuery, HttpError, type ApiContext } from '../context.ts';
-import { HostStats, nodeJson, nodeStubJson, type NodeContext } from '../node.ts';
+import { nodeContextOf, nodeJson, nodeRegistration, nodeStubJson, type NodeContext } from '../node.ts';
 import { blockingQuery as blockingQuerySchema, queryBool } from '../schemas.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
 const nodesQuery = blockingQuerySchema.extend({ os: queryBool });
 const clientStatsQuery = z.looseObject({ node_id: z.string().optional() });
 
-/** When and at which index each served context's node registered (the first API built on it). */
-const registered = new WeakMap<ApiContext, { startedAt: number; createIndex: number; stats: HostStats }>();
-
 /** Registers the node routes. */
 export function nodeRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const reg = () => {
-    let r = registered.get(ctx);
-    if (!r) registered.set(ctx, (r = { startedAt: Date.now(), createIndex: Math.max(1, ctx.index.current), stats: new HostStats(ctx.dataDir) }));
-    return r;
-  };
-  const nodeCtx = (): NodeContext => ({ node: ctx.registry.node, dataDir: ctx.dataDir, address: ctx.address, version: ctx.version, drivers: Object.keys(BUILTIN_DRIVER_CHECKS), ...reg() });
+  const reg = () => nodeRegistration(ctx);
+  const nodeCtx = (): NodeContext => nodeContextOf(ctx);
   // The node itself changes only when it registers: its index is its create index.
   const nodeIndex = () => reg().createIndex;
   const ours = (id: string) => {
     if (id !== ctx.registry.node.id) throw new HttpError(404, 'node not found');
   };
-  // Registered now: the node's start is the agent's, not the first read's.
-  reg();
-
   app.get('/v1/nodes', { schema: { querystring: nodesQuery } }, async (req, reply) => {
     await blockingQuery(ctx, req, reply, nodeIndex);
     const q = req.query as z.output<typeof nodesQuery>;
