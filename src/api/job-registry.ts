@@ -294,7 +294,10 @@ export class JobRegistry {
       if (change.allocs.size === before) change.evals.splice(change.evals.findIndex((e) => e.ID === evalId), 1);
     }
     if (!change.empty) await this.write(change);
+    // The write told the live runners it stopped; the rest are looked at here.
+    const told = new Set(change.kills.filter((id) => this.allocs.get(id)?.runner));
     for (const a of this.allocs.values()) {
+      if (told.has(a.id)) continue;
       if (a.desired !== 'run') {
         // With no runner record, an earlier agent may still have spawned its tasks before it died: a
         // resumed runner, stopped at once, finds and stops them; one that spawned nothing just ends.
