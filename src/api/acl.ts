@@ -104,6 +104,7 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/client/fs/cat/:id': 'read',
   'GET /v1/client/fs/readat/:id': 'read',
   'GET /v1/client/fs/stream/:id': 'read',
+  'GET /v1/metrics': 'read',
   // operator
   'GET /v1/operator/snapshot': 'management',
   // ACL tokens: managed with the agent's token only; any token may read itself

@@ -20,6 +20,7 @@ import { operatorRoutes } from './routes/operator.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { jobPlanRoutes } from './routes/job-plan.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { nodeRoutes } from './routes/nodes.ts';
 import { zodValidatorCompiler } from './schemas.ts';
 
@@ -107,6 +108,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   jobPlanRoutes(app, ctx);
   deploymentRoutes(app, ctx);
   allocFsRoutes(app, ctx);
+  metricsRoutes(app, ctx);
   aclRoutes(app, ctx);
   return app;
 }
