@@ -178,6 +178,8 @@ describe('an agent killed at random moments under API load', { timeout: 30 * 60_
       }
     }
     expect(orphans, 'task processes still running after their jobs were purged').toEqual([]);
+    const inFlight = [...jobs.values()].filter((t) => t.inFlight !== undefined).length;
+    console.log(`agent crash test: ${KILLS} kills (seed ${SEED}), ${jobs.size} jobs, ${acked.length} with acknowledged writes, ${inFlight} writes in flight at a kill, ${perAlloc.size} allocations started once each, 0 task processes left`);
     agent.child.kill('SIGTERM');
     const end = await agent.exited;
     expect(end.code, end.stderr).toBe(0);
