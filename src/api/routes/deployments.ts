@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.ts';
 import type { StreamEvent } from '../event-broker.ts';
-import type { JobEntry } from '../job-registry.ts';
+import type { EvalRecord, JobEntry } from '../job-registry.ts';
 import type { Json } from '../job-json.ts';
 import { StoreDamagedError } from '../../state/agent-store.ts';
 import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
@@ -88,6 +88,22 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
       EvalPriority: Number(jobJson['Priority'] ?? 50), CreateIndex: v.jobModifyIndex, ModifyIndex: modifyIndex,
     };
   });
+}
+
+/**
+ * An evaluation as Nomad's API answers it: with the deployment its job version started (`DeploymentID`,
+ * which `nomad job run` follows after the evaluation), and the fields a one-node scheduler leaves empty.
+ */
+export function evalJson(ctx: ApiContext, e: EvalRecord): Json {
+  const job = ctx.registry.getJob(e.JobID);
+  const version = job?.versions.find((v) => v.jobModifyIndex === e.JobModifyIndex);
+  const deployment = job && version && e.TriggeredBy === 'job-register' ? deploymentsOf(ctx, job).find((d) => d['JobVersion'] === version.version) : undefined;
+  return {
+    ...e, DeploymentID: deployment ? String(deployment['ID']) : '', NodeID: '', NodeModifyIndex: 0, Wait: 0, WaitUntil: '0001-01-01T00:00:00Z',
+    NextEval: '', PreviousEval: '', BlockedEval: '', FailedTGAllocs: null, ClassEligibility: null, EscapedComputedClass: false,
+    QueuedAllocations: Object.fromEntries([...new Set((version ?? job?.versions.at(-1))?.allocs.map((a) => a.group) ?? [])].map((g) => [g, 0])),
+    SnapshotIndex: e.CreateIndex,
+  };
 }
 
 /** What a deployment event reports: its status and its allocations' health. */

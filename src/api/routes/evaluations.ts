@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { blockingQuery, notFound, type ApiContext } from '../context.ts';
 import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
+import { evalJson } from './deployments.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
 
@@ -14,14 +15,14 @@ export function evaluationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get('/v1/evaluations', { schema: { querystring: blockingQuerySchema } }, async (req, reply) => {
     await blockingQuery(ctx, req, reply, newest);
     const prefix = (req.query as { prefix?: string }).prefix ?? '';
-    return registry.listEvals().filter((e) => e.ID.startsWith(prefix));
+    return registry.listEvals().filter((e) => e.ID.startsWith(prefix)).map((e) => evalJson(ctx, e));
   });
 
   app.get('/v1/evaluation/:id', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
     const e = registry.getEval((req.params as { id: string }).id);
     if (!e) throw notFound('eval');
     await blockingQuery(ctx, req, reply, () => e.ModifyIndex);
-    return e;
+    return evalJson(ctx, e);
   });
 
   app.get('/v1/evaluation/:id/allocations', { schema: { params: idParams } }, async (req) => {
@@ -34,6 +35,6 @@ export function evaluationRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const { id } = req.params as { id: string };
     if (!registry.getJob(id)) throw notFound('job');
     await blockingQuery(ctx, req, reply, newest);
-    return registry.listEvals().filter((e) => e.JobID === id).reverse();
+    return registry.listEvals().filter((e) => e.JobID === id).reverse().map((e) => evalJson(ctx, e));
   });
 }
