@@ -234,3 +234,42 @@ describe('event stream topics Evaluation, Node and Deployment', { timeout: 60_00
     expect([res.status, res.text]).toEqual([400, 'unknown topic "Bogus": this agent publishes Job, Allocation, Evaluation, Deployment and Node']);
   });
 });
+
+describe("nomad job run's monitor over HTTP", { timeout: 60_000 }, () => {
+  /** A blocking read of `path` until `done` holds, as Nomad's monitor polls: each query waits on the last index. */
+  const watch = async (s: Awaited<ReturnType<typeof serve>>, path: string, done: (body: Json) => boolean): Promise<Json> => {
+    let index = 0;
+    for (let i = 0; i < 100; i++) {
+      const res = await call(s.socket, 'GET', `${path}?index=${index}&wait=5s`);
+      expect(res.status, res.text).toBe(200);
+      const body = res.json();
+      if (done(body)) return body;
+      index = Number(res.headers['x-nomad-index']);
+    }
+    throw new Error(`${path} never got where it was going`);
+  };
+
+  it('follows register → evaluation → its allocations → the deployment until it succeeds', async () => {
+    const s = await serve();
+    const body = mockJob('mon', undefined, { Meta: { v: '1' } });
+    (body.Job.TaskGroups[0] as Json).Update = { MinHealthyTime: 200e6, HealthyDeadline: 300e9 };
+    const { EvalID } = (await call(s.socket, 'PUT', '/v1/jobs', body)).json();
+    const evaluation = await watch(s, `/v1/evaluation/${EvalID}`, (e) => e.Status === 'complete');
+    expect(evaluation).toMatchObject({ ID: EvalID, JobID: 'mon', TriggeredBy: 'job-register', QueuedAllocations: { g: 0 }, FailedTGAllocs: null, BlockedEval: '' });
+    expect(evaluation.DeploymentID).toMatch(/^[0-9a-f-]{36}$/);
+    const allocs = (await call(s.socket, 'GET', `/v1/evaluation/${EvalID}/allocations`)).json();
+    expect(allocs).toHaveLength(1);
+    expect(allocs[0]).toMatchObject({ EvalID, JobID: 'mon', TaskGroup: 'g', NodeID: s.store.get('meta', 'nodeId') });
+    const deployment = await watch(s, `/v1/deployment/${evaluation.DeploymentID}`, (d) => d.Status !== 'running');
+    expect(deployment).toMatchObject({ ID: evaluation.DeploymentID, JobID: 'mon', Status: 'successful', TaskGroups: { g: { DesiredTotal: 1, HealthyAllocs: 1 } } });
+    const placed = (await call(s.socket, 'GET', `/v1/deployment/allocations/${deployment.ID}`)).json();
+    expect(placed).toEqual([expect.objectContaining({ ID: allocs[0].ID, DeploymentStatus: expect.objectContaining({ Healthy: true }) })]);
+  });
+
+  it('ends at the allocations for a job without an update block: its evaluation has no deployment', async () => {
+    const s = await serve();
+    const { EvalID } = (await call(s.socket, 'PUT', '/v1/jobs', mockJob('batchless'))).json();
+    expect((await call(s.socket, 'GET', `/v1/evaluation/${EvalID}`)).json()).toMatchObject({ Status: 'complete', DeploymentID: '' });
+    expect((await call(s.socket, 'GET', `/v1/evaluation/${EvalID}/allocations`)).json()).toHaveLength(1);
+  });
+});
