@@ -7,6 +7,7 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { DEFAULT_PARSE_LIMITS } from '../jobspec/limits.ts';
 import { installAcl } from './acl.ts';
 import { checkTokenStrength } from './agent-token.ts';
+import { listQueryOptions } from './query-options.ts';
 import type { ApiContext } from './context.ts';
 import { aclRoutes } from './routes/acl.ts';
 import { agentRoutes } from './routes/agent.ts';
@@ -109,6 +110,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   deploymentRoutes(app, ctx);
   allocFsRoutes(app, ctx);
   metricsRoutes(app, ctx);
+  listQueryOptions(app);
   aclRoutes(app, ctx);
   return app;
 }

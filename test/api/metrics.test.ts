@@ -36,8 +36,7 @@ describe('/v1/metrics', { timeout: 60_000 }, () => {
     const s = await serve();
     const alloc = await runJob(s, mockJob('p'));
     expect((await call(s.socket, 'POST', `/v1/client/allocation/${alloc.ID}/restart`)).status).toBe(200);
-    const text = await until(async () => (await call(s.socket, 'GET', '/v1/metrics?format=prometheus')).text, (t) => t.includes(`alloc_id="${alloc.ID}"`) && /nomad_client_allocs_restarts\{[^}]*\} 1/.test(t), 'the restart to be counted');
-    expect(text).toMatch(/^nomad_client_allocations_running 1$/m);
+    const text = await until(async () => (await call(s.socket, 'GET', '/v1/metrics?format=prometheus')).text, (t) => t.includes(`alloc_id="${alloc.ID}"`) && /nomad_client_allocs_restarts\{[^}]*\} 1/.test(t) && /^nomad_client_allocations_running 1$/m.test(t), 'the restart to be counted and the task running again');
     expect(text).toMatch(/^nomad_http_request_duration_seconds_count\{method="POST",route="\/v1\/client\/allocation\/:id\/restart",status="200"\} 1$/m);
     expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
     const res = await call(s.socket, 'GET', '/v1/metrics?format=prometheus');

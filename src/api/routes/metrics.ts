@@ -19,6 +19,8 @@ export function metricsRoutes(app: FastifyInstance, ctx: ApiContext): void {
     }
     return m;
   };
+  // Made now, not on first use: commits and requests from the start are timed.
+  metrics();
   app.addHook('onResponse', async (req, reply) => metrics().observeRequest(req, reply));
 
   app.get('/v1/metrics', { schema: { querystring: metricsQuery } }, async (req, reply) => {
