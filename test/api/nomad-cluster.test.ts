@@ -20,6 +20,8 @@ describe('members, servers and namespaces', { timeout: 60_000 }, () => {
     expect(members.Members).toHaveLength(1);
     expect(members.Members[0]).toMatchObject({ Name: `${hostname()}.global`, Status: 'alive', Tags: { region: 'global', dc: 'dc1', role: 'nomad', id: s.store.get('meta', 'nodeId') } });
     expect((await call(s.socket, 'GET', '/v1/agent/servers')).json()).toEqual([s.api.socketPath]);
+    // `nomad node status -self` finds its node here.
+    expect((await call(s.socket, 'GET', '/v1/agent/self')).json().stats.client.node_id).toBe(s.store.get('meta', 'nodeId'));
   });
 
   it('lists default and every namespace a job was registered in, and 404s an unknown one', async () => {

@@ -11,7 +11,7 @@ export function agentRoutes(app: FastifyInstance, ctx: ApiContext): void {
     member: { Name: `${name}.global`, Addr: ctx.address, Port: 0, Tags: { region: 'global', dc: 'dc1', role: 'nomad', build: ctx.version }, Status: 'alive' },
     stats: {
       nomad: { leader: 'true', known_regions: '1', server: 'true' },
-      client: { known_servers: ctx.address, num_allocations: String(ctx.registry.listAllocs().length) },
+      client: { known_servers: ctx.address, num_allocations: String(ctx.registry.listAllocs().length), node_id: ctx.registry.node.id },
       runtime: { arch: process.arch, os: process.platform, version: process.version },
     },
   }));
