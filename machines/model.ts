@@ -45,6 +45,8 @@ export interface TaskSpec {
   shutdownDelay?: number;
   logs?: LogConfig;
   resources?: Record<string, unknown>;
+  /** Nomad's task `user`: the account raw_exec runs the task as (the agent must be root to switch). */
+  user?: string;
 }
 
 /** One instance of a task group: what an alloc runner runs. */

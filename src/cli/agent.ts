@@ -11,6 +11,7 @@ import { createAgent, type Agent } from '../runtime/create-agent.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import { AgentStore } from '../state/agent-store.ts';
 import { installLastResort } from '../runtime/last-resort.ts';
+import { taskUserProblem } from '../drivers/raw-exec/task-user.ts';
 import { importFileState, type ImportReport } from '../api/import-file-state.ts';
 import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
@@ -23,7 +24,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--inspect[=PORT] [--inspect-token T] [--stately]] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--inspect[=PORT] [--inspect-token T] [--stately]] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -49,6 +50,8 @@ Flags:
   --http ADDR         also serve the API on HOST:PORT, e.g. 127.0.0.1:4646 (port 0: any free one)
   --token-file F      read the token TCP clients must send from F (mode 0600; default: $ALLOCRUN_TOKEN_FILE)
   --token T           the token itself (default: $ALLOCRUN_TOKEN); visible to other users, prefer --token-file
+  --task-user NAME    run raw_exec tasks that name no "user" as NAME (the agent must run as root);
+                      without it they run as the agent's user
   --inspect[=PORT]    serve the visualizer while the agent runs
   --inspect-token T   the visualizer's token (default: kept in D/inspect-token, 0600,
                       so a page left open reconnects after an agent restart)
@@ -64,7 +67,7 @@ Example:
     const parsed = parseCommand(
       this,
       args,
-      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' } },
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' } },
       { min: 0, max: 0, names: '' },
     );
     if (!parsed) return 0;
@@ -78,6 +81,10 @@ Example:
     if (values.token !== undefined) process.stderr.write(`allocrun agent: ${TOKEN_ON_COMMAND_LINE_WARNING}\n`);
     const tokenSource = values.http === undefined ? undefined : tokenSourceOf({ token: values.token, tokenFile: values['token-file'] });
     const apiToken = tokenSource && resolveAgentToken(tokenSource, dataDir);
+    // Refused here, not at each task's start: an agent that cannot switch to it would fail every task.
+    const taskUser = values['task-user'];
+    const taskUserWhy = taskUser === undefined ? undefined : taskUserProblem(taskUser, 'leave out --task-user, or run the agent as root');
+    if (taskUserWhy) throw new UsageError(`agent: --task-user ${JSON.stringify(taskUser)}: ${taskUserWhy}`, 'agent');
 
     // From here on, an error a hook or driver leaves unhandled is recorded on its task and logged; the
     // agent, and every other allocation, carries on.
@@ -121,7 +128,7 @@ Example:
     const keepAlive = setInterval(() => {}, 1 << 30);
     const { view } = chooseView(values.json === true);
     try {
-      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords });
+      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, ...(taskUser !== undefined && { taskUser }) });
       if (imported) {
         process.stderr.write(`allocrun agent: imported the file-based state of ${dataDir} into ${store.path}: ${imported.jobs} jobs, ${imported.allocs} allocations, ${imported.runners} runner records (the old files were renamed *.imported)\n`);
         for (const line of imported.skipped) process.stderr.write(`allocrun agent: not imported: ${line}\n`);

@@ -11,8 +11,17 @@ export interface DriverConfigProblem {
   message: string;
 }
 
-/** Checks one task's `config` for a driver; returns every problem it finds (none: the config runs). */
-export type DriverConfigCheck = (config: Record<string, unknown>, task: string) => DriverConfigProblem[];
+/** The task's fields besides `config` that a driver may need to judge (`user`: whether it can run the task as it). */
+export interface DriverTaskFields {
+  /** The task's `user`, as written (the schema checks its type). */
+  user?: unknown;
+}
+
+/**
+ * Checks one task for a driver: its `config`, and the task fields the driver acts on (`fields`); returns
+ * every problem it finds (none: the task runs), each path from the task (`['user']`, `['config', 'args', 0]`).
+ */
+export type DriverConfigCheck = (config: Record<string, unknown>, task: string, fields?: DriverTaskFields) => DriverConfigProblem[];
 
 /** The drivers a runtime has, by name, each with its config check. */
 export type DriverChecks = Readonly<Record<string, DriverConfigCheck>>;

@@ -17,6 +17,6 @@ export { DEFAULT_PARSE_LIMITS, type ParseLimits } from './limits.ts';
 export { warmHclWorker, stopHclWorker } from './hcl-parser.ts';
 export { validateAllocSpec } from './validate.ts';
 export { MAX_NAME_BYTES, MAX_ALLOC_ID_BYTES } from './names.ts';
-export type { DriverChecks, DriverConfigCheck, DriverConfigProblem } from './driver-config.ts';
+export type { DriverChecks, DriverConfigCheck, DriverConfigProblem, DriverTaskFields } from './driver-config.ts';
 export type { JobBody, GroupBody, TaskBody } from './jobspec-schema.ts';
 export { apiFieldOf } from './nomad-api.ts';

@@ -54,6 +54,7 @@ function toTaskSpec(name: string, t: TaskBody, groupRestart: RestartPolicy): Tas
     ...(t.shutdown_delay !== undefined && { shutdownDelay: t.shutdown_delay }),
     ...(t.logs && { logs: { maxFiles: t.logs.max_files, maxFileSize: t.logs.max_file_size * MB } }),
     ...(t.resources && { resources: resourcesOf(t.resources) }),
+    ...(t.user !== undefined && { user: t.user }),
   };
 }
 

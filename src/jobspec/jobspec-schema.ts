@@ -29,7 +29,7 @@ export const IGNORED_KEYS = {
   group: ['network', 'service', 'reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
     'scaling', 'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
     'prevent_reschedule_on_lost'],
-  task: ['user', 'service', 'template', 'artifact', 'vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
+  task: ['service', 'template', 'artifact', 'vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
     'dispatch_payload', 'csi_plugin', 'scaling', 'kind', 'action', 'schedule'],
   resources: ['network', 'device', 'numa', 'disk', 'iops', 'secrets'],
 } as const;
@@ -111,6 +111,8 @@ const taskSchema = z.strictObject({
   shutdown_delay: durationSchema.optional(),
   logs: logsSchema.optional(),
   resources: resourcesSchema.optional(),
+  /** The account the task runs as; whether the agent can switch to it is the driver's check (rules.ts). */
+  user: z.string().min(1, 'must not be empty (leave "user" out to run as the agent\'s user)').optional(),
   ...ignored(IGNORED_KEYS.task),
 });
 

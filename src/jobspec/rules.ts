@@ -143,7 +143,10 @@ function checkGroup(group: Record<string, unknown>, path: PathSegment[], type: J
   }
 }
 
-/** The task's driver is one the runtime has, and its config one that driver runs (mistyped ones: the schema). */
+/**
+ * The task's driver is one the runtime has, and its config (and the task fields it acts on, such as `user`)
+ * one that driver runs; mistyped ones are the schema's to report.
+ */
 function checkDriver(task: Record<string, unknown>, path: PathSegment[], drivers: DriverChecks, report: Report): void {
   const driver = task['driver'];
   if (typeof driver !== 'string' || driver === '') return;
@@ -155,7 +158,8 @@ function checkDriver(task: Record<string, unknown>, path: PathSegment[], drivers
   }
   const config = task['config'] ?? {};
   if (!isPlainObject(config)) return;
-  for (const p of check(config, String(path[path.length - 1]))) report.problems.push({ path: [...path, ...p.path], message: p.message });
+  const fields = task['user'] !== undefined ? { user: task['user'] } : {};
+  for (const p of check(config, String(path[path.length - 1]), fields)) report.problems.push({ path: [...path, ...p.path], message: p.message });
 }
 
 /** The fields a restart block sets, or undefined when any of them is invalid. */

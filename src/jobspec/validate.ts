@@ -54,6 +54,7 @@ const taskSpec = z.strictObject({
   shutdownDelay: ms.optional(),
   logs: z.strictObject({ maxFiles: count(1), maxFileSize: count(1) }).optional(),
   resources: z.record(z.string(), z.unknown()).optional(),
+  user: z.string().min(1, 'must not be empty (leave it out to run as the agent\'s user)').optional(),
 });
 
 const updateStrategy = z

@@ -58,6 +58,11 @@ export interface AllocRunnerOptions {
   seed?: number;
   maxKillTimeout?: number;
   /**
+   * The user the default raw_exec driver runs tasks as when they name none (a task's `user` wins); needs a
+   * root process, else such tasks fail to start. Ignored when `drivers` replaces raw_exec.
+   */
+  taskUser?: string;
+  /**
    * The built-in hooks (validate, alloc_dir, task_dir, stats) run before the caller's; turn them off
    * for pure simulations that must not touch the disk.
    */
@@ -120,7 +125,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const node = opts.node ?? localNodeInfo();
   const hostEnv = hostEnvFor(opts.hostEnv ?? process.env);
   const allocDir = join(opts.dataDir ?? join(tmpdir(), 'allocrun'), 'allocs', spec.id);
-  const drivers = withDefaultDrivers(opts.drivers);
+  const drivers = withDefaultDrivers(opts.drivers, { taskUser: opts.taskUser });
   const stats = new AllocStatsReporter();
   const builtins = opts.builtinHooks !== false;
   const builtinTaskHooks: TaskHook[] = builtins ? [validateHook(Object.keys(drivers)), taskDirHook(), statsHook(stats)] : [];

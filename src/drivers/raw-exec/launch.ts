@@ -47,6 +47,25 @@ export interface LaunchRequest {
   pollMs: number;
   /** How often an adopted workload whose output pipes are read is polled (see AdoptedWorkload). */
   watchedPollMs?: number;
+  /** The account the workload runs as, switched to by `setpriv` (task-user.ts); absent: the agent's own. */
+  runAs?: RunAs;
+}
+
+/** A user switch: the ids, and the `setpriv` that performs it. */
+export interface RunAs {
+  uid: number;
+  gid: number;
+  setpriv: string;
+}
+
+/**
+ * The command the supervisor execs: the task's own, or `setpriv` switching to the task's user and exec'ing it
+ * in the same process (so the pid the supervisor recorded stays the workload's). Real and effective ids
+ * both change, supplementary groups are the user's (initgroups), and capabilities go with uid 0.
+ */
+export function workloadCommand(bin: string, args: readonly string[], runAs: RunAs | undefined): string[] {
+  if (!runAs) return [bin, ...args];
+  return [runAs.setpriv, `--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--init-groups', '--', bin, ...args];
 }
 
 /** What finding an earlier start of an attempt needs: where its records are, and how to poll what it finds. */
@@ -187,7 +206,7 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
     writeIntent(req.taskDir, req.attempt, token);
   }
   const pwdArg = req.env.PWD === undefined ? '-' : `=${req.env.PWD}`;
-  const script = [prefix, req.setsid, pwdArg, req.mkfifo, goVariable(req.env), req.bin, ...req.args];
+  const script = [prefix, req.setsid, pwdArg, req.mkfifo, goVariable(req.env), ...workloadCommand(req.bin, req.args, req.runAs)];
   let child: SpawnedChild;
   try {
     // From the spawner helper, so the agent neither forks nor waits for the exec (spawner.ts). Output goes

@@ -1,12 +1,13 @@
 /**
  * Nomad's `raw_exec` driver as a SwarmKit Controller: runs `config.command` with `config.args` (no shell)
  * in the task dir with exactly the task env, in its own process group, logs to rotated files, and can be
- * recovered by pid + start time after the agent restarts.
+ * recovered by pid + start time after the agent restarts. A task with a `user` (or the agent's default
+ * `taskUser`) runs as that user, which needs a root agent (task-user.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { EMPTY, Observable, Subject, takeUntil, throwError } from 'rxjs';
 import type { ExitResult, LogConfig, TaskSpec } from '../../jobspec/types.ts';
 import type { Clock } from '../clock.ts';
@@ -32,6 +33,7 @@ import { findEarlierSpawn, openOutput, spawnSupervised, type LaunchRequest } fro
 import { warmSpawner } from './spawner.ts';
 import { markStopping, supervisorLive, type SupervisorRef } from './supervisor.ts';
 import { AdoptedWorkload, SpawnedWorkload, type Workload } from './workload.ts';
+import { resolveTaskUser, shareTaskDir, TaskUserError, userSwitching, type TaskUser } from './task-user.ts';
 
 /** The driver's name in job files. */
 export const RAW_EXEC = 'raw_exec';
@@ -56,6 +58,11 @@ export interface RawExecDriverOptions {
    * crash (see supervisor.ts). Default true; needs `/bin/sh`, `setsid` (util-linux) and `mkfifo`, else off.
    */
   supervise?: boolean;
+  /**
+   * The user tasks run as when they name none (`allocrun agent --task-user`); a task's own `user` wins. The
+   * agent must be root to switch users (task-user.ts); a task whose user it cannot switch to fails to start.
+   */
+  taskUser?: string;
 }
 
 /** The raw_exec driver; `recover` and `findStarted` are always present, and all return the concrete controller. */
@@ -74,6 +81,8 @@ interface Settings {
   watchedPollIntervalMs: number;
   logPollIntervalMs: number;
   ticks: number;
+  /** RawExecDriverOptions.taskUser. */
+  taskUser: string | undefined;
 }
 
 const SIGKILL = constants.signals.SIGKILL;
@@ -120,6 +129,8 @@ function exitsWithin(clock: Clock, ms: number, p: Promise<unknown>, signal: Abor
 /** One raw_exec task attempt. All methods are idempotent; after close they still work but hold nothing open. */
 export class RawExecController implements Controller {
   private config: RawExecConfig | undefined;
+  /** The account the task runs as, once prepare has resolved it; undefined: the agent's own. */
+  private user: TaskUser | undefined;
   private workload: Workload | undefined;
   private starting: Promise<void> | undefined;
   private writers: RotatingLogWriter[] = [];
@@ -154,8 +165,12 @@ export class RawExecController implements Controller {
     signal.throwIfAborted();
     this.config ??= parseRawExecConfig(this.task);
     validateLogConfig(this.logConfig);
+    // Asked on every prepare: the account may have gone, or the agent may no longer be root, since the last.
+    const userName = this.task.user ?? this.settings.taskUser;
+    this.user = userName === undefined ? undefined : resolveTaskUser(this.task.name, userName);
     mkdirSync(this.logDir, { recursive: true });
     mkdirSync(this.ctx.taskDir, { recursive: true });
+    if (this.user) shareTaskDir(this.ctx.taskDir, this.user);
   }
 
   start(signal: AbortSignal): Promise<void> {
@@ -301,11 +316,21 @@ export class RawExecController implements Controller {
       for (const [, w] of writers) w.close();
     };
     const setsid = this.settings.setsid;
+    const user = this.user;
+    // The task user cannot pass through the data dir (0700, the agent's): it reaches its task dir through its
+    // working directory, so a command found there is exec'd by a path relative to it.
+    const execPath = user ? pathFromCwd(bin, cwd, this.ctx.taskDir) : bin;
     if (setsid) {
+      const setpriv = user ? userSwitching().setpriv() : undefined;
+      if (user && !setpriv) {
+        closeWriters();
+        throw new TaskUserError(this.task.name, user.name, 'setpriv (util-linux) is not installed, and the agent switches users with it');
+      }
       const req: LaunchRequest = {
         task: this.task.name,
-        bin,
+        bin: execPath,
         args: cfg.args,
+        ...(user && setpriv ? { runAs: { uid: user.uid, gid: user.gid, setpriv } } : {}),
         cwd,
         env: { ...this.ctx.env },
         taskDir: this.ctx.taskDir,
@@ -335,12 +360,14 @@ export class RawExecController implements Controller {
     }
     let child: ChildProcess;
     try {
-      child = spawn(bin, cfg.args, {
+      child = spawn(execPath, cfg.args, {
         cwd,
         env: { ...this.ctx.env },
         argv0: cfg.command,
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
+        // libuv drops the supplementary groups when it switches (setgroups(0)): the user's own gid remains.
+        ...(user ? { uid: user.uid, gid: user.gid } : {}),
       });
     } catch (err) {
       // Node throws synchronously for invalid arguments, e.g. a NUL byte in an arg or env value.
@@ -421,6 +448,17 @@ export class RawExecController implements Controller {
   }
 }
 
+/**
+ * `bin` as the task user can exec it: relative to the working directory when it lies in the task dir (the
+ * user cannot resolve the data dir's absolute paths, but can those below its working directory), else as is.
+ */
+function pathFromCwd(bin: string, cwd: string, taskDir: string): string {
+  const inTaskDir = relative(taskDir, bin);
+  if (inTaskDir.startsWith('..') || isAbsolute(inTaskDir)) return bin;
+  const fromCwd = relative(cwd, bin);
+  return fromCwd.startsWith('/') ? bin : `./${fromCwd}`;
+}
+
 /** The supervisor a handle names, if it was started under one and the record is well-formed. */
 function supervisorOf(handle: DriverHandle): SupervisorRef | undefined {
   const sup = (handle.state as { supervisor?: Partial<SupervisorRef> } | undefined)?.supervisor;
@@ -457,6 +495,7 @@ export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExec
     watchedPollIntervalMs: options.watchedPollIntervalMs ?? 5_000,
     logPollIntervalMs: options.logPollIntervalMs ?? 250,
     ticks: options.clockTicksPerSecond ?? DEFAULT_CLOCK_TICKS,
+    taskUser: options.taskUser,
   };
   return {
     name: RAW_EXEC,

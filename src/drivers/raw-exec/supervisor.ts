@@ -15,7 +15,7 @@
  * `exec-<attempt>.intent` names the token of the attempt's spawn; it is written before the spawn, so a
  * restored agent that finds the task still starting can find (or cancel) the process it started.
  */
-import { close, existsSync, mkdirSync, open, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, close, existsSync, lstatSync, mkdirSync, open, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isLive, readProcStat } from './proc-stat.ts';
 
@@ -86,10 +86,22 @@ export function privateDir(taskDir: string): string {
   return join(taskDir, 'private');
 }
 
-/** Creates the private dir, readable by the agent's user only. */
+/**
+ * Creates the private dir, readable by the agent's user only, and checks that what is there is that: a task
+ * running as another user writes in its task dir (task-user.ts), and a `private` it made (or a symlink in
+ * its place) would let it forge the exit status a restored agent reads, or point root's writes elsewhere.
+ */
 export function ensurePrivateDir(taskDir: string): string {
   const dir = privateDir(taskDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = lstatSync(dir);
+  const uid = process.geteuid?.();
+  if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) {
+    const what = st.isSymbolicLink() ? 'a symbolic link' : !st.isDirectory() ? 'not a directory' : `owned by uid ${st.uid}`;
+    throw new Error(`the supervisor's dir ${dir} is ${what}; it must be a directory of the agent's user (uid ${uid}): remove it and start the task again`);
+  }
+  // The agent's own, made by an older version or by hand with a looser mode: only the agent could write it.
+  if ((st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
   return dir;
 }
 
