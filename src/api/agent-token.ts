@@ -116,8 +116,12 @@ export function checkDataDirPrivate(dir: string): void {
   if (uid !== undefined && st.uid !== uid) {
     throw new AgentTokenError(`the data dir ${dir} is owned by uid ${st.uid}, not by the agent's user (uid ${uid}): chown it to the agent's user, or choose another --data-dir`);
   }
-  const open = openTo(st);
-  if (open) throw new AgentTokenError(`the data dir ${dir} is not private: ${open}; its socket and token must be the agent's alone: run 'chmod 700 ${dir}'`);
+  // Others may pass through it (0711: a task running as another user reaches its own task dir by path)
+  // but never list or change it: everything in it is the agent's alone, each file 0600.
+  if (st.mode & 0o066) {
+    const open = openTo(st);
+    throw new AgentTokenError(`the data dir ${dir} is not private: ${open}; its socket and token must be the agent's alone: run 'chmod 700 ${dir}'`);
+  }
 }
 
 /** Refuses a socket others can reach (after the agent made it 0600: a filesystem that ignores chmod). */

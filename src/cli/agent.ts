@@ -10,6 +10,8 @@ import { serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
 import { createAgent, type Agent } from '../runtime/create-agent.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import { AgentStore } from '../state/agent-store.ts';
+import { openPassage } from '../state/file-store.ts';
+import { userSwitching } from '../drivers/raw-exec/task-user.ts';
 import { installLastResort } from '../runtime/last-resort.ts';
 import { taskUserProblem } from '../drivers/raw-exec/task-user.ts';
 import { importFileState, type ImportReport } from '../api/import-file-state.ts';
@@ -78,6 +80,8 @@ Example:
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     // Refused before anything is restored: a data dir or a given token others can reach (agent-token.ts).
     checkDataDirPrivate(dataDir);
+    // An agent that runs tasks as other users lets them pass through to their task dirs, by path only.
+    if (!userSwitching().cannotSwitch()) await openPassage(dataDir);
     if (values.token !== undefined) process.stderr.write(`allocrun agent: ${TOKEN_ON_COMMAND_LINE_WARNING}\n`);
     const tokenSource = values.http === undefined ? undefined : tokenSourceOf({ token: values.token, tokenFile: values['token-file'] });
     const apiToken = tokenSource && resolveAgentToken(tokenSource, dataDir);

@@ -6,7 +6,7 @@
  * A damaged record is reported with its path and skipped, so it never hides the healthy ones.
  */
 import { mkdirSync, rename as renameCallback, writeFile as writeFileCallback } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { checkRecord } from './record-check.ts';
 import { StateStoreError, type AllocRecord, type StateScan, type StateStore } from './store.ts';
@@ -17,6 +17,19 @@ export { StateStoreError, type AllocRecord, type StateScan, type StateStore } fr
 /** Creates the data dir (0700 when this creates it) and its `allocs/` (always 0700: only the agent reads it). */
 export function ensureDataDir(dataDir: string): void {
   mkdirSync(join(dataDir, 'allocs'), { recursive: true, mode: 0o700 });
+}
+
+/**
+ * Lets other users pass through the data dir and `allocs/` (0711) to the task dirs they own, by path:
+ * a task running as `nobody` opens `$NOMAD_TASK_DIR/...`, yet lists nothing and reads nothing of the
+ * agent's (the store, the token and the socket are 0600). Only adds the search bit; never opens more.
+ */
+export async function openPassage(dataDir: string): Promise<void> {
+  await mkdir(join(dataDir, 'allocs'), { recursive: true, mode: 0o711 });
+  for (const dir of [dataDir, join(dataDir, 'allocs')]) {
+    const { mode } = await stat(dir);
+    if ((mode & 0o011) !== 0o011) await chmod(dir, (mode & 0o7700) | 0o011);
+  }
 }
 
 const STATE_FILE = 'state.json';

@@ -131,10 +131,14 @@ describe('token files', () => {
 });
 
 describe('the data dir', () => {
-  it('is accepted at 0700 and refused with the chmod that fixes it when group or others can use it', async () => {
+  it('is accepted at 0700, or passable but not listable (0711), and refused with the chmod that fixes it when group or others can read or write it', async () => {
     const dir = await privateDir();
     expect(() => checkDataDirPrivate(dir)).not.toThrow();
-    for (const mode of [0o755, 0o750, 0o701, 0o770, 0o1777]) {
+    for (const mode of [0o711, 0o701, 0o710]) {
+      await chmod(dir, mode);
+      expect(() => checkDataDirPrivate(dir)).not.toThrow();
+    }
+    for (const mode of [0o755, 0o750, 0o704, 0o720, 0o702, 0o770, 0o1777]) {
       await chmod(dir, mode);
       expect(() => checkDataDirPrivate(dir)).toThrow(`run 'chmod 700 ${dir}'`);
     }

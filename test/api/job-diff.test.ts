@@ -21,6 +21,7 @@ describe('groupUpdate (Nomad tasksUpdated)', () => {
     ['the resources', withTask({ resources: { memoryMB: 64 } }), 'destructive'],
     ['the log config', withTask({ logs: { maxFiles: 2, maxFileSize: 1 } }), 'destructive'],
     ['the lifecycle', withTask({ lifecycle: { hook: 'prestart' } }), 'destructive'],
+    ['the user it runs as', withTask({ user: 'nobody' }), 'destructive'],
     ['a task added', { ...base, tasks: [task, { ...task, name: 'u' }] }, 'destructive'],
     ['a task renamed', withTask({ name: 'u' }), 'destructive'],
   ] as const)('%s → %s', (_what, next, expected) => {

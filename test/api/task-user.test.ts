@@ -60,6 +60,9 @@ const probe = (dataDir: string): string =>
     `cat ${dataDir}/state.mdb >/dev/null 2>&1 && echo store-read || echo store-denied`,
     `${process.execPath} -e "require('net').connect(process.argv[1]).on('connect', () => { console.log('socket-connected'); process.exit(0); }).on('error', (e) => console.log('socket-refused ' + e.code))" ${dataDir}/agent.sock`,
     'echo mine > ./written && echo dir-writable',
+    // By absolute path, as Nomad jobs write their config files: the data dir lets it pass, not list.
+    'echo abs > "$NOMAD_TASK_DIR/by-path" && echo abs-writable || echo abs-denied',
+    `ls ${dataDir} >/dev/null 2>&1 && echo dir-listed || echo dir-unlisted`,
   ].join('; ');
 
 describe.runIf(asRoot)('a root agent runs each task as its user', () => {
@@ -74,7 +77,7 @@ describe.runIf(asRoot)('a root agent runs each task as its user', () => {
   it('runs a task with user = "daemon" as daemon and one without as --task-user nobody; neither reaches the token or the socket', async () => {
     const D = agent.dataDir;
     // The agent's own files are there, and the agent's: what the tasks fail to reach exists.
-    for (const [file, mode] of [['agent-token', 0o600], ['agent.sock', 0o600], ['state.mdb', 0o600], ['.', 0o700]] as const) {
+    for (const [file, mode] of [['agent-token', 0o600], ['agent.sock', 0o600], ['state.mdb', 0o600], ['.', 0o711]] as const) {
       const st = await stat(join(D, file));
       expect([file, st.uid, st.mode & 0o777]).toEqual([file, 0, mode]);
     }
@@ -83,8 +86,8 @@ describe.runIf(asRoot)('a root agent runs each task as its user', () => {
     const [alloc] = await waitForAllocs(agent.socket, '/v1/job/who/allocations', (l) => l.length === 1 && l[0]!.ClientStatus === 'complete');
     const logs = join(D, 'allocs', alloc!.ID, 'alloc', 'logs');
     const lines = (task: string) => readFileSync(join(logs, `${task}.stdout.0`), 'utf8').trim().split('\n');
-    expect(lines('named')).toEqual([String(DAEMON!.uid), 'token-denied', 'store-denied', 'socket-refused EACCES', 'dir-writable']);
-    expect(lines('fallback')).toEqual([String(NOBODY!.uid), 'token-denied', 'store-denied', 'socket-refused EACCES', 'dir-writable']);
+    expect(lines('named')).toEqual([String(DAEMON!.uid), 'token-denied', 'store-denied', 'socket-refused EACCES', 'dir-writable', 'abs-writable', 'dir-unlisted']);
+    expect(lines('fallback')).toEqual([String(NOBODY!.uid), 'token-denied', 'store-denied', 'socket-refused EACCES', 'dir-writable', 'abs-writable', 'dir-unlisted']);
     // What each wrote in its task dir is its own.
     expect((await stat(join(D, 'allocs', alloc!.ID, 'named', 'written'))).uid).toBe(DAEMON!.uid);
     expect((await stat(join(D, 'allocs', alloc!.ID, 'fallback', 'written'))).uid).toBe(NOBODY!.uid);
