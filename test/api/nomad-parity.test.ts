@@ -18,6 +18,13 @@ async function eventsOf(s: Served, allocId: string, task: string): Promise<strin
   return a.TaskStates[task]?.Events.map((e) => e.Type) ?? [];
 }
 
+/** Runs a two-task job and waits until both tasks have started (an allocation runs once its first task does). */
+async function runBoth(s: Served, id: string): Promise<Alloc> {
+  const alloc = await runJob(s, mockJob(id, { a: { run_for: '1h' }, b: { run_for: '1h' } }));
+  for (const task of ['a', 'b']) await until(() => eventsOf(s, alloc.ID, task), (e) => e.includes('Started'), `task ${task} to start`);
+  return alloc;
+}
+
 describe('query flags and durations as Go parses them', { timeout: 60_000 }, () => {
   it.each(['1', 't', 'T', 'TRUE', 'true', 'True'])('purge=%s purges the job', async (flag) => {
     const s = await serve();
@@ -78,7 +85,7 @@ describe('empty and null bodies and fields as Nomad treats them', { timeout: 60_
     ['null fields', '{"TaskName":null,"AllTasks":null}'],
   ])('restart with %s restarts every running task', async (_what, body) => {
     const s = await serve();
-    const alloc = await runJob(s, mockJob('r', { a: { run_for: '1h' }, b: { run_for: '1h' } }));
+    const alloc = await runBoth(s, 'r');
     const headers = body === '' ? { 'content-type': 'application/json' } : undefined;
     const res = await call(s.socket, 'POST', `/v1/client/allocation/${alloc.ID}/restart`, body, headers);
     expect(res.status, res.text).toBe(200);
@@ -87,7 +94,7 @@ describe('empty and null bodies and fields as Nomad treats them', { timeout: 60_
 
   it('signal with "Task": null signals every task', async () => {
     const s = await serve();
-    const alloc = await runJob(s, mockJob('sig', { a: { run_for: '1h' }, b: { run_for: '1h' } }));
+    const alloc = await runBoth(s, 'sig');
     const res = await call(s.socket, 'POST', `/v1/client/allocation/${alloc.ID}/signal`, { Signal: 'SIGUSR1', Task: null });
     expect(res.status, res.text).toBe(200);
     for (const task of ['a', 'b']) await until(() => eventsOf(s, alloc.ID, task), (e) => e.includes('Signaling'), `task ${task} signalled`);
@@ -95,7 +102,7 @@ describe('empty and null bodies and fields as Nomad treats them', { timeout: 60_
 
   it('matches body field names case-insensitively, as Go decodes them: "taskname" restarts that task alone', async () => {
     const s = await serve();
-    const alloc = await runJob(s, mockJob('ci', { a: { run_for: '1h' }, b: { run_for: '1h' } }));
+    const alloc = await runBoth(s, 'ci');
     expect((await call(s.socket, 'POST', `/v1/client/allocation/${alloc.ID}/restart`, { taskname: 'a' })).status).toBe(200);
     await until(() => eventsOf(s, alloc.ID, 'a'), (e) => e.includes('Restart Signaled'), 'task a restarted');
     expect(await eventsOf(s, alloc.ID, 'b')).not.toContain('Restart Signaled');
