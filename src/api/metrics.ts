@@ -74,9 +74,10 @@ export class AgentMetrics {
       const name = m.name.replace(/_/g, '.');
       const type = String(m.type);
       if (type === 'gauge') {
-        for (const v of m.values) gauges.push({ Name: name, Value: v.value, Labels: v.labels ?? {} });
+        for (const v of m.values) gauges.push({ Name: name, Value: v.value, Labels: stringLabels(v.labels) });
       } else if (type === 'counter') {
-        for (const v of m.values) counters.push(aggregate(name, v.labels ?? {}, v.value, v.value, v.value, v.value, 1));
+        // A counter's total as one sample: go-metrics counts increments, which prom-client does not keep.
+        for (const v of m.values) counters.push(aggregate(name, stringLabels(v.labels), 1, v.value, v.value, v.value, 1));
       } else if (type === 'summary') {
         // One sample per label set: its count, sum, and the 0 and 1 quantiles as min and max.
         const sets = new Map<string, { labels: Record<string, unknown>; count: number; sum: number; min: number; max: number }>();
@@ -91,7 +92,7 @@ export class AgentMetrics {
           else if (quantile === 0) set.min = v.value;
           else if (quantile === 1) set.max = v.value;
         }
-        for (const s of sets.values()) if (s.count > 0) samples.push(aggregate(name, s.labels, s.count, s.sum, s.min * 1000, s.max * 1000, s.count, true));
+        for (const s of sets.values()) if (s.count > 0) samples.push(aggregate(name, stringLabels(s.labels), s.count, s.sum, s.min * 1000, s.max * 1000, s.count, true));
       }
     }
     return { Timestamp: goTime(now), Gauges: gauges, Counters: counters, Samples: samples, Points: [] };
@@ -100,8 +101,13 @@ export class AgentMetrics {
 
 const timed = new WeakSet<AgentStore>();
 
+/** Labels as go-metrics keeps them: strings (prom-client allows numbers, as in nodejs_version_info). */
+function stringLabels(labels: object | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(labels ?? {}).map(([k, v]) => [k, String(v)]));
+}
+
 /** A go-metrics aggregate sample (`Count`, `Sum`, `Min`, `Max`, `Mean`, `Rate`, `Stddev`); timings in ms, as Nomad reports them. */
-function aggregate(name: string, labels: Record<string, unknown>, count: number, sum: number, min: number, max: number, n: number, seconds = false): Json {
+function aggregate(name: string, labels: Record<string, string>, count: number, sum: number, min: number, max: number, n: number, seconds = false): Json {
   const total = seconds ? sum * 1000 : sum;
   return { Name: name, Count: count, Rate: total / 10, Sum: total, SumSq: 0, Min: min, Max: max, Mean: n > 0 ? total / n : 0, Stddev: 0, Labels: labels };
 }
