@@ -6,7 +6,10 @@
  */
 import type { StatsSink, TaskHook } from './types.ts';
 
-/** Poststart gives the driver's stats (if it has any) to `sink`, sampled every `intervalMs`; exited and shutdown take them back. */
+/**
+ * Poststart gives the driver's stats (if it has any) to `sink`, sampled every `intervalMs` unless the sink asks
+ * for another interval; exited and shutdown take them back.
+ */
 export function statsHook(sink: StatsSink, intervalMs = 1_000): TaskHook {
   const untrack = async (req: { task: { name: string } }) => sink.untrack(req.task.name);
   return {
@@ -14,7 +17,7 @@ export function statsHook(sink: StatsSink, intervalMs = 1_000): TaskHook {
     async poststart(req) {
       const stats = req.stats;
       if (!stats) return;
-      sink.track(req.task.name, () => stats(intervalMs));
+      sink.track(req.task.name, (ms = intervalMs) => stats(ms));
     },
     exited: untrack,
     shutdown: untrack,

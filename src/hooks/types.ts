@@ -72,11 +72,11 @@ export interface TaskStopRequest {
 /**
  * Where the stats hook hands a running task's usage stream (Nomad's AllocStatsReporter side of the
  * stats hook). The sink samples from `track` to `untrack`, as Nomad's reporter does, so the figures are
- * there when first read.
+ * there when first read; it picks the interval (the hook's own when it passes none).
  */
 export interface StatsSink {
-  /** The task runs and `open()` streams its resource usage; replaces an earlier stream of that task. */
-  track(task: string, open: () => Observable<ResourceUsage>): void;
+  /** The task runs and `open(intervalMs?)` streams its resource usage; replaces an earlier stream of that task. */
+  track(task: string, open: (intervalMs?: number) => Observable<ResourceUsage>): void;
   /** The task no longer runs: close its stream and forget its figures. */
   untrack(task: string): void;
 }

@@ -1,11 +1,12 @@
 /**
- * AllocStatsReporter's task streams (open from track to untrack, whoever reads), streams that end or fail, and the summary `latest()` computes (Nomad's
+ * AllocStatsReporter's task streams (open from track to untrack, whoever reads, at the full rate or the background
+ * one), streams that end or fail, and the summary `latest()` computes (Nomad's
  * AllocStatsReporter.LatestAllocStats: CPU and memory summed, the newest timestamp).
  */
 import { EMPTY, Observable, Subject, concat, of, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { ResourceUsage } from '../../src/drivers/controller.ts';
-import { AllocStatsReporter } from '../../src/runtime/alloc-stats.ts';
+import { AllocStatsReporter, BACKGROUND_INTERVAL_MS, READ_LEASE_SAMPLES } from '../../src/runtime/alloc-stats.ts';
 
 const usage = (cpu: number, rss: number, timestamp: number): ResourceUsage => ({
   timestamp,
@@ -55,6 +56,16 @@ describe('AllocStatsReporter: when task streams are open', () => {
     r.track('web', src.open);
     expect(src.isOpen()).toBe(true);
     expect(r.latest().usage.memoryRss).toBe(2);
+  });
+
+  it('a stream that hands over a whole lease of samples while it is being opened drops to the background rate after', () => {
+    const r = new AllocStatsReporter();
+    const buffered = Array.from({ length: READ_LEASE_SAMPLES }, (_, i) => usage(1, i + 1, i + 1));
+    const samples = new Subject<ResourceUsage>();
+    const asked: (number | undefined)[] = [];
+    r.track('web', (ms) => (asked.push(ms), ms === undefined ? concat(of(...buffered), samples) : samples));
+    expect(asked).toEqual([undefined, BACKGROUND_INTERVAL_MS]);
+    expect(r.latest().usage.memoryRss).toBe(READ_LEASE_SAMPLES);
   });
 
   it('does not reopen a stream that failed (the task is gone), for readers or watchers', () => {

@@ -1,7 +1,7 @@
 import { Observable, Subject } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { ResourceUsage } from '../../src/drivers/controller.ts';
-import { AllocStatsReporter } from '../../src/runtime/alloc-stats.ts';
+import { AllocStatsReporter, BACKGROUND_INTERVAL_MS, READ_LEASE_SAMPLES } from '../../src/runtime/alloc-stats.ts';
 
 const usage = (rss: number, timestamp = 1): ResourceUsage => ({
   timestamp,
@@ -10,59 +10,90 @@ const usage = (rss: number, timestamp = 1): ResourceUsage => ({
   pids: [1],
 });
 
-/** A task's stats stream that counts how often it is open. */
+/** A task's stats stream that counts how often it is open, and the interval each opening asked for. */
 function fakeSource() {
   const samples = new Subject<ResourceUsage>();
   let open = 0;
-  let opened = 0;
+  const intervals: (number | undefined)[] = [];
   const stream = new Observable<ResourceUsage>((sub) => {
     open++;
-    opened++;
     const inner = samples.subscribe(sub);
     return () => {
       open--;
       inner.unsubscribe();
     };
   });
-  return { open: () => stream, emit: (u: ResourceUsage) => samples.next(u), end: () => samples.complete(), isOpen: () => open > 0, opened: () => opened };
+  return {
+    open: (ms?: number) => (intervals.push(ms), stream),
+    emit: (u: ResourceUsage) => samples.next(u),
+    end: () => samples.complete(),
+    isOpen: () => open > 0,
+    opened: () => intervals.length,
+    /** `fast` for the hook's own interval (none asked), else the interval asked for. */
+    rates: () => intervals.map((ms) => (ms === undefined ? 'fast' : ms)),
+  };
 }
 
 describe('AllocStatsReporter', () => {
-  it('samples a tracked task from the moment it is tracked, with nobody reading', () => {
+  it('samples a tracked task from the moment it is tracked, at the full rate, with nobody reading', () => {
     const r = new AllocStatsReporter();
     const src = fakeSource();
     r.track('web', src.open);
     expect(src.isOpen()).toBe(true);
+    expect(src.rates()).toEqual(['fast']);
     src.emit(usage(100));
     src.emit(usage(120));
     // The first read finds the figures already there (Nomad's stats hook samples from poststart).
     expect(r.latest('web').usage.memoryRss).toBe(120);
   });
 
-  it('keeps sampling after reads and after stats$ watchers leave, until the task is untracked', () => {
+  it(`drops to one sample every ${BACKGROUND_INTERVAL_MS} ms after ${READ_LEASE_SAMPLES} samples nobody asked for, and keeps sampling`, () => {
     const r = new AllocStatsReporter();
     const src = fakeSource();
     r.track('web', src.open);
-    const seen: number[] = [];
-    r.stats$.subscribe((u) => seen.push(u.usage.memoryRss)).unsubscribe();
-    for (let i = 0; i < 10; i++) r.latest();
+    for (let i = 1; i < READ_LEASE_SAMPLES; i++) src.emit(usage(i));
+    expect(src.rates()).toEqual(['fast']);
+    src.emit(usage(5));
+    expect(src.rates()).toEqual(['fast', BACKGROUND_INTERVAL_MS]);
     expect(src.isOpen()).toBe(true);
-    src.emit(usage(7));
-    expect(r.latest().usage.memoryRss).toBe(7);
-    expect(src.opened()).toBe(1);
-    expect(seen).toEqual([0]);
+    src.emit(usage(6));
+    expect(r.latest().usage.memoryRss).toBe(6);
   });
 
-  it('stats$ carries every sample to a watcher, current value first', () => {
+  it(`a read returns the background figures and samples at the full rate for ${READ_LEASE_SAMPLES} samples again`, () => {
     const r = new AllocStatsReporter();
     const src = fakeSource();
     r.track('web', src.open);
-    src.emit(usage(100));
+    for (let i = 0; i < READ_LEASE_SAMPLES; i++) src.emit(usage(1));
+    src.emit(usage(42));
+    expect(r.latest('web').usage.memoryRss).toBe(42);
+    expect(src.rates()).toEqual(['fast', BACKGROUND_INTERVAL_MS, 'fast']);
+    // Another read renews the lease without reopening.
+    for (let i = 1; i < READ_LEASE_SAMPLES; i++) src.emit(usage(7));
+    r.latest();
+    for (let i = 1; i < READ_LEASE_SAMPLES; i++) src.emit(usage(7));
+    expect(src.rates()).toEqual(['fast', BACKGROUND_INTERVAL_MS, 'fast']);
+    src.emit(usage(8));
+    expect(src.rates()).toEqual(['fast', BACKGROUND_INTERVAL_MS, 'fast', BACKGROUND_INTERVAL_MS]);
+    expect(src.opened()).toBe(4);
+  });
+
+  it('samples at the full rate while stats$ is watched, and slows down when the last watcher leaves', () => {
+    const r = new AllocStatsReporter();
+    const src = fakeSource();
+    r.track('web', src.open);
+    for (let i = 0; i < READ_LEASE_SAMPLES; i++) src.emit(usage(1));
     const seen: number[] = [];
-    const sub = r.stats$.subscribe((u) => seen.push(u.usage.memoryRss));
-    src.emit(usage(150));
-    sub.unsubscribe();
-    expect(seen).toEqual([100, 150]);
+    const a = r.stats$.subscribe((u) => seen.push(u.usage.memoryRss));
+    const b = r.stats$.subscribe(() => undefined);
+    expect(src.rates()).toEqual(['fast', BACKGROUND_INTERVAL_MS, 'fast']);
+    for (let i = 0; i < 3 * READ_LEASE_SAMPLES; i++) src.emit(usage(100));
+    expect(src.rates()).toHaveLength(3);
+    a.unsubscribe();
+    expect(src.rates()).toHaveLength(3);
+    b.unsubscribe();
+    expect(src.rates()).toEqual(['fast', BACKGROUND_INTERVAL_MS, 'fast', BACKGROUND_INTERVAL_MS]);
+    expect(seen.at(-1)).toBe(100);
   });
 
   it('forgets an untracked task and closes its stream', () => {
