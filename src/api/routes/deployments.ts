@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.ts';
 import type { StreamEvent } from '../event-broker.ts';
-import type { EvalRecord, JobEntry } from '../job-registry.ts';
+import type { EvalRecord, JobEntry, JobVersion } from '../job-registry.ts';
 import type { Json } from '../job-json.ts';
 import { StoreDamagedError } from '../../state/agent-store.ts';
 import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
@@ -38,12 +38,17 @@ function failedByUser(ctx: ApiContext): Map<string, number> {
   return new Map(Object.entries(v as Record<string, number>));
 }
 
+/** Whether version `v` of `job` has a deployment: a service job's groups with an update block, not the stop itself. */
+function hasDeployment(job: JobEntry, v: JobVersion): boolean {
+  // A stopped job's last version is the stop itself: Nomad makes no deployment of it.
+  return v.allocs.some((s) => s.update && s.type === 'service') && !(job.stop && v === job.versions.at(-1));
+}
+
 /** Every deployment of `job`, oldest first. */
 function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
   const failed = failedByUser(ctx);
   const allocs = ctx.registry.allocsOfJob(job.id);
-  // A stopped job's last version is the stop itself: Nomad makes no deployment of it.
-  const versions = job.versions.filter((v) => v.allocs.some((s) => s.update && s.type === 'service') && !(job.stop && v === job.versions.at(-1)));
+  const versions = job.versions.filter((v) => hasDeployment(job, v));
   return versions.map((v, i): Json => {
     const id = deploymentId(job, v.version);
     const mine = allocs.filter((a) => a.jobVersion === v.version && a.spec.update);
@@ -97,9 +102,10 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
 export function evalJson(ctx: ApiContext, e: EvalRecord): Json {
   const job = ctx.registry.getJob(e.JobID);
   const version = job?.versions.find((v) => v.jobModifyIndex === e.JobModifyIndex);
-  const deployment = job && version && e.TriggeredBy === 'job-register' ? deploymentsOf(ctx, job).find((d) => d['JobVersion'] === version.version) : undefined;
+  // Without building the deployment: its ID is fixed by the job and version, and it exists for the versions deploymentsOf keeps.
+  const deployed = job && version && e.TriggeredBy === 'job-register' && hasDeployment(job, version);
   return {
-    ...e, DeploymentID: deployment ? String(deployment['ID']) : '', NodeID: '', NodeModifyIndex: 0, Wait: 0, WaitUntil: '0001-01-01T00:00:00Z',
+    ...e, DeploymentID: deployed ? deploymentId(job, version.version) : '', NodeID: '', NodeModifyIndex: 0, Wait: 0, WaitUntil: '0001-01-01T00:00:00Z',
     NextEval: '', PreviousEval: '', BlockedEval: '', FailedTGAllocs: null, ClassEligibility: null, EscapedComputedClass: false,
     QueuedAllocations: Object.fromEntries([...new Set((version ?? job?.versions.at(-1))?.allocs.map((a) => a.group) ?? [])].map((g) => [g, 0])),
     SnapshotIndex: e.CreateIndex,
