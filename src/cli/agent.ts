@@ -10,6 +10,8 @@ import { serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
 import { createAgent, type Agent } from '../runtime/create-agent.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import { AgentStore } from '../state/agent-store.ts';
+import { loadNodeId } from '../api/node.ts';
+import { localNodeInfo } from '../env/node-info.ts';
 import { openPassage } from '../state/file-store.ts';
 import { userSwitching } from '../drivers/raw-exec/task-user.ts';
 import { installLastResort } from '../runtime/last-resort.ts';
@@ -132,7 +134,9 @@ Example:
     const keepAlive = setInterval(() => {}, 1 << 30);
     const { view } = chooseView(values.json === true);
     try {
-      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, ...(taskUser !== undefined && { taskUser }) });
+      // Tasks see the node the API shows (${node.unique.id} is its ID in the store), not a host-derived one.
+      const node = localNodeInfo({ id: await loadNodeId(store) });
+      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, node, ...(taskUser !== undefined && { taskUser }) });
       if (imported) {
         process.stderr.write(`allocrun agent: imported the file-based state of ${dataDir} into ${store.path}: ${imported.jobs} jobs, ${imported.allocs} allocations, ${imported.runners} runner records (the old files were renamed *.imported)\n`);
         for (const line of imported.skipped) process.stderr.write(`allocrun agent: not imported: ${line}\n`);

@@ -11,6 +11,9 @@ import { startCli } from '../cli/spawn-cli.ts';
 import { call, waitForAllocs } from './agent-process.ts';
 
 const cleanup: (() => Promise<unknown> | void)[] = [];
+/** The first test's agent, which the next test reads again. */
+const shared: { dataDir?: string } = {};
+const dataDirOf = (): string => shared.dataDir!;
 afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
@@ -18,6 +21,7 @@ afterAll(async () => {
 describe("the agent's own variables never reach a task", { timeout: 60_000 }, () => {
   it('a raw_exec task printing its env sees neither ALLOCRUN_*, NOMAD_TOKEN, the token nor the socket path', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-task-env-'));
+    shared.dataDir = dataDir;
     const secrets = await mkdtemp(join(tmpdir(), 'allocrun-task-env-secret-'));
     cleanup.push(() => rm(dataDir, { recursive: true, force: true }), () => rm(secrets, { recursive: true, force: true }));
     const token = 'f00dfeedf00dfeedf00dfeedf00dfeed';
@@ -44,7 +48,8 @@ describe("the agent's own variables never reach a task", { timeout: 60_000 }, ()
     await cli.waitFor(/API listening on http:/);
 
     const socket = { socketPath };
-    const job = { Job: { ID: 'printenv', Type: 'batch', TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec', Config: { command: '/usr/bin/env' } }] }] } };
+    // NODE_ID_SEEN: what ${node.unique.id} interpolates to in the task, to hold against the API's node.
+    const job = { Job: { ID: 'printenv', Type: 'batch', TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'raw_exec', Env: { NODE_ID_SEEN: '${node.unique.id}' }, Config: { command: '/usr/bin/env' } }] }] } };
     expect((await call(socket, 'PUT', '/v1/jobs', job)).status).toBe(200);
     const [alloc] = await waitForAllocs(socket, '/v1/job/printenv/allocations', (list) => list.some((a) => a.ClientStatus === 'complete'));
     const out = (await call(socket, 'GET', `/v1/client/fs/logs/${alloc!.ID}?task=t&type=stdout&plain=true`)).text;
@@ -59,5 +64,14 @@ describe("the agent's own variables never reach a task", { timeout: 60_000 }, ()
     expect(out).not.toContain(token);
     expect(out).not.toContain(tokenFile);
     expect(out).not.toContain('agent.sock');
+  });
+
+  it("interpolates ${node.unique.id} to the node the API serves, the one allocations name", async () => {
+    const socket = { socketPath: join(dataDirOf(), 'agent.sock') };
+    const [node] = (await call(socket, 'GET', '/v1/nodes')).json<{ ID: string }[]>();
+    const [alloc] = (await call(socket, 'GET', '/v1/job/printenv/allocations')).json<{ ID: string; NodeID: string }[]>();
+    const out = (await call(socket, 'GET', `/v1/client/fs/logs/${alloc!.ID}?task=t&type=stdout&plain=true`)).text;
+    expect(alloc!.NodeID).toBe(node!.ID);
+    expect(out).toContain(`NODE_ID_SEEN=${node!.ID}\n`);
   });
 });
