@@ -137,6 +137,8 @@ export interface ExitResult {
    * the next agent: the end of a kill the restored snapshot may not show.
    */
   stoppedByAgent?: boolean;
+  /** With stoppedByAgent: the stop was a restart the dead agent had begun, not a kill. */
+  stoppedFor?: 'restart';
 }
 
 export type ClientStatus = 'pending' | 'running' | 'complete' | 'failed';

@@ -76,10 +76,19 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
         signal: exit.signal,
         message: exit.err,
       });
-      // A kill the dead agent had begun ends as a kill, even if the restored snapshot predates it.
-      const killed = exit.stoppedByAgent === true && context.run.stopReason === undefined;
+      // A stop the dead agent had begun ends as it began, even if the restored snapshot predates it: a kill
+      // as a kill, a restart as a user's restart (not a failure, and the task starts again).
+      const begun = exit.stoppedByAgent === true && context.run.stopReason === undefined;
+      const restarted = begun && exit.stoppedFor === 'restart';
+      const killed = begun && !restarted;
       return {
-        run: { ...context.run, lastExit: exit, handle: undefined, ...(killed && { stopReason: 'kill' as const }) },
+        run: {
+          ...context.run,
+          lastExit: exit,
+          handle: undefined,
+          ...(killed && { stopReason: 'kill' as const }),
+          ...(restarted && { stopReason: 'restart' as const, restartRequest: { failure: false } }),
+        },
         taskState: appendEvent(context.taskState, ev),
         ...(killed && { killRequested: true }),
       };

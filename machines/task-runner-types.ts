@@ -169,6 +169,8 @@ export interface DriverCallInput {
 export interface DriverShutdownInput extends DriverCallInput {
   signal: string;
   timeout: number;
+  /** Why: a restart the runner was asked for, or a kill. */
+  reason?: 'kill' | 'restart';
 }
 
 /** What `driver:reap` reports: the exit of the unrecorded start's workload it stopped, if there was one. */

@@ -284,6 +284,7 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
                     ...driverInput(args),
                     signal: args.context.task.killSignal ?? DEFAULT_KILL_SIGNAL,
                     timeout: killTimeoutOf(args.context.task, args.context.settings.maxKillTimeout),
+                    reason: args.context.run.stopReason === 'restart' ? ('restart' as const) : ('kill' as const),
                   }),
                   onError: { actions: 'recordKillError' },
                 },

@@ -24,6 +24,11 @@ export interface ShutdownOptions {
   signal: string;
   /** Milliseconds to wait for exit before force-killing. */
   timeout: number;
+  /**
+   * Why the agent stops it: a kill (the default) or a restart. A driver that records its stops keeps this,
+   * so an agent restored after a crash ends a restart it had begun as a restart, not as a kill.
+   */
+  reason?: 'kill' | 'restart';
 }
 
 /** CPU and memory of a live workload (Nomad's ResourceUsage, trimmed). */

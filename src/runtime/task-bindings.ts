@@ -271,7 +271,7 @@ const driverShutdown = fromPromise<void, DriverShutdownInput>(({ input, signal, 
     // Exited a moment ago, its controller released: there is nothing to stop (Nomad's kill of a dead task).
     if (r.exited?.has(input.task.name)) return;
     const ctrl = r.controllers.get(input.task.name) ?? controllerOf(r, input);
-    await ctrl.shutdown({ signal: input.signal, timeout: input.timeout }, signal);
+    await ctrl.shutdown({ signal: input.signal, timeout: input.timeout, ...(input.reason && { reason: input.reason }) }, signal);
   }),
 );
 

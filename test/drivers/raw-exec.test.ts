@@ -373,6 +373,17 @@ describe('raw_exec driver', () => {
       expect(await exit).toEqual({ exitCode: 4, signal: 0 });
     }, 20_000);
 
+    it('keeps why it stopped a process: a restart the next agent reads back as a restart, not a kill', async () => {
+      const s = setup('t', SH, ['-c', 'exec sleep 600']);
+      const handle = await spawnElsewhere(s);
+      const c = createRawExecDriver({ pollIntervalMs: 20 }).recover(handle, s.task, s.ctx);
+      await c.shutdown({ signal: 'SIGTERM', timeout: 5_000, reason: 'restart' }, never());
+      expect(await c.wait(never())).toEqual({ exitCode: 143, signal: 15, stoppedByAgent: true, stoppedFor: 'restart' });
+      // The agent that began the restart died: the next one recovers the finished process from its files.
+      const next = createRawExecDriver({ pollIntervalMs: 20 }).recover(handle, s.task, s.ctx);
+      expect(await next.wait(never())).toEqual({ exitCode: 143, signal: 15, stoppedByAgent: true, stoppedFor: 'restart' });
+    }, 20_000);
+
     it('shuts down a recovered process with its kill signal', async () => {
       const s = setup('t', SH, ['-c', 'exec sleep 600']);
       const handle = await spawnElsewhere(s);

@@ -45,6 +45,17 @@ describe('task runner: what each run is judged as', () => {
     expect(r.ctx().killRequested).toBe(true);
   });
 
+  it('ends a run the dead agent had begun to restart (stoppedFor restart) as a user restart: Restarting at once, started again, not a failure', async () => {
+    const r = stubRunner({ groupRestart: retry, parkWhenDead: true });
+    await settle();
+    r.exit({ exitCode: 130, signal: 2, stoppedByAgent: true, stoppedFor: 'restart' });
+    await r.clock.advanceUntil(() => r.starts.length === 2);
+    expect(r.types()).toEqual(['Received', 'Task Setup', 'Started', 'Terminated', 'Restarting', 'Started']);
+    expect(r.events()[4]).toMatchObject({ type: 'Restarting', startDelay: 0 });
+    expect(r.state()).toMatchObject({ state: 'running', failed: false, restarts: 1 });
+    expect(r.ctx().killRequested).toBeFalsy();
+  });
+
   it('judges a workload whose wait resolves without an exit result as a clean exit (code 0): a batch task completes', async () => {
     const r = stubRunner({ jobType: 'batch', groupRestart: retry });
     await settle();

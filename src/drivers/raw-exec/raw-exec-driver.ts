@@ -198,7 +198,7 @@ export class RawExecController implements Controller {
     if (!w || w.result) return;
     const signo = toSignalNumber(opts.signal);
     const timeout = Math.min(Math.max(0, opts.timeout), this.settings.maxKillTimeout);
-    if (w.supervisor) await markStopping(w.supervisor.prefix);
+    if (w.supervisor) await markStopping(w.supervisor.prefix, opts.reason);
     // The marker is written off the thread: meanwhile the task may have exited on its own (nothing left to
     // stop), or the caller given up (the task runner aborts this call once the exit is known).
     if (w.result) return;

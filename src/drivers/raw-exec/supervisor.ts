@@ -15,7 +15,7 @@
  * `exec-<attempt>.intent` names the token of the attempt's spawn; it is written before the spawn, so a
  * restored agent that finds the task still starting can find (or cancel) the process it started.
  */
-import { chmodSync, close, existsSync, lstatSync, mkdirSync, open, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, close, existsSync, lstatSync, mkdirSync, open, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, writeFile, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isLive, readProcStat } from './proc-stat.ts';
 
@@ -178,12 +178,14 @@ export function readExitStatus(prefix: string): { exitCode: number; signal: numb
 
 /**
  * Records that the agent is stopping the workload; the caller sends the first stop signal once it resolves.
- * An empty file: its existence is the record (wasStopping), so no write call on the kill path. Off the
+ * For a kill an empty file: its existence is the record (stoppingReason), so no write call on that path. Off the
  * agent's thread: creating a file is the dearest step of a kill (a third of its CPU in a P2 profile), and
  * a hundred kills at once then wait on the disk together instead of one after another.
  */
-export function markStopping(prefix: string): Promise<void> {
+export function markStopping(prefix: string, reason: 'kill' | 'restart' = 'kill'): Promise<void> {
   return new Promise((resolve) => {
+    // A restart says so in the file (one write, on the restart path only); a kill stays an empty file.
+    if (reason === 'restart') return writeFile(`${prefix}.stop`, 'restart\n', { mode: 0o600 }, () => resolve());
     open(`${prefix}.stop`, 'w', 0o600, (err, fd) => {
       // Best effort: without it a restore judges the exit by its status alone.
       if (err) return resolve();
@@ -192,10 +194,13 @@ export function markStopping(prefix: string): Promise<void> {
   });
 }
 
-/** Whether an agent had begun to stop the workload. */
-export function wasStopping(prefix: string): boolean {
-  return readText(`${prefix}.stop`) !== undefined;
+/** Whether, and why, an agent had begun to stop the workload: a kill (an empty marker) or a restart. */
+export function stoppingReason(prefix: string): 'kill' | 'restart' | undefined {
+  const text = readText(`${prefix}.stop`);
+  if (text === undefined) return undefined;
+  return text.trim() === 'restart' ? 'restart' : 'kill';
 }
+
 
 /**
  * Decodes a shell's `$?`: 128 + n for a death by signal n (Linux has 64 signals), else an exit code.

@@ -11,7 +11,7 @@ import type { ExitResult } from '../controller.ts';
 import { WorkloadLostError } from './errors.ts';
 import { decodeWaitStatus, isLive, readProcStat } from './proc-stat.ts';
 import { signalGroup, signalPid } from './process.ts';
-import { decodeShellStatus, readExitStatus, supervisorLive, wasStopping, type SupervisorRef } from './supervisor.ts';
+import { decodeShellStatus, readExitStatus, supervisorLive, stoppingReason, type SupervisorRef } from './supervisor.ts';
 
 const SIGKILL = constants.signals.SIGKILL;
 
@@ -265,7 +265,9 @@ export class AdoptedWorkload implements Workload {
     const prefix = this.supervisor!.prefix;
     const recorded = readExitStatus(prefix);
     if (!recorded) return undefined;
-    return wasStopping(prefix) ? { ...recorded, stoppedByAgent: true } : recorded;
+    const reason = stoppingReason(prefix);
+    if (!reason) return recorded;
+    return { ...recorded, stoppedByAgent: true, ...(reason === 'restart' && { stoppedFor: 'restart' as const }) };
   }
 
   private pollAgain(ms = this.pollMs): void {
