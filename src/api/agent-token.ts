@@ -130,12 +130,14 @@ export function checkSocketPrivate(path: string): void {
   if (open) throw new AgentTokenError(`the agent's socket ${path} is not private: ${open}, even after chmod 600; put the data dir on a filesystem that keeps modes`);
 }
 
-/** Reads a token file after checking it is private and the agent's; the token is its text, trimmed. */
-export function readTokenFile(file: string, from: string): string {
+/**
+ * Reads a token file after checking it is a private regular file of the agent's user; the text, trimmed.
+ * O_NOFOLLOW: the file itself is checked, never what a symlink in its place points at.
+ */
+function readPrivateTokenFile(file: string, from: string): string {
   if (file === '') throw new AgentTokenError(`${from} is empty: name the token file`);
   let fd: number;
   try {
-    // O_NOFOLLOW: the file itself is checked, never what a symlink in its place points at.
     fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -145,10 +147,15 @@ export function readTokenFile(file: string, from: string): string {
   }
   try {
     checkTokenFileStats(fstatSync(fd), file);
-    return checkTokenStrength(readFileSync(fd, 'utf8').trim(), `the token in ${file} (${from})`);
+    return readFileSync(fd, 'utf8').trim();
   } finally {
     closeSync(fd);
   }
+}
+
+/** Reads a token file after checking it is private and the agent's; the token is its text, trimmed. */
+export function readTokenFile(file: string, from: string): string {
+  return checkTokenStrength(readPrivateTokenFile(file, from), `the token in ${file} (${from})`);
 }
 
 /**
@@ -214,20 +221,7 @@ export function clientToken(flags: { token?: string; tokenFile?: string }, dataD
 
 /** A client reads a token file as the agent does, but does not judge the token's strength: the agent does. */
 function readClientTokenFile(file: string, from: string): string {
-  if (file === '') throw new AgentTokenError(`${from} is empty: name the token file`);
-  let fd: number;
-  try {
-    fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new AgentTokenError(code === 'ENOENT' ? `${from} ${file}: no such file` : `${from} ${file}: cannot read it (${code ?? (err as Error).message})`);
-  }
-  try {
-    checkTokenFileStats(fstatSync(fd), file);
-    const token = readFileSync(fd, 'utf8').trim();
-    if (token === '') throw new AgentTokenError(`${from} ${file} is empty`);
-    return token;
-  } finally {
-    closeSync(fd);
-  }
+  const token = readPrivateTokenFile(file, from);
+  if (token === '') throw new AgentTokenError(`${from} ${file} is empty`);
+  return token;
 }

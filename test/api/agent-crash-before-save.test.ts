@@ -13,25 +13,17 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentStore } from '../../src/state/agent-store.ts';
 import { startCli, ROOT, type CliProcess } from '../cli/spawn-cli.ts';
-import { call, waitForAllocs } from './agent-process.ts';
+import { call, processRunning, waitForAllocs } from './agent-process.ts';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/unsaved-runner-agent.ts', import.meta.url));
 let root: string | undefined;
 let agent: CliProcess | undefined;
 const pids = new Set<number>();
 
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 afterAll(async () => {
   agent?.child.kill('SIGKILL');
-  for (const pid of pids) if (running(pid)) process.kill(pid, 'SIGKILL');
+  for (const pid of pids) if (processRunning(pid)) process.kill(pid, 'SIGKILL');
   if (root) await rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 }, 60_000);
 
@@ -70,12 +62,12 @@ describe('an agent killed after a task spawned, before its runner was first save
     const [again] = await waitForAllocs(socket, '/v1/job/once/allocations', (l) => l.some((a) => a.ID === allocId && a.ClientStatus === 'running'));
     expect(again!.ID).toBe(allocId);
     expect(readFileSync(starts, 'utf8').trim().split('\n'), 'the task was started again').toHaveLength(1);
-    expect(running(pid)).toBe(true);
+    expect(processRunning(pid)).toBe(true);
 
     // And a stop reaches the adopted process.
     expect((await call(socket, 'DELETE', '/v1/job/once')).status).toBe(200);
     await waitForAllocs(socket, '/v1/job/once/allocations', (l) => l.every((a) => a.ClientStatus === 'complete'));
-    expect(running(pid)).toBe(false);
+    expect(processRunning(pid)).toBe(false);
     agent.child.kill('SIGTERM');
     await agent.exited;
     agent = undefined;
@@ -93,12 +85,12 @@ describe('an agent killed after a task spawned, before its runner was first save
       tx.put('allocs', allocId, { ...rec, desired: 'stop', desiredDescription: 'alloc not needed due to job update', spec: { ...rec.spec, desiredStatus: 'stop' } });
     });
     await store.close();
-    expect(running(pid)).toBe(true);
+    expect(processRunning(pid)).toBe(true);
 
     agent = startCli(['agent', '--data-dir', dataDir, '--json'], { timeoutMs: 10 * 60_000 });
     await agent.waitFor(/API listening on \//);
     await waitForAllocs(socket, '/v1/job/once/allocations', (l) => l.every((a) => a.ClientStatus === 'complete'));
-    expect(running(pid), 'the task outlived a stop its allocation was committed with').toBe(false);
+    expect(processRunning(pid), 'the task outlived a stop its allocation was committed with').toBe(false);
     expect(readFileSync(starts, 'utf8').trim().split('\n'), 'the task was started again').toHaveLength(1);
   });
 });

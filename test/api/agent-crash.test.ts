@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCli, type CliProcess } from '../cli/spawn-cli.ts';
-import { call, waitForAllocs, type Alloc } from './agent-process.ts';
+import { call, processRunning, waitForAllocs, type Alloc } from './agent-process.ts';
 
 const KILLS = Number(process.env.AGENT_CRASH_KILLS ?? 3);
 const SEED = Number(process.env.AGENT_CRASH_SEED ?? Date.now() % 100_000);
@@ -53,15 +53,6 @@ function starts(file: string): { alloc: string; pid: number }[] {
   });
 }
 
-/** Alive and not a zombie (PID 1 here may not reap orphans: a zombie keeps its pid but runs nothing). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 let agentsStarted = 0;
 /** `p`, or a failure saying `why()` once `ms` have passed: a heal that never comes fails, it does not hang. */
@@ -89,7 +80,7 @@ async function startAgentOn(dataDir: string): Promise<CliProcess> {
 afterAll(async () => {
   agent?.child.kill('SIGKILL');
   // Only the pids this test's tasks wrote down: never by name.
-  for (const pid of taskPids) if (running(pid)) process.kill(pid, 'SIGKILL');
+  for (const pid of taskPids) if (processRunning(pid)) process.kill(pid, 'SIGKILL');
   if (root && !process.env.AGENT_CRASH_DEBUG) await rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 }, 60_000);
 
@@ -215,7 +206,7 @@ describe('an agent killed at random moments under API load', { timeout: 30 * 60_
     const perAlloc = new Map<string, number>();
     for (const s of all) perAlloc.set(s.alloc, (perAlloc.get(s.alloc) ?? 0) + 1);
     expect([...perAlloc].filter(([id, n]) => n > 1 + (restarts.get(id) ?? 0)), 'allocations whose task started more often than restarts explain').toEqual([]);
-    const orphans = all.filter((s) => running(s.pid));
+    const orphans = all.filter((s) => processRunning(s.pid));
     if (process.env.AGENT_CRASH_DEBUG) {
       for (const o of orphans) {
         const a = await call(socket, 'GET', `/v1/allocation/${o.alloc}`);

@@ -2,6 +2,7 @@
  * A real `allocrun agent` process for the API tests, and small HTTP clients for its unix socket and TCP
  * address: requests with a JSON body, and streams read line by line until a wanted line arrives.
  */
+import { readFileSync } from 'node:fs';
 import { request, type IncomingMessage } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -169,5 +170,15 @@ export async function waitForAllocs(to: Endpoint, path: string, done: (allocs: A
     const list = res.json<Alloc[]>();
     if (done(list)) return list;
     index = Number(res.headers['x-nomad-index']);
+  }
+}
+
+/** Alive and not a zombie (PID 1 here may not reap orphans: a zombie keeps its pid but runs nothing). */
+export function processRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
   }
 }
