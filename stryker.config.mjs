@@ -1,17 +1,36 @@
-// Mutation testing of the lifecycle code (`npm run mutate`; not in CI): Stryker mutates machines/ and
-// src/runtime/ and runs, for each mutant, the in-process suites that cover it (see vitest.mutate.config.ts).
-// Incremental: results are kept in reports/stryker-incremental.json, so a rerun only tests what changed.
+// Mutation testing (`npm run mutate`; not in CI): Stryker mutates one part of the code and runs, for each
+// mutant, the in-process suites that cover it (see vitest.mutate.config.ts). The default part is the
+// lifecycle (machines/ and src/runtime/); MUTATE_PART names another (`npm run mutate:env`, ...), each
+// with its own incremental file and report, so the parts can be measured apart and re-run incrementally.
+// Incremental: results are kept in reports/stryker-incremental[-part].json, so a rerun only tests what changed.
 // CPU-heavy: run it with `nice -n 19` on a shared machine; one test process at a time. To measure part of it,
-// pass files: `npm run mutate -- --mutate machines/coordinator.ts`.
+// pass files: `npm run mutate -- --mutate machines/coordinator.ts`. docs/testing.md has the measurements.
+
+/** Each part's files: sized so that one part finishes in under an hour on a 2-core machine. */
+const PARTS = {
+  lifecycle: ['machines/**/*.ts', 'src/runtime/**/*.ts', '!machines/index.ts', '!**/*-types.ts'],
+  env: ['src/env/**/*.ts'],
+  state: ['src/state/**/*.ts'],
+  'cli-client': ['src/cli/api-client.ts'],
+  api: ['src/api/**/*.ts'],
+  hooks: ['src/hooks/**/*.ts'],
+  drivers: ['src/drivers/*.ts', 'src/drivers/mock/**/*.ts'],
+};
+const part = process.env.MUTATE_PART || 'lifecycle';
+if (!(part in PARTS)) throw new Error(`MUTATE_PART=${part}: not one of ${Object.keys(PARTS).join(', ')}`);
+// The lifecycle part keeps the file names it had before there were parts, so its incremental results stay.
+const suffix = part === 'lifecycle' ? '' : `-${part}`;
+const reportDir = part === 'lifecycle' ? 'reports/mutation' : `reports/mutation/${part}`;
+
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutate.config.ts', related: true },
   plugins: ['@stryker-mutator/vitest-runner'],
-  mutate: ['machines/**/*.ts', 'src/runtime/**/*.ts', '!machines/index.ts', '!**/*-types.ts'],
+  mutate: PARTS[part],
   coverageAnalysis: 'perTest',
   incremental: true,
-  incrementalFile: 'reports/stryker-incremental.json',
+  incrementalFile: `reports/stryker-incremental${suffix}.json`,
   concurrency: 1,
   // A mutant's time limit is timeoutFactor × its tests' unmutated time + timeoutMS + the runner's overhead
   // (~12 s). Each mutant that hangs costs the whole limit and a new test process: at 60 s, the hanging mutants
@@ -19,11 +38,12 @@ export default {
   timeoutMS: 15_000,
   timeoutFactor: 3,
   reporters: ['clear-text', 'progress', 'html', 'json'],
-  htmlReporter: { fileName: 'reports/mutation/index.html' },
-  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  htmlReporter: { fileName: `${reportDir}/index.html` },
+  jsonReporter: { fileName: `${reportDir}/mutation.json` },
   thresholds: { high: 90, low: 80, break: null },
   // .scratch/ holds another engineer's local profiling files (gitignored), which change while a run copies the tree.
-  ignorePatterns: ['dist', 'docs', 'visualizer/dist', 'reports', '.stryker-tmp', '.scratch'],
-  tempDirName: '.stryker-tmp',
+  ignorePatterns: ['dist', 'docs', 'visualizer/dist', 'reports', '.stryker-tmp*', '.scratch'],
+  // One temp dir per part, so two parts never share one.
+  tempDirName: `.stryker-tmp${suffix}`,
   cleanTempDir: true,
 };

@@ -1,28 +1,61 @@
 import { defineConfig } from 'vitest/config';
 
-// The suites Stryker runs against each mutant of machines/ and src/runtime/: everything that drives them in
-// process. CLI and browser suites spawn processes or Chromium, which Stryker's per-test coverage cannot see.
-// Property runs are kept small per mutant (PROPERTY_RUNS, see test/properties/arbitraries.ts).
+// The suites Stryker runs against each mutant of one part (MUTATE_PART, see stryker.config.mjs): the ones
+// that drive that part in process. CLI and browser suites spawn processes or Chromium, which Stryker's
+// per-test coverage cannot see. Property runs are kept small per mutant (PROPERTY_RUNS, see
+// test/properties/arbitraries.ts).
 process.env.PROPERTY_RUNS ??= '25';
+
+/** The lifecycle's suites (machines/ and src/runtime/): everything that drives them in process. */
+const LIFECYCLE = [
+  'test/machines/**/*.test.ts',
+  'test/runtime/**/*.test.ts',
+  'test/model/**/*.test.ts',
+  'test/properties/**/*.test.ts',
+  'test/drivers/do.test.ts',
+  'test/drivers/resolve-running.test.ts',
+  'test/drivers/mock.test.ts',
+  // src/runtime/create-executor.ts: the executor's in-process suite (mock and capturing drivers only).
+  'test/drivers/create-executor.test.ts',
+  'test/hooks/**/*.test.ts',
+  // Nomad-fidelity scenarios, restore of damaged records and the task env: in process, on the mock driver.
+  'test/fidelity/**/*.test.ts',
+  'test/restore/corrupt-record.test.ts',
+  'test/env/**/*.test.ts',
+];
+
+/**
+ * The outer layers' suites, part by part: the suites that pin that part's rules. The lifecycle suites are
+ * left out of them: they reach these files too, but a mutant that only they could see is a rule with no
+ * test of its own, and under them each mutant costs the whole runtime's suite (most of the env's mutants
+ * run at module load or in a beforeAll, where Stryker must run every test for each).
+ */
+const PARTS: Record<string, string[]> = {
+  lifecycle: LIFECYCLE,
+  env: ['test/env/**/*.test.ts', 'test/jobspec/env-names.test.ts'],
+  state: ['test/state/**/*.test.ts', 'test/restore/corrupt-record.test.ts', 'test/runtime/agent-store.test.ts', 'test/cli/file-store.test.ts'],
+  // The health watcher's timers and subscriptions are driven by the deployment-health scenarios.
+  hooks: ['test/hooks/**/*.test.ts', 'test/fidelity/deployment-health.test.ts'],
+  // The driver contract, Do/Resolve, the executor, errors and the mock driver (raw_exec is a part of its own).
+  drivers: [
+    'test/drivers/do.test.ts',
+    'test/drivers/resolve-running.test.ts',
+    'test/drivers/mock.test.ts',
+    'test/drivers/errors.test.ts',
+    'test/drivers/executor.test.ts',
+    'test/drivers/create-executor.test.ts',
+    'test/properties/do-properties.test.ts',
+    'test/machines/task-manager*.test.ts',
+    'test/runtime/executor-contract.test.ts',
+    'test/runtime/driver-names.test.ts',
+  ],
+  'cli-client': ['test/cli/api-client.test.ts', 'test/cli/agent-addressing-rules.test.ts', 'test/cli/agent-request-rules.test.ts'],
+};
+const part = process.env.MUTATE_PART || 'lifecycle';
 
 export default defineConfig({
   test: {
-    include: [
-      'test/machines/**/*.test.ts',
-      'test/runtime/**/*.test.ts',
-      'test/model/**/*.test.ts',
-      'test/properties/**/*.test.ts',
-      'test/drivers/do.test.ts',
-      'test/drivers/resolve-running.test.ts',
-      'test/drivers/mock.test.ts',
-      // src/runtime/create-executor.ts: the executor's in-process suite (mock and capturing drivers only).
-      'test/drivers/create-executor.test.ts',
-      'test/hooks/**/*.test.ts',
-      // Nomad-fidelity scenarios, restore of damaged records and the task env: in process, on the mock driver.
-      'test/fidelity/**/*.test.ts',
-      'test/restore/corrupt-record.test.ts',
-      'test/env/**/*.test.ts',
-    ],
+    include: PARTS[part] ?? [],
     // Real processes and agents (raw_exec) only time out under mutation; they do not drive the machines' logic.
     exclude: ['test/properties/broken-variants.test.ts', 'test/runtime/real-processes.test.ts', 'test/runtime/agent.test.ts'],
     // Unmutated, the slowest test here takes about a second. Under a mutant, a test that waits forever (a
