@@ -66,7 +66,9 @@ export class EventBroker {
     return new Observable<EventBatch>((subscriber) => {
       const send = (b: EventBatch) => {
         const events = b.Events.filter((e) => matches(opts.topics, opts.namespace, e));
-        if (events.length > 0) subscriber.next({ Index: b.Index, Events: events });
+        // The published batch itself when every event matches: streams can share its serialisation.
+        if (events.length === b.Events.length) subscriber.next(b);
+        else if (events.length > 0) subscriber.next({ Index: b.Index, Events: events });
       };
       let last = 0;
       if (opts.fromIndex > 0) {

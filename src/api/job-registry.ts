@@ -130,6 +130,9 @@ class Change {
 export class JobRegistry {
   private readonly jobs = new Map<string, JobEntry>();
   private readonly allocs = new Map<string, AllocEntry>();
+  /** Memos of the allocations in order, overall and per job; `setAlloc` drops them. */
+  private sorted?: AllocEntry[];
+  private byJob?: Map<string, AllocEntry[]>;
   private readonly evals = new Map<string, EvalRecord>();
   /** Allocations whose runner record was damaged and set aside: never started afresh over what may still run. */
   private readonly quarantined = new Map<string, string>();
@@ -237,7 +240,7 @@ export class JobRegistry {
     for (const { key, value } of readTable<JobEntry>(this.store, 'jobs', isJobEntry)) this.jobs.set(key, value);
     for (const { key, value } of readTable<EvalRecord>(this.store, 'evals', isEvalRecord)) this.evals.set(key, value);
     for (const { key, value } of readTable<StoredAlloc>(this.store, 'allocs', isStoredAlloc)) {
-      this.allocs.set(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: { clientStatus: 'pending', taskStates: {} } });
+      this.setAlloc(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: { clientStatus: 'pending', taskStates: {} } });
     }
     for (const { key, value } of this.store.entries('quarantine').values) {
       const of = (value as { table?: unknown; key?: unknown } | null)?.key;
@@ -265,7 +268,7 @@ export class JobRegistry {
             createIndex: index, allocModifyIndex: index, createTime: r.createdAt ?? r.updatedAt,
             modifyIndex: index, modifyTime: r.updatedAt, lastState: r.runner?.getState() ?? r.state, runner: r.runner, unrecorded: true,
           };
-      this.allocs.set(entry.id, entry);
+      this.setAlloc(entry.id, entry);
       if (r.runner) this.watch(entry, r.runner);
       this.allocsIndex = index;
     }
@@ -388,11 +391,31 @@ export class JobRegistry {
 
   /** Every allocation, oldest first. */
   listAllocs(): AllocEntry[] {
-    return [...this.allocs.values()].sort((a, b) => a.createIndex - b.createIndex);
+    return this.sortedAllocs().slice();
   }
 
+  /** A job's allocations, oldest first: from a per-job index, not a scan, since lists ask it once per job. */
   allocsOfJob(id: string): AllocEntry[] {
-    return this.listAllocs().filter((a) => a.jobId === id);
+    if (!this.byJob) {
+      this.byJob = new Map();
+      for (const a of this.sortedAllocs()) {
+        const of = this.byJob.get(a.jobId);
+        if (of) of.push(a);
+        else this.byJob.set(a.jobId, [a]);
+      }
+    }
+    return this.byJob.get(id)?.slice() ?? [];
+  }
+
+  /** The sorted allocations, kept until one is added or replaced (their order is by createIndex, which never changes). */
+  private sortedAllocs(): AllocEntry[] {
+    return (this.sorted ??= [...this.allocs.values()].sort((a, b) => a.createIndex - b.createIndex));
+  }
+
+  private setAlloc(id: string, entry: AllocEntry): void {
+    this.allocs.set(id, entry);
+    this.sorted = undefined;
+    this.byJob = undefined;
   }
 
   /** An allocation by ID or unique ID prefix (as Nomad resolves short IDs). */
@@ -589,7 +612,7 @@ export class JobRegistry {
     for (const [id, d] of change.allocs) {
       const live = this.allocs.get(id);
       if (!live) {
-        this.allocs.set(id, d);
+        this.setAlloc(id, d);
       } else {
         for (const k of WRITABLE) (live as unknown as Record<string, unknown>)[k] = d[k];
         delete live.unrecorded;

@@ -26,41 +26,51 @@ export function listQueryOptions(app: FastifyInstance): void {
 
   app.addHook('preSerialization', async (req, reply, payload) => {
     if (req.method !== 'GET' || !Array.isArray(payload)) return payload;
-    const q = req.query as Record<string, unknown>;
-    const namespace = first(q['namespace']);
-    const filter = first(q['filter']);
-    const reverse = first(q['reverse']);
-    const perPageText = first(q['per_page']);
-    const nextToken = first(q['next_token']);
-    let items: unknown[] = payload;
-    if (namespace !== undefined && namespace !== '' && namespace !== '*') {
-      items = items.filter((i) => typeof (i as Record<string, unknown>)?.['Namespace'] !== 'string' || (i as Record<string, unknown>)['Namespace'] === namespace);
-    }
-    if (filter !== undefined && filter !== '') {
-      let expr;
-      try {
-        expr = parseFilter(filter);
-      } catch (err) {
-        if (!(err instanceof FilterError)) throw err;
-        throw new HttpError(400, `failed to read filter expression: ${err.message}`);
-      }
-      items = items.filter((i) => evaluateFilter(expr, i));
-    }
-    if (reverse !== undefined && reverse !== '') {
-      const r = parseGoBool(reverse);
-      if (r === undefined) throw new HttpError(400, `reverse: ${JSON.stringify(reverse)} is not a boolean`);
-      if (r) items = [...items].reverse();
-    }
-    if (nextToken !== undefined && nextToken !== '') {
-      const at = items.findIndex((i) => keyOf(i) === nextToken);
-      items = at < 0 ? [] : items.slice(at);
-    }
-    if (perPageText !== undefined && perPageText !== '') {
-      const perPage = Number(perPageText);
-      if (!Number.isInteger(perPage) || perPage <= 0) throw new HttpError(400, `per_page: expected a positive integer, got ${JSON.stringify(perPageText)}`);
-      if (items.length > perPage) void reply.header('X-Nomad-NextToken', keyOf(items[perPage]));
-      items = items.slice(0, perPage);
-    }
+    const { items, nextToken } = applyListOptions(payload, req.query as Record<string, unknown>);
+    if (nextToken !== undefined) void reply.header('X-Nomad-NextToken', nextToken);
     return items;
   });
+}
+
+/**
+ * The list query options applied to one list: what the response holds and, when a page was cut, the next
+ * page's token. A pure function of the items and the query, so a list served from a cache answers the same.
+ */
+export function applyListOptions(payload: readonly unknown[], q: Record<string, unknown>): { items: unknown[]; nextToken?: string } {
+  const namespace = first(q['namespace']);
+  const filter = first(q['filter']);
+  const reverse = first(q['reverse']);
+  const perPageText = first(q['per_page']);
+  const nextToken = first(q['next_token']);
+  let items: unknown[] = payload as unknown[];
+  if (namespace !== undefined && namespace !== '' && namespace !== '*') {
+    items = items.filter((i) => typeof (i as Record<string, unknown>)?.['Namespace'] !== 'string' || (i as Record<string, unknown>)['Namespace'] === namespace);
+  }
+  if (filter !== undefined && filter !== '') {
+    let expr;
+    try {
+      expr = parseFilter(filter);
+    } catch (err) {
+      if (!(err instanceof FilterError)) throw err;
+      throw new HttpError(400, `failed to read filter expression: ${err.message}`);
+    }
+    items = items.filter((i) => evaluateFilter(expr, i));
+  }
+  if (reverse !== undefined && reverse !== '') {
+    const r = parseGoBool(reverse);
+    if (r === undefined) throw new HttpError(400, `reverse: ${JSON.stringify(reverse)} is not a boolean`);
+    if (r) items = [...items].reverse();
+  }
+  if (nextToken !== undefined && nextToken !== '') {
+    const at = items.findIndex((i) => keyOf(i) === nextToken);
+    items = at < 0 ? [] : items.slice(at);
+  }
+  let next: string | undefined;
+  if (perPageText !== undefined && perPageText !== '') {
+    const perPage = Number(perPageText);
+    if (!Number.isInteger(perPage) || perPage <= 0) throw new HttpError(400, `per_page: expected a positive integer, got ${JSON.stringify(perPageText)}`);
+    if (items.length > perPage) next = keyOf(items[perPage]);
+    items = items.slice(0, perPage);
+  }
+  return next === undefined ? { items } : { items, nextToken: next };
 }

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { blockingQuery, notFound, type ApiContext } from '../context.ts';
 import type { AllocEntry } from '../job-registry.ts';
+import { blockingList, ListCache, StubMemo } from '../list-cache.ts';
 import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
@@ -17,11 +18,11 @@ export function allocOf(ctx: ApiContext, params: unknown): AllocEntry {
 /** Registers the allocation routes. */
 export function allocationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { registry } = ctx;
+  const lists = new ListCache();
+  const stubs = new StubMemo((a: AllocEntry) => registry.allocStubJson(a));
 
   app.get('/v1/allocations', { schema: { querystring: blockingQuerySchema } }, async (req, reply) => {
-    await blockingQuery(ctx, req, reply, () => registry.allocsIndex);
-    const prefix = (req.query as { prefix?: string }).prefix ?? '';
-    return registry.listAllocs().filter((a) => a.id.startsWith(prefix)).map((a) => registry.allocStubJson(a));
+    return blockingList(ctx, lists, req, reply, 'allocs', () => registry.allocsIndex, () => registry.listAllocs().map((a) => stubs.of(a, a.modifyIndex)));
   });
 
   app.get('/v1/allocation/:id', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {

@@ -2,11 +2,20 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
-import { parseTopics } from '../event-broker.ts';
+import { parseTopics, type EventBatch } from '../event-broker.ts';
 import { HttpError, type ApiContext } from '../context.ts';
 import { eventStreamQuery } from '../schemas.ts';
 
 const TOPICS = new Set(['*', 'Job', 'Allocation', 'Evaluation', 'Deployment', 'Node']);
+
+/** Each batch's line, made once for every stream that gets the whole batch. */
+const lines = new WeakMap<EventBatch, string>();
+
+function lineOf(batch: EventBatch): string {
+  let line = lines.get(batch);
+  if (line === undefined) lines.set(batch, (line = `${JSON.stringify(batch)}\n`));
+  return line;
+}
 
 /** Registers the event stream route. */
 export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
@@ -16,7 +25,7 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const unknown = topics.find((t) => !TOPICS.has(t.topic));
     if (unknown) throw new HttpError(400, `unknown topic ${JSON.stringify(unknown.topic)}: this agent publishes Job, Allocation, Evaluation, Deployment and Node`);
     const out = new PassThrough();
-    const sub = ctx.events.subscribe({ fromIndex: q.index, topics, namespace: q.namespace }).subscribe((batch) => out.write(`${JSON.stringify(batch)}\n`));
+    const sub = ctx.events.subscribe({ fromIndex: q.index, topics, namespace: q.namespace }).subscribe((batch) => out.write(lineOf(batch)));
     // Nomad sends `{}` every few seconds so clients and proxies see the stream is alive.
     const heartbeat = setInterval(() => out.write('{}\n'), ctx.heartbeatMs);
     reply.raw.once('close', () => {

@@ -6,6 +6,8 @@ import { formatProblem, isSpecError, parseJob, type LoadedJob } from '../../jobs
 import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.ts';
 import { canonicalJob, withoutDefaults } from '../job-canonical.ts';
 import { jobToApiJson, type Json } from '../job-json.ts';
+import { blockingList, ListCache, StubMemo } from '../list-cache.ts';
+import type { AllocEntry, JobEntry } from '../job-registry.ts';
 import { blockingQuery as blockingQuerySchema, deregisterQuery, parseBody, registerBody } from '../schemas.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
@@ -38,6 +40,12 @@ export const warningText = (loaded: LoadedJob): string => loaded.warnings.map((w
 /** Registers the job routes. */
 export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { registry } = ctx;
+  const lists = new ListCache();
+  // Allocation stubs (an allocation's ModifyIndex moves with everything its stub shows) and job stubs (the
+  // job's and its allocations' newest index: the stub's summary and status come from the allocations).
+  const allocStubs = new StubMemo((a: AllocEntry) => registry.allocStubJson(a));
+  const jobStubs = new StubMemo((j: JobEntry) => registry.jobStubJson(j));
+  const jobAllocsIndex = (id: string) => Math.max(0, ...registry.allocsOfJob(id).map((a) => a.modifyIndex));
 
   const register = async (body: z.output<typeof registerBody>, pathId?: string) => {
     const job = body.Job as Json & { ID: string };
@@ -94,9 +102,8 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   app.get('/v1/jobs', { schema: { querystring: blockingQuerySchema } }, async (req, reply) => {
-    await blockingQuery(ctx, req, reply, () => Math.max(registry.jobsIndex, registry.allocsIndex));
-    const prefix = (req.query as { prefix?: string }).prefix ?? '';
-    return registry.listJobs().filter((j) => j.id.startsWith(prefix)).map((j) => registry.jobStubJson(j));
+    // A job's stub carries its summary and status: the list's scope is the jobs and their allocations.
+    return blockingList(ctx, lists, req, reply, 'jobs', () => Math.max(registry.jobsIndex, registry.allocsIndex), () => registry.listJobs().map((j) => jobStubs.of(j, Math.max(j.modifyIndex, jobAllocsIndex(j.id)))));
   });
 
   const jobOf = (req: { params: unknown }) => {
@@ -114,8 +121,8 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.get('/v1/job/:id/allocations', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
     const job = jobOf(req);
-    await blockingQuery(ctx, req, reply, () => Math.max(0, ...registry.allocsOfJob(job.id).map((a) => a.modifyIndex)));
-    return registry.allocsOfJob(job.id).map((a) => registry.allocStubJson(a));
+    // Its scope is the job's allocations: a change to another job's allocation does not wake it.
+    return blockingList(ctx, lists, req, reply, `job-allocs:${job.id}`, () => jobAllocsIndex(job.id), () => registry.allocsOfJob(job.id).map((a) => allocStubs.of(a, a.modifyIndex)));
   });
 
   app.get('/v1/job/:id/summary', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
