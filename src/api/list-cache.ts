@@ -105,15 +105,16 @@ export async function blockingList(
   return answer.gzipped;
 }
 
-/** Whether an Accept-Encoding header takes gzip (listed without `;q=0`). */
+/** Whether an Accept-Encoding header takes gzip: `gzip` listed without `;q=0`, or else `*` without it. */
 export function acceptsGzip(header: string | string[] | undefined): boolean {
   const text = Array.isArray(header) ? header.join(',') : (header ?? '');
-  return text.split(',').some((part) => {
+  const weights = new Map<string, number>();
+  for (const part of text.split(',')) {
     const [coding, ...params] = part.trim().toLowerCase().split(';').map((p) => p.trim());
-    if (coding !== 'gzip' && coding !== '*') return false;
     const q = params.find((p) => p.startsWith('q='));
-    return q === undefined || Number(q.slice(2)) > 0;
-  });
+    if (coding) weights.set(coding, q === undefined ? 1 : Number(q.slice(2)));
+  }
+  return (weights.get('gzip') ?? weights.get('*') ?? 0) > 0;
 }
 
 /**

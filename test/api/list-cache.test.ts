@@ -109,6 +109,8 @@ describe('acceptsGzip', () => {
     ['gzip;q=0', false],
     ['identity', false],
     ['*', true],
+    ['gzip;q=0, *', false],
+    ['*;q=0', false],
     [['br', 'gzip'], true],
   ])('%j → %s', (header, accepted) => {
     expect(acceptsGzip(header)).toBe(accepted);
