@@ -22,7 +22,8 @@ export function ensureDataDir(dataDir: string): void {
 /**
  * Lets other users pass through the data dir and `allocs/` (0711) to the task dirs they own, by path:
  * a task running as `nobody` opens `$NOMAD_TASK_DIR/...`, yet lists nothing and reads nothing of the
- * agent's (the store, the token and the socket are 0600). Only adds the search bit; never opens more.
+ * agent's (the store, the token and the socket are 0600). Each becomes exactly passable: search for group
+ * and others added, any read or write of theirs taken away (allocs/ may have been made 0755 by a hook).
  */
 export async function openPassage(dataDir: string): Promise<void> {
   await mkdir(join(dataDir, 'allocs'), { recursive: true, mode: 0o711 });
