@@ -16,6 +16,7 @@ import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mockJob, ms, pct, send } from './lib/agent-http.ts';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -35,22 +36,9 @@ const baselineAt = argv.indexOf('--baseline');
 const BASELINE = baselineAt >= 0 ? argv[baselineAt + 1] : undefined;
 const BIN = fileURLToPath(new URL('../bin/allocrun.js', import.meta.url));
 
-const job = (id: string) => ({ Job: { ID: id, Type: 'service', TaskGroups: [{ Name: 'g', Count: 1, Tasks: [{ Name: 't', Driver: 'mock', Config: { run_for: '1h' } }] }] } });
+const job = mockJob;
 
-function send(socketPath: string, method: string, path: string, body?: unknown): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const raw = body === undefined ? undefined : JSON.stringify(body);
-    const req = request({ socketPath, method, path, headers: raw ? { 'content-length': String(Buffer.byteLength(raw)) } : {} }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`${path}: ${res.statusCode} ${text}`))));
-    });
-    req.on('error', reject);
-    req.end(raw);
-  });
-}
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 /** What one run measured. */
 interface Figures {

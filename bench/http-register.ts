@@ -15,6 +15,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ms, pct, send } from './lib/agent-http.ts';
 
 // `--quick` (from `npm run bench -- --quick`) is a smoke run; positional arguments override the sizes.
 const quick = process.argv.includes('--quick');
@@ -33,20 +34,7 @@ function job(id: string) {
   return { Job: { ID: id, Type: 'service', TaskGroups: [{ Name: 'g', Count: 1, Tasks: [task] }] } };
 }
 
-function send(socketPath: string, method: string, path: string, body?: unknown): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const raw = body === undefined ? undefined : JSON.stringify(body);
-    const req = request({ socketPath, method, path, headers: raw ? { 'content-length': String(Buffer.byteLength(raw)) } : {} }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`${path}: ${res.statusCode} ${text}`))));
-    });
-    req.on('error', reject);
-    req.end(raw);
-  });
-}
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-const ms = (x: number) => `${x.toFixed(1)} ms`;
 
 /** What one agent's run measured. */
 interface Figures {

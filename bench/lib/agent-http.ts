@@ -1,0 +1,23 @@
+/** What the agent API benchmarks share: a request over the agent's socket, a mock job, and percentiles. */
+import { request } from 'node:http';
+
+/** A one-task mock job that runs for an hour: what the API benches register. */
+export const mockJob = (id: string) => ({ Job: { ID: id, Type: 'service', TaskGroups: [{ Name: 'g', Count: 1, Tasks: [{ Name: 't', Driver: 'mock', Config: { run_for: '1h' } }] }] } });
+
+/** One request over the unix socket; resolves with the body of a 200, rejects with anything else. */
+export function send(socketPath: string, method: string, path: string, body?: unknown): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const raw = body === undefined ? undefined : JSON.stringify(body);
+    const req = request({ socketPath, method, path, headers: raw ? { 'content-length': String(Buffer.byteLength(raw)) } : {} }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => (res.statusCode === 200 ? resolve(text) : reject(new Error(`${path}: ${res.statusCode} ${text}`))));
+    });
+    req.on('error', reject);
+    req.end(raw);
+  });
+}
+
+/** The p-th percentile (nearest rank) of `xs`. */
+export const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+export const ms = (x: number): string => `${x.toFixed(1)} ms`;
