@@ -32,9 +32,17 @@ export function clockNow(system: AnyActorSystem): number {
  */
 export const sleepUntil = fromPromise<void, { until: number }>(({ input, system, signal }) => {
   const clock = clockOf(system);
-  const wait = Math.max(0, input.until - clockNow(system));
   return new Promise<void>((resolve) => {
-    const id = clock.setTimeout(resolve, wait);
+    let id: unknown;
+    // A timer of more than 2^31-1 ms fires at once (Node clamps it to 1 ms): a long kill timeout or restart
+    // delay would end immediately. So it waits in steps no longer than that, looking at the clock each time.
+    const arm = () => {
+      id = clock.setTimeout(() => (input.until - clockNow(system) > 0 ? arm() : resolve()), Math.min(MAX_TIMER_MS, Math.max(0, input.until - clockNow(system))));
+    };
+    arm();
     signal.addEventListener('abort', () => clock.clearTimeout(id), { once: true });
   });
 });
+
+/** The longest delay a platform timer takes as it is (a signed 32-bit count of milliseconds). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;

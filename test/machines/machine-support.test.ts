@@ -5,7 +5,7 @@
  */
 import { createActor, setup } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import { clockNow, sleepUntil } from '../../machines/clock.ts';
+import { clockNow, MAX_TIMER_MS, sleepUntil } from '../../machines/clock.ts';
 import { childErrorOf, hookActorId } from '../../machines/hook-calls.ts';
 import { notProvided } from '../../machines/not-provided.ts';
 import { DEFAULT_KILL_TIMEOUT, DEFAULT_MAX_KILL_TIMEOUT, formatDuration, isServerTerminal, killTimeoutOf } from '../../machines/model.ts';
@@ -34,6 +34,28 @@ describe('the system clock (machines never read the wall clock themselves)', () 
     });
     const actor = createActor(machine, { clock }).start();
     await clock.advance(499);
+    expect(actor.getSnapshot().value).toBe('sleeping');
+    await clock.advance(1);
+    expect(actor.getSnapshot().value).toBe('awake');
+  });
+
+  it('sleepUntil waits out a deadline further away than a platform timer can (2^31-1 ms), in steps, not at once', async () => {
+    const clock = new SimulatedClock(0);
+    // A clock that refuses what Node would clamp: the test fails loudly instead of waking early.
+    const setTimeout = clock.setTimeout.bind(clock);
+    clock.setTimeout = ((fn: () => void, ms: number) => {
+      if (ms > MAX_TIMER_MS) throw new Error(`a ${ms} ms timer would fire after 1 ms`);
+      return setTimeout(fn, ms);
+    }) as typeof clock.setTimeout;
+    const until = 3 * MAX_TIMER_MS + 5;
+    const machine = setup({ actors: { sleepUntil } }).createMachine({
+      initial: 'sleeping',
+      states: { sleeping: { invoke: { src: 'sleepUntil', input: { until }, onDone: 'awake' } }, awake: { type: 'final' } },
+    });
+    const actor = createActor(machine, { clock }).start();
+    await clock.advance(MAX_TIMER_MS);
+    await clock.advance(MAX_TIMER_MS);
+    await clock.advance(MAX_TIMER_MS + 4);
     expect(actor.getSnapshot().value).toBe('sleeping');
     await clock.advance(1);
     expect(actor.getSnapshot().value).toBe('awake');
