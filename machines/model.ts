@@ -66,6 +66,36 @@ export interface AllocSpec {
   modifyIndex?: number;
   /** The group's update block: allocations with one report deployment health (AllocState.deploymentStatus). */
   update?: UpdateStrategy;
+  /** The group's `network` block: the ports it asks for (host networking mode only). */
+  network?: NetworkAsk;
+  /** The ports the scheduler gave this allocation when it placed it (Nomad's AllocatedResources.Shared.Ports). */
+  ports?: AllocatedPort[];
+}
+
+/** One `port "label" {}` of a group's network block: dynamic unless `static` is given. */
+export interface PortAsk {
+  label: string;
+  /** A fixed host port (Nomad's ReservedPorts); absent: one from the node's dynamic range. */
+  static?: number;
+  /** Nomad's `to`: the port the task is told to use (NOMAD_PORT_<label>) when greater than 0. */
+  to?: number;
+}
+
+/** A group's network block (Nomad's NetworkResource ask); allocrun runs host mode only. */
+export interface NetworkAsk {
+  mode: 'host';
+  ports: PortAsk[];
+}
+
+/** A port an allocation holds on the host (Nomad's AllocatedPortMapping). */
+export interface AllocatedPort {
+  label: string;
+  /** The host port. */
+  value: number;
+  /** Nomad's `to` (0 when not set). */
+  to: number;
+  /** The host address the port is reached at. */
+  hostIP: string;
 }
 
 /** A host path a prestart hook mounts into the task (Nomad's MountConfig). */

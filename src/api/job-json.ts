@@ -76,6 +76,22 @@ function taskJson(name: string, t: TaskBody): Json {
   });
 }
 
+/**
+ * The group's network block as Nomad's API writes it: one NetworkResource, static ports in ReservedPorts and
+ * dynamic ones in DynamicPorts (Value 0 until placed), HostNetwork "default" as Nomad canonicalises it.
+ */
+function networksJson(n: GroupBody['network']): Json[] | undefined {
+  if (!n) return undefined;
+  const port = (label: string, p: (typeof n.port)[string]): Json => ({ Label: label, Value: p.static ?? 0, To: p.to ?? 0, HostNetwork: p.host_network ?? 'default', IgnoreCollision: p.ignore_collision ?? false });
+  const entries = Object.entries(n.port);
+  return [compact({
+    Mode: n.mode,
+    ReservedPorts: entries.filter(([, p]) => p.static !== undefined).map(([l, p]) => port(l, p)),
+    DynamicPorts: entries.filter(([, p]) => p.static === undefined).map(([l, p]) => port(l, p)),
+    ...ignoredFields('group', n, ['mode', 'port']),
+  })];
+}
+
 function groupJson(name: string, g: GroupBody): Json {
   return compact({
     Name: name,
@@ -84,8 +100,9 @@ function groupJson(name: string, g: GroupBody): Json {
     ShutdownDelay: ns(g.shutdown_delay),
     Meta: g.meta,
     Update: updateJson(g.update),
+    Networks: networksJson(g.network),
     Tasks: Object.entries(g.task).map(([taskName, t]) => taskJson(taskName, t)),
-    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'update', 'task']),
+    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'update', 'task', 'network']),
   });
 }
 

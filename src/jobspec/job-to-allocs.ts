@@ -4,8 +4,8 @@
  * resolved (task over group over the job type's defaults) so the runner needs no jobspec knowledge.
  */
 import { defaultRestartPolicy } from '../../machines/model.ts';
-import type { AllocSpec, RestartPolicy, TaskSpec } from './types.ts';
-import type { JobBody, RestartBody, TaskBody } from './jobspec-schema.ts';
+import type { AllocSpec, NetworkAsk, RestartPolicy, TaskSpec } from './types.ts';
+import type { JobBody, NetworkBody, RestartBody, TaskBody } from './jobspec-schema.ts';
 import { clientUpdateOf, mergeUpdate } from './update-strategy.ts';
 
 const MB = 1024 * 1024;
@@ -18,6 +18,7 @@ export function jobToAllocs(jobName: string, job: JobBody): AllocSpec[] {
     const tasks = Object.entries(group.task).map(([name, task]) => toTaskSpec(name, task, restart));
     const meta = job.meta || group.meta ? { ...job.meta, ...group.meta } : undefined;
     const update = clientUpdateOf(job.type, mergeUpdate(job.update, group.update));
+    const network = group.network && networkOf(group.network);
     for (let index = 0; index < group.count; index++) {
       allocs.push(
         structuredClone({
@@ -30,6 +31,7 @@ export function jobToAllocs(jobName: string, job: JobBody): AllocSpec[] {
           restart,
           ...(group.shutdown_delay !== undefined && { shutdownDelay: group.shutdown_delay }),
           ...(update && { update }),
+          ...(network && { network }),
           tasks,
         } satisfies AllocSpec),
       );
@@ -76,4 +78,15 @@ function resourcesOf(r: NonNullable<TaskBody['resources']>): Record<string, unkn
     ...(r.memory !== undefined && { memoryMB: r.memory }),
     ...(r.memory_max !== undefined && { memoryMaxMB: r.memory_max }),
   };
+}
+
+/** The group's network ask: its ports in file order, `static` and `to` only when they say something. */
+function networkOf(n: NetworkBody): NetworkAsk | undefined {
+  const ports = Object.entries(n.port).map(([label, p]) => ({
+    label,
+    ...(p.static !== undefined && { static: p.static }),
+    ...(p.to !== undefined && p.to > 0 && { to: p.to }),
+  }));
+  // A network block without ports asks for nothing on the host: the spec stays as if it were absent.
+  return ports.length > 0 ? { mode: 'host', ports } : undefined;
 }

@@ -26,12 +26,13 @@ export const IGNORED_KEYS = {
   job: ['id', 'name', 'region', 'priority', 'all_at_once', 'constraint', 'affinity', 'spread', 'migrate',
     'reschedule', 'multiregion', 'periodic', 'parameterized', 'vault', 'consul', 'node_pool', 'ui', 'vault_token',
     'consul_token'],
-  group: ['network', 'service', 'reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
+  group: ['service', 'reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
     'scaling', 'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
     'prevent_reschedule_on_lost'],
   task: ['service', 'template', 'artifact', 'vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
     'dispatch_payload', 'csi_plugin', 'scaling', 'kind', 'action', 'schedule'],
   resources: ['network', 'device', 'numa', 'disk', 'iops', 'secrets'],
+  network: ['hostname', 'dns', 'cni', 'mbits'],
 } as const;
 
 const ignored = (keys: readonly string[]): Record<string, z.ZodOptional<z.ZodUnknown>> =>
@@ -136,7 +137,32 @@ export const updateSchema = z.strictObject({
   stagger: durationSchema.optional(),
 });
 
+/** Nomad's network modes allocrun runs: host only (no network namespace, so no bridge, CNI or none). */
+export const NETWORK_MODES = ['host'] as const;
+
+/** One `port "label" {}`: `static` reserves that host port, otherwise one is picked from the dynamic range. */
+const portSchema = z.strictObject({
+  static: int(1, 65535).optional(),
+  to: z.number().int('expected a whole number').min(-1, 'must be at least -1').max(65535, 'must be at most 65535').optional(),
+  /** Accepted, warned about by the rules: allocrun has one host network. */
+  host_network: z.string().optional(),
+  ignore_collision: z.boolean().optional(),
+});
+
+/** The group's `network` block (host mode): its ports, keyed by label. */
+export const networkSchema = z.strictObject({
+  mode: z
+    .string()
+    .refine((m) => (NETWORK_MODES as readonly string[]).includes(m), {
+      error: (issue) => `network mode ${JSON.stringify(issue.input)} is not supported: allocrun runs tasks in "host" networking mode only (no bridge or CNI network namespace)`,
+    })
+    .default('host'),
+  port: z.record(z.string(), portSchema).default({}),
+  ...ignored(IGNORED_KEYS.network),
+});
+
 const groupSchema = z.strictObject({
+  network: networkSchema.optional(),
   count: int(0, MAX_COUNT).default(1),
   restart: restartSchema.optional(),
   shutdown_delay: durationSchema.optional(),
@@ -162,6 +188,8 @@ export const jobSchema = z.strictObject({
 export type JobBody = z.output<typeof jobSchema>;
 /** One parsed group. */
 export type GroupBody = z.output<typeof groupSchema>;
+/** One parsed network block. */
+export type NetworkBody = z.output<typeof networkSchema>;
 /** One parsed task. */
 export type TaskBody = z.output<typeof taskSchema>;
 /** One parsed update block (partial: merged later). */
@@ -177,6 +205,8 @@ const KEYS = {
   update: Object.keys(updateSchema.shape),
   logs: Object.keys(logsSchema.shape),
   resources: Object.keys(resourcesSchema.shape),
+  network: Object.keys(networkSchema.shape),
+  port: Object.keys(portSchema.shape),
   lifecycle: ['hook', 'sidecar'],
 };
 
@@ -190,6 +220,8 @@ export function jobKeysAt(path: readonly PathSegment[]): readonly string[] {
     else if (level === 'group' && seg === 'task') [level, i] = ['task', i + 2];
     else if ((level === 'group' || level === 'task') && seg === 'restart') [level, i] = ['restart', i + 1];
     else if ((level === 'job' || level === 'group') && seg === 'update') [level, i] = ['update', i + 1];
+    else if (level === 'group' && seg === 'network') [level, i] = ['network', i + 1];
+    else if (level === 'network' && seg === 'port') [level, i] = ['port', i + 2];
     else if (level === 'task' && (seg === 'logs' || seg === 'resources' || seg === 'lifecycle')) [level, i] = [seg, i + 1];
     else return [];
   }

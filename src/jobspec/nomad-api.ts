@@ -14,7 +14,7 @@ export interface TranslatedJob {
   mapPath(path: readonly PathSegment[]): PathSegment[];
 }
 
-type Conv = 'ns' | Table | undefined;
+type Conv = 'ns' | 'networks' | Table | undefined;
 type Table = Record<string, [string, Conv?] | null>;
 
 /** `null`: dropped (server state, or an identity already used as a label). */
@@ -52,7 +52,7 @@ const TASK: Table = {
 
 const GROUP: Table = {
   Count: ['count'], RestartPolicy: ['restart', RESTART], ShutdownDelay: ['shutdown_delay', 'ns'], Meta: ['meta'],
-  Networks: ['network'], Services: ['service'], Update: ['update', UPDATE], ReschedulePolicy: ['reschedule'],
+  Networks: ['network', 'networks'], Services: ['service'], Update: ['update', UPDATE], ReschedulePolicy: ['reschedule'],
   EphemeralDisk: ['ephemeral_disk'], Constraints: ['constraint'], Affinities: ['affinity'], Spreads: ['spread'],
   Migrate: ['migrate'], Scaling: ['scaling'], Volumes: ['volume'], Consul: ['consul'], Vault: ['vault'],
   StopAfterClientDisconnect: ['stop_after_client_disconnect', 'ns'], MaxClientDisconnect: ['max_client_disconnect', 'ns'],
@@ -165,10 +165,48 @@ function translate(
     if (isEmpty(value)) continue;
     remember([...to, name], [...from, key]);
     if (conv === 'ns') out[name] = typeof value === 'number' ? value / 1e6 : value;
+    else if (conv === 'networks') out[name] = networksFromApi(value, [...to, name], [...from, key], remember);
     else if (conv && isPlainObject(value)) out[name] = translate(value, conv, [...to, name], [...from, key], remember);
     else out[name] = value;
   }
   return out;
+}
+
+const NETWORK: Table = { Mode: ['mode'], Hostname: ['hostname'], DNS: ['dns'], CNI: ['cni'], MBits: ['mbits'], IP: null, CIDR: null, Device: null };
+const PORT: Table = { Value: ['static'], To: ['to'], HostNetwork: ['host_network'], IgnoreCollision: ['ignore_collision'] };
+
+/**
+ * `Networks: [{ Mode, ReservedPorts: [...], DynamicPorts: [...] }]` as the jobspec's `network { port "l" {} }`:
+ * each port becomes a labelled block (a label in both lists is a repeat, reported as one); a dynamic port's
+ * Value is dropped (the scheduler's to fill), and HostNetwork "default" is the API's way of saying none.
+ */
+function networksFromApi(value: unknown, to: PathSegment[], from: PathSegment[], remember: (to: PathSegment[], from: PathSegment[]) => void): unknown {
+  if (!Array.isArray(value)) return value; // the schema says what it expected
+  const one = (net: unknown, i: number): unknown => {
+    const at = value.length === 1 ? to : [...to, i];
+    if (!isPlainObject(net)) return net;
+    const out = translate(Object.fromEntries(Object.entries(net).filter(([k]) => k !== 'ReservedPorts' && k !== 'DynamicPorts')), NETWORK, at, [...from, i], remember);
+    const ports = new Map<string, Record<string, unknown>[]>();
+    for (const list of ['ReservedPorts', 'DynamicPorts'] as const) {
+      const raw = net[list];
+      if (!Array.isArray(raw)) continue;
+      raw.forEach((p, j) => {
+        const port = isPlainObject(p) ? { ...p } : {};
+        const label = typeof port['Label'] === 'string' ? port['Label'] : '';
+        delete port['Label'];
+        if (list === 'DynamicPorts') delete port['Value'];
+        if (port['HostNetwork'] === 'default') delete port['HostNetwork'];
+        const bodies = ports.get(label) ?? [];
+        ports.set(label, bodies);
+        const portTo = [...at, 'port', label];
+        remember(bodies.length === 0 ? portTo : [...portTo, bodies.length], [...from, i, list, j]);
+        bodies.push(translate(port, PORT, bodies.length === 0 ? portTo : [...portTo, bodies.length], [...from, i, list, j], remember));
+      });
+    }
+    if (ports.size > 0) out['port'] = Object.fromEntries([...ports].map(([label, bodies]) => [label, bodies.length === 1 ? bodies[0] : bodies]));
+    return out;
+  };
+  return value.length === 1 ? one(value[0], 0) : value.map(one);
 }
 
 /** The API's zero values (not 0: `Count: 0` and `Attempts: 0` mean something). */

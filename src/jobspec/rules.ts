@@ -8,7 +8,7 @@ import { defaultRestartPolicy, formatDuration } from '../../machines/model.ts';
 import type { JobType, RestartPolicy } from './types.ts';
 import type { DriverChecks } from './driver-config.ts';
 import { envKeyProblem } from './env-names.ts';
-import { JOB_TYPES, MAX_COUNT, restartSchema, updateSchema, type UpdateBody } from './jobspec-schema.ts';
+import { IGNORED_KEYS, JOB_TYPES, MAX_COUNT, restartSchema, updateSchema, type UpdateBody } from './jobspec-schema.ts';
 import { DEFAULT_UPDATE, ROLLOUT_FIELDS, deploymentsEnabled, mergeUpdate, updateProblems } from './update-strategy.ts';
 import { isPlainObject, type NormalizedJob, type Report } from './normalize.ts';
 import type { PathSegment } from './spec-error.ts';
@@ -130,6 +130,8 @@ function checkGroup(group: Record<string, unknown>, path: PathSegment[], type: J
     }
   }
 
+  checkNetwork(group['network'], [...path, 'network'], report);
+
   if (!type) return;
   const groupRestart = partialRestart(group['restart']);
   if (!groupRestart) return; // its own fields are wrong: the schema reports them
@@ -160,6 +162,47 @@ function checkDriver(task: Record<string, unknown>, path: PathSegment[], drivers
   if (!isPlainObject(config)) return;
   const fields = task['user'] !== undefined ? { user: task['user'] } : {};
   for (const p of check(config, String(path[path.length - 1]), fields)) report.problems.push({ path: [...path, ...p.path], message: p.message });
+}
+
+/** A port label becomes part of variable names (NOMAD_PORT_<label>): Nomad's rule for labels. */
+const PORT_LABEL = /^[A-Za-z0-9_]+$/;
+
+/**
+ * Nomad's TaskGroup.validateNetworks on the group's network block: labels usable in variable names, no
+ * static port asked twice; fields allocrun's one host network makes meaningless are warned about.
+ */
+function checkNetwork(network: unknown, path: PathSegment[], report: Report): void {
+  if (!isPlainObject(network)) return; // absent, or mistyped: the schema reports it
+  for (const key of IGNORED_KEYS.network) {
+    if (network[key] !== undefined) report.warnings.push({ path: [...path, key], message: `ignored: allocrun does not implement "${key}" in the network block` });
+  }
+  const ports = network['port'];
+  if (!isPlainObject(ports)) return;
+  const statics = new Map<number, string>();
+  for (const [label, port] of Object.entries(ports)) {
+    const at = [...path, 'port', label];
+    if (!PORT_LABEL.test(label)) {
+      report.problems.push({ path: at, message: `port label ${JSON.stringify(label)} is not valid: use ASCII letters, digits and "_" only (it names the variables NOMAD_PORT_${label} and NOMAD_ADDR_${label})` });
+    }
+    if (!isPlainObject(port)) continue;
+    const value = port['static'];
+    if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65535) {
+      const other = statics.get(value);
+      if (other !== undefined) report.problems.push({ path: [...at, 'static'], message: `static port ${value} is already reserved by port ${JSON.stringify(other)}` });
+      else statics.set(value, label);
+    }
+    const hostNetwork = port['host_network'];
+    if (typeof hostNetwork === 'string' && hostNetwork !== '' && hostNetwork !== 'default') {
+      report.warnings.push({ path: [...at, 'host_network'], message: `ignored: allocrun has one host network, so port ${JSON.stringify(label)} is on the default one` });
+    }
+    if (port['ignore_collision'] === true) {
+      report.warnings.push({ path: [...at, 'ignore_collision'], message: `ignored: allocrun never gives one host port to two allocations` });
+    }
+    const to = port['to'];
+    if (typeof to === 'number' && to > 0) {
+      report.warnings.push({ path: [...at, 'to'], message: `in host mode "to" maps nothing: NOMAD_PORT_${label} is ${to}, as in Nomad, but the task is reached at the host port (NOMAD_HOST_PORT_${label})` });
+    }
+  }
 }
 
 /** The fields a restart block sets, or undefined when any of them is invalid. */

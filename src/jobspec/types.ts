@@ -2,6 +2,9 @@
 export type {
   AllocHookError,
   AllocSpec,
+  AllocatedPort,
+  NetworkAsk,
+  PortAsk,
   AllocState,
   ClientStatus,
   DeploymentStatus,

@@ -61,6 +61,14 @@ const updateStrategy = z
   .strictObject({ minHealthyTime: ms, healthyDeadline: ms, healthCheck: z.enum(HEALTH_CHECKS).optional() })
   .refine((u) => u.minHealthyTime < u.healthyDeadline, { message: 'minHealthyTime must be less than healthyDeadline' });
 
+const portNumber = z.number().int('expected a whole number').min(1, 'must be at least 1').max(65535, 'must be at most 65535');
+const portLabel = z.string().regex(/^[A-Za-z0-9_]+$/, 'a port label may only use ASCII letters, digits and "_" (it names NOMAD_PORT_<label>)');
+const networkAsk = z.strictObject({
+  mode: z.literal('host', 'allocrun runs tasks in "host" networking mode only'),
+  ports: z.array(z.strictObject({ label: portLabel, static: portNumber.optional(), to: z.number().int().min(-1).max(65535).optional() })),
+});
+const allocatedPort = z.strictObject({ label: portLabel, value: portNumber, to: z.number().int().min(-1).max(65535), hostIP: z.string().min(1, 'must not be empty') });
+
 const allocSpec = z.strictObject({
   id: safeName('alloc id'),
   job: safeName('job'),
@@ -74,6 +82,8 @@ const allocSpec = z.strictObject({
   desiredStatus: z.enum(['run', 'stop', 'evict']).optional(),
   update: updateStrategy.optional(),
   modifyIndex: count(0).optional(),
+  network: networkAsk.optional(),
+  ports: z.array(allocatedPort).optional(),
 });
 
 /** The keys allowed in the object at `path`, for "did you mean" suggestions. */

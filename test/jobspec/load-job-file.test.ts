@@ -164,7 +164,6 @@ describe('allocations from a job', () => {
     expect(warnings.map((w) => w.path)).toEqual([
       'job.j.priority',
       'job.j.migrate',
-      'job.j.group.g.network',
       'job.j.group.g.service',
       'job.j.group.g.ephemeral_disk',
       'job.j.group.g.task.t.constraint',
