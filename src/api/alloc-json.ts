@@ -118,7 +118,31 @@ export function allocStubJson(a: AllocView): Json {
 
 /** The full form (`Allocation`), with the job it runs. */
 export function allocJson(a: AllocView, job: Json | undefined): Json {
-  return { ...allocStubJson(a), Job: job ?? null, AllocatedResources: null, Metrics: null };
+  return { ...allocStubJson(a), Job: job ?? null, AllocatedResources: allocatedResources(a.spec), Metrics: null };
+}
+
+/**
+ * Nomad's AllocatedResources as far as allocrun allocates them: the group's host ports, both as
+ * `Shared.Ports` (AllocatedPortMapping) and, for older clients, as the group's `Shared.Networks`
+ * (static ports under ReservedPorts, dynamic ones under DynamicPorts, values filled in). Null without ports.
+ */
+function allocatedResources(spec: AllocSpec): Json | null {
+  if (!spec.ports) return null;
+  const isStatic = (label: string) => spec.network?.ports.some((p) => p.label === label && p.static !== undefined) ?? false;
+  const port = (p: NonNullable<AllocSpec['ports']>[number]): Json => ({ Label: p.label, Value: p.value, To: p.to, HostNetwork: 'default', IgnoreCollision: false });
+  return {
+    Tasks: {},
+    TaskLifecycles: {},
+    Shared: {
+      DiskMB: 0,
+      Networks: [{
+        Mode: 'host', Device: '', CIDR: '', IP: spec.ports[0]?.hostIP ?? '', Hostname: '', MBits: 0, DNS: null, CNI: null,
+        ReservedPorts: spec.ports.filter((p) => isStatic(p.label)).map(port),
+        DynamicPorts: spec.ports.filter((p) => !isStatic(p.label)).map(port),
+      }],
+      Ports: spec.ports.map((p) => ({ Label: p.label, Value: p.value, To: p.to, HostIP: p.hostIP })),
+    },
+  };
 }
 
 function clientDescription(state: AllocState): string {

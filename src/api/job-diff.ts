@@ -20,6 +20,8 @@ function combinedMeta(alloc: AllocSpec, task: TaskSpec): Record<string, string> 
 
 /** Why `next` cannot be applied to an allocation running `prev` in place; undefined when it can. */
 export function destructiveChange(prev: AllocSpec, next: AllocSpec): string | undefined {
+  // Nomad's networkUpdated: other ports are other host resources, so a new allocation is placed.
+  if (!isDeepStrictEqual(prev.network ?? null, next.network ?? null)) return 'the network block changed';
   if (prev.tasks.length !== next.tasks.length) return 'the number of tasks changed';
   for (const a of prev.tasks) {
     const b = next.tasks.find((t) => t.name === a.name);
@@ -32,9 +34,10 @@ export function destructiveChange(prev: AllocSpec, next: AllocSpec): string | un
   return undefined;
 }
 
-/** The allocation's spec without what differs between instances and updates (id, desired status, index). */
-function template(spec: AllocSpec): Omit<AllocSpec, 'id' | 'desiredStatus' | 'modifyIndex'> {
-  const { id: _id, desiredStatus: _d, modifyIndex: _m, ...rest } = spec;
+/** The allocation's spec without what differs between instances and updates (id, desired status, index, ports). */
+function template(spec: AllocSpec): Omit<AllocSpec, 'id' | 'desiredStatus' | 'modifyIndex' | 'ports'> {
+  // The ports are the placement's, not the job's: a template never has them.
+  const { id: _id, desiredStatus: _d, modifyIndex: _m, ports: _p, ...rest } = spec;
   return rest;
 }
 

@@ -22,6 +22,7 @@ import type { NodeIdentity } from './node.ts';
 import type { EventBroker, StreamEvent } from './event-broker.ts';
 import type { StateIndex } from './state-index.ts';
 import { StoreDamagedError, type AgentStore, type WriteTx } from '../state/agent-store.ts';
+import { PortAllocator, probeHost, portsHeld, staticPortsToProbe, type HostBusy } from './port-allocator.ts';
 
 /** One registered version of a job. */
 export interface JobVersion {
@@ -65,8 +66,12 @@ export interface EvalRecord {
   TriggeredBy: 'job-register' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect';
   JobID: string;
   JobModifyIndex: number;
-  Status: 'complete';
+  /** `blocked` when a group could not be placed (its reason in StatusDescription and FailedTGAllocs). */
+  Status: 'complete' | 'blocked';
   StatusDescription: string;
+  /** Nomad's AllocMetric per group that could not be placed. */
+  FailedTGAllocs?: Record<string, Json>;
+  QueuedAllocations?: Record<string, number>;
   CreateIndex: number;
   ModifyIndex: number;
   CreateTime: number;
@@ -118,6 +123,10 @@ class Change {
   readonly events: (() => StreamEvent)[] = [];
   /** The evaluation of the job being planned: what its placements carry as EvalID. */
   evalId?: string;
+  /** Placements that found no ports, per group: recorded on the evaluation, nothing placed. */
+  readonly failed: { evalId?: string; group: string; dimension: string; reason: string }[] = [];
+  /** Static ports the host refused to bind, probed before planning. */
+  hostBusy: HostBusy = new Map();
 
   constructor(readonly index: number) {}
 
@@ -143,6 +152,8 @@ export class JobRegistry {
   allocsIndex = 0;
   /** The node every allocation runs on: this agent (node.ts; set before `load`). */
   node: NodeIdentity = { id: '', name: '' };
+  /** The node's host ports: what placements of groups with a network block are given. */
+  ports = new PortAllocator();
   /** Where the registry reports what it could not do without failing a request (a runner that would not start). */
   log: (line: string) => void = (line) => process.stderr.write(`allocrun agent: ${line}\n`);
 
@@ -183,7 +194,9 @@ export class JobRegistry {
       // Nomad: an unchanged job is not a new version and nothing is scheduled.
       return { EvalID: '', EvalCreateIndex: existing.modifyIndex, JobModifyIndex: existing.jobModifyIndex, Warnings: warnings, Index: existing.modifyIndex };
     }
+    const hostBusy = await this.probe(allocs);
     const change = new Change(this.index.next());
+    change.hostBusy = hostBusy;
     const index = change.index;
     const version: JobVersion = { version: current ? current.version + 1 : 0, job: canonical, allocs, submitTime: this.now(), jobModifyIndex: index };
     const entry: JobEntry = existing
@@ -219,7 +232,9 @@ export class JobRegistry {
 
   /** Stops one allocation; a replacement is placed while its job still wants it (`nomad alloc stop`). */
   async stopAllocation(a: AllocEntry): Promise<{ index: number; evalId: string }> {
+    const hostBusy = await this.probe(this.jobs.get(a.jobId)?.versions.at(-1)?.allocs ?? []);
     const change = new Change(this.index.next());
+    change.hostBusy = hostBusy;
     let evalId = '';
     if (a.desired === 'run') {
       this.stop(change, a, 'alloc was stopped by the user', 'AllocationUpdateDesiredStatus');
@@ -283,7 +298,9 @@ export class JobRegistry {
    * desired stopped is ever started again. Run once at agent start, after `load` and `adopt`.
    */
   async heal(): Promise<void> {
+    const hostBusy = await this.probe([...this.jobs.values()].flatMap((j) => j.versions.at(-1)!.allocs));
     const change = new Change(this.index.next());
+    change.hostBusy = hostBusy;
     for (const a of this.allocs.values()) if (a.unrecorded) change.allocs.set(a.id, { ...a, unrecorded: undefined });
     for (const job of this.jobs.values()) {
       const before = change.allocs.size;
@@ -328,7 +345,9 @@ export class JobRegistry {
   async evaluateJob(id: string, forceReschedule = false): Promise<RegisterResult | undefined> {
     const job = this.jobs.get(id);
     if (!job) return undefined;
+    const hostBusy = await this.probe(job.versions.at(-1)!.allocs);
     const change = new Change(this.index.next());
+    change.hostBusy = hostBusy;
     const evalId = this.evaluate(change, job, 'job-register');
     if (job.stop) {
       for (const a of this.allocsOfJob(id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
@@ -465,9 +484,11 @@ export class JobRegistry {
   summaryJson(entry: JobEntry): Json {
     const summary: Record<string, GroupSummary> = {};
     const zero = (): GroupSummary => ({ Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 0, Lost: 0, Unknown: 0 });
-    for (const s of entry.versions.at(-1)!.allocs) summary[s.group] ??= zero();
+    for (const s of entry.versions.at(-1)!.allocs) (summary[s.group] ??= zero()).Queued += entry.stop ? 0 : 1;
     for (const a of this.allocsOfJob(entry.id)) {
       const g = (summary[a.group] ??= zero());
+      // Queued: wanted by the job and not placed (a placement that found no ports waits here, as in Nomad).
+      if (a.desired === 'run' && g.Queued > 0) g.Queued--;
       const status = a.lastState.clientStatus;
       if (status === 'pending') g.Starting++;
       else if (status === 'running') g.Running++;
@@ -508,6 +529,12 @@ export class JobRegistry {
 
   getEval(id: string): EvalRecord | undefined {
     return this.evals.get(id) ?? [...this.evals.values()].find((e) => e.ID.startsWith(id));
+  }
+
+  /** The static ports `specs` ask for that the host will not let this agent bind (those its allocations hold aside). */
+  private probe(specs: AllocSpec[]): Promise<HostBusy> {
+    const ports = staticPortsToProbe(specs, this.allocs.values());
+    return ports.length === 0 ? Promise.resolve(new Map()) : probeHost(ports);
   }
 
   /** Records the evaluation a write makes; returns its ID. */
@@ -552,7 +579,7 @@ export class JobRegistry {
       if (a.jobVersion !== version.version) this.draft(change, a).jobVersion = version.version;
       if (update === 'inplace' && !isTerminal(a.lastState)) {
         const d = this.draft(change, a);
-        d.spec = { ...template, id: a.id, modifyIndex: change.index };
+        d.spec = { ...template, id: a.id, modifyIndex: change.index, ...(a.spec.ports && { ports: a.spec.ports }) };
         d.allocModifyIndex = change.index;
         change.updates.push(a.id);
         change.events.push(() => this.allocEvent(this.allocs.get(a.id)!, 'PlanResult', change.index));
@@ -567,12 +594,17 @@ export class JobRegistry {
 
   /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given. */
   private place(change: Change, entry: JobEntry, template: AllocSpec, i: number, previous?: AllocEntry): void {
+    const ports = template.network && this.ports.assign(template.network, portsHeld([...this.allocs.values(), ...change.allocs.values()]), change.hostBusy);
+    if (ports && !ports.ok) {
+      change.failed.push({ evalId: change.evalId, group: template.group, dimension: ports.dimension, reason: ports.reason });
+      return;
+    }
     const id = randomUUID();
     const now = this.now();
     const index = change.index;
     const version = (change.jobs.get(entry.id) ?? entry).versions.at(-1)!.version;
     const a: AllocEntry = {
-      id, spec: { ...template, id, modifyIndex: index }, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: version,
+      id, spec: { ...template, id, modifyIndex: index, ...(ports && { ports: ports.ports }) }, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: version,
       desired: 'run', desiredDescription: '', createIndex: index, modifyIndex: index, allocModifyIndex: index, createTime: now, modifyTime: now,
       ...(previous && { previousAllocation: previous.id }),
       ...(change.evalId && { evalId: change.evalId }),
@@ -598,6 +630,10 @@ export class JobRegistry {
 
   /** Commits `change` and, once it is durable, applies it: the live entries, the runners, the events. */
   private async write(change: Change): Promise<void> {
+    for (const e of change.evals) {
+      const failed = change.failed.filter((f) => f.evalId === e.ID);
+      if (failed.length > 0) recordFailures(e, failed);
+    }
     await this.store.commit((tx) => this.persist(tx, change));
     const { index } = change;
     for (const [id, job] of change.jobs) {
@@ -695,6 +731,27 @@ export class JobRegistry {
 /** Nomad's `EvaluationUpdated` event for an evaluation a write recorded. */
 function evalEvent(e: EvalRecord, index: number): StreamEvent {
   return { Topic: 'Evaluation', Type: 'EvaluationUpdated', Key: e.ID, Namespace: e.Namespace, FilterKeys: [e.JobID], Index: index, Payload: { Evaluation: e } };
+}
+
+/**
+ * Groups that could not be placed, on the evaluation as Nomad's scheduler records them: `blocked`, the
+ * reason in StatusDescription, an AllocMetric per group (its exhausted dimension) and the queued count.
+ */
+function recordFailures(e: EvalRecord, failed: Change['failed']): void {
+  const groups = new Map<string, Change['failed']>();
+  for (const f of failed) groups.set(f.group, [...(groups.get(f.group) ?? []), f]);
+  e.Status = 'blocked';
+  e.StatusDescription = [...groups].map(([g, fs]) => `failed to place ${fs.length} allocation${fs.length === 1 ? '' : 's'} of group ${JSON.stringify(g)}: ${fs[0]!.reason}`).join('; ');
+  e.QueuedAllocations = Object.fromEntries([...groups].map(([g, fs]) => [g, fs.length]));
+  e.FailedTGAllocs = Object.fromEntries([...groups].map(([g, fs]) => {
+    const dimensions: Record<string, number> = {};
+    for (const f of fs) dimensions[f.dimension] = (dimensions[f.dimension] ?? 0) + 1;
+    return [g, {
+      NodesEvaluated: 1, NodesFiltered: 0, NodesInPool: 1, NodesAvailable: {}, ClassFiltered: null, ConstraintFiltered: null,
+      NodesExhausted: 1, ClassExhausted: null, DimensionExhausted: dimensions, QuotaExhausted: null, ResourcesExhausted: null,
+      Scores: null, ScoreMetaData: null, AllocationTime: 0, CoalescedFailures: fs.length - 1,
+    }];
+  }));
 }
 
 /** What the store keeps of an allocation. */
