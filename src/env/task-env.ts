@@ -4,7 +4,7 @@
  * frozen inputs, so one task's env or meta can never show up in another's.
  */
 import { join } from 'node:path';
-import type { AllocSpec, TaskSpec } from '../jobspec/types.ts';
+import type { AllocatedPort, AllocSpec, TaskSpec } from '../jobspec/types.ts';
 import { interpolateString, interpolateValue, type Lookup } from './interpolate.ts';
 import type { NodeInfo } from './node-info.ts';
 
@@ -49,6 +49,7 @@ interface AllocFacts {
   readonly group: string;
   readonly namespace: string;
   readonly meta: Readonly<Record<string, string>>;
+  readonly ports: readonly Readonly<AllocatedPort>[];
 }
 
 interface Frozen {
@@ -150,6 +151,7 @@ function computeVars(f: Frozen, task: TaskSpec | undefined, taskDir: string | un
   vars.set('NOMAD_NAMESPACE', a.namespace);
   vars.set('NOMAD_DC', f.node.datacenter);
   vars.set('NOMAD_REGION', f.node.region);
+  for (const p of a.ports) setPortVars(vars, p);
   if (task) {
     const dir = taskDir ?? join(f.allocDir, task.name);
     vars.set('NOMAD_TASK_NAME', task.name);
@@ -177,6 +179,27 @@ function computeVars(f: Frozen, task: TaskSpec | undefined, taskDir: string | un
   return Object.freeze(Object.fromEntries(vars));
 }
 
+/** `host:port`, with an IPv6 host in brackets (Go's net.JoinHostPort). */
+function joinHostPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/**
+ * One allocated port's variables, as Nomad's taskenv sets them from AllocatedResources.Shared.Ports in host
+ * mode: the host's address and port, and NOMAD_PORT_ / NOMAD_ALLOC_PORT_ as `to` when it is set.
+ */
+function setPortVars(vars: Map<string, string>, p: Readonly<AllocatedPort>): void {
+  const host = String(p.value);
+  const inAlloc = String(p.to > 0 ? p.to : p.value);
+  vars.set(`NOMAD_ADDR_${p.label}`, joinHostPort(p.hostIP, p.value));
+  vars.set(`NOMAD_HOST_ADDR_${p.label}`, joinHostPort(p.hostIP, p.value));
+  vars.set(`NOMAD_IP_${p.label}`, p.hostIP);
+  vars.set(`NOMAD_HOST_IP_${p.label}`, p.hostIP);
+  vars.set(`NOMAD_PORT_${p.label}`, inAlloc);
+  vars.set(`NOMAD_ALLOC_PORT_${p.label}`, inAlloc);
+  vars.set(`NOMAD_HOST_PORT_${p.label}`, host);
+}
+
 function makeEnv(f: Frozen, task: TaskSpec | undefined, taskDir: string | undefined): TaskEnv {
   const vars = computeVars(f, task, taskDir);
   const lookup = lookupIn(f.node, vars);
@@ -201,6 +224,7 @@ export function buildTaskEnv(input: TaskEnvInput): TaskEnv {
       group: input.alloc.group,
       namespace: input.alloc.namespace ?? 'default',
       meta: frozenRecord(input.alloc.meta),
+      ports: Object.freeze((input.alloc.ports ?? []).map((p) => Object.freeze({ ...p }))),
     }),
     allocDir: input.allocDir,
     allocIndex: input.allocIndex ?? 0,

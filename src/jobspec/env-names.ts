@@ -22,7 +22,11 @@ export const RUNTIME_ENV_NAMES: ReadonlySet<string> = new Set([
   'NOMAD_MEMORY_MAX_LIMIT',
 ]);
 /** Prefixes of runtime variables with a name per key (`NOMAD_META_<key>`). */
-export const RUNTIME_ENV_PREFIXES: readonly string[] = ['NOMAD_META_'];
+export const RUNTIME_ENV_PREFIXES: readonly string[] = [
+  'NOMAD_META_',
+  // One per allocated port label (NOMAD_PORT_http, ...).
+  'NOMAD_PORT_', 'NOMAD_HOST_PORT_', 'NOMAD_ALLOC_PORT_', 'NOMAD_IP_', 'NOMAD_HOST_IP_', 'NOMAD_ADDR_', 'NOMAD_HOST_ADDR_',
+];
 
 /** Why `key` cannot be an env key (for the message after the key's path), or undefined when it can. */
 export function envKeyProblem(key: string): string | undefined {
