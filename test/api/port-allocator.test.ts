@@ -145,6 +145,26 @@ describe('ports through the agent', { timeout: 60_000 }, () => {
     expect((await call(s.socket, 'GET', '/v1/job/second/summary')).json().Summary.g).toMatchObject({ Queued: 0, Running: 1 });
   });
 
+  it('keeps an allocation\'s ports through an in-place update, and gives a replacement new ones when the network changes', async () => {
+    const s = await serve();
+    await call(s.socket, 'PUT', '/v1/jobs', job('web', [{ Label: 'http' }]));
+    const [first] = await waitForAllocs(s.socket, '/v1/job/web/allocations', running(1));
+    const ports = await portsOf(s, first!.ID);
+
+    const inPlace = job('web', [{ Label: 'http' }]);
+    Object.assign(inPlace.Job.TaskGroups[0]!, { RestartPolicy: { Attempts: 5, Interval: 600e9, Delay: 1e9, Mode: 'fail' } });
+    await call(s.socket, 'PUT', '/v1/jobs', inPlace);
+    const [updated] = await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => l.length === 1 && l[0]!.JobVersion === 1);
+    expect(updated!.ID).toBe(first!.ID);
+    expect(await portsOf(s, first!.ID)).toEqual(ports);
+
+    await call(s.socket, 'PUT', '/v1/jobs', job('web', [{ Label: 'http' }, { Label: 'admin', Value: await freePort() }]));
+    const list = await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => l.length === 2 && running(1)(l));
+    const replacement = list.find((a) => a.DesiredStatus === 'run')!;
+    expect(replacement.PreviousAllocation).toBe(first!.ID);
+    expect((await portsOf(s, replacement.ID)).map((p) => p.Label).sort()).toEqual(['admin', 'http']);
+  });
+
   it('blocks a static port some other process on the host listens on', async () => {
     const s = await serve();
     const busy = createServer();
