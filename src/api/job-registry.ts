@@ -63,7 +63,7 @@ export interface EvalRecord {
   Namespace: string;
   Priority: number;
   Type: string;
-  TriggeredBy: 'job-register' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect';
+  TriggeredBy: 'job-register' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs';
   JobID: string;
   JobModifyIndex: number;
   /** `blocked` when a group could not be placed (its reason in StatusDescription and FailedTGAllocs). */
@@ -342,13 +342,13 @@ export class JobRegistry {
    * Evaluates a job as it stands (`nomad job eval`): one evaluation, and what the job lacks is placed, what it
    * has too much is stopped; with `forceReschedule` its failed allocations are replaced too.
    */
-  async evaluateJob(id: string, forceReschedule = false): Promise<RegisterResult | undefined> {
+  async evaluateJob(id: string, forceReschedule = false, trigger: EvalRecord['TriggeredBy'] = 'job-register'): Promise<RegisterResult | undefined> {
     const job = this.jobs.get(id);
     if (!job) return undefined;
     const hostBusy = await this.probe(job.versions.at(-1)!.allocs);
     const change = new Change(this.index.next());
     change.hostBusy = hostBusy;
-    const evalId = this.evaluate(change, job, 'job-register');
+    const evalId = this.evaluate(change, job, trigger);
     if (job.stop) {
       for (const a of this.allocsOfJob(id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
     } else {
@@ -531,6 +531,16 @@ export class JobRegistry {
     return this.evals.get(id) ?? [...this.evals.values()].find((e) => e.ID.startsWith(id));
   }
 
+  /** Evaluates again every job whose newest evaluation is blocked (Nomad's blocked evaluations, unblocked when capacity frees). */
+  private unblock(): void {
+    const newest = new Map<string, EvalRecord>();
+    for (const e of this.listEvals()) newest.set(e.JobID, e);
+    for (const e of newest.values()) {
+      if (e.Status !== 'blocked' || !this.jobs.get(e.JobID) || this.jobs.get(e.JobID)!.stop) continue;
+      this.serialize(e.JobID, () => this.evaluateJob(e.JobID, false, 'queued-allocs')).catch((err: unknown) => this.log(`job ${JSON.stringify(e.JobID)} could not be evaluated again: ${err instanceof Error ? err.message : String(err)}`));
+    }
+  }
+
   /** The static ports `specs` ask for that the host will not let this agent bind (those its allocations hold aside). */
   private probe(specs: AllocSpec[]): Promise<HostBusy> {
     const ports = staticPortsToProbe(specs, this.allocs.values());
@@ -709,6 +719,8 @@ export class JobRegistry {
   /** Every state change of the runner is a client update: the next index, an AllocationUpdated event. */
   private watch(a: AllocEntry, runner: AllocRunner): void {
     runner.state$.pipe(skip(1)).subscribe((state) => {
+      // Its ports are free once its tasks are gone: jobs blocked waiting for ports try again, as Nomad unblocks them.
+      if (a.spec.ports && isTerminal(state) && !isTerminal(a.lastState)) queueMicrotask(() => this.unblock());
       const index = this.index.next();
       a.lastState = state;
       a.modifyIndex = index;

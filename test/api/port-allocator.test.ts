@@ -5,7 +5,7 @@ import { groupUpdate } from '../../src/api/job-diff.ts';
 import { PortAllocator, portsHeld, probeHost, type PortHolder } from '../../src/api/port-allocator.ts';
 import type { AllocSpec, NetworkAsk } from '../../src/jobspec/types.ts';
 import { call, waitForAllocs } from './agent-process.ts';
-import { cleanUp, serve, until, type Served } from './in-process-agent.ts';
+import { cleanUp, serve, type Served } from './in-process-agent.ts';
 
 afterEach(cleanUp);
 
@@ -136,11 +136,12 @@ describe('ports through the agent', { timeout: 60_000 }, () => {
     expect((await call(s.socket, 'GET', '/v1/job/second/allocations')).json()).toEqual([]);
     expect((await call(s.socket, 'GET', '/v1/job/second/summary')).json().Summary.g).toMatchObject({ Queued: 1, Running: 0, Starting: 0 });
 
+    // Once the first job's allocation has ended, the blocked job is evaluated again by itself and placed.
     await call(s.socket, 'DELETE', '/v1/job/first');
-    await until(async () => (await call(s.socket, 'GET', '/v1/job/first/allocations')).json(), (l: { ClientStatus: string }[]) => l.every((a) => a.ClientStatus !== 'running' && a.ClientStatus !== 'pending'), 'the first job to stop');
-    const again = await call(s.socket, 'PUT', '/v1/job/second/evaluate', {});
-    expect((await call(s.socket, 'GET', `/v1/evaluation/${again.json().EvalID}`)).json().Status).toBe('complete');
     const [second] = await waitForAllocs(s.socket, '/v1/job/second/allocations', running(1));
+    const evals = (await call(s.socket, 'GET', '/v1/job/second/evaluations')).json() as { TriggeredBy: string; Status: string }[];
+    expect(evals.map((e) => [e.TriggeredBy, e.Status])).toEqual([['queued-allocs', 'complete'], ['job-register', 'blocked']]);
+    expect((await call(s.socket, 'GET', '/v1/job/first/allocations')).json()).toMatchObject([{ ClientStatus: expect.stringMatching(/^(complete|failed)$/) }]);
     expect(await portsOf(s, second!.ID)).toEqual([{ Label: 'admin', Value: port, To: 0, HostIP: '127.0.0.1' }]);
     expect((await call(s.socket, 'GET', '/v1/job/second/summary')).json().Summary.g).toMatchObject({ Queued: 0, Running: 1 });
   });
