@@ -110,6 +110,15 @@ const isTerminal = (s: AllocState) => s.clientStatus === 'complete' || s.clientS
 /** Fields of an allocation a write may change: what `apply` copies from a draft onto the live entry. */
 const WRITABLE = ['desired', 'desiredDescription', 'spec', 'allocModifyIndex', 'modifyTime', 'jobVersion', 'nextAllocation', 'previousAllocation', 'evalId'] as const;
 
+/** A placement that found no ports: its evaluation, group, Nomad's exhausted dimension, the reason, whom it replaced. */
+export interface PlacementFailure {
+  evalId?: string;
+  group: string;
+  dimension: string;
+  reason: string;
+  previous?: string;
+}
+
 /** One write being planned: drafts of what changes, applied only after the store has committed them. */
 class Change {
   readonly jobs = new Map<string, JobEntry | null>();
@@ -124,7 +133,7 @@ class Change {
   /** The evaluation of the job being planned: what its placements carry as EvalID. */
   evalId?: string;
   /** Placements that found no ports, per group: recorded on the evaluation, nothing placed. */
-  readonly failed: { evalId?: string; group: string; dimension: string; reason: string }[] = [];
+  readonly failed: PlacementFailure[] = [];
   /** Static ports the host refused to bind, probed before planning. */
   hostBusy: HostBusy = new Map();
 
@@ -371,7 +380,7 @@ export class JobRegistry {
    * What registering `job` (its API JSON and its instances) would do, per group, as Nomad's plan annotates it:
    * planned exactly as `register` plans, never written.
    */
-  plan(job: Json, allocs: AllocSpec[]): { groups: Record<string, { place: number; stop: number; inPlace: number; destructive: number; ignore: number }>; jobModifyIndex: number } {
+  plan(job: Json, allocs: AllocSpec[], hostBusy: HostBusy = new Map()): { groups: Record<string, { place: number; stop: number; inPlace: number; destructive: number; ignore: number }>; jobModifyIndex: number; failed: PlacementFailure[] } {
     const id = String(job['ID']);
     const existing = this.jobs.get(id);
     const current = existing?.versions.at(-1);
@@ -381,7 +390,7 @@ export class JobRegistry {
     const live = this.allocsOfJob(id).filter((a) => a.desired === 'run');
     if (existing && current && !existing.stop && sameJob(current.job, canonicalJob(job))) {
       for (const a of live) g(a.group).ignore++;
-      return { groups, jobModifyIndex: existing.jobModifyIndex };
+      return { groups, jobModifyIndex: existing.jobModifyIndex, failed: [] };
     }
     // A draft index: nothing planned here is ever written, and the agent's index does not move.
     const change = new Change(this.index.current + 1);
@@ -390,14 +399,17 @@ export class JobRegistry {
       ? { ...existing, versions: [...existing.versions, version], stop: false }
       : { id, namespace: String(job['Namespace'] ?? 'default'), versions: [version], stop: false, createIndex: change.index, modifyIndex: change.index, jobModifyIndex: change.index };
     change.jobs.set(id, entry);
+    change.hostBusy = hostBusy;
     this.reconcile(change, entry);
     const replaced = new Set(change.starts.map((s) => change.allocs.get(s)!.previousAllocation).filter((p): p is string => p !== undefined));
     for (const s of change.starts) if (!change.allocs.get(s)!.previousAllocation) g(change.allocs.get(s)!.group).place++;
+    // A placement that would find no ports is still one the plan wants (Nomad counts it, and reports it in FailedTGAllocs).
+    for (const f of change.failed) if (f.previous) replaced.add(f.previous); else g(f.group).place++;
     for (const k of change.kills) (replaced.has(k) ? g(change.allocs.get(k)!.group).destructive++ : g(change.allocs.get(k)!.group).stop++);
     for (const u of change.updates) g(change.allocs.get(u)!.group).inPlace++;
     const touched = new Set([...change.kills, ...change.updates]);
     for (const a of live) if (!touched.has(a.id)) g(a.group).ignore++;
-    return { groups, jobModifyIndex: existing?.jobModifyIndex ?? 0 };
+    return { groups, jobModifyIndex: existing?.jobModifyIndex ?? 0, failed: change.failed };
   }
 
   listJobs(): JobEntry[] {
@@ -542,7 +554,7 @@ export class JobRegistry {
   }
 
   /** The static ports `specs` ask for that the host will not let this agent bind (those its allocations hold aside). */
-  private probe(specs: AllocSpec[]): Promise<HostBusy> {
+  probe(specs: AllocSpec[]): Promise<HostBusy> {
     const ports = staticPortsToProbe(specs, this.allocs.values());
     return ports.length === 0 ? Promise.resolve(new Map()) : probeHost(ports);
   }
@@ -606,7 +618,7 @@ export class JobRegistry {
   private place(change: Change, entry: JobEntry, template: AllocSpec, i: number, previous?: AllocEntry): void {
     const ports = template.network && this.ports.assign(template.network, portsHeld([...this.allocs.values(), ...change.allocs.values()]), change.hostBusy);
     if (ports && !ports.ok) {
-      change.failed.push({ evalId: change.evalId, group: template.group, dimension: ports.dimension, reason: ports.reason });
+      change.failed.push({ evalId: change.evalId, group: template.group, dimension: ports.dimension, reason: ports.reason, ...(previous && { previous: previous.id }) });
       return;
     }
     const id = randomUUID();
@@ -749,13 +761,24 @@ function evalEvent(e: EvalRecord, index: number): StreamEvent {
  * Groups that could not be placed, on the evaluation as Nomad's scheduler records them: `blocked`, the
  * reason in StatusDescription, an AllocMetric per group (its exhausted dimension) and the queued count.
  */
-function recordFailures(e: EvalRecord, failed: Change['failed']): void {
-  const groups = new Map<string, Change['failed']>();
-  for (const f of failed) groups.set(f.group, [...(groups.get(f.group) ?? []), f]);
+function recordFailures(e: EvalRecord, failed: PlacementFailure[]): void {
+  const groups = byGroup(failed);
   e.Status = 'blocked';
   e.StatusDescription = [...groups].map(([g, fs]) => `failed to place ${fs.length} allocation${fs.length === 1 ? '' : 's'} of group ${JSON.stringify(g)}: ${fs[0]!.reason}`).join('; ');
   e.QueuedAllocations = Object.fromEntries([...groups].map(([g, fs]) => [g, fs.length]));
-  e.FailedTGAllocs = Object.fromEntries([...groups].map(([g, fs]) => {
+  e.FailedTGAllocs = failedTGAllocs(failed);
+}
+
+function byGroup(failed: PlacementFailure[]): Map<string, PlacementFailure[]> {
+  const groups = new Map<string, PlacementFailure[]>();
+  for (const f of failed) groups.set(f.group, [...(groups.get(f.group) ?? []), f]);
+  return groups;
+}
+
+/** Nomad's FailedTGAllocs: an AllocMetric per group, its exhausted dimensions counted; null when none failed. */
+export function failedTGAllocs(failed: PlacementFailure[]): Record<string, Json> | undefined {
+  if (failed.length === 0) return undefined;
+  return Object.fromEntries([...byGroup(failed)].map(([g, fs]) => {
     const dimensions: Record<string, number> = {};
     for (const f of fs) dimensions[f.dimension] = (dimensions[f.dimension] ?? 0) + 1;
     return [g, {

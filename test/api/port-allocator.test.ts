@@ -166,6 +166,18 @@ describe('ports through the agent', { timeout: 60_000 }, () => {
     expect((await portsOf(s, replacement.ID)).map((p) => p.Label).sort()).toEqual(['admin', 'http']);
   });
 
+  it('plans a placement that would find its static port taken as a place, with the failure in FailedTGAllocs', async () => {
+    const s = await serve();
+    const port = await freePort();
+    await call(s.socket, 'PUT', '/v1/jobs', job('first', [{ Label: 'admin', Value: port }]));
+    await waitForAllocs(s.socket, '/v1/job/first/allocations', running(1));
+    const body = job('second', [{ Label: 'admin', Value: port }]);
+    const plan = (await call(s.socket, 'PUT', '/v1/job/second/plan', body)).json();
+    expect(plan.Annotations.DesiredTGUpdates.g).toMatchObject({ Place: 1 });
+    expect(plan.FailedTGAllocs).toMatchObject({ g: { DimensionExhausted: { [`network: reserved port collision admin=${port}`]: 1 }, CoalescedFailures: 0 } });
+    expect((await call(s.socket, 'PUT', '/v1/job/first/plan', job('first', [{ Label: 'admin', Value: port }]))).json().FailedTGAllocs).toBeNull();
+  });
+
   it('blocks a static port some other process on the host listens on', async () => {
     const s = await serve();
     const busy = createServer();

@@ -9,6 +9,7 @@ import { HttpError, notFound, type ApiContext } from '../context.ts';
 import { withoutDefaults } from '../job-canonical.ts';
 import type { Json } from '../job-json.ts';
 import { jobDiff } from '../job-plan-diff.ts';
+import { failedTGAllocs } from '../job-registry.ts';
 import { goBody } from '../schemas.ts';
 import { loadApiJob, warningText } from './jobs.ts';
 
@@ -40,7 +41,7 @@ export function jobPlanRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (job.ID !== id) throw new HttpError(400, `Job ID does not match: ${JSON.stringify(job.ID)} in the body, ${JSON.stringify(id)} in the path`);
       return registry.serialize(id, async () => {
         const loaded = await loadApiJob(withoutDefaults(job));
-        const { groups, jobModifyIndex } = registry.plan(job, loaded.allocs);
+        const { groups, jobModifyIndex, failed } = registry.plan(job, loaded.allocs, await registry.probe(loaded.allocs));
         const current = registry.getJob(id)?.versions.at(-1)?.job;
         const desired = Object.fromEntries(Object.entries(groups).map(([name, g]) => [name, {
           Ignore: g.ignore, Place: g.place, Migrate: 0, Stop: g.stop, InPlaceUpdate: g.inPlace, DestructiveUpdate: g.destructive, Canary: 0, Preemptions: 0,
@@ -50,7 +51,7 @@ export function jobPlanRoutes(app: FastifyInstance, ctx: ApiContext): void {
           CreatedEvals: null,
           Diff: body.Diff ? jobDiff(current, job, groups) : null,
           Annotations: { DesiredTGUpdates: desired, PreemptedAllocs: null },
-          FailedTGAllocs: null,
+          FailedTGAllocs: failedTGAllocs(failed) ?? null,
           NextPeriodicLaunch: '0001-01-01T00:00:00Z',
           Warnings: warningText(loaded),
           Index: ctx.index.current,
