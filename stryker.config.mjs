@@ -16,6 +16,9 @@ const PARTS = {
   drivers: ['src/drivers/*.ts'],
   // The mock driver is a test tool; the lifecycle suites drive most of it, these suites only a part.
   'mock-driver': ['src/drivers/mock/**/*.ts'],
+  // The API's pure modules with in-process suites of their own (the routes start an agent; the registry and
+  // the canonical job form are pinned through it).
+  api: ['src/api/job-diff.ts', 'src/api/job-json.ts', 'src/api/alloc-json.ts', 'src/api/event-broker.ts', 'src/api/list-cache.ts', 'src/api/query-options.ts', 'src/api/bexpr.ts'],
 };
 const part = process.env.MUTATE_PART || 'lifecycle';
 if (!(part in PARTS)) throw new Error(`MUTATE_PART=${part}: not one of ${Object.keys(PARTS).join(', ')}`);

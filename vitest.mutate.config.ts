@@ -55,6 +55,20 @@ const PARTS: Record<string, string[]> = {
     'test/drivers/error-classifiers.test.ts',
     'test/drivers/do-status-rules.test.ts',
     'test/drivers/publish-logs-rules.test.ts',
+    // The mock driver's rule suites: each config option, and its run on a simulated clock.
+    'test/drivers/mock-*.test.ts',
+  ],
+  // src/api's pure modules: their unit suites, and query-options' (bexpr and the list options, over an
+  // in-process server).
+  api: [
+    'test/api/job-diff.test.ts',
+    'test/api/job-json.test.ts',
+    'test/api/job-json-fields.test.ts',
+    'test/api/alloc-json-units.test.ts',
+    'test/api/event-broker.test.ts',
+    'test/api/list-cache.test.ts',
+    'test/api/query-options.test.ts',
+    'test/api/api-*-rules.test.ts',
   ],
   'cli-client': ['test/cli/api-client.test.ts', 'test/cli/agent-addressing-rules.test.ts', 'test/cli/agent-request-rules.test.ts'],
 };
