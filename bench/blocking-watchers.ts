@@ -10,13 +10,12 @@
  *
  *   npx tsx bench/blocking-watchers.ts [jobs=200] [concurrency=1] [--watchers 50] [--streams 10] [--no-gzip] [--quick] [--baseline DIR]
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mockJob, ms, pct, send } from './lib/agent-http.ts';
+import { mockJob, ms, pct, send, startBenchAgent } from './lib/agent-http.ts';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -76,16 +75,7 @@ function watch(socketPath: string, path: string, count: (bytes: number) => void)
 async function measure(bin: string, watchers: number, streams: number): Promise<Figures> {
   const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-bench-watch-'));
   const socketPath = join(dataDir, 'agent.sock');
-  const agent = spawn(process.execPath, [...(process.env.BENCH_AGENT_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bin, 'agent', '--data-dir', dataDir, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    agent.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes('API listening on')) resolve();
-    });
-    agent.once('exit', (code) => reject(new Error(`the agent exited (${code}) before listening`)));
-  });
-  agent.stdout!.resume();
+  const agent = await startBenchAgent(bin, dataDir);
 
   let counting = false;
   let bytes = 0;

@@ -9,13 +9,12 @@
  *
  *   npx tsx bench/http-register.ts [jobs=200] [concurrency=8] [driver=mock|raw_exec] [--quick] [--baseline DIR]
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ms, pct, send } from './lib/agent-http.ts';
+import { ms, pct, send, startBenchAgent } from './lib/agent-http.ts';
 
 // `--quick` (from `npm run bench -- --quick`) is a smoke run; positional arguments override the sizes.
 const quick = process.argv.includes('--quick');
@@ -47,16 +46,7 @@ interface Figures {
 async function measure(bin: string): Promise<Figures> {
   const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-bench-api-'));
   const socketPath = join(dataDir, 'agent.sock');
-  const agent = spawn(process.execPath, [...(process.env.BENCH_AGENT_NODE_ARGS?.split(' ').filter(Boolean) ?? []), bin, 'agent', '--data-dir', dataDir, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    agent.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      if (out.includes('API listening on')) resolve();
-    });
-    agent.once('exit', (code) => reject(new Error(`the agent exited (${code}) before listening`)));
-  });
-  agent.stdout!.resume(); // the agent's own event lines are not measured
+  const agent = await startBenchAgent(bin, dataDir);
 
   const sent = new Map<string, number>();
   const answered = new Map<string, number>();

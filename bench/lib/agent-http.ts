@@ -1,4 +1,5 @@
 /** What the agent API benchmarks share: a request over the agent's socket, a mock job, and percentiles. */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 
 /** A one-task mock job that runs for an hour: what the API benches register. */
@@ -21,3 +22,22 @@ export function send(socketPath: string, method: string, path: string, body?: un
 export const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 export const ms = (x: number): string => `${x.toFixed(1)} ms`;
+
+/**
+ * Starts `node <bin> agent --data-dir <dataDir>` (with BENCH_AGENT_NODE_ARGS, e.g. --cpu-prof) and resolves
+ * once its API listens; its own event lines are read and dropped, not measured.
+ */
+export async function startBenchAgent(bin: string, dataDir: string): Promise<ChildProcess> {
+  const nodeArgs = process.env.BENCH_AGENT_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const agent = spawn(process.execPath, [...nodeArgs, bin, 'agent', '--data-dir', dataDir, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    agent.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.includes('API listening on')) resolve();
+    });
+    agent.once('exit', (code) => reject(new Error(`the agent exited (${code}) before listening`)));
+  });
+  agent.stdout!.resume();
+  return agent;
+}
