@@ -60,8 +60,14 @@ try {
   }) as Promise<unknown> as Promise<void>));
   await db.close();
 
-  if (!process.argv.includes('--no-sqlite')) {
-    const Database = createRequire(join(process.cwd(), 'x.js'))('better-sqlite3') as new (path: string) => {
+  let sqlite: unknown;
+  try {
+    sqlite = process.argv.includes('--no-sqlite') ? undefined : createRequire(join(process.cwd(), 'x.js'))('better-sqlite3');
+  } catch {
+    console.log('better-sqlite3 is not installed here (it is not a dependency): measuring lmdb alone; see docs/store.md for the side-by-side run');
+  }
+  if (sqlite) {
+    const Database = sqlite as new (path: string) => {
       pragma(s: string): unknown;
       exec(s: string): void;
       prepare(s: string): { run(...a: unknown[]): void };
