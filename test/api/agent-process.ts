@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { request, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -181,4 +182,13 @@ export function processRunning(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A port nothing listens on right now (the kernel's pick, released). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

@@ -5,7 +5,7 @@
  * exiting and restarting: the agent must be alive after every round, its stderr free of unhandled errors.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { call, startAgent, waitForAllocs, type AgentProcess } from './agent-process.ts';
+import { call, processRunning, startAgent, waitForAllocs, type AgentProcess } from './agent-process.ts';
 
 /** Rounds of register, let them churn, stop all; AGENT_RACE_ROUNDS for a longer run. */
 const ROUNDS = Number(process.env.AGENT_RACE_ROUNDS ?? 4);
@@ -32,18 +32,10 @@ const churningJob = (id: string) => ({
   },
 });
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 let agent: AgentProcess | undefined;
 afterAll(async () => {
-  if (agent && alive(agent.cli.child.pid!)) await agent.stop();
+  if (agent && processRunning(agent.cli.child.pid!)) await agent.stop();
   else agent?.cli.child.kill('SIGKILL');
 }, 120_000);
 
@@ -63,7 +55,7 @@ describe('an agent whose tasks exit on their own while they are being stopped', 
       });
       await Promise.all(ids.map((id) => call(agent!.socket, 'DELETE', `/v1/job/${id}?purge=true`)));
       await waitForAllocs(agent.socket, '/v1/allocations', (list) => list.every((a) => a.ClientStatus !== 'running' && a.ClientStatus !== 'pending'));
-      expect(alive(pid), `the agent died in round ${round + 1}:\n${stderr}`).toBe(true);
+      expect(processRunning(pid), `the agent died in round ${round + 1}:\n${stderr}`).toBe(true);
     }
     expect(stderr).not.toMatch(/AbortError|unhandled rejection|uncaught exception/i);
   });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { serveAgentApi, type ServedApi } from '../../src/api/serve-agent-api.ts';
 import { createAgent, type Agent } from '../../src/runtime/create-agent.ts';
-import { AgentStore } from '../../src/state/agent-store.ts';
+import { AgentStore, type StoreFaults } from '../../src/state/agent-store.ts';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -37,15 +37,19 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-/** Opens the store in `dataDir` (after `seed`), starts an agent and serves its API on the dir's socket. */
-export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => Promise<void>): Promise<Served> {
-  const store = AgentStore.open(dataDir);
+/**
+ * Opens the store in `dataDir` (after `seed`; with `faults`, the store's test seam), starts an agent that
+ * restores what the store holds, and serves its API on the dir's socket.
+ */
+export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => Promise<void>, opts: { faults?: StoreFaults } = {}): Promise<Served> {
+  const store = AgentStore.open(dataDir, { faults: opts.faults });
   await seed?.(store);
   const agent = createAgent({ dataDir, store: store.runners() });
   await agent.start();
   let api: ServedApi;
   try {
-    api = await serveAgentApi({ agent, dataDir, store, version: 'test' });
+    const found = (await store.runners().list()).map((r) => ({ ...r, runner: agent.get(r.spec.id) }));
+    api = await serveAgentApi({ agent, dataDir, store, version: 'test', found });
   } catch (err) {
     await store.close();
     throw err;

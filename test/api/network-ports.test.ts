@@ -3,13 +3,12 @@
  * allocation its host ports, the task listens on ${NOMAD_PORT_http} and answers there; a static port already
  * held blocks the placement with its reason; an agent restarted on its data dir keeps every port.
  */
-import { createServer } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startCli } from '../cli/spawn-cli.ts';
-import { call, startAgent, waitForAllocs, type AgentProcess, type Alloc } from './agent-process.ts';
+import { call, freePort, startAgent, waitForAllocs, type AgentProcess, type Alloc } from './agent-process.ts';
 
 let agent: AgentProcess | undefined;
 let scratch: string | undefined;
@@ -50,13 +49,6 @@ async function register(to: AgentProcess, text: string): Promise<{ EvalID: strin
   return res.json();
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface PortMapping { Label: string; Value: number; To: number; HostIP: string }
 const portsOf = async (to: AgentProcess, a: Alloc): Promise<PortMapping[]> => (await call(to.socket, 'GET', `/v1/allocation/${a.ID}`)).json().AllocatedResources.Shared.Ports;

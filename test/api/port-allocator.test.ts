@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { groupUpdate } from '../../src/api/job-diff.ts';
 import { PortAllocator, portsHeld, probeHost, type PortHolder } from '../../src/api/port-allocator.ts';
 import type { AllocSpec, NetworkAsk } from '../../src/jobspec/types.ts';
-import { call, waitForAllocs } from './agent-process.ts';
+import { call, freePort, waitForAllocs } from './agent-process.ts';
 import { cleanUp, serve, type Served } from './in-process-agent.ts';
 
 afterEach(cleanUp);
@@ -14,14 +14,6 @@ const holder = (id: string, values: number[], over: Partial<PortHolder> = {}): P
   id, desired: 'run', lastState: { clientStatus: 'running' }, spec: { ports: values.map((value) => ({ label: 'p', value, to: 0, hostIP: '127.0.0.1' })) }, ...over,
 });
 
-/** A port nothing listens on right now (the kernel's pick, released). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('the port allocator', () => {
   it('reserves a static port as asked and picks dynamic ones in the range, all different', () => {

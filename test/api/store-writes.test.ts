@@ -3,59 +3,30 @@
  * commit that fails (a full disk) answers 5xx and changes nothing, and an agent started on a store that a
  * crash left half done reconciles it before it answers anyone. Mock tasks; real store, real HTTP socket.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { importFileState } from '../../src/api/import-file-state.ts';
-import { serveAgentApi, type ServedApi } from '../../src/api/serve-agent-api.ts';
-import { createAgent, type Agent } from '../../src/runtime/create-agent.ts';
 import { AgentStore, StoreDamagedError } from '../../src/state/agent-store.ts';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
+import { cleanUp, freshDir, serve, type Served } from './in-process-agent.ts';
 
-interface Served {
-  dataDir: string;
-  store: AgentStore;
-  agent: Agent;
-  api: ServedApi;
-  socket: { socketPath: string };
-  full: { on: boolean };
-}
-
-const cleanups: (() => Promise<void>)[] = [];
+/** Where the tests' own stores opened outside `serve` are closed. */
+const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
+  for (const c of closers.splice(0)) await c();
+  await cleanUp();
 });
 
-function freshDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'allocrun-writes-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-/** An agent and its API on `dataDir`, with a store whose commits fail while `full.on` is set. */
-async function serve(dataDir: string, seed?: (store: AgentStore) => Promise<void>): Promise<Served> {
+/** An agent and its API on `dataDir`, with a store whose commits fail as a full disk's would while `full.on` is set. */
+async function serveFull(dataDir: string, seed?: (store: AgentStore) => Promise<void>): Promise<Served & { full: { on: boolean } }> {
   const full = { on: false };
-  const store = AgentStore.open(dataDir, {
-    faults: {
-      beforeCommit: () => {
-        if (full.on) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-      },
+  const faults = {
+    beforeCommit: () => {
+      if (full.on) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
     },
-  });
-  await seed?.(store);
-  const agent = createAgent({ dataDir, store: store.runners() });
-  await agent.start();
-  const found = (await store.runners().list()).map((r) => ({ ...r, runner: agent.get(r.spec.id) }));
-  const api = await serveAgentApi({ agent, dataDir, store, version: 'test', found });
-  cleanups.push(async () => {
-    await api.close();
-    for (const r of agent.list()) r.send({ type: 'KILL' });
-    await Promise.all(agent.list().map((r) => r.done.catch(() => undefined)));
-    await store.close();
-  });
-  return { dataDir, store, agent, api, socket: { socketPath: api.socketPath }, full };
+  };
+  return { ...(await serve(dataDir, seed, { faults })), full };
 }
 
 const job = (id: string, extra: { count?: number; tag?: string; stop?: boolean } = {}) => ({
@@ -69,7 +40,7 @@ const runningCount = (n: number) => (list: Alloc[]) => list.filter((a) => a.Desi
 
 describe('API writes and the store', { timeout: 60_000 }, () => {
   it('answers a registration only once the job, its evaluation and its allocations are in the store', async () => {
-    const s = await serve(freshDir());
+    const s = await serveFull(freshDir());
     const res = await call(s.socket, 'PUT', '/v1/jobs', job('web', { count: 2 }));
     expect(res.status).toBe(200);
     const { EvalID } = res.json<{ EvalID: string }>();
@@ -82,7 +53,7 @@ describe('API writes and the store', { timeout: 60_000 }, () => {
   });
 
   it('answers 500 naming the cause when the store cannot commit a registration, and changes nothing', async () => {
-    const s = await serve(freshDir());
+    const s = await serveFull(freshDir());
     s.full.on = true;
     const res = await call(s.socket, 'PUT', '/v1/jobs', job('web'));
     expect(res.status).toBe(500);
@@ -97,7 +68,7 @@ describe('API writes and the store', { timeout: 60_000 }, () => {
   });
 
   it('leaves a running job as it was when its update or its stop cannot be committed', async () => {
-    const s = await serve(freshDir());
+    const s = await serveFull(freshDir());
     await call(s.socket, 'PUT', '/v1/jobs', job('web', { tag: 'v1' }));
     const [before] = await waitForAllocs(s.socket, '/v1/job/web/allocations', runningCount(1));
     s.full.on = true;
@@ -132,14 +103,14 @@ describe('an agent starting on what a crash left', { timeout: 60_000 }, () => {
   };
 
   it('starts an allocation that was committed but never started', async () => {
-    const s = await serve(freshDir(), (store) => committedNotStarted(store));
+    const s = await serveFull(freshDir(), (store) => committedNotStarted(store));
     const [a] = await waitForAllocs(s.socket, '/v1/job/web/allocations', runningCount(1));
     expect(a!.ID).toBe('00000000-0000-4000-8000-000000000000');
     expect(s.agent.get(a!.ID)).toBeDefined();
   });
 
   it('places the instances a job wants and has no allocation for', async () => {
-    const s = await serve(freshDir(), (store) => committedNotStarted(store, { count: 3, allocs: 1 }));
+    const s = await serveFull(freshDir(), (store) => committedNotStarted(store, { count: 3, allocs: 1 }));
     const list = await waitForAllocs(s.socket, '/v1/job/web/allocations', runningCount(3));
     expect(list.map((a) => (a as Alloc & { TaskGroup: string }).TaskGroup)).toEqual(['g', 'g', 'g']);
     // The placements were committed with an evaluation of their own.
@@ -148,7 +119,7 @@ describe('an agent starting on what a crash left', { timeout: 60_000 }, () => {
   });
 
   it('stops, and never starts the tasks of, the allocations of a job that was stopped', async () => {
-    const s = await serve(freshDir(), (store) => committedNotStarted(store, { stop: true }));
+    const s = await serveFull(freshDir(), (store) => committedNotStarted(store, { stop: true }));
     const [a] = await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => l.every((x) => x.ClientStatus === 'complete'));
     expect(a!.DesiredStatus).toBe('stop');
     expect(Object.values(a!.TaskStates).flatMap((t) => t.Events.map((e) => e.Type))).not.toContain('Started');
@@ -156,7 +127,7 @@ describe('an agent starting on what a crash left', { timeout: 60_000 }, () => {
   });
 
   it('does not start afresh an allocation whose runner record was damaged and set aside', async () => {
-    const s = await serve(freshDir(), async (store) => {
+    const s = await serveFull(freshDir(), async (store) => {
       await committedNotStarted(store);
       await store.commit((tx) => tx.put('quarantine', '00000000-0000-4000-8000-000000000000@2026', { table: 'runners', key: '00000000-0000-4000-8000-000000000000', why: 'damaged', raw: '{' }));
     });
@@ -170,8 +141,8 @@ describe('an agent starting on what a crash left', { timeout: 60_000 }, () => {
     const store = AgentStore.open(dir);
     await store.commit((tx) => tx.put('jobs', 'web', null));
     await store.close();
-    await expect(serve(dir)).rejects.toThrow(StoreDamagedError);
-    await expect(serve(dir)).rejects.toThrow(/state\.mdb is damaged: jobs\/web: expected a job object/);
+    await expect(serveFull(dir)).rejects.toThrow(StoreDamagedError);
+    await expect(serveFull(dir)).rejects.toThrow(/state\.mdb is damaged: jobs\/web: expected a job object/);
   });
 });
 
@@ -199,7 +170,7 @@ describe('a data dir written by the file-based agent', { timeout: 60_000 }, () =
     expect(await importFileState(dir, store)).toBeUndefined();
     expect(store.savedIndex).toBe(9);
     await store.close();
-    const s = await serve(dir);
+    const s = await serveFull(dir);
     expect((await call(s.socket, 'GET', '/v1/job/old')).json()).toMatchObject({ ID: 'old', Version: 0 });
     expect((await call(s.socket, 'GET', `/v1/allocation/${id}`)).json()).toMatchObject({ ID: id, JobID: 'old', ClientStatus: 'complete' });
   });
@@ -209,7 +180,7 @@ describe('a data dir written by the file-based agent', { timeout: 60_000 }, () =
     legacy(dir);
     writeFileSync(join(dir, 'api-state.json'), '{"index": 9, "jobs": [null], "allocs": []}');
     const store = AgentStore.open(dir);
-    cleanups.push(() => store.close());
+    closers.push(() => store.close());
     await expect(importFileState(dir, store)).rejects.toThrow(/api-state\.json cannot be imported: jobs\[0\] is not a job/);
     expect(store.isNew).toBe(true);
     expect(readFileSync(join(dir, 'api-state.json'), 'utf8')).toContain('[null]');

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TaskEvent } from '../../src/jobspec/types.ts';
+import { processRunning } from '../api/agent-process.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('./fixtures/last-resort-process.ts', import.meta.url));
@@ -46,21 +47,12 @@ function run(...args: string[]): Run {
   return { child, step, stderr: () => err, exited };
 }
 
-/** Whether `pid` is a live process (signal 0 checks without sending anything). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('the last resort', () => {
   it('records every error a hook or driver leaves behind on its task, naming the hook or driver, and the process lives on', async () => {
     const r = run();
     const done = await r.step('done');
-    expect(alive(r.child.pid!)).toBe(true);
+    expect(processRunning(r.child.pid!)).toBe(true);
     const events = done.events as TaskEvent[];
     const unexpected = events.filter((e) => e.details?.unexpected === 'true').map((e) => [e.type, e.message]);
     expect(unexpected).toEqual(
