@@ -13,9 +13,8 @@ import { AgentStore } from '../state/agent-store.ts';
 import { loadNodeId } from '../api/node.ts';
 import { localNodeInfo } from '../env/node-info.ts';
 import { openPassage } from '../state/file-store.ts';
-import { userSwitching } from '../drivers/raw-exec/task-user.ts';
+import { taskUserProblem, userSwitching } from '../drivers/raw-exec/task-user.ts';
 import { installLastResort } from '../runtime/last-resort.ts';
-import { taskUserProblem } from '../drivers/raw-exec/task-user.ts';
 import { importFileState, type ImportReport } from '../api/import-file-state.ts';
 import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
@@ -92,25 +91,18 @@ Example:
     const taskUserWhy = taskUser === undefined ? undefined : taskUserProblem(taskUser, 'leave out --task-user, or run the agent as root');
     if (taskUserWhy) throw new UsageError(`agent: --task-user ${JSON.stringify(taskUser)}: ${taskUserWhy}`, 'agent');
 
-    // From here on, an error a hook or driver leaves unhandled is recorded on its task and logged; the
-    // agent, and every other allocation, carries on.
-    const removeLastResort = installLastResort();
     // The agent's one store. A damaged one stops the agent here, named, before anything runs or is written.
-    let store: AgentStore;
+    const store = AgentStore.open(dataDir);
     let imported: ImportReport | undefined;
-    try {
-      store = AgentStore.open(dataDir);
-    } catch (err) {
-      removeLastResort();
-      throw err;
-    }
     try {
       imported = await importFileState(dataDir, store);
     } catch (err) {
       await store.close();
-      removeLastResort();
       throw err;
     }
+    // From here on, an error a hook or driver leaves unhandled is recorded on its task and logged; the
+    // agent, and every other allocation, carries on.
+    const removeLastResort = installLastResort();
     const runnerRecords = store.runners();
     // The specs of what the agent will restore, for the view (the runners do not expose theirs).
     const records = await runnerRecords.list();
