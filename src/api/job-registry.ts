@@ -21,7 +21,8 @@ import type { Json } from './job-json.ts';
 import type { NodeIdentity } from './node.ts';
 import type { EventBroker, StreamEvent } from './event-broker.ts';
 import type { StateIndex } from './state-index.ts';
-import { StoreDamagedError, type AgentStore, type WriteTx } from '../state/agent-store.ts';
+import type { AgentStore, WriteTx } from '../state/agent-store.ts';
+import { readAllocs, readEvals, readJobs } from './registry-records.ts';
 import { PortAllocator, probeHost, portsHeld, staticPortsToProbe, type HostBusy } from './port-allocator.ts';
 
 /** One registered version of a job. */
@@ -261,9 +262,9 @@ export class JobRegistry {
    * damaged entry throws a StoreDamagedError naming it: the agent refuses to start rather than lose it.
    */
   load(): void {
-    for (const { key, value } of readTable<JobEntry>(this.store, 'jobs', isJobEntry)) this.jobs.set(key, value);
-    for (const { key, value } of readTable<EvalRecord>(this.store, 'evals', isEvalRecord)) this.evals.set(key, value);
-    for (const { key, value } of readTable<StoredAlloc>(this.store, 'allocs', isStoredAlloc)) {
+    for (const { key, value } of readJobs(this.store)) this.jobs.set(key, value);
+    for (const { key, value } of readEvals(this.store)) this.evals.set(key, value);
+    for (const { key, value } of readAllocs(this.store)) {
       this.setAlloc(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: { clientStatus: 'pending', taskStates: {} } });
     }
     for (const { key, value } of this.store.entries('quarantine').values) {
@@ -793,39 +794,4 @@ export function failedTGAllocs(failed: PlacementFailure[]): Record<string, Json>
 function storedOf(a: AllocEntry): StoredAlloc {
   const { runner: _r, lastState: _l, modifyIndex: _m, modifyTime: _t, unrecorded: _u, ...keep } = a;
   return keep;
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function isJobEntry(v: unknown): string | undefined {
-  if (!isObject(v)) return 'expected a job object';
-  if (typeof v.id !== 'string' || !Array.isArray(v.versions) || v.versions.length === 0) return 'expected { id, versions: [...] }';
-  for (const [i, ver] of v.versions.entries()) {
-    if (!isObject(ver) || !isObject(ver.job) || !Array.isArray(ver.allocs) || typeof ver.version !== 'number') return `versions[${i}]: expected { version, job, allocs }`;
-  }
-  for (const k of ['createIndex', 'modifyIndex', 'jobModifyIndex']) if (typeof v[k] !== 'number') return `${k}: expected a number`;
-  return typeof v.stop === 'boolean' ? undefined : 'stop: expected true or false';
-}
-
-function isEvalRecord(v: unknown): string | undefined {
-  return isObject(v) && typeof v.ID === 'string' && typeof v.JobID === 'string' ? undefined : 'expected an evaluation { ID, JobID, ... }';
-}
-
-function isStoredAlloc(v: unknown): string | undefined {
-  if (!isObject(v)) return 'expected an allocation object';
-  if (typeof v.id !== 'string' || typeof v.jobId !== 'string' || typeof v.group !== 'string' || typeof v.index !== 'number') return 'expected { id, jobId, group, index, ... }';
-  if (v.desired !== 'run' && v.desired !== 'stop' && v.desired !== 'evict') return 'desired: expected run, stop or evict';
-  if (!isObject(v.spec) || v.spec.id !== v.id || !Array.isArray(v.spec.tasks)) return 'spec: expected the allocation spec (with its id and tasks)';
-  return undefined;
-}
-
-/** Every value of `table`, each checked by `problem`; the first damaged one throws, named. */
-function readTable<T>(store: AgentStore, table: 'jobs' | 'allocs' | 'evals', problem: (v: unknown) => string | undefined): { key: string; value: T }[] {
-  const { values, damaged } = store.entries(table);
-  const bad = [...damaged.map((d) => `${table}/${d.key}: ${d.why}`), ...values.flatMap(({ key, value }) => {
-    const why = problem(value);
-    return why ? [`${table}/${key}: ${why}`] : [];
-  })];
-  if (bad.length > 0) throw new StoreDamagedError(`${store.path} is damaged: ${bad.join('; ')}. Nothing was changed; restore a snapshot ('allocrun operator snapshot restore') or move the store aside`, store.path);
-  return values as { key: string; value: T }[];
 }
