@@ -24,6 +24,8 @@ import type { StateIndex } from './state-index.ts';
 import type { AgentStore, WriteTx } from '../state/agent-store.ts';
 import { readAllocs, readEvals, readJobs } from './registry-records.ts';
 import { PortAllocator, probeHost, portsHeld, staticPortsToProbe, type HostBusy } from './port-allocator.ts';
+import { askOf, fitResources, hostCapacity, resourcesUsed, type Capacity } from './node-capacity.ts';
+import { failureSummary, settleEvaluations } from './blocked-evals.ts';
 
 /** One registered version of a job. */
 export interface JobVersion {
@@ -67,12 +69,18 @@ export interface EvalRecord {
   TriggeredBy: 'job-register' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs';
   JobID: string;
   JobModifyIndex: number;
-  /** `blocked` when a group could not be placed (its reason in StatusDescription and FailedTGAllocs). */
-  Status: 'complete' | 'blocked';
+  /**
+   * `complete` once planned and written (with FailedTGAllocs when groups could not be placed); `blocked` for
+   * the evaluation made to place them when capacity frees; `canceled` for a blocked one superseded (blocked-evals.ts).
+   */
+  Status: 'complete' | 'blocked' | 'canceled';
   StatusDescription: string;
   /** Nomad's AllocMetric per group that could not be placed. */
   FailedTGAllocs?: Record<string, Json>;
   QueuedAllocations?: Record<string, number>;
+  /** The blocked evaluation this one made, and (on that one) the evaluation that made it. */
+  BlockedEval?: string;
+  PreviousEval?: string;
   CreateIndex: number;
   ModifyIndex: number;
   CreateTime: number;
@@ -164,6 +172,16 @@ export class JobRegistry {
   node: NodeIdentity = { id: '', name: '' };
   /** The node's host ports: what placements of groups with a network block are given. */
   ports = new PortAllocator();
+  /** The node's CPU, cores and memory: what the tasks' resource asks are fitted into. */
+  capacity: Capacity = hostCapacity();
+  /** Each job's open blocked evaluation: processed again when capacity frees. */
+  private readonly blocked = new Map<string, string>();
+  /** Set once the agent is shutting down: its tasks ending then free nothing to schedule into. */
+  private closed = false;
+  /** Set once `heal` has written: blocked evaluations wait for it, so they never plan beside the start's reconcile. */
+  private healed = false;
+  /** Writes planned and being committed, not yet applied. */
+  private readonly inflight = new Set<Change>();
   /** Where the registry reports what it could not do without failing a request (a runner that would not start). */
   log: (line: string) => void = (line) => process.stderr.write(`allocrun agent: ${line}\n`);
 
@@ -174,6 +192,11 @@ export class JobRegistry {
     private readonly store: AgentStore,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** Stops background scheduling (blocked evaluations processed again): the agent is shutting down. */
+  close(): void {
+    this.closed = true;
+  }
 
   /** Every allocation this registry starts, as it starts. */
   get placed$(): Observable<{ spec: AllocSpec; runner: AllocRunner }> {
@@ -263,7 +286,11 @@ export class JobRegistry {
    */
   load(): void {
     for (const { key, value } of readJobs(this.store)) this.jobs.set(key, value);
-    for (const { key, value } of readEvals(this.store)) this.evals.set(key, value);
+    for (const { key, value } of readEvals(this.store)) {
+      this.evals.set(key, value);
+      const open = this.evals.get(this.blocked.get(value.JobID) ?? '');
+      if (value.Status === 'blocked' && (!open || open.CreateIndex < value.CreateIndex)) this.blocked.set(value.JobID, key);
+    }
     for (const { key, value } of readAllocs(this.store)) {
       this.setAlloc(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: { clientStatus: 'pending', taskStates: {} } });
     }
@@ -324,6 +351,9 @@ export class JobRegistry {
       if (change.allocs.size === before) change.evals.splice(change.evals.findIndex((e) => e.ID === evalId), 1);
     }
     if (!change.empty) await this.write(change);
+    // Capacity may differ from the last run's: blocked evaluations try again.
+    this.healed = true;
+    this.unblock();
     // The write told the live runners it stopped; the rest are looked at here.
     const told = new Set(change.kills.filter((id) => this.allocs.get(id)?.runner));
     for (const a of this.allocs.values()) {
@@ -544,14 +574,33 @@ export class JobRegistry {
     return this.evals.get(id) ?? [...this.evals.values()].find((e) => e.ID.startsWith(id));
   }
 
-  /** Evaluates again every job whose newest evaluation is blocked (Nomad's blocked evaluations, unblocked when capacity frees). */
+  /**
+   * Processes every open blocked evaluation again, each in its job's queue (Nomad unblocks them when capacity
+   * frees): it completes once its allocations are placed, else stays blocked with the new failures.
+   */
   private unblock(): void {
-    const newest = new Map<string, EvalRecord>();
-    for (const e of this.listEvals()) newest.set(e.JobID, e);
-    for (const e of newest.values()) {
-      if (e.Status !== 'blocked' || !this.jobs.get(e.JobID) || this.jobs.get(e.JobID)!.stop) continue;
-      this.serialize(e.JobID, () => this.evaluateJob(e.JobID, false, 'queued-allocs')).catch((err: unknown) => this.log(`job ${JSON.stringify(e.JobID)} could not be evaluated again: ${err instanceof Error ? err.message : String(err)}`));
+    if (this.closed || !this.healed) return;
+    for (const [jobId, evalId] of [...this.blocked]) {
+      this.serialize(jobId, () => this.evaluateBlocked(evalId)).catch((err: unknown) => this.log(`blocked evaluation ${evalId} of job ${JSON.stringify(jobId)} could not be processed again: ${err instanceof Error ? err.message : String(err)}`));
     }
+  }
+
+  /** One open blocked evaluation processed again (see `unblock`); nothing when it was settled meanwhile. */
+  private async evaluateBlocked(evalId: string): Promise<void> {
+    const e = this.evals.get(evalId);
+    const job = e && this.jobs.get(e.JobID);
+    if (this.closed || !e || e.Status !== 'blocked' || !job || this.blocked.get(e.JobID) !== evalId) return;
+    const hostBusy = await this.probe(job.versions.at(-1)!.allocs);
+    const change = new Change(this.index.next());
+    change.hostBusy = hostBusy;
+    change.evals.push({ ...e, ModifyIndex: change.index, ModifyTime: this.now() * 1e6 });
+    change.evalId = e.ID;
+    if (job.stop) {
+      for (const a of this.allocsOfJob(job.id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
+    } else {
+      this.reconcile(change, job);
+    }
+    await this.write(change);
   }
 
   /** The static ports `specs` ask for that the host will not let this agent bind (those its allocations hold aside). */
@@ -617,9 +666,13 @@ export class JobRegistry {
 
   /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given. */
   private place(change: Change, entry: JobEntry, template: AllocSpec, i: number, previous?: AllocEntry): void {
-    const ports = template.network && this.ports.assign(template.network, portsHeld([...this.allocs.values(), ...change.allocs.values()]), change.hostBusy);
-    if (ports && !ports.ok) {
-      change.failed.push({ evalId: change.evalId, group: template.group, dimension: ports.dimension, reason: ports.reason, ...(previous && { previous: previous.id }) });
+    // What the node holds: the live allocations, then what writes being committed place or stop, then this plan's.
+    const holders = [...this.allocs.values(), ...[...this.inflight].flatMap((c) => [...c.allocs.values()]), ...change.allocs.values()];
+    const ports = template.network && this.ports.assign(template.network, portsHeld(holders), change.hostBusy);
+    // Ports first, then CPU, cores and memory, in the order Nomad's bin packing checks them.
+    const fit = ports && !ports.ok ? ports : fitResources(askOf(template), resourcesUsed(holders), this.capacity);
+    if (!fit.ok) {
+      change.failed.push({ evalId: change.evalId, group: template.group, dimension: fit.dimension, reason: fit.reason, ...(previous && { previous: previous.id }) });
       return;
     }
     const id = randomUUID();
@@ -627,7 +680,7 @@ export class JobRegistry {
     const index = change.index;
     const version = (change.jobs.get(entry.id) ?? entry).versions.at(-1)!.version;
     const a: AllocEntry = {
-      id, spec: { ...template, id, modifyIndex: index, ...(ports && { ports: ports.ports }) }, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: version,
+      id, spec: { ...template, id, modifyIndex: index, ...(ports?.ok && { ports: ports.ports }) }, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: version,
       desired: 'run', desiredDescription: '', createIndex: index, modifyIndex: index, allocModifyIndex: index, createTime: now, modifyTime: now,
       ...(previous && { previousAllocation: previous.id }),
       ...(change.evalId && { evalId: change.evalId }),
@@ -653,12 +706,23 @@ export class JobRegistry {
 
   /** Commits `change` and, once it is durable, applies it: the live entries, the runners, the events. */
   private async write(change: Change): Promise<void> {
-    for (const e of change.evals) {
-      const failed = change.failed.filter((f) => f.evalId === e.ID);
-      if (failed.length > 0) recordFailures(e, failed);
-    }
-    await this.store.commit((tx) => this.persist(tx, change));
     const { index } = change;
+    const settled = settleEvaluations(change.evals, change.failed, (jobId) => this.evals.get(this.blocked.get(jobId) ?? ''), index, this.now() * 1e6);
+    change.evals.splice(0, change.evals.length, ...settled.evals);
+    // Until it is applied, another job's plan counts what this one places (and stops), so two never share a port or memory.
+    this.inflight.add(change);
+    try {
+      await this.store.commit((tx) => this.persist(tx, change));
+    } finally {
+      this.inflight.delete(change);
+    }
+    for (const [jobId, evalId] of settled.blocked) {
+      if (evalId) this.blocked.set(jobId, evalId);
+      else this.blocked.delete(jobId);
+    }
+    // Nomad's scheduler logs what it could not place; its API says it only by dimension.
+    const failedHere = change.failed.filter((f) => change.evals.some((e) => e.ID === f.evalId));
+    if (failedHere.length > 0) this.log(`job ${JSON.stringify(change.evals[0]!.JobID)}: ${failureSummary(failedHere)}`);
     for (const [id, job] of change.jobs) {
       const live = this.jobs.get(id);
       // Kept as the same object: a blocking query holding the entry sees the change.
@@ -692,6 +756,8 @@ export class JobRegistry {
     for (const id of change.starts) this.start(this.allocs.get(id)!);
     this.events.publish({ Index: index, Events: [...change.evals.map((e) => evalEvent(e, index)), ...change.events.map((e) => e())] });
     this.index.changed(index);
+    // What was stopped no longer counts against the node: blocked evaluations of other jobs try again.
+    if (change.kills.length > 0 && this.blocked.size > 0) queueMicrotask(() => this.unblock());
   }
 
   /** The transaction of `change`: every job, evaluation and allocation it touches, and the index. */
@@ -732,8 +798,8 @@ export class JobRegistry {
   /** Every state change of the runner is a client update: the next index, an AllocationUpdated event. */
   private watch(a: AllocEntry, runner: AllocRunner): void {
     runner.state$.pipe(skip(1)).subscribe((state) => {
-      // Its ports are free once its tasks are gone: jobs blocked waiting for ports try again, as Nomad unblocks them.
-      if (a.spec.ports && isTerminal(state) && !isTerminal(a.lastState)) queueMicrotask(() => this.unblock());
+      // What it held is free once its tasks are gone: blocked evaluations try again, as Nomad unblocks them.
+      if (this.blocked.size > 0 && isTerminal(state) && !isTerminal(a.lastState)) queueMicrotask(() => this.unblock());
       const index = this.index.next();
       a.lastState = state;
       a.modifyIndex = index;
@@ -756,38 +822,6 @@ export class JobRegistry {
 /** Nomad's `EvaluationUpdated` event for an evaluation a write recorded. */
 function evalEvent(e: EvalRecord, index: number): StreamEvent {
   return { Topic: 'Evaluation', Type: 'EvaluationUpdated', Key: e.ID, Namespace: e.Namespace, FilterKeys: [e.JobID], Index: index, Payload: { Evaluation: e } };
-}
-
-/**
- * Groups that could not be placed, on the evaluation as Nomad's scheduler records them: `blocked`, the
- * reason in StatusDescription, an AllocMetric per group (its exhausted dimension) and the queued count.
- */
-function recordFailures(e: EvalRecord, failed: PlacementFailure[]): void {
-  const groups = byGroup(failed);
-  e.Status = 'blocked';
-  e.StatusDescription = [...groups].map(([g, fs]) => `failed to place ${fs.length} allocation${fs.length === 1 ? '' : 's'} of group ${JSON.stringify(g)}: ${fs[0]!.reason}`).join('; ');
-  e.QueuedAllocations = Object.fromEntries([...groups].map(([g, fs]) => [g, fs.length]));
-  e.FailedTGAllocs = failedTGAllocs(failed);
-}
-
-function byGroup(failed: PlacementFailure[]): Map<string, PlacementFailure[]> {
-  const groups = new Map<string, PlacementFailure[]>();
-  for (const f of failed) groups.set(f.group, [...(groups.get(f.group) ?? []), f]);
-  return groups;
-}
-
-/** Nomad's FailedTGAllocs: an AllocMetric per group, its exhausted dimensions counted; null when none failed. */
-export function failedTGAllocs(failed: PlacementFailure[]): Record<string, Json> | undefined {
-  if (failed.length === 0) return undefined;
-  return Object.fromEntries([...byGroup(failed)].map(([g, fs]) => {
-    const dimensions: Record<string, number> = {};
-    for (const f of fs) dimensions[f.dimension] = (dimensions[f.dimension] ?? 0) + 1;
-    return [g, {
-      NodesEvaluated: 1, NodesFiltered: 0, NodesInPool: 1, NodesAvailable: {}, ClassFiltered: null, ConstraintFiltered: null,
-      NodesExhausted: 1, ClassExhausted: null, DimensionExhausted: dimensions, QuotaExhausted: null, ResourcesExhausted: null,
-      Scores: null, ScoreMetaData: null, AllocationTime: 0, CoalescedFailures: fs.length - 1,
-    }];
-  }));
 }
 
 /** What the store keeps of an allocation. */

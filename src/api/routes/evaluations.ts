@@ -28,7 +28,8 @@ export function evaluationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get('/v1/evaluation/:id/allocations', { schema: { params: idParams } }, async (req) => {
     const e = registry.getEval((req.params as { id: string }).id);
     if (!e) throw notFound('eval');
-    return registry.allocsOfJob(e.JobID).filter((a) => a.createIndex === e.CreateIndex).map((a) => registry.allocStubJson(a));
+    // The allocations it placed carry its ID (a blocked evaluation places them when it is processed again).
+    return registry.allocsOfJob(e.JobID).filter((a) => a.evalId === e.ID).map((a) => registry.allocStubJson(a));
   });
 
   app.get('/v1/job/:id/evaluations', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
