@@ -168,6 +168,13 @@ export class JobRegistry {
   /** Index of the newest change to the jobs table and to the allocations table. */
   jobsIndex = 0;
   allocsIndex = 0;
+  /**
+   * Index of the newest change to any job's summary or status (Nomad's `job_summary` table): with `jobsIndex`,
+   * the scope of the jobs list, whose stubs carry both. An allocation update that changes neither (a task
+   * event, a health verdict) does not move it.
+   */
+  summaryIndex = 0;
+  private readonly summaryAt = new Map<string, number>();
   /** The node every allocation runs on: this agent (node.ts; set before `load`). */
   node: NodeIdentity = { id: '', name: '' };
   /** The node's host ports: what placements of groups with a network block are given. */
@@ -523,6 +530,22 @@ export class JobRegistry {
     };
   }
 
+  /** The index of the newest change to the job's summary or status (0: none since the agent started). */
+  summaryIndexOf(id: string): number {
+    return this.summaryAt.get(id) ?? 0;
+  }
+
+  private summaryMoved(id: string, index: number): void {
+    if (this.jobs.has(id)) this.summaryAt.set(id, index);
+    else this.summaryAt.delete(id);
+    this.summaryIndex = index;
+  }
+
+  /** What a job's list stub shows of its allocations: its summary's counts and its status. */
+  private summarySignature(entry: JobEntry): string {
+    return `${this.jobStatus(entry)}|${JSON.stringify(this.summaryJson(entry)['Summary'])}`;
+  }
+
   /** Nomad's JobSummary: allocation counts per group by client status. */
   summaryJson(entry: JobEntry): Json {
     const summary: Record<string, GroupSummary> = {};
@@ -538,7 +561,7 @@ export class JobRegistry {
       else if (status === 'complete') g.Complete++;
       else g.Failed++;
     }
-    return { JobID: entry.id, Namespace: entry.namespace, Summary: summary, Children: { Pending: 0, Running: 0, Dead: 0 }, CreateIndex: entry.createIndex, ModifyIndex: entry.modifyIndex };
+    return { JobID: entry.id, Namespace: entry.namespace, Summary: summary, Children: { Pending: 0, Running: 0, Dead: 0 }, CreateIndex: entry.createIndex, ModifyIndex: Math.max(entry.modifyIndex, this.summaryIndexOf(entry.id)) };
   }
 
   /** `pending` before any allocation runs, `running` while one is live, `dead` once all are done or the job is stopped. */
@@ -707,6 +730,7 @@ export class JobRegistry {
   /** Commits `change` and, once it is durable, applies it: the live entries, the runners, the events. */
   private async write(change: Change): Promise<void> {
     const { index } = change;
+    const touched = new Set([...change.jobs.keys(), ...[...change.allocs.values()].map((a) => a.jobId)]);
     const settled = settleEvaluations(change.evals, change.failed, (jobId) => this.evals.get(this.blocked.get(jobId) ?? ''), index, this.now() * 1e6);
     change.evals.splice(0, change.evals.length, ...settled.evals);
     // Until it is applied, another job's plan counts what this one places (and stops), so two never share a port or memory.
@@ -716,6 +740,8 @@ export class JobRegistry {
     } finally {
       this.inflight.delete(change);
     }
+    // Read after the commit, with the apply below in the same turn: the summaries as they were just before it.
+    const before = new Map([...touched].map((id) => [id, this.jobs.get(id) && this.summarySignature(this.jobs.get(id)!)]));
     for (const [jobId, evalId] of settled.blocked) {
       if (evalId) this.blocked.set(jobId, evalId);
       else this.blocked.delete(jobId);
@@ -754,6 +780,10 @@ export class JobRegistry {
       if (a.runner && !isTerminal(a.lastState)) this.tellStop(a);
     }
     for (const id of change.starts) this.start(this.allocs.get(id)!);
+    for (const id of touched) {
+      const job = this.jobs.get(id);
+      if (job ? this.summarySignature(job) !== before.get(id) : before.get(id) !== undefined) this.summaryMoved(id, index);
+    }
     this.events.publish({ Index: index, Events: [...change.evals.map((e) => evalEvent(e, index)), ...change.events.map((e) => e())] });
     this.index.changed(index);
     // What was stopped no longer counts against the node: blocked evaluations of other jobs try again.
@@ -801,10 +831,13 @@ export class JobRegistry {
       // What it held is free once its tasks are gone: blocked evaluations try again, as Nomad unblocks them.
       if (this.blocked.size > 0 && isTerminal(state) && !isTerminal(a.lastState)) queueMicrotask(() => this.unblock());
       const index = this.index.next();
+      const job = this.jobs.get(a.jobId);
+      const before = job && this.summarySignature(job);
       a.lastState = state;
       a.modifyIndex = index;
       a.modifyTime = this.now();
       this.allocsIndex = index;
+      if (job && this.summarySignature(job) !== before) this.summaryMoved(job.id, index);
       this.events.publish({ Index: index, Events: [this.allocEvent(a, 'AllocationUpdated', index)] });
       this.index.changed(index);
     });
