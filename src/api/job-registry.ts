@@ -174,6 +174,8 @@ export class JobRegistry {
    * event, a health verdict) does not move it.
    */
   summaryIndex = 0;
+  /** Index of the newest change to the evaluations table. */
+  evalsIndex = 0;
   private readonly summaryAt = new Map<string, number>();
   /** The node every allocation runs on: this agent (node.ts; set before `load`). */
   node: NodeIdentity = { id: '', name: '' };
@@ -306,6 +308,7 @@ export class JobRegistry {
       if ((value as { table?: unknown } | null)?.table === 'runners' && typeof of === 'string') this.quarantined.set(of, `quarantine/${key}`);
     }
     this.jobsIndex = Math.max(0, ...[...this.jobs.values()].map((j) => j.modifyIndex));
+    this.evalsIndex = Math.max(0, ...[...this.evals.values()].map((e) => e.ModifyIndex));
     this.allocsIndex = Math.max(0, ...[...this.allocs.values()].map((a) => a.allocModifyIndex));
   }
 
@@ -758,6 +761,7 @@ export class JobRegistry {
       this.jobsIndex = index;
     }
     for (const e of change.evals) this.evals.set(e.ID, e);
+    if (change.evals.length > 0) this.evalsIndex = index;
     for (const [id, d] of change.allocs) {
       const live = this.allocs.get(id);
       if (!live) {
