@@ -16,6 +16,27 @@ import type { EvalRecord, PlacementFailure } from './job-registry.ts';
 /** Nomad's StatusDescription of a blocked evaluation made because placements failed. */
 export const BLOCKED_DESCRIPTION = 'created to place remaining allocations';
 
+/** Nomad's StatusDescription of a blocked evaluation made because the plan could not be applied. */
+export const MAX_PLAN_DESCRIPTION = 'created due to placement conflicts';
+
+/** How many times Nomad's generic scheduler submits an evaluation's plan before it fails it. */
+export const planAttempts = (type: string): number => (type === 'batch' ? 2 : 5);
+
+/**
+ * An evaluation whose plan could not be applied (here: written to the store) `limit` times, as Nomad's
+ * scheduler leaves it: `failed` ("maximum attempts reached (N)"), with a new blocked evaluation
+ * (TriggeredBy `max-plan-attempts`, "created due to placement conflicts") to try again when capacity frees.
+ */
+export function failedAfterAttempts(e: EvalRecord, limit: number, index: number, now: number): [failed: EvalRecord, blocked: EvalRecord] {
+  const blocked: EvalRecord = {
+    ID: randomUUID(), Namespace: e.Namespace, Priority: e.Priority, Type: e.Type, TriggeredBy: 'max-plan-attempts', JobID: e.JobID,
+    JobModifyIndex: e.JobModifyIndex, Status: 'blocked', StatusDescription: MAX_PLAN_DESCRIPTION, PreviousEval: e.ID,
+    ...(e.FailedTGAllocs && { FailedTGAllocs: e.FailedTGAllocs }), ...(e.QueuedAllocations && { QueuedAllocations: e.QueuedAllocations }),
+    CreateIndex: index, ModifyIndex: index, CreateTime: now, ModifyTime: now,
+  };
+  return [{ ...e, Status: 'failed', StatusDescription: `maximum attempts reached (${limit})`, BlockedEval: blocked.ID, ModifyIndex: index, ModifyTime: now }, blocked];
+}
+
 function byGroup(failed: readonly PlacementFailure[]): Map<string, PlacementFailure[]> {
   const groups = new Map<string, PlacementFailure[]>();
   for (const f of failed) groups.set(f.group, [...(groups.get(f.group) ?? []), f]);

@@ -25,7 +25,8 @@ import type { AgentStore, WriteTx } from '../state/agent-store.ts';
 import { readAllocs, readEvals, readJobs } from './registry-records.ts';
 import { PortAllocator, probeHost, portsHeld, staticPortsToProbe, type HostBusy } from './port-allocator.ts';
 import { askOf, fitResources, hostCapacity, resourcesUsed, type Capacity } from './node-capacity.ts';
-import { failureSummary, settleEvaluations } from './blocked-evals.ts';
+import { failedAfterAttempts, failureSummary, planAttempts, settleEvaluations } from './blocked-evals.ts';
+import { StoreCommitError } from '../state/agent-store.ts';
 
 /** One registered version of a job. */
 export interface JobVersion {
@@ -66,14 +67,15 @@ export interface EvalRecord {
   Namespace: string;
   Priority: number;
   Type: string;
-  TriggeredBy: 'job-register' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs';
+  TriggeredBy: 'job-register' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts';
   JobID: string;
   JobModifyIndex: number;
   /**
    * `complete` once planned and written (with FailedTGAllocs when groups could not be placed); `blocked` for
-   * the evaluation made to place them when capacity frees; `canceled` for a blocked one superseded (blocked-evals.ts).
+   * the evaluation made to place them when capacity frees; `canceled` for a blocked one superseded; `failed`
+   * for one whose plan could not be written after Nomad's number of attempts (blocked-evals.ts).
    */
-  Status: 'complete' | 'blocked' | 'canceled';
+  Status: 'complete' | 'blocked' | 'canceled' | 'failed';
   StatusDescription: string;
   /** Nomad's AllocMetric per group that could not be placed. */
   FailedTGAllocs?: Record<string, Json>;
@@ -611,8 +613,11 @@ export class JobRegistry {
     }
   }
 
-  /** One open blocked evaluation processed again (see `unblock`); nothing when it was settled meanwhile. */
-  private async evaluateBlocked(evalId: string): Promise<void> {
+  /**
+   * One open blocked evaluation processed again (see `unblock`); nothing when it was settled meanwhile. Its
+   * plan is tried as often as Nomad's scheduler submits one; a store that refuses every try fails it.
+   */
+  private async evaluateBlocked(evalId: string, attempt = 1): Promise<void> {
     const e = this.evals.get(evalId);
     const job = e && this.jobs.get(e.JobID);
     if (this.closed || !e || e.Status !== 'blocked' || !job || this.blocked.get(e.JobID) !== evalId) return;
@@ -626,7 +631,30 @@ export class JobRegistry {
     } else {
       this.reconcile(change, job);
     }
-    await this.write(change);
+    try {
+      await this.write(change);
+    } catch (err) {
+      if (!(err instanceof StoreCommitError)) throw err;
+      const limit = planAttempts(e.Type);
+      if (attempt < limit) return this.evaluateBlocked(evalId, attempt + 1);
+      await this.failEvaluation(e, limit, err);
+    }
+  }
+
+  /** Records `e` failed after `limit` plans that could not be written, with a blocked evaluation to try again. */
+  private async failEvaluation(e: EvalRecord, limit: number, cause: Error): Promise<void> {
+    const index = this.index.next();
+    const evals = failedAfterAttempts(e, limit, index, this.now() * 1e6);
+    await this.store.commit((tx) => {
+      for (const r of evals) tx.put('evals', r.ID, r);
+      tx.index(index);
+    });
+    for (const r of evals) this.evals.set(r.ID, r);
+    this.blocked.set(e.JobID, evals[1].ID);
+    this.evalsIndex = index;
+    this.log(`evaluation ${e.ID} of job ${JSON.stringify(e.JobID)} failed: its plan could not be written ${limit} times (${cause.message}); blocked evaluation ${evals[1].ID} will try again when capacity frees`);
+    this.events.publish({ Index: index, Events: evals.map((r) => evalEvent(r, index)) });
+    this.index.changed(index);
   }
 
   /** The static ports `specs` ask for that the host will not let this agent bind (those its allocations hold aside). */

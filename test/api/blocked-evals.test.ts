@@ -3,7 +3,7 @@
  * alone, the evaluation outcomes alone, then through a served agent's registry (in process, mock tasks).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { BLOCKED_DESCRIPTION, settleEvaluations } from '../../src/api/blocked-evals.ts';
+import { BLOCKED_DESCRIPTION, failedAfterAttempts, MAX_PLAN_DESCRIPTION, planAttempts, settleEvaluations } from '../../src/api/blocked-evals.ts';
 import type { EvalRecord, PlacementFailure } from '../../src/api/job-registry.ts';
 import { askOf, fitResources, resourcesUsed, type ResourceHolder } from '../../src/api/node-capacity.ts';
 import { PortAllocator } from '../../src/api/port-allocator.ts';
@@ -108,6 +108,23 @@ describe('an evaluation\'s outcome', () => {
     expect(evals).toEqual([b]);
     expect(b).toMatchObject({ Status: 'blocked', StatusDescription: BLOCKED_DESCRIPTION, QueuedAllocations: { g: 1 }, FailedTGAllocs: { g: { DimensionExhausted: { cores: 1 } } } });
     expect(blocked).toEqual(new Map([['j', 'b0']]));
+  });
+
+  it('fails an evaluation whose plan could not be written Nomad\'s number of times, with a blocked one to try again', () => {
+    expect([planAttempts('service'), planAttempts('batch'), planAttempts('system')]).toEqual([5, 2, 5]);
+    const b = evaluation({ ID: 'b0', Status: 'blocked', TriggeredBy: 'queued-allocs', StatusDescription: BLOCKED_DESCRIPTION, QueuedAllocations: { g: 1 }, FailedTGAllocs: { g: { NodesExhausted: 1 } } });
+    const [failed, again] = failedAfterAttempts(b, 5, 12, 120);
+    expect(failed).toEqual({ ...b, Status: 'failed', StatusDescription: 'maximum attempts reached (5)', BlockedEval: again.ID, ModifyIndex: 12, ModifyTime: 120 });
+    expect(again).toEqual({
+      ID: expect.stringMatching(/^[0-9a-f-]{36}$/), Namespace: 'default', Priority: 50, Type: 'service', TriggeredBy: 'max-plan-attempts', JobID: 'j', JobModifyIndex: 7,
+      Status: 'blocked', StatusDescription: MAX_PLAN_DESCRIPTION, PreviousEval: 'b0', QueuedAllocations: { g: 1 }, FailedTGAllocs: { g: { NodesExhausted: 1 } },
+      CreateIndex: 12, ModifyIndex: 12, CreateTime: 120, ModifyTime: 120,
+    });
+    expect(MAX_PLAN_DESCRIPTION).toBe('created due to placement conflicts');
+    expect(b.Status).toBe('blocked');
+    const [, bare] = failedAfterAttempts(evaluation(), 2, 1, 1);
+    expect(bare).not.toHaveProperty('FailedTGAllocs');
+    expect(bare).not.toHaveProperty('QueuedAllocations');
   });
 
   it('completes a blocked evaluation processed again once it places everything', () => {
@@ -237,6 +254,44 @@ describe('blocked evaluations through the agent', { timeout: 60_000 }, () => {
     expect(plan.Annotations.DesiredTGUpdates.g).toMatchObject({ Place: 1 });
     expect(plan.FailedTGAllocs).toMatchObject({ g: { DimensionExhausted: { memory: 1 } } });
     expect((await call(s.socket, 'GET', '/v1/evaluations')).json().map((e: { JobID: string }) => e.JobID)).toEqual(['big']);
+  });
+
+  it('fails a blocked evaluation whose placements the store refuses five times, and a new blocked one places them later', async () => {
+    let refusing = false;
+    let refused = 0;
+    // Refused: a write of allocations that is no job's registration or stop, i.e. the blocked evaluation's plan.
+    const faults = {
+      beforeCommit: (tables: readonly string[]) => {
+        if (!refusing || !tables.includes('allocs') || tables.includes('jobs')) return;
+        refused++;
+        throw new Error('injected: disk refused');
+      },
+    };
+    const s = await serve(undefined, undefined, { faults });
+    const log: string[] = [];
+    s.api.registry.capacity = { cpu: 0, cores: 2, memoryMB: 1000 };
+    s.api.registry.log = (line) => log.push(line);
+    await register(s, sized('tiny', 50));
+    await register(s, sized('big', 600));
+    await waitForAllocs(s.socket, '/v1/allocations', liveOnes(2));
+    const first = await evalOf(s, (await register(s, sized('second', 600))).EvalID);
+
+    refusing = true;
+    await call(s.socket, 'DELETE', '/v1/job/big');
+    const failed = await until(() => evalOf(s, first.BlockedEval), (e) => e.Status === 'failed', 'the blocked evaluation to fail');
+    expect(refused).toBe(5);
+    expect(failed).toMatchObject({ StatusDescription: 'maximum attempts reached (5)', BlockedEval: expect.any(String) });
+    const again = await evalOf(s, failed.BlockedEval);
+    expect(again).toMatchObject({ Status: 'blocked', TriggeredBy: 'max-plan-attempts', StatusDescription: 'created due to placement conflicts', PreviousEval: failed.ID });
+    expect(log.at(-1)).toMatch(/^evaluation [0-9a-f-]{36} of job "second" failed: its plan could not be written 5 times \(cannot commit to .*injected: disk refused\); blocked evaluation [0-9a-f-]{36} will try again when capacity frees$/);
+    expect((await call(s.socket, 'GET', '/v1/job/second/allocations')).json()).toEqual([]);
+
+    // The store takes writes again; the next capacity change processes the new blocked evaluation.
+    refusing = false;
+    await call(s.socket, 'DELETE', '/v1/job/tiny');
+    const [placed] = await waitForAllocs(s.socket, '/v1/job/second/allocations', liveOnes(1));
+    expect((placed as Alloc & { EvalID: string }).EvalID).toBe(again.ID);
+    expect(await evalOf(s, again.ID)).toMatchObject({ Status: 'complete' });
   });
 
   it('settles a blocked evaluation kept in the store when the agent starts again with room for it', async () => {
