@@ -12,7 +12,7 @@ import { allocStateOf, type AllocCommandRejection, type AllocRunnerActor, type A
 import type { HookPlan } from '../../machines/hook-calls.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
 import type { Driver, LogLine, LogOptions } from '../drivers/controller.ts';
-import type { AllocRunnerHook, TaskHook } from '../hooks/types.ts';
+import type { AllocRunnerHook, TaskHook, TaskLifecycle } from '../hooks/types.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../jobspec/types.ts';
 import { hostEnvFor } from '../env/host-env.ts';
 import { validateAllocSpec } from '../jobspec/validate.ts';
@@ -27,6 +27,7 @@ import { statsHook } from '../hooks/stats-hook.ts';
 import { taskDirHook } from '../hooks/task-dir-hook.ts';
 import { validateHook } from '../hooks/validate-hook.ts';
 import { allocHookPlanOf, providedAllocRunnerMachine } from './alloc-bindings.ts';
+import { taskLifecycle, type LifecycleTarget } from './task-lifecycle.ts';
 import { AllocStatsReporter, type AllocResourceUsage } from './alloc-stats.ts';
 import { withDefaultDrivers } from './default-drivers.ts';
 import { registerRunner } from './runner-registry.ts';
@@ -43,8 +44,11 @@ export type RunnerRejection = AllocCommandRejection | CommandRejection;
 export interface AllocRunnerOptions {
   /** Drivers by name; `mock` and `raw_exec` are always there unless replaced. */
   drivers?: Record<string, Driver>;
-  /** Task hooks, added after the built-in ones: one list for every task, or a list per task. */
-  taskHooks?: TaskHook[] | ((task: TaskSpec) => TaskHook[]);
+  /**
+   * Task hooks, added after the built-in ones: one list for every task, or a list per task, built with
+   * the task's lifecycle for hooks that restart or signal it later (Nomad hands hooks the task runner).
+   */
+  taskHooks?: TaskHook[] | ((task: TaskSpec, lifecycle: TaskLifecycle) => TaskHook[]);
   allocHooks?: AllocRunnerHook[];
   /** Where alloc dirs live; default: a directory under the OS temp dir. */
   dataDir?: string;
@@ -129,7 +133,11 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const stats = new AllocStatsReporter();
   const builtins = opts.builtinHooks !== false;
   const builtinTaskHooks: TaskHook[] = builtins ? [validateHook(Object.keys(drivers)), taskDirHook(), statsHook(stats)] : [];
-  const userTaskHooks = (task: TaskSpec): TaskHook[] => (typeof opts.taskHooks === 'function' ? opts.taskHooks(task) : opts.taskHooks ?? []);
+  // Hooks are built before the actor exists; a lifecycle reaches it once it does (see task-lifecycle.ts).
+  let lifecycleTarget: LifecycleTarget | undefined;
+  const lifecycleOf = (task: TaskSpec): TaskLifecycle => taskLifecycle(task.name, clock, () => lifecycleTarget);
+  const userTaskHooks = (task: TaskSpec): TaskHook[] =>
+    typeof opts.taskHooks === 'function' ? opts.taskHooks(task, lifecycleOf(task)) : opts.taskHooks ?? [];
   // A task's hooks are built once, like Nomad's task runner builds its hook list once.
   const taskHooks = new Map<string, TaskHook[]>();
   const taskHookPlans: Record<string, HookPlan> = {};
@@ -180,6 +188,10 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     inspect: opts.inspect,
     input: { alloc: spec, hooks: allocHookPlanOf(allocHooks), taskHooks: taskHookPlans, seed: opts.seed, maxKillTimeout: opts.maxKillTimeout },
   });
+  lifecycleTarget = {
+    send: (event) => actor.send(event),
+    taskRunner: (task) => actor.getSnapshot().children[task] as TaskRunnerActor | undefined,
+  };
   registerRunner(actor.system, {
     allocId: spec.id,
     drivers,
