@@ -65,6 +65,7 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'PUT /v1/client/allocation/:id/signal': 'lifecycle',
   'POST /v1/client/allocation/:id/signal': 'lifecycle',
   'GET /v1/client/allocation/:id/stats': 'read',
+  'GET /v1/client/allocation/:id/checks': 'read',
   'GET /v1/client/fs/logs/:id': 'read',
   // evaluations, events
   'GET /v1/evaluations': 'read',

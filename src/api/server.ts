@@ -12,6 +12,7 @@ import type { ApiContext } from './context.ts';
 import { aclRoutes } from './routes/acl.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { allocFsRoutes } from './routes/alloc-fs.ts';
+import { allocChecksRoutes } from './routes/alloc-checks.ts';
 import { allocationRoutes } from './routes/allocations.ts';
 import { clientRoutes } from './routes/client.ts';
 import { clusterRoutes } from './routes/cluster.ts';
@@ -112,6 +113,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   jobPlanRoutes(app, ctx);
   deploymentRoutes(app, ctx);
   allocFsRoutes(app, ctx);
+  allocChecksRoutes(app, ctx);
   metricsRoutes(app, ctx);
   listQueryOptions(app);
   aclRoutes(app, ctx);
