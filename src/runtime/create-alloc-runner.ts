@@ -23,11 +23,10 @@ import { interpolateValue } from '../env/interpolate.ts';
 import { buildTaskEnv, type TaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
 import { healthHook, watchesDeploymentHealth } from '../hooks/health-hook.ts';
-import { checksHook, hasNomadChecks, type ChecksHook } from '../hooks/checks-hook.ts';
+import { checksHook, countNomadChecks, hasNomadChecks, type ChecksHook } from '../hooks/checks-hook.ts';
 import { CheckScheduler } from '../checks/scheduler.ts';
 import { CheckStore } from '../checks/check-store.ts';
 import type { CheckQuery, RawResult } from '../checks/checker.ts';
-import { nomadChecksOf } from '../checks/nomad-checks.ts';
 import type { AllocationResults } from '../checks/result.ts';
 import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { statsHook } from '../hooks/stats-hook.ts';
@@ -175,9 +174,9 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
         scheduler: opts.checks?.scheduler ?? new CheckScheduler(clock),
         store: checkStore,
         runCheck: opts.checks?.runCheck,
-        lookupOf: (task) => {
-          const t = task === undefined ? undefined : spec.tasks.find((x) => x.name === task);
-          return t ? taskEnvOf(t).lookup : buildTaskEnv({ node, alloc: spec, allocDir, hostEnv }).lookup;
+        lookupOf: (task, alloc) => {
+          const t = task === undefined ? undefined : alloc.tasks.find((x) => x.name === task);
+          return t ? taskEnvOf(t, alloc).lookup : buildTaskEnv({ node, alloc, allocDir, hostEnv }).lookup;
         },
         watch: watchState,
         restart: (task, reason) =>
@@ -186,7 +185,6 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
             : actor.send({ type: 'RESTART', failure: true, event: taskEvent(TaskEventType.RestartSignal, clock.now(), { restartReason: reason }) }),
       })
     : undefined;
-  const checkOnUpdate = new Map(nomadChecksOf(spec, () => () => undefined).map((c) => [c.id, c.check.onUpdate]));
   // Deployment health is the runner's own job (not a disk-touching built-in), so it runs even without them.
   const health = watchesDeploymentHealth(spec)
     ? [
@@ -196,7 +194,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
           clock,
           watch: watchState,
           report: ({ status, taskEvents }) => actor.send({ type: 'DEPLOYMENT_HEALTH', status, taskEvents }),
-          checks: { count: checkOnUpdate.size, onUpdateOf: (id) => checkOnUpdate.get(id) ?? 'require_healthy', watch: (listener) => checkStore.watch(spec.id, listener) },
+          checks: { count: countNomadChecks(spec), onUpdateOf: (id) => checks?.onUpdateOf(id) ?? 'require_healthy', watch: (listener) => checkStore.watch(spec.id, listener) },
         }),
       ]
     : [];
