@@ -122,12 +122,33 @@ function describeTransition(t: { source: { id: string }; eventType: string; targ
 
 const json = (v: unknown) => JSON.stringify(v, encodeReplayValue) ?? 'undefined';
 
-/** One line about a TaskState, enough to see where two differ. */
-function describeTaskState(ts: unknown): string {
-  const t = ts as { state?: string; failed?: boolean; restarts?: number; events?: { type?: string; time?: number }[] } | undefined;
-  if (!t) return '(none)';
-  const events = (t.events ?? []).map((e) => e.type).join(', ');
-  return `${t.state}${t.failed ? ' (failed)' : ''}, ${t.restarts ?? 0} restarts, events [${events}]`;
+type TaskStateLike = { state?: string; failed?: boolean; restarts?: number; events?: Record<string, unknown>[] } & Record<string, unknown>;
+
+/** The fields of `a` and `b` that differ, as `key: value` of each side. */
+function fieldDifference(a: Record<string, unknown>, b: Record<string, unknown>, skip: string[] = []): [string, string] | undefined {
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !skip.includes(k) && json(a[k]) !== json(b[k]));
+  if (keys.length === 0) return undefined;
+  const side = (o: Record<string, unknown>) => keys.map((k) => `${k} ${json(o[k])}`).join(', ');
+  return [side(a), side(b)];
+}
+
+/** Where two TaskStates differ, one line for each side: the first differing field, else the first differing event. */
+function taskStateDifference(recorded: unknown, now: unknown): [string, string] {
+  const r = (recorded ?? {}) as TaskStateLike;
+  const n = (now ?? {}) as TaskStateLike;
+  const top = fieldDifference(r, n, ['events']);
+  if (top) return top;
+  const re = r.events ?? [];
+  const ne = n.events ?? [];
+  for (let i = 0; i < Math.max(re.length, ne.length); i++) {
+    const a = re[i];
+    const b = ne[i];
+    if (json(a) === json(b)) continue;
+    const label = (e: Record<string, unknown> | undefined) => (e ? `event #${i} ${String(e.type)}` : `no event #${i}`);
+    const diff = a && b && a.type === b.type ? fieldDifference(a, b) : undefined;
+    return diff ? [`${label(a)}: ${diff[0]}`, `${label(b)}: ${diff[1]}`] : [label(a) + (a ? ` ${json(a)}` : ''), label(b) + (b ? ` ${json(b)}` : '')];
+  }
+  return [json(recorded), json(now)];
 }
 
 function describeStep(s: ReplayStepLine): string {
@@ -232,13 +253,8 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
       return { actor, recorded: describeStep(rec), now: describeStep(now), took: now.took, message: `${actor} took a different step on ${now.event}` };
     }
     if (r.taskState !== n.taskState) {
-      return {
-        actor,
-        recorded: describeTaskState(JSON.parse(r.taskState ?? 'null')),
-        now: describeTaskState(JSON.parse(n.taskState ?? 'null')),
-        took: now.took,
-        message: `${actor}'s TaskState differs after ${describeStep(now)}`,
-      };
+      const [recorded, nowText] = taskStateDifference(JSON.parse(r.taskState ?? 'null'), JSON.parse(n.taskState ?? 'null'));
+      return { actor, recorded: recorded, now: nowText, took: now.took, message: `${actor}'s TaskState differs after ${describeStep(now)}` };
     }
     if (r.clientStatus !== n.clientStatus) {
       return { actor, recorded: `client status ${r.clientStatus}`, now: `client status ${n.clientStatus}`, took: now.took, message: `${actor}'s client status differs after ${describeStep(now)}` };

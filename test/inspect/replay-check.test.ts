@@ -8,17 +8,21 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { checkRecording, divergenceReport } from '../../src/cli/replay-check.ts';
 import { replayRecording } from '../../src/runtime/replay-driver.ts';
 import type { ReplayInputLine } from '../../src/inspect/replay-format.ts';
 import { linesOf, oneRestartFewer, recordFailingRun, recordUpdatedAndKilledRun } from './replay-runs.ts';
 
 let dir: string;
 let failing: unknown[];
+let failingFile: string;
 let killed: unknown[];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'allocrun-replay-'));
-  failing = await linesOf(await recordFailingRun(dir));
+  failingFile = await recordFailingRun(dir);
+  failing = await linesOf(failingFile);
   killed = await linesOf(await recordUpdatedAndKilledRun(dir));
 }, 120_000);
 
@@ -75,6 +79,16 @@ describe('replay --check on recordings of real runs', () => {
     expect(d.recorded).toMatch(/^xstate\.done\.actor\.exited:\S+ → pending\.restartDelay$/);
     expect(d.now).toMatch(/^xstate\.done\.actor\.exited:\S+ → terminal/);
     expect(d.took?.at(-1)).toMatchObject({ source: 'task.exited.deciding', guard: 'decided' });
+  });
+
+  it('names the machine source of the changed decision: the deciding state of machines/task-runner.ts', async () => {
+    const { result } = await checkRecording(failingFile, { machines: { task: oneRestartFewer } });
+    const d = result.divergence!;
+    expect(d.location).toMatch(/^task\.exited\.deciding → task\.terminal \(guard decided; actions recordNotRestarting\) at machines\/task-runner\.ts:(\d+)$/);
+    const line = Number(/:(\d+)$/.exec(d.location!)![1]);
+    const source = (await readFile(new URL('../../machines/task-runner.ts', import.meta.url), 'utf8')).split('\n');
+    expect(source[line - 1]).toMatch(/^\s*deciding: \{/);
+    expect(divergenceReport(failingFile, d)).toContain(`  machine:  ${d.location}\n`);
   });
 
   it('reports a recorded result the replay is not waiting on', async () => {

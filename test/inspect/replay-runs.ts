@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { firstValueFrom, filter, timeout } from 'rxjs';
-import { assign, type AnyStateMachine } from 'xstate';
+import { assign, type AnyEventObject, type AnyStateMachine, type EventObject } from 'xstate';
 import { clockNow } from '../../machines/clock.ts';
 import { decideRestart, mulberry32, type RestartTrigger } from '../../machines/restart-tracker.ts';
 import { taskRunnerMachine } from '../../machines/task-runner.ts';
@@ -104,7 +104,7 @@ export function recordUpdatedAndKilledRun(dir: string, name = 'killed', id = 'ki
  */
 export const oneRestartFewer: AnyStateMachine = taskRunnerMachine.provide({
   actions: {
-    decide: assign(({ context, system }: { context: TaskRunnerContext; system: never }) => {
+    decide: assign<TaskRunnerContext, AnyEventObject, undefined, EventObject, never>(({ context, system }) => {
       const rng = mulberry32(context.restarts.seed);
       const policy = context.settings.restartPolicy;
       // The same trigger as the machine's own (task-runner-actions.ts's triggerOf).
