@@ -4,7 +4,8 @@
  * with the machine source the differing step went through.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { recordingProblem } from '../inspect/protocol.ts';
 import { replayFormatProblem, reviveReplayValue, type ReplayInputLine, type ReplayStepLine } from '../inspect/replay-format.ts';
@@ -128,4 +129,16 @@ export function identicalReport(file: string, outcome: CheckOutcome): string {
   const steps = outcome.lines.filter((l) => (l as ReplayStepLine).kind === 'replay-step') as ReplayStepLine[];
   const actors = new Set(steps.map((s) => s.to.join('/'))).size;
   return `replay check: ${file} is identical: ${outcome.result.inputsFed} inputs re-driven through today's machines took the ${steps.length} recorded steps of ${actors} actors\n`;
+}
+
+/**
+ * Writes into `dir` the recording `file` with the divergence appended as a last line (`divergence` kind):
+ * the file the visualizer is served for `--check --open`, which marks it on the timeline. Returns its path.
+ */
+export async function writeCheckedCopy(file: string, divergence: ReplayDivergence | undefined, dir: string): Promise<string> {
+  const checked = join(dir, basename(file));
+  const text = await readFile(file, 'utf8');
+  const body = text === '' || text.endsWith('\n') ? text : `${text}\n`;
+  await writeFile(checked, body + (divergence ? `${JSON.stringify(divergence)}\n` : ''), { mode: 0o600 });
+  return checked;
 }

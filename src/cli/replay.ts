@@ -3,9 +3,9 @@
  * `--check` re-drives its inputs through today's machines and compares their steps with the recorded ones;
  * `--to-test` writes a vitest test doing the same.
  */
-import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { parseCommand, type Command } from './args.ts';
 import { CliError, UsageError } from './errors.ts';
 import { importOptional } from './optional-module.ts';
@@ -78,7 +78,7 @@ Examples:
     }
 
     if (values.check) {
-      const { checkRecording, divergenceReport, identicalReport } = await import('./replay-check.ts');
+      const { checkRecording, divergenceReport, identicalReport, writeCheckedCopy } = await import('./replay-check.ts');
       const outcome = await checkRecording(file);
       const d = outcome.result.divergence;
       process.stdout.write(d ? divergenceReport(file, d) : identicalReport(file, outcome));
@@ -86,10 +86,7 @@ Examples:
         // The page reads the divergence from the file it is served: a copy of the recording with it appended.
         const dir = await mkdtemp(join(tmpdir(), 'allocrun-replay-'));
         try {
-          const checked = join(dir, basename(file));
-          const text = await readFile(file, 'utf8');
-          await writeFile(checked, (text.endsWith('\n') || text === '' ? text : `${text}\n`) + (d ? `${JSON.stringify(d)}\n` : ''), { mode: 0o600 });
-          await serve(checked, `${file} (checked)`, port, values.host);
+          await serve(await writeCheckedCopy(file, d, dir), `${file} (checked)`, port, values.host);
         } finally {
           await rm(dir, { recursive: true, force: true });
         }
