@@ -75,6 +75,7 @@ describe("Nomad's check ID", () => {
   });
 
   it('ignores what does not define the check (thresholds, check_restart, headers)', () => {
-    expect(nomadCheckId('a1', 'app', { ...base, successBeforePassing: 3, checkRestart: { limit: 1, grace: 0, ignoreWarnings: true }, header: { X: ['y'] } })).toBe(id);
+    const other: CheckSpec = { ...base, successBeforePassing: 3, checkRestart: { limit: 1, grace: 0, ignoreWarnings: true }, header: { X: ['y'] } };
+    expect(nomadCheckId('a1', 'app', other)).toBe(id);
   });
 });
