@@ -105,6 +105,12 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/client/fs/readat/:id': 'read',
   'GET /v1/client/fs/stream/:id': 'read',
   'GET /v1/metrics': 'read',
+  // Nomad-native services (issue 27)
+  'GET /v1/services': 'read',
+  'GET /v1/service/:name': 'read',
+  'DELETE /v1/service/:name/:id': 'submit',
+  'GET /v1/job/:id/services': 'read',
+  'GET /v1/allocation/:id/services': 'read',
   // operator
   'GET /v1/operator/snapshot': 'management',
   // ACL tokens: managed with the agent's token only; any token may read itself

@@ -16,6 +16,7 @@ import { allocationRoutes } from './routes/allocations.ts';
 import { clientRoutes } from './routes/client.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { deploymentRoutes } from './routes/deployments.ts';
+import { serviceRoutes } from './routes/services.ts';
 import { evaluationRoutes } from './routes/evaluations.ts';
 import { operatorRoutes } from './routes/operator.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -108,6 +109,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   clusterRoutes(app, ctx);
   jobPlanRoutes(app, ctx);
   deploymentRoutes(app, ctx);
+  serviceRoutes(app, ctx);
   allocFsRoutes(app, ctx);
   metricsRoutes(app, ctx);
   listQueryOptions(app);

@@ -83,7 +83,7 @@ function expectedClass(method: string, url: string): RouteClass {
   if (url.startsWith('/v1/acl/')) return 'management';
   if (url === '/v1/operator/snapshot') return 'management';
   if (read) return 'read';
-  if (/^\/v1\/(jobs|jobs\/parse|job\/:id|validate\/job|job\/:id\/(plan|evaluate)|deployment\/(fail|promote)\/:id)$/.test(url)) return 'submit';
+  if (/^\/v1\/(jobs|jobs\/parse|job\/:id|validate\/job|job\/:id\/(plan|evaluate)|deployment\/(fail|promote)\/:id|service\/:name\/:id)$/.test(url)) return 'submit';
   if (/^\/v1\/(allocation\/:id\/stop|client\/allocation\/:id\/(restart|signal))$/.test(url)) return 'lifecycle';
   throw new Error(`${method} ${url}: no rule says who may call it; add it to ROUTE_CLASSES in src/api/acl.ts and to this table`);
 }
