@@ -26,6 +26,13 @@ import { healthHook, watchesDeploymentHealth } from '../hooks/health-hook.ts';
 import { groupServicesHook } from '../hooks/group-services-hook.ts';
 import { servicesHook } from '../hooks/services-hook.ts';
 import type { ServiceRegistry } from '../services/index.ts';
+import { checksHook, hasNomadChecks, type ChecksHook } from '../hooks/checks-hook.ts';
+import { CheckScheduler } from '../checks/scheduler.ts';
+import { CheckStore } from '../checks/check-store.ts';
+import type { CheckQuery, RawResult } from '../checks/checker.ts';
+import { nomadChecksOf } from '../checks/nomad-checks.ts';
+import type { AllocationResults } from '../checks/result.ts';
+import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { statsHook } from '../hooks/stats-hook.ts';
 import { taskDirHook } from '../hooks/task-dir-hook.ts';
 import { validateHook } from '../hooks/validate-hook.ts';
@@ -90,6 +97,11 @@ export interface AllocRunnerOptions {
    * finds and adopts what that runner spawned instead of running the task a second time.
    */
   resume?: boolean;
+  /**
+   * Nomad service checks: the timer source and result store the agent shares across its allocations
+   * (default: the runner's own), and the check runner (tests replace it).
+   */
+  checks?: { scheduler?: CheckScheduler; store?: CheckStore; runCheck?: (q: CheckQuery, signal: AbortSignal) => Promise<RawResult> };
 }
 
 /** What `persist()` returns: JSON-safe, to be handed back as `snapshot`. */
@@ -114,6 +126,8 @@ export interface AllocRunner {
   persist(): PersistedAllocRunner;
   /** A task's output read back through its driver's `Controller.logs()`; `follow` ends once the task is dead. */
   logs(task: string, opts: LogOptions): Observable<LogLine>;
+  /** The latest result of each Nomad service check, by check ID (Nomad's shape); empty when there are none. */
+  checks(): AllocationResults;
   /** Resolves with the final AllocState once the allocation has run to the end (postrun done), shut down or been destroyed. */
   readonly done: Promise<AllocState>;
   stop(): void;
@@ -160,6 +174,31 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     taskHookPlans[t.name] = hookPlanOf(hooks);
   }
   const hooksFor = (task: TaskSpec): TaskHook[] => taskHooks.get(task.name) ?? builtinTaskHooks;
+  const watchState = (listener: (state: AllocState) => void) => {
+    const sub = state$.subscribe(listener);
+    return () => sub.unsubscribe();
+  };
+  // Service checks run even without the disk-touching built-ins: they are about the tasks, not the disk.
+  const checkStore = opts.checks?.store ?? new CheckStore();
+  const checks: ChecksHook | undefined = hasNomadChecks(spec)
+    ? checksHook({
+        alloc: spec,
+        clock,
+        scheduler: opts.checks?.scheduler ?? new CheckScheduler(clock),
+        store: checkStore,
+        runCheck: opts.checks?.runCheck,
+        lookupOf: (task) => {
+          const t = task === undefined ? undefined : spec.tasks.find((x) => x.name === task);
+          return t ? taskEnvOf(t).lookup : buildTaskEnv({ node, alloc: spec, allocDir, hostEnv }).lookup;
+        },
+        watch: watchState,
+        restart: (task, reason) =>
+          task !== undefined
+            ? lifecycleOf(spec.tasks.find((t) => t.name === task) ?? spec.tasks[0]!).restart({ reason, failure: true })
+            : actor.send({ type: 'RESTART', failure: true, event: taskEvent(TaskEventType.RestartSignal, clock.now(), { restartReason: reason }) }),
+      })
+    : undefined;
+  const checkOnUpdate = new Map(nomadChecksOf(spec, () => () => undefined).map((c) => [c.id, c.check.onUpdate]));
   // Deployment health is the runner's own job (not a disk-touching built-in), so it runs even without them.
   const health = watchesDeploymentHealth(spec)
     ? [
@@ -167,15 +206,14 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
           update: spec.update,
           tasks: spec.tasks,
           clock,
-          watch: (listener) => {
-            const sub = state$.subscribe(listener);
-            return () => sub.unsubscribe();
-          },
+          watch: watchState,
           report: ({ status, taskEvents }) => actor.send({ type: 'DEPLOYMENT_HEALTH', status, taskEvents }),
+          checks: { count: checkOnUpdate.size, onUpdateOf: (id) => checkOnUpdate.get(id) ?? 'require_healthy', watch: (listener) => checkStore.watch(spec.id, listener) },
         }),
       ]
     : [];
-  const allocHooks = [...(builtins ? [allocDirHook(allocDir)] : []), ...(groupServices ? [groupServices] : []), ...health, ...(opts.allocHooks ?? [])];
+  // Nomad's order: the group services, then the checks of them, the health watcher reading what they find.
+  const allocHooks = [...(builtins ? [allocDirHook(allocDir)] : []), ...(groupServices ? [groupServices] : []), ...(checks ? [checks] : []), ...health, ...(opts.allocHooks ?? [])];
   checkHookNames(allocHooks, `allocation ${spec.id}`);
 
   // A TaskEnv is an immutable value of (node, alloc, task). The driver's start needs it twice in one go
@@ -269,6 +307,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       // client re-syncs them, while the allocation runs and is not being killed.
       const restoredSnap = actor.getSnapshot();
       if (opts.snapshot && groupServices && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) groupServices.restore(restoredSnap.context.alloc);
+      // Prerun is not repeated for a runner restored while its tasks run: its checks start again here.
+      if (opts.snapshot && actor.getSnapshot().matches('running')) checks?.resume();
       // Task runners are children: their rejections reach the caller too.
       for (const t of spec.tasks) {
         const child = actor.getSnapshot().children[t.name] as TaskRunnerActor | undefined;
@@ -291,8 +331,12 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       const ctx = { allocId: spec.id, env: {}, taskDir: join(allocDir, name), allocDir, logs: task.logs, clock };
       return taskLogs({ driver, task, ctx, dead$: state$.pipe(map((s) => s.taskStates[name]?.state === 'dead')) }, logOpts);
     },
+    checks: () => checkStore.list(spec.id),
     done,
-    stop: () => actor.stop(),
+    stop: () => {
+      actor.stop();
+      checks?.halt();
+    },
   };
   return runner;
 }
