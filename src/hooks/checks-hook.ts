@@ -43,8 +43,10 @@ interface Observer {
   def: NomadCheck;
   counters: StatusCounters;
   restart?: RestartCounter;
-  /** The start (ms) of the followed task(s) the check last saw; undefined until they run. */
+  /** The start (ms) of the followed task(s) the check last saw; undefined while none runs. */
   seenStart?: number;
+  /** Its first run was scheduled (half an interval after its task first ran). */
+  started: boolean;
   next?: CancelRun;
   abort: AbortController;
   stopped: boolean;
@@ -128,18 +130,21 @@ export function checksHook(opts: ChecksHookOptions): ChecksHook {
 
   const follow = (o: Observer, state: AllocState) => {
     const start = startOf(o.def, state);
-    if (start === undefined || start === o.seenStart) return;
-    const first = o.seenStart === undefined;
+    if (start === o.seenStart) return;
     o.seenStart = start;
     const policy = o.def.check.checkRestart;
-    if (policy) o.restart = armed(policy, start);
-    if (first && !o.next) schedule(o, o.def.check.interval / 2);
+    // A check is not judged while its task is down (Nomad unwatches it until the task's services come back).
+    if (policy) o.restart = start === undefined ? undefined : armed(policy, start);
+    if (start !== undefined && !o.started) {
+      o.started = true;
+      schedule(o, o.def.check.interval / 2);
+    }
   };
 
   const observe = () => {
     for (const def of nomadChecksOf(alloc, opts.lookupOf)) {
       if (observers.has(def.id)) continue;
-      const o: Observer = { def, counters: initialCounters(def.check), abort: new AbortController(), stopped: false };
+      const o: Observer = { def, counters: initialCounters(def.check), abort: new AbortController(), stopped: false, started: false };
       observers.set(def.id, o);
       // A restored or re-observed check keeps its last result (the store ignores a stub over one).
       const stub = resultOf(o, { Output: WAITING_OUTPUT });

@@ -68,7 +68,7 @@ describe('service checks of a real task', { timeout: 180_000 }, () => {
         services: [{
           name: 'web', provider: 'nomad', port: 'http', addressMode: 'auto', onUpdate: 'require_healthy',
           checks: [
-            { name: 'http-alive', type: 'http', path: '/', interval: 1_000, timeout: 1_000, successBeforePassing: 0, failuresBeforeCritical: 0, onUpdate: 'require_healthy', checkRestart: { limit: 2, grace: 1_000, ignoreWarnings: false } },
+            { name: 'http-alive', type: 'http', path: '/', interval: 1_000, timeout: 1_000, successBeforePassing: 0, failuresBeforeCritical: 0, onUpdate: 'require_healthy', checkRestart: { limit: 2, grace: 5_000, ignoreWarnings: false } },
             { name: 'tcp-alive', type: 'tcp', interval: 1_000, timeout: 1_000, successBeforePassing: 0, failuresBeforeCritical: 0, onUpdate: 'require_healthy' },
           ],
         }],
@@ -104,5 +104,33 @@ describe('service checks of a real task', { timeout: 180_000 }, () => {
     expect(types.slice(types.indexOf('Restart Signaled'), types.indexOf('Restart Signaled') + 4)).toEqual(['Restart Signaled', 'Terminated', 'Restarting', 'Started']);
     expect(types.filter((t) => t === 'Restart Signaled')).toHaveLength(1);
     expect(runner.getState().taskStates.server).toMatchObject({ failed: false, restarts: 1 });
+  });
+
+  it('ignore_warnings: a server answering 429 Too Many Requests is a warning, and its task is not restarted', async () => {
+    scratch ??= await mkdtemp(join(tmpdir(), 'allocrun-checks-'));
+    const busy = join(scratch, 'busy.cjs');
+    const hits = join(scratch, 'hits');
+    // Answers every request 429 and counts them in a file, so the test waits on runs, not on time.
+    await writeFile(busy, `let n = 0; require('node:http').createServer((q, s) => { require('node:fs').writeFileSync(${JSON.stringify(hits)}, String(++n)); s.statusCode = 429; s.end('busy'); }).listen(Number(process.argv[2]));`);
+    const port = await freePort();
+    const spec: AllocSpec = {
+      id: 'chk2', job: 'web', group: 'app', type: 'service',
+      ports: [{ label: 'http', value: port, to: 0, hostIP: '127.0.0.1' }],
+      tasks: [{
+        name: 'server', driver: 'raw_exec', killSignal: 'SIGTERM', killTimeout: 2_000,
+        config: { command: process.execPath, args: [busy, '${NOMAD_PORT_http}'] },
+        services: [{
+          name: 'web', provider: 'nomad', port: 'http', addressMode: 'auto', onUpdate: 'require_healthy',
+          checks: [{ name: 'busy', type: 'http', path: '/', interval: 1_000, timeout: 1_000, successBeforePassing: 0, failuresBeforeCritical: 0, onUpdate: 'require_healthy', checkRestart: { limit: 1, grace: 0, ignoreWarnings: true } }],
+        }],
+      }],
+    };
+    const runner = createAllocRunner(spec, { dataDir: scratch }).start();
+    runners.push(runner);
+    await until(() => readFile(hits, 'utf8').catch(() => '0'), (n) => Number(n) >= 4, 'four check runs');
+    expect(byName(runner.checks(), 'busy')).toMatchObject({ Status: 'warning', StatusCode: 429, Output: 'busy' });
+    const ts = runner.getState().taskStates.server!;
+    expect(ts.events.some((e) => e.type === 'Restart Signaled')).toBe(false);
+    expect(ts).toMatchObject({ state: 'running', restarts: 0 });
   });
 });

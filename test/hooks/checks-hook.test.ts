@@ -11,6 +11,10 @@ import type { CheckSpec, ServiceSpec } from '../../src/checks/spec.ts';
 import type { AllocSpec, TaskSpec } from '../../src/jobspec/types.ts';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
+
+// One mock driver for every runner here, so a restored runner finds the workloads the first one started.
+const mockDriver = createMockDriver();
 import { TEST_NODE } from '../properties/world.ts';
 
 const check = (extra: Partial<CheckSpec> = {}): CheckSpec => ({
@@ -30,16 +34,18 @@ const PORTS = [{ label: 'http', value: 23456, to: 0, hostIP: '127.0.0.1' }];
 const RESTART = { attempts: 5, interval: 3_600_000, delay: 1_000, mode: 'fail' as const };
 
 /** A runner whose checks answer `outcome.now`, recording every query. */
-function start(spec: AllocSpec) {
-  const clock = new SimulatedClock(0);
+function start(spec: AllocSpec, opts: { clock?: SimulatedClock; snapshot?: ReturnType<ReturnType<typeof createAllocRunner>['persist']> } = {}) {
+  const clock = opts.clock ?? new SimulatedClock(0);
   const outcome: { now: CheckOutcome } = { now: 'success' };
   const queries: { at: number; q: CheckQuery }[] = [];
   const runCheck = async (q: CheckQuery): Promise<RawResult> => {
     queries.push({ at: clock.now(), q });
     return outcome.now === 'success' ? { outcome: 'success', output: 'nomad: http ok', statusCode: 200 } : outcome.now === 'warning' ? { outcome: 'warning', output: 'slow down', statusCode: 429 } : { outcome: 'failure', output: 'nomad: connection refused' };
   };
-  const runner = createAllocRunner(spec, { clock, builtinHooks: false, node: TEST_NODE, hostEnv: {}, seed: 1, checks: { runCheck } }).start();
-  return { clock, runner, outcome, queries };
+  const runner = createAllocRunner(spec, { clock, builtinHooks: false, node: TEST_NODE, hostEnv: {}, seed: 1, checks: { runCheck }, drivers: { mock: mockDriver }, ...(opts.snapshot && { snapshot: opts.snapshot }) }).start();
+  const rejections: string[] = [];
+  runner.rejections$.subscribe((x) => rejections.push(x.message));
+  return { clock, runner, outcome, queries, rejections };
 }
 
 const allocOf = (tasks: TaskSpec[], services?: ServiceSpec[], extra: Partial<AllocSpec> = {}): AllocSpec =>
@@ -158,5 +164,64 @@ describe('the checks hook', () => {
     const r = start(allocOf([task('server')]));
     expect(r.runner.actor.getSnapshot().context.hooks.prerun ?? []).not.toContain('checks');
     r.runner.stop();
+  });
+
+  it('does not judge a check while its task is down: a task its restart policy restarts is not restarted again by check_restart', async () => {
+    const flaky = { ...task('server', [service([check({ interval: 1_000, checkRestart: { limit: 2, grace: 0, ignoreWarnings: false } })])]), config: { run_for: '10s', exit_code: 1 } };
+    const r = start(allocOf([flaky], undefined, { restart: { attempts: 5, interval: 3_600_000, delay: 15_000, mode: 'delay' } }));
+    await r.clock.advance(10_500);
+    expect(r.runner.getState().taskStates.server!.events.some((e) => e.type === 'Restarting')).toBe(true);
+    r.outcome.now = 'failure';
+    // Down for the 15s delay: every check fails, none counts (no restart is even asked of the waiting task).
+    await r.clock.advance(14_000);
+    expect(events(r).some((e) => e.type === 'Restart Signaled')).toBe(false);
+    expect(r.rejections).toEqual([]);
+    expect(Object.values(r.runner.checks())[0]!.Status).toBe('failure');
+    // Back up (after the delay and its jitter) and still failing: now it counts, and restarts it.
+    await r.clock.advanceUntil(() => r.runner.getState().taskStates.server!.state === 'running', 30_000);
+    expect(events(r).some((e) => e.type === 'Restart Signaled')).toBe(false);
+    await r.clock.advance(3_000);
+    expect(events(r).filter((e) => e.type === 'Restart Signaled')).toHaveLength(1);
+    r.runner.stop();
+  });
+
+  it('an in-place update adds new checks and stops and forgets removed ones', async () => {
+    const first = check({ name: 'first' });
+    const spec = allocOf([task('server', [service([first])])], undefined, { modifyIndex: 1 });
+    const r = start(spec);
+    await r.clock.advance(6_000);
+    expect(Object.values(r.runner.checks()).map((c) => c.Check)).toEqual(['first']);
+    const next = { ...spec, modifyIndex: 2, tasks: [task('server', [service([check({ name: 'second', path: '/ready' })])])] } as AllocSpec;
+    r.runner.send({ type: 'UPDATE', alloc: next });
+    await r.clock.advance(1);
+    expect(Object.values(r.runner.checks()).map((c) => [c.Check, c.Status])).toEqual([['second', 'pending']]);
+    const ran = r.queries.length;
+    await r.clock.advance(6_000);
+    expect(r.queries.slice(ran).map((x) => x.q.path)).toEqual(['/ready']);
+    expect(Object.values(r.runner.checks()).map((c) => [c.Check, c.Status])).toEqual([['second', 'success']]);
+    r.runner.stop();
+  });
+
+  it('starts the checks again in a runner restored while its task runs, check_restart included', async () => {
+    const spec = allocOf([task('server', [service([check({ checkRestart: { limit: 2, grace: 0, ignoreWarnings: false } })])])], undefined, { id: 'restored' });
+    const first = start(spec);
+    await first.clock.advance(6_000);
+    const saved = first.runner.persist();
+    first.runner.stop(); // the agent dies; the task does not
+    const ran = first.queries.length;
+    await first.clock.advance(30_000);
+    expect(first.queries).toHaveLength(ran);
+
+    const second = start(spec, { clock: first.clock, snapshot: saved });
+    await second.clock.advance(1);
+    expect(second.runner.getState().taskStates.server!.state).toBe('running');
+    expect(Object.values(second.runner.checks())[0]).toMatchObject({ Status: 'pending' });
+    await second.clock.advance(5_000);
+    expect(second.queries).toHaveLength(1);
+    expect(Object.values(second.runner.checks())[0]).toMatchObject({ Status: 'success' });
+    second.outcome.now = 'failure';
+    await second.clock.advance(20_000);
+    expect(events(second).filter((e) => e.type === 'Restart Signaled')).toHaveLength(1);
+    second.runner.stop();
   });
 });
