@@ -64,6 +64,11 @@ export interface AllocRunnerOptions {
   /** The agent environment tasks inherit (minus Nomad's credential denylist); default: this process's. */
   hostEnv?: NodeJS.ProcessEnv;
   clock?: Clock;
+  /**
+   * Wraps the clock the machines read and time with (drivers and hooks keep `clock`): a recording's
+   * `machineClock` (recordInspection) goes here, so `allocrun replay --check` can reproduce the readings.
+   */
+  machineClock?: (clock: Clock) => Clock;
   inspect?: Observer<InspectionEvent> | ((ev: InspectionEvent) => void);
   /** Seed for restart jitter, for reproducible runs. */
   seed?: number;
@@ -220,7 +225,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   // through the actor system (runner-registry.ts).
   const actor = createActor(providedAllocRunnerMachine, {
     id: spec.id,
-    clock,
+    clock: opts.machineClock?.(clock) ?? clock,
     // Snapshots written before the task context was grouped are rewritten first (snapshot-upgrade.ts).
     ...(opts.snapshot ? { snapshot: upgradeAllocSnapshot(opts.snapshot.snapshot) as never } : {}),
     inspect: opts.inspect,
