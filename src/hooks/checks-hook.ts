@@ -57,7 +57,7 @@ interface Observer {
  * repeated); `halt()` stops its checks when the runner's actor is stopped without its hooks running.
  */
 export type ChecksHook = AllocRunnerHook & {
-  resume(): void;
+  resume(alloc: AllocSpec): void;
   halt(): void;
   /** The on_update of an observed check, by ID (its fields interpolated, as its ID is). */
   onUpdateOf(id: string): string | undefined;
@@ -217,7 +217,10 @@ export function checksHook(opts: ChecksHookOptions): ChecksHook {
       stop();
       store.purge(alloc.id);
     },
-    resume: start,
+    resume(restored) {
+      alloc = restored;
+      start();
+    },
     halt: stop,
     onUpdateOf: (id) => observers.get(id)?.def.check.onUpdate,
   };

@@ -23,6 +23,9 @@ import { interpolateValue } from '../env/interpolate.ts';
 import { buildTaskEnv, type TaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
 import { healthHook, watchesDeploymentHealth } from '../hooks/health-hook.ts';
+import { groupServicesHook } from '../hooks/group-services-hook.ts';
+import { servicesHook } from '../hooks/services-hook.ts';
+import type { ServiceRegistry } from '../services/index.ts';
 import { checksHook, countNomadChecks, hasNomadChecks, type ChecksHook } from '../hooks/checks-hook.ts';
 import { CheckScheduler } from '../checks/scheduler.ts';
 import { CheckStore } from '../checks/check-store.ts';
@@ -77,6 +80,11 @@ export interface AllocRunnerOptions {
    * root process, else such tasks fail to start. Ignored when `drivers` replaces raw_exec.
    */
   taskUser?: string;
+  /**
+   * The catalog Nomad-native services (`provider = "nomad"`) are registered in: with one, the allocation
+   * runs the group_services and services hooks; without, its service blocks register nowhere.
+   */
+  services?: ServiceRegistry;
   /**
    * The built-in hooks (validate, alloc_dir, task_dir, stats) run before the caller's; turn them off
    * for pure simulations that must not touch the disk.
@@ -154,13 +162,17 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   // Hooks are built before the actor exists; a lifecycle reaches it once it does (see task-lifecycle.ts).
   let lifecycleTarget: LifecycleTarget | undefined;
   const lifecycleOf = (task: TaskSpec): TaskLifecycle => taskLifecycle(task.name, clock, () => lifecycleTarget);
+  // Nomad's services hooks, when there is a catalog: the group's at prerun, each task's once it runs.
+  const allocEnvOf = (alloc: AllocSpec) => buildTaskEnv({ node, alloc, allocDir, hostEnv }).vars;
+  const groupServices = opts.services && groupServicesHook({ alloc: spec, registry: opts.services, node, allocEnv: allocEnvOf });
+  const serviceTaskHooks: TaskHook[] = opts.services ? [servicesHook({ alloc: spec, registry: opts.services, node })] : [];
   const userTaskHooks = (task: TaskSpec): TaskHook[] =>
     typeof opts.taskHooks === 'function' ? opts.taskHooks(task, lifecycleOf(task)) : opts.taskHooks ?? [];
   // A task's hooks are built once, like Nomad's task runner builds its hook list once.
   const taskHooks = new Map<string, TaskHook[]>();
   const taskHookPlans: Record<string, HookPlan> = {};
   for (const t of spec.tasks) {
-    const hooks = [...builtinTaskHooks, ...userTaskHooks(t)];
+    const hooks = [...builtinTaskHooks, ...serviceTaskHooks, ...userTaskHooks(t)];
     checkHookNames(hooks, `task ${JSON.stringify(t.name)}`);
     taskHooks.set(t.name, hooks);
     taskHookPlans[t.name] = hookPlanOf(hooks);
@@ -203,8 +215,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
         }),
       ]
     : [];
-  // Nomad's order: checks after the group services, the health watcher reading what they find.
-  const allocHooks = [...(builtins ? [allocDirHook(allocDir)] : []), ...(checks ? [checks] : []), ...health, ...(opts.allocHooks ?? [])];
+  // Nomad's order: the group services, then the checks of them, the health watcher reading what they find.
+  const allocHooks = [...(builtins ? [allocDirHook(allocDir)] : []), ...(groupServices ? [groupServices] : []), ...(checks ? [checks] : []), ...health, ...(opts.allocHooks ?? [])];
   checkHookNames(allocHooks, `allocation ${spec.id}`);
 
   // A TaskEnv is an immutable value of (node, alloc, task). The driver's start needs it twice in one go
@@ -247,7 +259,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       return { ...t, config: interpolateValue(t.config, (key) => (env ??= taskEnvOf(t, alloc)).lookup(key)) };
     },
     allocHooks,
-    allocEnv: (alloc) => buildTaskEnv({ node, alloc, allocDir, hostEnv }).vars,
+    allocEnv: allocEnvOf,
     controllers: new Map(),
   });
 
@@ -294,8 +306,12 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       // Resuming with no snapshot is a restore from nothing: its tasks are marked so a kill before their
       // start first stops whatever the dead runner may have started (the machines' reaping step).
       if ((opts.snapshot || opts.resume) && actor.getSnapshot().status === 'active') actor.send({ type: 'RESTORED' });
-      // Prerun is not repeated for a runner restored while its tasks run: its checks start again here.
-      if (opts.snapshot && actor.getSnapshot().matches('running')) checks?.resume();
+      // Prerun is not run again on restore: the group's services are registered again here, as Nomad's
+      // client re-syncs them, while the allocation runs and is not being killed.
+      const restoredSnap = actor.getSnapshot();
+      if (opts.snapshot && groupServices && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) groupServices.restore(restoredSnap.context.alloc);
+      // Likewise its checks start again, for the allocation as it was last updated.
+      if (opts.snapshot && checks && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) checks.resume(restoredSnap.context.alloc);
       // Task runners are children: their rejections reach the caller too.
       for (const t of spec.tasks) {
         const child = actor.getSnapshot().children[t.name] as TaskRunnerActor | undefined;
