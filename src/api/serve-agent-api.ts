@@ -22,6 +22,7 @@ import { loadNodeId, registerNode } from './node.ts';
 import { watchDeployments } from './routes/deployments.ts';
 import { buildApi } from './server.ts';
 import { StateIndex } from './state-index.ts';
+import { variablesOf } from '../variables/variable-store.ts';
 
 /** The socket's file name in the data dir: what `allocrun --data-dir D` clients connect to. */
 export const SOCKET_NAME = 'agent.sock';
@@ -133,6 +134,8 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   const index = new StateIndex(Math.max(store.savedIndex, 1));
   // Runner saves record the index too: task state changes move it without a registry write.
   store.indexOf = () => index.current;
+  // Variable writes take the same index, so their ModifyIndex orders with every other change.
+  variablesOf(store).index = index;
   const events = new EventBroker();
   const registry = new JobRegistry(opts.agent, index, events, store);
   registry.node = { id: await loadNodeId(store), name: hostname() };
