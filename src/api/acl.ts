@@ -105,6 +105,13 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/client/fs/readat/:id': 'read',
   'GET /v1/client/fs/stream/:id': 'read',
   'GET /v1/metrics': 'read',
+  // variables: every client token reads and lists them (Nomad's read and list capabilities); writing and
+  // deleting (write, destroy) is submit's, as a job's variables go with the job
+  'GET /v1/vars': 'read',
+  'GET /v1/var/*': 'read',
+  'PUT /v1/var/*': 'submit',
+  'POST /v1/var/*': 'submit',
+  'DELETE /v1/var/*': 'submit',
   // operator
   'GET /v1/operator/snapshot': 'management',
   // ACL tokens: managed with the agent's token only; any token may read itself

@@ -4,6 +4,7 @@
  * ignores keep their content with PascalCase keys, so they survive a parse → register round trip.
  */
 import { apiFieldOf, type GroupBody, type JobBody, type TaskBody } from '../jobspec/index.ts';
+import { servicesJson } from './service-job-json.ts';
 
 /** A Nomad API JSON object. */
 export type Json = Record<string, unknown>;
@@ -72,7 +73,8 @@ function taskJson(name: string, t: TaskBody): Json {
       CPU: r.cpu, Cores: r.cores, MemoryMB: r.memory, MemoryMaxMB: r.memory_max,
       ...ignoredFields('resources', r, ['cpu', 'cores', 'memory', 'memory_max']),
     }),
-    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources']),
+    Services: servicesJson(t.service),
+    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources', 'service']),
   });
 }
 
@@ -101,8 +103,9 @@ function groupJson(name: string, g: GroupBody): Json {
     Meta: g.meta,
     Update: updateJson(g.update),
     Networks: networksJson(g.network),
+    Services: servicesJson(g.service),
     Tasks: Object.entries(g.task).map(([taskName, t]) => taskJson(taskName, t)),
-    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'update', 'task', 'network']),
+    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'update', 'task', 'network', 'service']),
   });
 }
 

@@ -39,6 +39,8 @@ export interface Written {
 export interface Deleted {
   ok: true;
   index: number;
+  /** What was deleted (absent when nothing was, or the entry was damaged). */
+  deleted?: VariableMetadata;
 }
 
 /** The key of a variable in the `vars` table: namespaces hold no `/`, so the first one splits them. */
@@ -165,7 +167,12 @@ export class VariableStore implements VariableSource {
       const key = keyOf(namespace, path);
       // A damaged entry can still be deleted (without a check-and-set index, which it has none of to check).
       const raw = this.store.raw('vars', key);
-      const existing = raw !== undefined && opts.cas === undefined ? undefined : this.get(path, namespace);
+      let existing: Variable | undefined;
+      try {
+        existing = this.get(path, namespace);
+      } catch (err) {
+        if (opts.cas !== undefined) throw err;
+      }
       if (raw === undefined && opts.cas === 0) return { ok: true as const, index: this.tableIndex };
       const conflict = casConflict(namespace, path, existing, opts.cas);
       if (conflict) return conflict;
@@ -177,7 +184,7 @@ export class VariableStore implements VariableSource {
         tx.index(index);
       });
       this.announce({ namespace, path, index, deleted: true });
-      return { ok: true as const, index };
+      return { ok: true as const, index, ...(existing && { deleted: metadataOf(existing) }) };
     });
   }
 

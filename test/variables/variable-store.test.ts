@@ -82,7 +82,7 @@ describe('variables in the agent store', () => {
     expect(await vars.delete('default', 'a', { cas: 1 })).toMatchObject({ ok: false, conflict: { ModifyIndex: 2, Items: { k: '1' } } });
     expect(await vars.delete('default', 'a', { cas: 0 })).toMatchObject({ ok: false, conflict: { ModifyIndex: 2 } });
     expect(vars.get('a')).toBeDefined();
-    expect(await vars.delete('default', 'a', { cas: 2 })).toEqual({ ok: true, index: 3 });
+    expect(await vars.delete('default', 'a', { cas: 2 })).toEqual({ ok: true, index: 3, deleted: expect.objectContaining({ Path: 'a', ModifyIndex: 2 }) });
     expect(vars.get('a')).toBeUndefined();
     expect(await vars.delete('default', 'a')).toEqual({ ok: true, index: 3 });
     expect(await vars.delete('default', 'a', { cas: 0 })).toEqual({ ok: true, index: 3 });
