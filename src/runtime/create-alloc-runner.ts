@@ -25,6 +25,9 @@ import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
 import { healthHook, watchesDeploymentHealth } from '../hooks/health-hook.ts';
 import { statsHook } from '../hooks/stats-hook.ts';
 import { taskDirHook } from '../hooks/task-dir-hook.ts';
+import { templateHook, type TemplateServiceSource } from '../hooks/template-hook.ts';
+import type { TaskClaim } from '../variables/job-access.ts';
+import type { VariableSource } from '../variables/variable-source.ts';
 import { validateHook } from '../hooks/validate-hook.ts';
 import { allocHookPlanOf, providedAllocRunnerMachine } from './alloc-bindings.ts';
 import { taskLifecycle, type LifecycleTarget } from './task-lifecycle.ts';
@@ -66,6 +69,12 @@ export interface AllocRunnerOptions {
    * root process, else such tasks fail to start. Ignored when `drivers` replaces raw_exec.
    */
   taskUser?: string;
+  /** The variables templates read (`nomadVar`), narrowed per task to what Nomad lets a task read. */
+  variables?: { forTask(claim: TaskClaim): VariableSource };
+  /** The service catalog templates read (`nomadService`, `nomadServices`). */
+  services?: TemplateServiceSource;
+  /** Nomad's client `template { wait }` for templates that set none (default 5s / 4m; zero turns it off). */
+  templateWait?: { min: number; max: number };
   /**
    * The built-in hooks (validate, alloc_dir, task_dir, stats) run before the caller's; turn them off
    * for pure simulations that must not touch the disk.
@@ -136,13 +145,27 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   // Hooks are built before the actor exists; a lifecycle reaches it once it does (see task-lifecycle.ts).
   let lifecycleTarget: LifecycleTarget | undefined;
   const lifecycleOf = (task: TaskSpec): TaskLifecycle => taskLifecycle(task.name, clock, () => lifecycleTarget);
+  // Nomad's order: validate, task_dir, ..., artifacts, ..., template, ..., services, stats.
+  const templateHooksOf = (t: TaskSpec): TaskHook[] =>
+    builtins && t.templates && t.templates.length > 0
+      ? [templateHook({
+          task: t,
+          namespace: spec.namespace ?? 'default',
+          ...(spec.restart && { groupRestart: spec.restart }),
+          lifecycle: lifecycleOf(t),
+          clock,
+          ...(opts.variables && { variables: opts.variables.forTask({ namespace: spec.namespace ?? 'default', job: spec.job, group: spec.group, task: t.name }) }),
+          ...(opts.services && { services: opts.services }),
+          ...(opts.templateWait && { defaultWait: opts.templateWait }),
+        })]
+      : [];
   const userTaskHooks = (task: TaskSpec): TaskHook[] =>
     typeof opts.taskHooks === 'function' ? opts.taskHooks(task, lifecycleOf(task)) : opts.taskHooks ?? [];
   // A task's hooks are built once, like Nomad's task runner builds its hook list once.
   const taskHooks = new Map<string, TaskHook[]>();
   const taskHookPlans: Record<string, HookPlan> = {};
   for (const t of spec.tasks) {
-    const hooks = [...builtinTaskHooks, ...userTaskHooks(t)];
+    const hooks = [...builtinTaskHooks.slice(0, 2), ...templateHooksOf(t), ...builtinTaskHooks.slice(2), ...userTaskHooks(t)];
     checkHookNames(hooks, `task ${JSON.stringify(t.name)}`);
     taskHooks.set(t.name, hooks);
     taskHookPlans[t.name] = hookPlanOf(hooks);
