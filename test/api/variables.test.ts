@@ -5,10 +5,14 @@
  * Variables topic, and client tokens (a read token reads but cannot write). The secrets written here must
  * come back only where a variable is read, never in an error or a log line.
  */
+import { writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { serveAgentApi } from '../../src/api/serve-agent-api.ts';
 import { createAgent } from '../../src/runtime/create-agent.ts';
 import { AgentStore } from '../../src/state/agent-store.ts';
+import { VariableStore } from '../../src/variables/variable-store.ts';
 import { call, stream, type Endpoint } from './agent-process.ts';
 import { cleanUp, freshDir, serve, type Served } from './in-process-agent.ts';
 
@@ -36,7 +40,10 @@ describe('the variables API', { timeout: 60_000 }, () => {
       CreateTime: expect.any(Number), ModifyTime: v.CreateTime, Items: { user: 'app', password: SECRET },
     });
     expect(Number(created.headers['x-nomad-index'])).toBe(v.ModifyIndex);
-    // Unix nanoseconds, as Nomad's int64 times.
+    // Nomad's api.Variable types (the OpenAPI description, of Nomad 1.1.4, predates variables): uint64
+    // indexes, int64 Unix-nanosecond times, a map of strings.
+    for (const f of ['CreateIndex', 'ModifyIndex']) expect(Number.isSafeInteger(v[f]) && v[f] > 0, f).toBe(true);
+    for (const f of ['CreateTime', 'ModifyTime']) expect(Number.isInteger(v[f]), f).toBe(true);
     expect(Math.abs(v.CreateTime / 1e6 - Date.now())).toBeLessThan(60_000);
 
     const read = await call(s.socket, 'GET', '/v1/var/app/db');
@@ -204,6 +211,31 @@ describe('the variables API', { timeout: 60_000 }, () => {
     expect((await call(second.socket, 'GET', '/v1/var/nomad/jobs/web')).json()).toEqual(v);
     // The index goes on from where it was: a newer write has a newer index.
     expect((await put(second, 'next', { k: 'v' })).json().ModifyIndex).toBeGreaterThan(v.ModifyIndex);
+  });
+
+  it('puts variables into the store snapshot, and a restored store reads them back', async () => {
+    const s = await serve();
+    const v = (await put(s, 'nomad/jobs/web', { token: SECRET })).json();
+    const file = join(freshDir(), 'snap.mdb');
+    // The snapshot is binary: read as bytes, straight from the route.
+    const bytes = await new Promise<Buffer>((resolve, reject) => {
+      const req = request({ socketPath: s.socket.socketPath, path: '/v1/operator/snapshot' }, (r) => {
+        if (r.statusCode !== 200) reject(new Error(`snapshot: ${r.statusCode}`));
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => resolve(Buffer.concat(chunks)));
+        r.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    writeFileSync(file, bytes, { mode: 0o600 });
+    const copy = AgentStore.openFile(file, { readOnly: true, create: false });
+    try {
+      expect(new VariableStore(copy).get('nomad/jobs/web')).toEqual(v);
+    } finally {
+      await copy.close();
+    }
   });
 
   it('publishes Variables events with the metadata only', async () => {

@@ -13,7 +13,7 @@ import { createAllocRunner, type AllocRunner } from '../../src/runtime/create-al
 import type { AllocSpec, TaskSpec, TemplateSpec } from '../../src/jobspec/types.ts';
 import type { VariableSource } from '../../src/variables/variable-source.ts';
 import type { Variable } from '../../src/variables/variable.ts';
-import type { TemplateServiceSource } from '../../src/hooks/template-hook.ts';
+import { ServiceRegistry } from '../../src/services/index.ts';
 import { renderTemplateFile } from '../../src/hooks/template/render-template.ts';
 
 /** Variables in memory with Nomad's shape and a change stream, as the variables store gives them. */
@@ -39,11 +39,11 @@ class MemoryVariables implements VariableSource {
   }
 }
 
-const services: TemplateServiceSource = {
-  list: (name) => (name === 'redis' ? [{ ID: 'r1', ServiceName: 'redis', NodeID: 'n1', Datacenter: 'dc1', JobID: 'cache', AllocID: 'a1', Tags: ['primary'], Address: '127.0.0.1', Port: 6379 }] : []),
-  names: () => [],
-  changes$: new Subject<unknown>(),
-};
+/** The agent's service registry, with one redis instance registered as another allocation's hook would. */
+const services = new ServiceRegistry();
+services.sync('cache-alloc', 'redis', [
+  { ID: '_nomad-task-cache-alloc-redis-redis-db', ServiceName: 'redis', Namespace: 'default', NodeID: 'n1', Datacenter: 'dc1', JobID: 'cache', AllocID: 'cache-alloc', Tags: ['primary'], Address: '127.0.0.1', Port: 6379 },
+]);
 
 const dirs: string[] = [];
 const runners: AllocRunner[] = [];
