@@ -106,6 +106,12 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/client/fs/readat/:id': 'read',
   'GET /v1/client/fs/stream/:id': 'read',
   'GET /v1/metrics': 'read',
+  // Nomad-native services (issue 27)
+  'GET /v1/services': 'read',
+  'GET /v1/service/:name': 'read',
+  'DELETE /v1/service/:name/:id': 'submit',
+  'GET /v1/job/:id/services': 'read',
+  'GET /v1/allocation/:id/services': 'read',
   // variables: every client token reads and lists them (Nomad's read and list capabilities); writing and
   // deleting (write, destroy) is submit's, as a job's variables go with the job
   'GET /v1/vars': 'read',

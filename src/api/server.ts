@@ -17,6 +17,7 @@ import { allocationRoutes } from './routes/allocations.ts';
 import { clientRoutes } from './routes/client.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { deploymentRoutes } from './routes/deployments.ts';
+import { serviceRoutes } from './routes/services.ts';
 import { evaluationRoutes } from './routes/evaluations.ts';
 import { operatorRoutes } from './routes/operator.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -112,6 +113,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   clusterRoutes(app, ctx);
   jobPlanRoutes(app, ctx);
   deploymentRoutes(app, ctx);
+  serviceRoutes(app, ctx);
   allocFsRoutes(app, ctx);
   allocChecksRoutes(app, ctx);
   metricsRoutes(app, ctx);

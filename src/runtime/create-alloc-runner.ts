@@ -23,15 +23,20 @@ import { interpolateValue } from '../env/interpolate.ts';
 import { buildTaskEnv, type TaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
 import { healthHook, watchesDeploymentHealth } from '../hooks/health-hook.ts';
-import { checksHook, hasNomadChecks, type ChecksHook } from '../hooks/checks-hook.ts';
+import { groupServicesHook } from '../hooks/group-services-hook.ts';
+import { servicesHook } from '../hooks/services-hook.ts';
+import type { ServiceRegistry } from '../services/index.ts';
+import { checksHook, countNomadChecks, hasNomadChecks, type ChecksHook } from '../hooks/checks-hook.ts';
 import { CheckScheduler } from '../checks/scheduler.ts';
 import { CheckStore } from '../checks/check-store.ts';
 import type { CheckQuery, RawResult } from '../checks/checker.ts';
-import { nomadChecksOf } from '../checks/nomad-checks.ts';
 import type { AllocationResults } from '../checks/result.ts';
 import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { statsHook } from '../hooks/stats-hook.ts';
 import { taskDirHook } from '../hooks/task-dir-hook.ts';
+import { templateHook } from '../hooks/template-hook.ts';
+import type { TaskClaim } from '../variables/job-access.ts';
+import type { VariableSource } from '../variables/variable-source.ts';
 import { validateHook } from '../hooks/validate-hook.ts';
 import { allocHookPlanOf, providedAllocRunnerMachine } from './alloc-bindings.ts';
 import { taskLifecycle, type LifecycleTarget } from './task-lifecycle.ts';
@@ -78,6 +83,16 @@ export interface AllocRunnerOptions {
    * root process, else such tasks fail to start. Ignored when `drivers` replaces raw_exec.
    */
   taskUser?: string;
+  /** The variables templates read (`nomadVar`), narrowed per task to what Nomad lets a task read. */
+  variables?: { forTask(claim: TaskClaim): VariableSource };
+  /** Nomad's client `template { wait }` for templates that set none (default 5s / 4m; zero turns it off). */
+  templateWait?: { min: number; max: number };
+  /**
+   * The catalog Nomad-native services (`provider = "nomad"`) are registered in: with one, the allocation
+   * runs the group_services and services hooks; without, its service blocks register nowhere. Templates
+   * read it too (`nomadService`, `nomadServices`).
+   */
+  services?: ServiceRegistry;
   /**
    * The built-in hooks (validate, alloc_dir, task_dir, stats) run before the caller's; turn them off
    * for pure simulations that must not touch the disk.
@@ -155,13 +170,31 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   // Hooks are built before the actor exists; a lifecycle reaches it once it does (see task-lifecycle.ts).
   let lifecycleTarget: LifecycleTarget | undefined;
   const lifecycleOf = (task: TaskSpec): TaskLifecycle => taskLifecycle(task.name, clock, () => lifecycleTarget);
+  // Nomad's order: validate, task_dir, ..., artifacts, ..., template, ..., services, stats.
+  const templateHooksOf = (t: TaskSpec): TaskHook[] =>
+    builtins && t.templates && t.templates.length > 0
+      ? [templateHook({
+          task: t,
+          namespace: spec.namespace ?? 'default',
+          ...(spec.restart && { groupRestart: spec.restart }),
+          lifecycle: lifecycleOf(t),
+          clock,
+          ...(opts.variables && { variables: opts.variables.forTask({ namespace: spec.namespace ?? 'default', job: spec.job, group: spec.group, task: t.name }) }),
+          ...(opts.services && { services: opts.services }),
+          ...(opts.templateWait && { defaultWait: opts.templateWait }),
+        })]
+      : [];
+  // Nomad's services hooks, when there is a catalog: the group's at prerun, each task's once it runs.
+  const allocEnvOf = (alloc: AllocSpec) => buildTaskEnv({ node, alloc, allocDir, hostEnv }).vars;
+  const groupServices = opts.services && groupServicesHook({ alloc: spec, registry: opts.services, node, allocEnv: allocEnvOf });
+  const serviceTaskHooks: TaskHook[] = opts.services ? [servicesHook({ alloc: spec, registry: opts.services, node })] : [];
   const userTaskHooks = (task: TaskSpec): TaskHook[] =>
     typeof opts.taskHooks === 'function' ? opts.taskHooks(task, lifecycleOf(task)) : opts.taskHooks ?? [];
   // A task's hooks are built once, like Nomad's task runner builds its hook list once.
   const taskHooks = new Map<string, TaskHook[]>();
   const taskHookPlans: Record<string, HookPlan> = {};
   for (const t of spec.tasks) {
-    const hooks = [...builtinTaskHooks, ...userTaskHooks(t)];
+    const hooks = [...builtinTaskHooks.slice(0, 2), ...templateHooksOf(t), ...builtinTaskHooks.slice(2), ...serviceTaskHooks, ...userTaskHooks(t)];
     checkHookNames(hooks, `task ${JSON.stringify(t.name)}`);
     taskHooks.set(t.name, hooks);
     taskHookPlans[t.name] = hookPlanOf(hooks);
@@ -180,9 +213,9 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
         scheduler: opts.checks?.scheduler ?? new CheckScheduler(clock),
         store: checkStore,
         runCheck: opts.checks?.runCheck,
-        lookupOf: (task) => {
-          const t = task === undefined ? undefined : spec.tasks.find((x) => x.name === task);
-          return t ? taskEnvOf(t).lookup : buildTaskEnv({ node, alloc: spec, allocDir, hostEnv }).lookup;
+        lookupOf: (task, alloc) => {
+          const t = task === undefined ? undefined : alloc.tasks.find((x) => x.name === task);
+          return t ? taskEnvOf(t, alloc).lookup : buildTaskEnv({ node, alloc, allocDir, hostEnv }).lookup;
         },
         watch: watchState,
         restart: (task, reason) =>
@@ -191,7 +224,6 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
             : actor.send({ type: 'RESTART', failure: true, event: taskEvent(TaskEventType.RestartSignal, clock.now(), { restartReason: reason }) }),
       })
     : undefined;
-  const checkOnUpdate = new Map(nomadChecksOf(spec, () => () => undefined).map((c) => [c.id, c.check.onUpdate]));
   // Deployment health is the runner's own job (not a disk-touching built-in), so it runs even without them.
   const health = watchesDeploymentHealth(spec)
     ? [
@@ -201,12 +233,12 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
           clock,
           watch: watchState,
           report: ({ status, taskEvents }) => actor.send({ type: 'DEPLOYMENT_HEALTH', status, taskEvents }),
-          checks: { count: checkOnUpdate.size, onUpdateOf: (id) => checkOnUpdate.get(id) ?? 'require_healthy', watch: (listener) => checkStore.watch(spec.id, listener) },
+          checks: { count: countNomadChecks(spec), onUpdateOf: (id) => checks?.onUpdateOf(id) ?? 'require_healthy', watch: (listener) => checkStore.watch(spec.id, listener) },
         }),
       ]
     : [];
-  // Nomad's order: checks after the group services, the health watcher reading what they find.
-  const allocHooks = [...(builtins ? [allocDirHook(allocDir)] : []), ...(checks ? [checks] : []), ...health, ...(opts.allocHooks ?? [])];
+  // Nomad's order: the group services, then the checks of them, the health watcher reading what they find.
+  const allocHooks = [...(builtins ? [allocDirHook(allocDir)] : []), ...(groupServices ? [groupServices] : []), ...(checks ? [checks] : []), ...health, ...(opts.allocHooks ?? [])];
   checkHookNames(allocHooks, `allocation ${spec.id}`);
 
   // A TaskEnv is an immutable value of (node, alloc, task). The driver's start needs it twice in one go
@@ -249,7 +281,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       return { ...t, config: interpolateValue(t.config, (key) => (env ??= taskEnvOf(t, alloc)).lookup(key)) };
     },
     allocHooks,
-    allocEnv: (alloc) => buildTaskEnv({ node, alloc, allocDir, hostEnv }).vars,
+    allocEnv: allocEnvOf,
     controllers: new Map(),
   });
 
@@ -296,8 +328,12 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       // Resuming with no snapshot is a restore from nothing: its tasks are marked so a kill before their
       // start first stops whatever the dead runner may have started (the machines' reaping step).
       if ((opts.snapshot || opts.resume) && actor.getSnapshot().status === 'active') actor.send({ type: 'RESTORED' });
-      // Prerun is not repeated for a runner restored while its tasks run: its checks start again here.
-      if (opts.snapshot && actor.getSnapshot().matches('running')) checks?.resume();
+      // Prerun is not run again on restore: the group's services are registered again here, as Nomad's
+      // client re-syncs them, while the allocation runs and is not being killed.
+      const restoredSnap = actor.getSnapshot();
+      if (opts.snapshot && groupServices && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) groupServices.restore(restoredSnap.context.alloc);
+      // Likewise its checks start again, for the allocation as it was last updated.
+      if (opts.snapshot && checks && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) checks.resume(restoredSnap.context.alloc);
       // Task runners are children: their rejections reach the caller too.
       for (const t of spec.tasks) {
         const child = actor.getSnapshot().children[t.name] as TaskRunnerActor | undefined;

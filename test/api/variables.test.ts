@@ -40,7 +40,10 @@ describe('the variables API', { timeout: 60_000 }, () => {
       CreateTime: expect.any(Number), ModifyTime: v.CreateTime, Items: { user: 'app', password: SECRET },
     });
     expect(Number(created.headers['x-nomad-index'])).toBe(v.ModifyIndex);
-    // Unix nanoseconds, as Nomad's int64 times.
+    // Nomad's api.Variable types (the OpenAPI description, of Nomad 1.1.4, predates variables): uint64
+    // indexes, int64 Unix-nanosecond times, a map of strings.
+    for (const f of ['CreateIndex', 'ModifyIndex']) expect(Number.isSafeInteger(v[f]) && v[f] > 0, f).toBe(true);
+    for (const f of ['CreateTime', 'ModifyTime']) expect(Number.isInteger(v[f]), f).toBe(true);
     expect(Math.abs(v.CreateTime / 1e6 - Date.now())).toBeLessThan(60_000);
 
     const read = await call(s.socket, 'GET', '/v1/var/app/db');

@@ -3,12 +3,13 @@
  * Nomad's create-only default and check-and-set flags, items from arguments, files and a specification,
  * listing with a prefix and pages, and errors that name indexes and paths but never an item's value.
  */
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../api/agent-process.ts';
 import { cleanUp, freshDir, serve, type Served } from '../api/in-process-agent.ts';
-import { runCli } from './spawn-cli.ts';
+import { ROOT, runCli } from './spawn-cli.ts';
 
 const env = { ALLOCRUN_TOKEN: '', ALLOCRUN_TOKEN_FILE: '', NOMAD_TOKEN: '', ALLOCRUN_ADDR: '', ALLOCRUN_DATA_DIR: '' };
 let s: Served;
@@ -83,6 +84,26 @@ describe('allocrun var', { timeout: 120_000 }, () => {
     writeFileSync(broken, `{"Items": {"k": "${SECRET}"`);
     const bad = await cli('var', 'put', `@${broken}`);
     expect([bad.code, bad.stderr]).toEqual([1, `allocrun: var put: ${broken} is not valid JSON\n`]);
+  });
+
+  it('reads an item value, or a whole specification, from standard input', async () => {
+    const viaStdin = (input: string, ...args: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [join(ROOT, 'bin/allocrun.js'), ...args, '--data-dir', s.dataDir], { cwd: ROOT, env: { ...process.env, ...env } });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+        child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+        child.stdin.end(input);
+      });
+    const item = await viaStdin(`${SECRET}\n`, 'var', 'put', 'stdin/item', 'key=-', 'other=x');
+    expect([item.code, item.stderr]).toEqual([0, '']);
+    expect(JSON.parse(item.stdout).Items).toEqual({ key: `${SECRET}\n`, other: 'x' });
+    const spec = await viaStdin(JSON.stringify({ Items: { a: '1' } }), 'var', 'put', 'stdin/spec', '-', 'b=2', '-in', 'json');
+    expect([spec.code, JSON.parse(spec.stdout)]).toEqual([0, expect.objectContaining({ Path: 'stdin/spec', Items: { a: '1', b: '2' } })]);
+    const twice = await viaStdin('{}', 'var', 'put', 'stdin/twice', '-', 'b=-');
+    expect([twice.code, twice.stderr]).toEqual([2, expect.stringContaining('standard input can be read only once')]);
   });
 
   it('answers the agent\'s refusals and bad command lines with what is wrong', async () => {
