@@ -4,7 +4,7 @@
  * API name of its level (Nomad's names: DiskMB, MBits, Constraints), kept as a list under a plural name and
  * unwrapped only when one block stands under a singular one.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { jobToApiJson, type Json } from '../../src/api/job-json.ts';
 import { parseJob } from '../../src/jobspec/index.ts';
 
@@ -27,6 +27,11 @@ const hclJob = (jobBody: string, groupBody: string, taskBody: string) => `job "j
   }
 }
 `;
+
+// The HCL parser loads on first use (seconds on a loaded machine, more under Stryker's instrumentation).
+beforeAll(async () => {
+  await parseJob('job "warm" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/true"\n      }\n    }\n  }\n}\n', { format: 'hcl' });
+}, 120_000);
 
 const groupOf = (job: Json) => (job['TaskGroups'] as Json[])[0]!;
 const taskOf = (job: Json) => (groupOf(job)['Tasks'] as Json[])[0]!;
