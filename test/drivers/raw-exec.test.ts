@@ -157,6 +157,9 @@ describe('raw_exec process rules', () => {
     // A command with a slash is looked for in the task dir only, never on PATH.
     expect(lookupBin('sub/deep', dir, undefined)).toBe(join(dir, 'sub', 'deep'));
     expect(lookupBin('x/onpath', dir, join(dir, 'bin'))).toBeUndefined();
+    // Even when a PATH directory holds that relative path.
+    const elsewhere = taskDirWith('sub/deep');
+    expect(lookupBin('sub/deep', join(dir, 'bin'), elsewhere)).toBeUndefined();
   });
 
   it('takes an absolute command only when it is an executable file', () => {
