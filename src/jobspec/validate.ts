@@ -5,7 +5,8 @@
 import { constants as osConstants } from 'node:os';
 import { z } from 'zod';
 import type { AllocSpec } from './types.ts';
-import { HEALTH_CHECKS, JOB_TYPES, LIFECYCLE_HOOKS, RESTART_MODES } from './jobspec-schema.ts';
+import { ARTIFACT_MODES, HEALTH_CHECKS, JOB_TYPES, LIFECYCLE_HOOKS, RESTART_MODES } from './jobspec-schema.ts';
+import { checkArtifacts } from './artifact-rules.ts';
 import { envKeyProblem } from './env-names.ts';
 import { shownName, unsafeNameReason, type NameKind } from './names.ts';
 import { SpecError, formatPath, type PathSegment } from './spec-error.ts';
@@ -40,6 +41,23 @@ const restartPolicy = z.strictObject({
   mode: z.enum(RESTART_MODES),
 });
 
+/** An artifact built in code: the job loader's rules, on the fields as the runner has them. */
+const artifactSpec = z
+  .strictObject({
+    source: z.string().min(1, 'must not be empty'),
+    destination: z.string().min(1, 'must not be empty'),
+    mode: z.enum(ARTIFACT_MODES),
+    options: stringMap.optional(),
+    headers: stringMap.optional(),
+    insecure: z.boolean().optional(),
+    chown: z.boolean().optional(),
+  })
+  .superRefine((a, ctx) => {
+    const report: { problems: RawProblem[]; warnings: RawProblem[] } = { problems: [], warnings: [] };
+    checkArtifacts({ artifact: [a] }, [], report);
+    for (const p of report.problems) ctx.addIssue({ code: 'custom', path: p.path.slice(2), message: p.message, input: a });
+  });
+
 const taskSpec = z.strictObject({
   name: safeName('task'),
   driver: z.string().min(1, 'must not be empty'),
@@ -55,6 +73,7 @@ const taskSpec = z.strictObject({
   logs: z.strictObject({ maxFiles: count(1), maxFileSize: count(1) }).optional(),
   resources: z.record(z.string(), z.unknown()).optional(),
   user: z.string().min(1, 'must not be empty (leave it out to run as the agent\'s user)').optional(),
+  artifacts: z.array(artifactSpec).optional(),
 });
 
 const updateStrategy = z
