@@ -126,6 +126,8 @@ export class HookError extends Error {
     readonly recoverable = true,
     /** The task event type to record instead of `Task hook failed`. */
     readonly eventType?: string,
+    /** Details of that event (Nomad's `download_error` of a failed artifact download). */
+    readonly details?: Record<string, string>,
   ) {
     super(message);
     this.name = 'HookError';

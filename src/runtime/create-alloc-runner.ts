@@ -22,6 +22,8 @@ import { localNodeInfo, type NodeInfo } from '../env/node-info.ts';
 import { interpolateValue } from '../env/interpolate.ts';
 import { buildTaskEnv, type TaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
+import { artifactHook } from '../hooks/artifact-hook.ts';
+import type { ArtifactConfig } from '../artifacts/config.ts';
 import { healthHook, watchesDeploymentHealth } from '../hooks/health-hook.ts';
 import { statsHook } from '../hooks/stats-hook.ts';
 import { taskDirHook } from '../hooks/task-dir-hook.ts';
@@ -62,8 +64,10 @@ export interface AllocRunnerOptions {
    * root process, else such tasks fail to start. Ignored when `drivers` replaces raw_exec.
    */
   taskUser?: string;
+  /** The client's artifact limits (Nomad's `artifact` client block: http_read_timeout, http_max_size, ...). */
+  artifacts?: Partial<ArtifactConfig>;
   /**
-   * The built-in hooks (validate, alloc_dir, task_dir, stats) run before the caller's; turn them off
+   * The built-in hooks (validate, alloc_dir, task_dir, artifacts, stats) run before the caller's; turn them off
    * for pure simulations that must not touch the disk.
    */
   builtinHooks?: boolean;
@@ -128,7 +132,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const drivers = withDefaultDrivers(opts.drivers, { taskUser: opts.taskUser });
   const stats = new AllocStatsReporter();
   const builtins = opts.builtinHooks !== false;
-  const builtinTaskHooks: TaskHook[] = builtins ? [validateHook(Object.keys(drivers)), taskDirHook(), statsHook(stats)] : [];
+  const builtinTaskHooks: TaskHook[] = builtins ? [validateHook(Object.keys(drivers)), taskDirHook(), artifactHook({ config: opts.artifacts, taskUser: opts.taskUser }), statsHook(stats)] : [];
   const userTaskHooks = (task: TaskSpec): TaskHook[] => (typeof opts.taskHooks === 'function' ? opts.taskHooks(task) : opts.taskHooks ?? []);
   // A task's hooks are built once, like Nomad's task runner builds its hook list once.
   const taskHooks = new Map<string, TaskHook[]>();
