@@ -14,7 +14,8 @@ import type { ReadableStream as WebReadableStream, WritableStream as WebWritable
 import { createGunzip } from 'node:zlib';
 import { x as tarExtract, type ReadEntry } from 'tar';
 import unbzip2 from 'unbzip2-stream';
-import { XzReadableStream } from 'xz-decompress';
+// A webpack bundle in CommonJS: Node's ESM loader sees only its default export.
+import xzDecompress from 'xz-decompress';
 import yauzl from 'yauzl';
 import type { ArchiveKind } from '../jobspec/artifact-source.ts';
 import { formatBytes } from './config.ts';
@@ -44,7 +45,7 @@ function decompressor(kind: ArchiveKind): Duplex | undefined {
 /** xz-decompress works on web streams: an identity web transform feeds it, both ends as one Node duplex. */
 function xzStream(): Duplex {
   const feed = new TransformStream<Uint8Array, Uint8Array>();
-  const out = new XzReadableStream(feed.readable as unknown as ReadableStream<Uint8Array>);
+  const out = new xzDecompress.XzReadableStream(feed.readable as unknown as ReadableStream<Uint8Array>);
   return Duplex.fromWeb({ writable: feed.writable as unknown as WebWritableStream, readable: out as unknown as WebReadableStream });
 }
 

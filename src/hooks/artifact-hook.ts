@@ -11,7 +11,6 @@ import { lchown, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { artifactConfigOf, type ArtifactConfig } from '../artifacts/config.ts';
 import { resolveDestination } from '../artifacts/confine.ts';
-import { getArtifact, removeStaleWorkDirs } from '../artifacts/get-artifact.ts';
 import { interpolateValue } from '../env/interpolate.ts';
 import { resolveTaskUser } from '../drivers/raw-exec/task-user.ts';
 import type { ArtifactSpec } from '../jobspec/types.ts';
@@ -74,6 +73,8 @@ export function artifactHook(opts: ArtifactHookOptions = {}): TaskHook {
       const downloading = { type: DOWNLOADING };
       if (req.emitEvent) req.emitEvent(downloading);
       else res.events = [downloading];
+      // Loaded on first use: the fetchers and unpackers (undici, tar, yauzl, xz) cost every task nothing until then.
+      const { getArtifact, removeStaleWorkDirs } = await import('../artifacts/get-artifact.ts');
       await removeStaleWorkDirs(req.taskDir);
       for (const artifact of artifacts) {
         const id = artifactId(artifact);

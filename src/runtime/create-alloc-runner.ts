@@ -138,7 +138,9 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const taskHooks = new Map<string, TaskHook[]>();
   const taskHookPlans: Record<string, HookPlan> = {};
   for (const t of spec.tasks) {
-    const hooks = [...builtinTaskHooks, ...userTaskHooks(t)];
+    // Only a task with artifacts gets the artifacts hook (Nomad's is Done at once without any): the others'
+    // hook plans, and so their prestart and restore timing, stay as they were.
+    const hooks = [...builtinTaskHooks.filter((h) => h.name !== 'artifacts' || (t.artifacts?.length ?? 0) > 0), ...userTaskHooks(t)];
     checkHookNames(hooks, `task ${JSON.stringify(t.name)}`);
     taskHooks.set(t.name, hooks);
     taskHookPlans[t.name] = hookPlanOf(hooks);
