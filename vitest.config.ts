@@ -1,8 +1,11 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // CLI tests spawn the real binary and browser tests drive Chromium: on a loaded 2-core machine they need
 // more than vitest's 5 s default. These are ceilings for hung tests, not timing assertions.
 export default defineConfig({
+  // Tests written for users of the package (`allocrun replay --to-test`) import its testing entry: here, the source.
+  resolve: { alias: { 'allocrun/testing': fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,

@@ -49,6 +49,8 @@ export interface TaskSpec {
   user?: string;
   /** The task's `artifact` blocks, fetched into its directory before it starts (Nomad's Task.Artifacts). */
   artifacts?: ArtifactSpec[];
+  /** The task's `service` blocks (Nomad-native provider), registered while the task runs. */
+  services?: ServiceSpec[];
 }
 
 /** go-getter's client modes: `file` writes the destination as a file, `dir` as a directory, `any` lets the source decide. */
@@ -95,6 +97,69 @@ export interface AllocSpec {
   network?: NetworkAsk;
   /** The ports the scheduler gave this allocation when it placed it (Nomad's AllocatedResources.Shared.Ports). */
   ports?: AllocatedPort[];
+  /** The group's `service` blocks (Nomad-native provider), registered while the allocation's tasks run. */
+  services?: ServiceSpec[];
+}
+
+/** How a service or check update is judged during a deployment (Nomad's `on_update`). */
+export type ServiceOnUpdate = 'require_healthy' | 'ignore_warnings' | 'ignore';
+
+/** A check's `check_restart` block (inherited from its service's): restart the task after `limit` failures. Durations in ms. */
+export interface CheckRestartSpec {
+  /** Consecutive failed checks before a restart; 0 never restarts. */
+  limit: number;
+  /** Failures within this long of a (re)start are not counted. */
+  grace: number;
+  ignoreWarnings: boolean;
+}
+
+/** One `check` block of a service (Nomad's ServiceCheck, the kinds the Nomad provider runs). Durations in ms. */
+export interface CheckSpec {
+  /** As written, or Nomad's default `service: "<service>" check`. */
+  name: string;
+  type: 'http' | 'tcp';
+  /** A port label of the group's network block, or a port number; absent: the service's port. */
+  port?: string;
+  /** HTTP checks: the request path (relative), method (GET), headers, body and scheme. */
+  path?: string;
+  method?: string;
+  header?: Record<string, string[]>;
+  body?: string;
+  protocol?: 'http' | 'https';
+  tlsSkipVerify?: boolean;
+  interval: number;
+  timeout: number;
+  /** The status before the first result (Nomad's default for Nomad checks: pending, shown as critical). */
+  initialStatus?: 'passing' | 'warning' | 'critical';
+  /** Consecutive successes before the check turns passing (0: the first). */
+  successBeforePassing: number;
+  /** Consecutive failures before the check turns critical (0: the first). */
+  failuresBeforeCritical: number;
+  checkRestart?: CheckRestartSpec;
+  onUpdate: ServiceOnUpdate;
+  addressMode?: 'host';
+  /** The task a group service's check belongs to. */
+  task?: string;
+}
+
+/** One `service` block (Nomad's Service with provider "nomad"), names and tags still uninterpolated. */
+export interface ServiceSpec {
+  /** As written (`${JOB}`, `${TASKGROUP}`, `${TASK}`, `${BASE}` already replaced), or Nomad's default name. */
+  name: string;
+  provider: 'nomad';
+  /** A port label of the group's network block, or a port number. */
+  port?: string;
+  tags?: string[];
+  canaryTags?: string[];
+  meta?: Record<string, string>;
+  canaryMeta?: Record<string, string>;
+  /** An explicit address to register instead of the port's host address. */
+  address?: string;
+  addressMode: 'auto' | 'host';
+  /** A group service: the task whose checks these are (Nomad's `task`). */
+  task?: string;
+  onUpdate: ServiceOnUpdate;
+  checks?: CheckSpec[];
 }
 
 /** One `port "label" {}` of a group's network block: dynamic unless `static` is given. */

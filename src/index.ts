@@ -56,3 +56,9 @@ export type * from './inspect/protocol.ts';
 // State.
 export { FileStateStore } from './state/file-store.ts';
 export { StateStoreError, type StateStore, type AllocRecord } from './state/store.ts';
+// Nomad Variables: the agent's store of them, and what a task's templates may read.
+export { VariableStore, variablesOf, VariableStoreError, type Indexer, type Conflict, type Written, type Deleted } from './variables/variable-store.ts';
+export type { VariableSource, VariableChange } from './variables/variable-source.ts';
+export type { Variable, VariableMetadata, VariableItems } from './variables/variable.ts';
+export { VariableError, pathProblem } from './variables/path-rules.ts';
+export { implicitPaths, taskMayRead, type TaskClaim } from './variables/job-access.ts';

@@ -65,6 +65,7 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'PUT /v1/client/allocation/:id/signal': 'lifecycle',
   'POST /v1/client/allocation/:id/signal': 'lifecycle',
   'GET /v1/client/allocation/:id/stats': 'read',
+  'GET /v1/client/allocation/:id/checks': 'read',
   'GET /v1/client/fs/logs/:id': 'read',
   // evaluations, events
   'GET /v1/evaluations': 'read',
@@ -105,6 +106,19 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/client/fs/readat/:id': 'read',
   'GET /v1/client/fs/stream/:id': 'read',
   'GET /v1/metrics': 'read',
+  // Nomad-native services (issue 27)
+  'GET /v1/services': 'read',
+  'GET /v1/service/:name': 'read',
+  'DELETE /v1/service/:name/:id': 'submit',
+  'GET /v1/job/:id/services': 'read',
+  'GET /v1/allocation/:id/services': 'read',
+  // variables: every client token reads and lists them (Nomad's read and list capabilities); writing and
+  // deleting (write, destroy) is submit's, as a job's variables go with the job
+  'GET /v1/vars': 'read',
+  'GET /v1/var/*': 'read',
+  'PUT /v1/var/*': 'submit',
+  'POST /v1/var/*': 'submit',
+  'DELETE /v1/var/*': 'submit',
   // operator
   'GET /v1/operator/snapshot': 'management',
   // ACL tokens: managed with the agent's token only; any token may read itself

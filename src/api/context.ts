@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Agent } from '../runtime/create-agent.ts';
 import type { AgentStore } from '../state/agent-store.ts';
+import type { ServiceRegistry } from '../services/index.ts';
 import type { EventBroker } from './event-broker.ts';
 import type { JobRegistry } from './job-registry.ts';
 import { waitForIndex, type StateIndex } from './state-index.ts';
@@ -12,6 +13,8 @@ export interface ApiContext {
   registry: JobRegistry;
   index: StateIndex;
   events: EventBroker;
+  /** The Nomad-native service catalog the allocations' services hooks write. */
+  services: ServiceRegistry;
   dataDir: string;
   /** The agent's store (for consistent snapshots). */
   store: AgentStore;

@@ -9,6 +9,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Json } from './job-json.ts';
 import { defaultDestination } from '../jobspec/artifact-source.ts';
+import { canonicalServices } from './service-job-json.ts';
 
 const S = 1e9;
 const MIN = 60 * S;
@@ -61,12 +62,15 @@ export function canonicalJob(job: Json): Json {
   if (!Array.isArray(j['Datacenters']) || j['Datacenters'].length === 0) j['Datacenters'] = ['*'];
   if (isObject(j['Meta']) && Object.keys(j['Meta']).length === 0) delete j['Meta'];
   const type = String(j['Type']);
-  if (Array.isArray(j['TaskGroups'])) j['TaskGroups'] = j['TaskGroups'].map((g) => (isObject(g) ? canonicalGroup(g, type) : g));
+  const ids = { job: String(j['Name'] ?? j['ID']), namespace: String(j['Namespace']) };
+  if (Array.isArray(j['TaskGroups'])) j['TaskGroups'] = j['TaskGroups'].map((g) => (isObject(g) ? canonicalGroup(g, type, ids) : g));
   return j;
 }
 
-function canonicalGroup(group: Json, type: string): Json {
+function canonicalGroup(group: Json, type: string, ids: { job: string; namespace: string }): Json {
   const g: Json = { ...group };
+  const groupIds = { ...ids, group: String(g['Name']) };
+  if (g['Services'] !== undefined) g['Services'] = canonicalServices(g['Services'], groupIds);
   fill(g, 'Count', 1);
   g['EphemeralDisk'] = merged(EPHEMERAL_DISK, g['EphemeralDisk']);
   g['RestartPolicy'] = merged(restartDefault(type), g['RestartPolicy']);
@@ -75,12 +79,13 @@ function canonicalGroup(group: Json, type: string): Json {
   if (type === 'service') g['Migrate'] = merged(MIGRATE, g['Migrate']);
   if (isObject(g['Meta']) && Object.keys(g['Meta']).length === 0) delete g['Meta'];
   const restart = g['RestartPolicy'] as Json;
-  if (Array.isArray(g['Tasks'])) g['Tasks'] = g['Tasks'].map((t) => (isObject(t) ? canonicalTask(t, restart) : t));
+  if (Array.isArray(g['Tasks'])) g['Tasks'] = g['Tasks'].map((t) => (isObject(t) ? canonicalTask(t, restart, groupIds) : t));
   return g;
 }
 
-function canonicalTask(task: Json, groupRestart: Json): Json {
+function canonicalTask(task: Json, groupRestart: Json, ids: { job: string; group: string; namespace: string }): Json {
   const t: Json = { ...task };
+  if (t['Services'] !== undefined) t['Services'] = canonicalServices(t['Services'], { ...ids, task: String(t['Name']) });
   fill(t, 'KillTimeout', 5 * S);
   t['LogConfig'] = merged(LOG_CONFIG, t['LogConfig']);
   t['Resources'] = merged(RESOURCES, t['Resources']);

@@ -5,6 +5,7 @@
  */
 import { apiFieldOf, type GroupBody, type JobBody, type TaskBody } from '../jobspec/index.ts';
 import { artifactSpecOf } from '../jobspec/artifact-rules.ts';
+import { servicesJson } from './service-job-json.ts';
 
 /** A Nomad API JSON object. */
 export type Json = Record<string, unknown>;
@@ -88,7 +89,8 @@ function taskJson(name: string, t: TaskBody): Json {
       ...ignoredFields('resources', r, ['cpu', 'cores', 'memory', 'memory_max']),
     }),
     Artifacts: t.artifact?.map(artifactJson),
-    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources', 'artifact']),
+    Services: servicesJson(t.service),
+    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources', 'artifact', 'service']),
   });
 }
 
@@ -117,8 +119,9 @@ function groupJson(name: string, g: GroupBody): Json {
     Meta: g.meta,
     Update: updateJson(g.update),
     Networks: networksJson(g.network),
+    Services: servicesJson(g.service),
     Tasks: Object.entries(g.task).map(([taskName, t]) => taskJson(taskName, t)),
-    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'update', 'task', 'network']),
+    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'update', 'task', 'network', 'service']),
   });
 }
 

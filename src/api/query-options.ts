@@ -11,10 +11,16 @@ import { parseGoBool } from './schemas.ts';
 
 const first = (v: unknown): string | undefined => (Array.isArray(v) ? (v[0] as string | undefined) : typeof v === 'string' ? v : undefined);
 
-/** What pages are keyed by: the item's ID (its Name where it has none, as namespaces). */
+/**
+ * What pages are keyed by: the item's ID (its Name where it has none, as namespaces; `<namespace>.<path>`
+ * for variables, as Nomad's paginator keys them).
+ */
 function keyOf(item: unknown): string {
   const o = item as Record<string, unknown> | null;
-  return typeof o?.['ID'] === 'string' ? o['ID'] : typeof o?.['Name'] === 'string' ? o['Name'] : typeof item === 'string' ? item : JSON.stringify(item);
+  if (typeof o?.['ID'] === 'string') return o['ID'];
+  if (typeof o?.['Name'] === 'string') return o['Name'];
+  if (typeof o?.['Path'] === 'string' && typeof o['Namespace'] === 'string') return `${o['Namespace']}.${o['Path']}`;
+  return typeof item === 'string' ? item : JSON.stringify(item);
 }
 
 /** Applies the list query options to every list `app` answers. */

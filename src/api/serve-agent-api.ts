@@ -15,6 +15,7 @@ import type { AllocSpec, AllocState } from '../jobspec/types.ts';
 import type { Agent } from '../runtime/create-agent.ts';
 import type { AllocRunner } from '../runtime/create-alloc-runner.ts';
 import type { AgentStore } from '../state/agent-store.ts';
+import { ServiceRegistry } from '../services/index.ts';
 import { checkDataDirPrivate, checkSocketPrivate, resolveAgentToken, type ResolvedToken, type TokenSource } from './agent-token.ts';
 import { EventBroker } from './event-broker.ts';
 import { JobRegistry } from './job-registry.ts';
@@ -22,6 +23,7 @@ import { loadNodeId, registerNode } from './node.ts';
 import { watchDeployments } from './routes/deployments.ts';
 import { buildApi } from './server.ts';
 import { StateIndex } from './state-index.ts';
+import { variablesOf } from '../variables/variable-store.ts';
 
 /** The socket's file name in the data dir: what `allocrun --data-dir D` clients connect to. */
 export const SOCKET_NAME = 'agent.sock';
@@ -58,6 +60,8 @@ export interface ServeOptions {
   found?: { spec: AllocSpec; state: AllocState; createdAt?: number; updatedAt: number; runner?: AllocRunner }[];
   heartbeatMs?: number;
   bodyLimit?: number;
+  /** The service catalog the agent's allocations register in (AgentOptions.services); default: a new, empty one. */
+  services?: ServiceRegistry;
 }
 
 /** A serving API. */
@@ -133,7 +137,12 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   const index = new StateIndex(Math.max(store.savedIndex, 1));
   // Runner saves record the index too: task state changes move it without a registry write.
   store.indexOf = () => index.current;
+  // Variable writes take the same index, so their ModifyIndex orders with every other change.
+  variablesOf(store).index = index;
   const events = new EventBroker();
+  // Service registrations take the agent's indexes from now on (restored allocations registered before).
+  const services = opts.services ?? new ServiceRegistry();
+  services.useIndex(index);
   const registry = new JobRegistry(opts.agent, index, events, store);
   registry.node = { id: await loadNodeId(store), name: hostname() };
   registry.load();
@@ -141,7 +150,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   // Before the API answers anyone: what a crash left half done is made good first.
   await registry.heal();
   const address = tcp ? `${tcp.host}:${tcp.port}` : socketPath;
-  const ctx = { agent: opts.agent, registry, index, events, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000 };
+  const ctx = { agent: opts.agent, registry, index, events, services, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000 };
   registerNode(ctx);
   watchDeployments(ctx);
 

@@ -12,10 +12,12 @@ import type { ApiContext } from './context.ts';
 import { aclRoutes } from './routes/acl.ts';
 import { agentRoutes } from './routes/agent.ts';
 import { allocFsRoutes } from './routes/alloc-fs.ts';
+import { allocChecksRoutes } from './routes/alloc-checks.ts';
 import { allocationRoutes } from './routes/allocations.ts';
 import { clientRoutes } from './routes/client.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { deploymentRoutes } from './routes/deployments.ts';
+import { serviceRoutes } from './routes/services.ts';
 import { evaluationRoutes } from './routes/evaluations.ts';
 import { operatorRoutes } from './routes/operator.ts';
 import { eventRoutes } from './routes/events.ts';
@@ -23,6 +25,7 @@ import { jobRoutes } from './routes/jobs.ts';
 import { jobPlanRoutes } from './routes/job-plan.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { nodeRoutes } from './routes/nodes.ts';
+import { variableRoutes } from './routes/variables.ts';
 import { zodValidatorCompiler } from './schemas.ts';
 
 /** Bodies over this are refused with 413: a job is a few kilobytes, a megabyte is already generous. */
@@ -68,7 +71,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
 
   // Nomad's clients do not always say what they send: read every body as JSON, as Nomad does.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
     const deep = excessiveJsonNesting(text, MAX_BODY_DEPTH);
@@ -78,7 +81,9 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
     try {
       done(null, JSON.parse(text));
     } catch (err) {
-      done(Object.assign(new Error(`the request body is not valid JSON: ${(err as Error).message}`), { statusCode: 400 }), undefined);
+      // V8's message quotes the text around the fault: never a variable's secrets back into an error.
+      const why = req.url.startsWith('/v1/var/') ? 'it does not parse' : (err as Error).message;
+      done(Object.assign(new Error(`the request body is not valid JSON: ${why}`), { statusCode: 400 }), undefined);
     }
   });
 
@@ -108,9 +113,12 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   clusterRoutes(app, ctx);
   jobPlanRoutes(app, ctx);
   deploymentRoutes(app, ctx);
+  serviceRoutes(app, ctx);
   allocFsRoutes(app, ctx);
+  allocChecksRoutes(app, ctx);
   metricsRoutes(app, ctx);
   listQueryOptions(app);
   aclRoutes(app, ctx);
+  variableRoutes(app, ctx);
   return app;
 }

@@ -7,6 +7,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { checkDataDirPrivate, resolveAgentToken, TOKEN_ON_COMMAND_LINE_WARNING, tokenSourceOf } from '../api/agent-token.ts';
 import { serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
+import { ServiceRegistry } from '../services/index.ts';
 import { createAgent, type Agent } from '../runtime/create-agent.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import { AgentStore } from '../state/agent-store.ts';
@@ -128,7 +129,9 @@ Example:
     try {
       // Tasks see the node the API shows (${node.unique.id} is its ID in the store), not a host-derived one.
       const node = localNodeInfo({ id: await loadNodeId(store) });
-      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, node, ...(taskUser !== undefined && { taskUser }) });
+      // The Nomad-native service catalog: the allocations register in it, the API serves it.
+      const services = new ServiceRegistry();
+      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, node, services, ...(taskUser !== undefined && { taskUser }) });
       if (imported) {
         process.stderr.write(`allocrun agent: imported the file-based state of ${dataDir} into ${store.path}: ${imported.jobs} jobs, ${imported.allocs} allocations, ${imported.runners} runner records (the old files were renamed *.imported)\n`);
         for (const line of imported.skipped) process.stderr.write(`allocrun agent: not imported: ${line}\n`);
@@ -153,6 +156,7 @@ Example:
         version: await packageVersion(),
         http: values.http,
         token: apiToken,
+        services,
         found: [...restored.map((runner) => ({ spec: runner.actor.getSnapshot().context.alloc, state: runner.getState(), updatedAt: Date.now(), runner })), ...finished],
       });
       api.registry.placed$.subscribe(({ spec, runner }) => watchRunner(view, spec, runner));

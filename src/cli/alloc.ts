@@ -10,6 +10,7 @@ import { isTerminalStatus, watchAllocs } from './api-watch.ts';
 import { CliError, UsageError } from './errors.ts';
 import { shortId } from './format.ts';
 import { formatAllocDetail } from './status.ts';
+import { allocChecksCommand, fetchChecks, formatChecksTable } from './alloc-checks.ts';
 
 /** The allocation an ID or unique prefix names (Nomad's short IDs); a CliError naming the candidates otherwise. */
 export async function resolveAlloc(client: AgentClient, wanted: string): Promise<ApiAllocation> {
@@ -39,7 +40,8 @@ const allocStatus: Command = {
   name: 'alloc status',
   usage: 'alloc status <alloc> [--verbose] [--json] [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
-Show an allocation of a running agent: its task states and each task's recent events.
+Show an allocation of a running agent: its task states, each task's recent events and its
+Nomad service checks.
 
 Flags:
   --verbose         every event, and full timestamps
@@ -48,8 +50,14 @@ ${AGENT_FLAGS_HELP}`,
   async run(argv) {
     const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, verbose: { type: 'boolean' }, json: { type: 'boolean' } }, { min: 1, max: 1, names: 'the allocation ID' });
     if (!parsed) return 0;
-    const alloc = await resolveAlloc(agentClient('alloc status', parsed.values), parsed.positionals[0]!);
-    process.stdout.write(parsed.values.json ? `${JSON.stringify(alloc, null, 2)}\n` : formatAllocDetail(recordOfApiAlloc(alloc), { verbose: parsed.values.verbose }));
+    const client = agentClient('alloc status', parsed.values);
+    const alloc = await resolveAlloc(client, parsed.positionals[0]!);
+    if (parsed.values.json) {
+      process.stdout.write(`${JSON.stringify(alloc, null, 2)}\n`);
+      return 0;
+    }
+    const checks = formatChecksTable(await fetchChecks(client, alloc.ID));
+    process.stdout.write(formatAllocDetail(recordOfApiAlloc(alloc), { verbose: parsed.values.verbose }) + (checks.length > 0 ? `${checks.join('\n')}\n` : ''));
     return 0;
   },
 };
@@ -195,5 +203,5 @@ ${AGENT_FLAGS_HELP}`,
 export const allocCommand = commandGroup(
   'alloc',
   "Inspect and control allocations on a running agent (Nomad's alloc commands).",
-  [allocStatus, allocLogs, allocRestart, allocSignal, allocStop],
+  [allocStatus, allocChecksCommand(resolveAlloc), allocLogs, allocRestart, allocSignal, allocStop],
 );

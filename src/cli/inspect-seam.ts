@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { InspectionEvent } from 'xstate';
+import type { Clock } from '../drivers/clock.ts';
 import { CliError, UsageError } from './errors.ts';
 import { importOptional } from './optional-module.ts';
 
@@ -24,7 +25,8 @@ type ServeInspector = (opts: { port?: number; host?: string; stream?: Stream; co
   stream: Stream;
   close(): Promise<void>;
 }>;
-type RecordInspection = (path: string, opts?: { stream?: Stream }) => { inspect: (ev: InspectionEvent) => void; close(): Promise<void> };
+type MachineClock = (clock: Clock) => Clock;
+type RecordInspection = (path: string, opts?: { stream?: Stream }) => { inspect: (ev: InspectionEvent) => void; machineClock: MachineClock; close(): Promise<void> };
 type AllocRunnerControl = (lookup: (allocId: string) => ControllableRunner | undefined) => unknown;
 
 /** The file in a data dir that keeps the inspector's token across agent restarts (mode 0600). */
@@ -59,6 +61,8 @@ export interface Inspection {
   url?: string;
   /** Where `@statelyai/inspect` receivers connect, with `--stately`. */
   statelyUrl?: string;
+  /** With `--record`: the runners' `machineClock`, so the recording's replay lines reproduce the machines' clock readings. */
+  machineClock?: MachineClock;
   close(): Promise<void>;
 }
 
@@ -87,6 +91,7 @@ export async function openInspection(opts: {
   let stream: Stream | undefined;
   let url: string | undefined;
   let statelyUrl: string | undefined;
+  let machineClock: MachineClock | undefined;
   try {
     if (opts.inspect !== undefined) {
       const what = '--inspect (the visualizer, src/inspect/)';
@@ -108,6 +113,7 @@ export async function openInspection(opts: {
       const recordInspection = await importOptional<RecordInspection>('../inspect/record.ts', 'recordInspection', '--record (the inspection recorder, src/inspect/)');
       const recorder = recordInspection(opts.record, { stream });
       closers.push(() => recorder.close());
+      machineClock = recorder.machineClock;
       // A shared stream needs one observer; a recorder on its own brings its own.
       inspect ??= recorder.inspect;
     }
@@ -119,6 +125,7 @@ export async function openInspection(opts: {
     inspect,
     url,
     statelyUrl,
+    ...(machineClock && { machineClock }),
     close: async () => {
       // The recorder flushes first, then the server goes: the file gets every message the page got.
       for (const c of closers.reverse()) await c().catch(() => {});

@@ -1,44 +1,105 @@
-/** `allocrun replay <FILE>`: serves a recorded inspection stream (`run --record`) in the visualizer. */
-import { access } from 'node:fs/promises';
+/**
+ * `allocrun replay <FILE>`: serves a recorded inspection stream (`run --record`) in the visualizer;
+ * `--check` re-drives its inputs through today's machines and compares their steps with the recorded ones;
+ * `--to-test` writes a vitest test doing the same.
+ */
+import { access, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseCommand, type Command } from './args.ts';
-import { CliError } from './errors.ts';
+import { CliError, UsageError } from './errors.ts';
 import { importOptional } from './optional-module.ts';
 import { parsePort } from './inspect-seam.ts';
 
 type ServeReplay = (file: string, opts: { port?: number; host?: string }) => Promise<{ url: string; close(): Promise<void> | void }>;
 
-/** The `replay` command: delegates to the visualizer's `serveReplay` and serves until Ctrl-C. */
+/** Serves `file` in the visualizer until Ctrl-C. */
+async function serve(file: string, shown: string, port: number | undefined, host: string | undefined): Promise<void> {
+  const serveReplay = await importOptional<ServeReplay>('../inspect/replay.ts', 'serveReplay', 'replay (the visualizer, src/inspect/)');
+  const server = await serveReplay(file, { port, host });
+  process.stdout.write(`replaying ${shown} at ${server.url} (Ctrl-C to stop)\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.close();
+}
+
+/** The `replay` command. */
 export const replayCommand: Command = {
   name: 'replay',
-  usage: 'replay <FILE> [--port PORT] [--host HOST]',
+  usage: 'replay <FILE> [--check [--open]] [--to-test] [--port PORT] [--host HOST]',
   details: `
-Replay a recording made with 'run --record' in the visualizer.
+Replay a recording made with 'run --record': in the visualizer (the default), or
+re-driven through today's machines.
 
 Flags:
+  --check      re-drive the recorded inputs (commands, driver and hook results,
+               clock readings) through today's machines on a simulated clock and
+               compare every step and TaskState with the recording: exit 0 when
+               identical, 1 at the first divergence (printed), 2 when the file
+               cannot be checked (another replay format version, not a recording)
+  --open       with --check: serve the checked replay in the visualizer, the
+               divergence marked on its timeline
+  --to-test    write a vitest test to stdout that re-drives the recorded inputs
+               through 'allocrun/testing' and expects the recorded steps and end
+               state
   --port PORT  port to serve the visualizer on (default: the visualizer's)
   --host HOST  address to listen on (default 127.0.0.1)
   -h, --help   show this help
 
-Example:
-  allocrun run job.nomad --record run.jsonl && allocrun replay run.jsonl`,
+Examples:
+  allocrun run job.nomad --record run.jsonl && allocrun replay run.jsonl
+  allocrun replay --check run.jsonl
+  allocrun replay --to-test run.jsonl > incident.test.ts`,
   async run(argv) {
-    const parsed = parseCommand(this, argv, { port: { type: 'string' }, host: { type: 'string' } }, { min: 1, max: 1, names: 'the recording FILE' });
+    const parsed = parseCommand(
+      this,
+      argv,
+      { port: { type: 'string' }, host: { type: 'string' }, check: { type: 'boolean' }, open: { type: 'boolean' }, 'to-test': { type: 'boolean' } },
+      { min: 1, max: 1, names: 'the recording FILE' },
+    );
     if (!parsed) return 0;
+    const { values } = parsed;
     const file = parsed.positionals[0]!;
-    const port = parsed.values.port === undefined ? undefined : parsePort('replay', '--port', parsed.values.port);
+    const port = values.port === undefined ? undefined : parsePort('replay', '--port', values.port);
+    if (values.open && !values.check) throw new UsageError('replay: --open goes with --check (without --check the recording is served anyway)', 'replay');
+    if (values.check && values['to-test']) throw new UsageError('replay: give --check or --to-test, not both', 'replay');
+
+    if (values['to-test']) {
+      const { readRecording } = await import('./replay-check.ts');
+      const { incidentTest } = await import('./replay-to-test.ts');
+      const { replayRecording } = await import('../runtime/replay-driver.ts');
+      const lines = await readRecording(file);
+      process.stdout.write(incidentTest(file, lines));
+      const { divergence } = await replayRecording(lines);
+      if (divergence) process.stderr.write(`replay: note: today's machines already diverge from ${file} (${divergence.message}); the test fails until they do not\n`);
+      return 0;
+    }
+
+    if (values.check) {
+      const { checkRecording, divergenceReport, identicalReport, writeCheckedCopy } = await import('./replay-check.ts');
+      const outcome = await checkRecording(file);
+      const d = outcome.result.divergence;
+      process.stdout.write(d ? divergenceReport(file, d) : identicalReport(file, outcome));
+      if (values.open) {
+        // The page reads the divergence from the file it is served: a copy of the recording with it appended.
+        const dir = await mkdtemp(join(tmpdir(), 'allocrun-replay-'));
+        try {
+          await serve(await writeCheckedCopy(file, d, dir), `${file} (checked)`, port, values.host);
+        } finally {
+          await rm(dir, { recursive: true, force: true });
+        }
+      }
+      return d ? 1 : 0;
+    }
+
     try {
       await access(file);
     } catch {
       throw new CliError(`replay: cannot read ${file}: no such file (record one with 'allocrun run <jobfile> --record ${file}')`, 'ErrReplayFile');
     }
-    const serveReplay = await importOptional<ServeReplay>('../inspect/replay.ts', 'serveReplay', 'replay (the visualizer, src/inspect/)');
-    const server = await serveReplay(file, { port, host: parsed.values.host });
-    process.stdout.write(`replaying ${file} at ${server.url} (Ctrl-C to stop)\n`);
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
-    await server.close();
+    await serve(file, file, port, values.host);
     return 0;
   },
 };

@@ -148,7 +148,7 @@ Examples:
 
     const { view, tty } = chooseView(values.json === true);
 
-    const runners: AllocRunner[] = allocs.map((spec) => createAllocRunner(spec, { dataDir, inspect: inspection.inspect }));
+    const runners: AllocRunner[] = allocs.map((spec) => createAllocRunner(spec, { dataDir, inspect: inspection.inspect, machineClock: inspection.machineClock }));
     runners.forEach((r, i) => byId.set(allocs[i]!.id, r));
     const persisters: StatePersister[] = [];
     let saveErrorShown = false;

@@ -8,6 +8,8 @@
 import type { Clock } from '../drivers/clock.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec, TaskState } from '../jobspec/types.ts';
 import { formatDuration, isServerTerminal, type DeploymentStatus, type UpdateStrategy } from '../../machines/model.ts';
+import { allChecksPass, servicesNotPassing, type HealthChecks } from '../checks/health.ts';
+import type { AllocationResults } from '../checks/result.ts';
 import type { AllocRunnerHook } from './types.ts';
 
 export type { DeploymentStatus, UpdateStrategy };
@@ -82,6 +84,11 @@ export interface HealthHookOptions {
   watch(listener: (state: AllocState) => void): () => void;
   /** Receives the verdict, once. */
   report(report: HealthReport): void;
+  /**
+   * With `health_check = "checks"` and Nomad service checks: healthy also needs every check passing, unbroken,
+   * for min_healthy_time (Nomad's watchNomadEvents); not passing at the deadline is named per task.
+   */
+  checks?: HealthChecks;
 }
 
 /**
@@ -97,6 +104,13 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
   let latest: AllocState | undefined;
   let deadline = 0;
   let reported = false;
+  // Both halves of health: the tasks ran min_healthy_time, and (with checks) the checks passed as long.
+  let tasksHealthy = false;
+  const checks = update.healthCheck === 'checks' && opts.checks && opts.checks.count > 0 ? opts.checks : undefined;
+  let stopChecks: (() => void) | undefined;
+  let checksTimer: unknown;
+  let checksHealthy = false;
+  let results: AllocationResults = {};
 
   const stop = () => {
     stopWatching?.();
@@ -104,6 +118,32 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
     for (const t of timers.splice(0)) clock.clearTimeout(t);
     if (healthyTimer !== undefined) clock.clearTimeout(healthyTimer);
     healthyTimer = undefined;
+    stopChecks?.();
+    stopChecks = undefined;
+    if (checksTimer !== undefined) clock.clearTimeout(checksTimer);
+    checksTimer = undefined;
+  };
+
+  const maybeHealthy = () => {
+    if (tasksHealthy && (!checks || checksHealthy)) finish(true);
+  };
+
+  const onResults = (next: AllocationResults) => {
+    results = next;
+    if (!checks || reported) return;
+    if (!allChecksPass(next, checks)) {
+      checksHealthy = false;
+      if (checksTimer !== undefined) clock.clearTimeout(checksTimer);
+      checksTimer = undefined;
+      return;
+    }
+    // Passing from now on: healthy once that lasts min_healthy_time (a failure in between starts it over).
+    if (checksHealthy || checksTimer !== undefined) return;
+    checksTimer = clock.setTimeout(() => {
+      checksTimer = undefined;
+      checksHealthy = true;
+      maybeHealthy();
+    }, update.minHealthyTime);
   };
 
   const finish = (healthy: boolean, taskEvents: HealthReport['taskEvents'] = {}) => {
@@ -124,8 +164,16 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
     if (since === startedSince) return;
     // Every change of the latest start (a restart, a task coming up later) restarts the min_healthy_time wait.
     startedSince = since;
+    tasksHealthy = false;
     if (healthyTimer !== undefined) clock.clearTimeout(healthyTimer);
-    healthyTimer = since === undefined ? undefined : clock.setTimeout(() => finish(true), update.minHealthyTime);
+    healthyTimer =
+      since === undefined
+        ? undefined
+        : clock.setTimeout(() => {
+            healthyTimer = undefined;
+            tasksHealthy = true;
+            maybeHealthy();
+          }, update.minHealthyTime);
   };
 
   // Judged against the deadline, as Nomad does even when a failure decides earlier: a task that is simply
@@ -133,8 +181,11 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
   const reasonsAt = (at: number): HealthReport['taskEvents'] => {
     const events: HealthReport['taskEvents'] = {};
     const time = clock.now();
+    const notPassing = checks ? servicesNotPassing(results, checks) : undefined;
     for (const task of tasks) {
-      const message = latest && unhealthyReason(task, latest.taskStates[task.name], at, update);
+      // A task's own state first; then its services' checks, then the group services' (Nomad names services).
+      const services = notPassing && (notPassing.get(task.name) ?? (isMainTask(task) ? notPassing.get('') : undefined));
+      const message = (latest && unhealthyReason(task, latest.taskStates[task.name], at, update)) || (services && `Services not healthy by deadline: ${services.join(', ')}`);
       if (message) events[task.name] = { type: ALLOC_UNHEALTHY, time, message, displayMessage: message };
     }
     return events;
@@ -150,6 +201,7 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
       // The current state comes first and may already decide (a task failed before prerun ended).
       if (reported) unsubscribe();
       else stopWatching = unsubscribe;
+      if (checks && !reported) stopChecks = checks.watch(onResults);
     },
     async update({ alloc }) {
       if (isServerTerminal(alloc)) stop();
@@ -159,6 +211,9 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
     destroy: async () => stop(),
   };
 }
+
+/** A task that runs as long as the allocation: a main task or a sidecar. */
+const isMainTask = (task: TaskSpec): boolean => !task.lifecycle || task.lifecycle.sidecar === true;
 
 /** Whether an allocation gets a health_watcher: an update block, a service or system job, and health not manual (Nomad's batch jobs get the noop hook). */
 export function watchesDeploymentHealth(spec: AllocSpec): spec is AllocSpec & { update: UpdateStrategy } {

@@ -93,6 +93,20 @@ export interface StatsSink {
   untrack(task: string): void;
 }
 
+/**
+ * What a hook may ask of its task's runner while the task runs (Nomad's TaskLifecycle): given to hooks
+ * when they are built (`taskHooks(task, lifecycle)`), since the asking happens outside any hook call
+ * (a check that keeps failing, a template re-rendered). Each request becomes an event to the machines.
+ */
+export interface TaskLifecycle {
+  /** Restarts the task through its restart path; `failure` counts it against the restart policy. */
+  restart(req: { reason: string; failure: boolean }): void;
+  /** Sends the task a signal (e.g. `SIGHUP`). */
+  signal(signal: string): void;
+  /** Records a task event, e.g. `{ type: 'Template', message: 'Missing: nomadVar "x"' }`. */
+  emit(event: { type: string; message?: string; details?: Record<string, string> }): void;
+}
+
 /** A task runner hook. Stop hooks run once when the task will never run again and must be idempotent. */
 export interface TaskHook {
   readonly name: string;

@@ -179,6 +179,8 @@ export interface RecordingHeader {
   kind: 'recording';
   version: number;
   startedAt: number;
+  /** The replay format of the file's replay lines (replay-format.ts); absent in recordings made before them. */
+  replay?: number;
 }
 
 /**

@@ -4,10 +4,11 @@
  * resolved (task over group over the job type's defaults) so the runner needs no jobspec knowledge.
  */
 import { defaultRestartPolicy } from '../../machines/model.ts';
-import type { AllocSpec, NetworkAsk, RestartPolicy, TaskSpec } from './types.ts';
+import type { AllocSpec, NetworkAsk, RestartPolicy, ServiceSpec, TaskSpec } from './types.ts';
 import type { JobBody, NetworkBody, RestartBody, TaskBody } from './jobspec-schema.ts';
 import { clientUpdateOf, mergeUpdate } from './update-strategy.ts';
 import { artifactSpecOf } from './artifact-rules.ts';
+import { servicesOf } from './service-specs.ts';
 
 const MB = 1024 * 1024;
 
@@ -16,10 +17,11 @@ export function jobToAllocs(jobName: string, job: JobBody): AllocSpec[] {
   const allocs: AllocSpec[] = [];
   for (const [groupName, group] of Object.entries(job.group)) {
     const restart = mergeRestart(defaultRestartPolicy(job.type), group.restart);
-    const tasks = Object.entries(group.task).map(([name, task]) => toTaskSpec(name, task, restart));
+    const tasks = Object.entries(group.task).map(([name, task]) => toTaskSpec(name, task, restart, servicesOf(task.service, jobName, groupName, name)));
     const meta = job.meta || group.meta ? { ...job.meta, ...group.meta } : undefined;
     const update = clientUpdateOf(job.type, mergeUpdate(job.update, group.update));
     const network = group.network && networkOf(group.network);
+    const services = servicesOf(group.service, jobName, groupName);
     for (let index = 0; index < group.count; index++) {
       allocs.push(
         structuredClone({
@@ -33,6 +35,7 @@ export function jobToAllocs(jobName: string, job: JobBody): AllocSpec[] {
           ...(group.shutdown_delay !== undefined && { shutdownDelay: group.shutdown_delay }),
           ...(update && { update }),
           ...(network && { network }),
+          ...(services && { services }),
           tasks,
         } satisfies AllocSpec),
       );
@@ -41,7 +44,7 @@ export function jobToAllocs(jobName: string, job: JobBody): AllocSpec[] {
   return allocs;
 }
 
-function toTaskSpec(name: string, t: TaskBody, groupRestart: RestartPolicy): TaskSpec {
+function toTaskSpec(name: string, t: TaskBody, groupRestart: RestartPolicy, services: ServiceSpec[] | undefined): TaskSpec {
   return {
     name,
     driver: t.driver,
@@ -59,6 +62,7 @@ function toTaskSpec(name: string, t: TaskBody, groupRestart: RestartPolicy): Tas
     ...(t.resources && { resources: resourcesOf(t.resources) }),
     ...(t.user !== undefined && { user: t.user }),
     ...(t.artifact && t.artifact.length > 0 && { artifacts: t.artifact.map(artifactSpecOf) }),
+    ...(services && { services }),
   };
 }
 

@@ -5,9 +5,11 @@
  */
 import { constants as osConstants } from 'node:os';
 import { z } from 'zod';
-import { DurationError, parseDuration } from './duration.ts';
 import type { PathSegment } from './spec-error.ts';
-import { describeValue } from './zod-problems.ts';
+import { durationSchema, int, stringMapSchema } from './schema-primitives.ts';
+import { serviceKeysAt, serviceListSchema } from './service-schema.ts';
+
+export { durationSchema, stringMapSchema };
 
 /** Nomad's job types. */
 export const JOB_TYPES = ['service', 'batch', 'system', 'sysbatch'] as const;
@@ -26,10 +28,10 @@ export const IGNORED_KEYS = {
   job: ['id', 'name', 'region', 'priority', 'all_at_once', 'constraint', 'affinity', 'spread', 'migrate',
     'reschedule', 'multiregion', 'periodic', 'parameterized', 'vault', 'consul', 'node_pool', 'ui', 'vault_token',
     'consul_token'],
-  group: ['service', 'reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
+  group: ['reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
     'scaling', 'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
     'prevent_reschedule_on_lost'],
-  task: ['service', 'template', 'vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
+  task: ['template', 'vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
     'dispatch_payload', 'csi_plugin', 'scaling', 'kind', 'action', 'schedule'],
   resources: ['network', 'device', 'numa', 'disk', 'iops', 'secrets'],
   network: ['hostname', 'dns', 'cni', 'mbits'],
@@ -37,36 +39,6 @@ export const IGNORED_KEYS = {
 
 const ignored = (keys: readonly string[]): Record<string, z.ZodOptional<z.ZodUnknown>> =>
   Object.fromEntries(keys.map((k) => [k, z.unknown().optional()]));
-
-/** A Go duration string (`"1m30s"`) or a number of milliseconds, to milliseconds. */
-export const durationSchema = z.unknown().transform((value, ctx) => {
-  if (typeof value !== 'string' && typeof value !== 'number') {
-    ctx.issues.push({ code: 'custom', message: `expected a duration like "15s" or "1m30s", got ${describeValue(value)}`, input: value });
-    return z.NEVER;
-  }
-  try {
-    return parseDuration(value);
-  } catch (err) {
-    if (!(err instanceof DurationError)) throw err;
-    const hint = typeof value === 'string' && value.startsWith('${') ? '; allocrun does not evaluate HCL expressions' : '';
-    ctx.issues.push({ code: 'custom', message: `${describeValue(value)} is not a duration: write a Go duration like "15s", "1m30s" or "250ms"${hint}`, input: value });
-    return z.NEVER;
-  }
-});
-
-/** Nomad's `map[string]string`: HCL and YAML numbers and booleans convert, as HCL2's type conversion would. */
-export const stringMapSchema = z.record(
-  z.string(),
-  z.unknown().transform((value, ctx) => {
-    if (typeof value === 'string') return value;
-    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-    ctx.issues.push({ code: 'custom', message: `expected a string, got ${describeValue(value)}`, input: value });
-    return z.NEVER;
-  }),
-);
-
-const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
-  z.number().int(`expected a whole number`).min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 
 const SIGNALS = new Set(Object.keys(osConstants.signals));
 
@@ -133,6 +105,7 @@ const taskSchema = z.strictObject({
   user: z.string().min(1, 'must not be empty (leave "user" out to run as the agent\'s user)').optional(),
   /** Normalised to a list (normalize.ts): a task may have many artifact blocks. */
   artifact: z.array(artifactSchema).optional(),
+  service: serviceListSchema.optional(),
   ...ignored(IGNORED_KEYS.task),
 });
 
@@ -182,6 +155,7 @@ export const networkSchema = z.strictObject({
 
 const groupSchema = z.strictObject({
   network: networkSchema.optional(),
+  service: serviceListSchema.optional(),
   count: int(0, MAX_COUNT).default(1),
   restart: restartSchema.optional(),
   shutdown_delay: durationSchema.optional(),
@@ -245,6 +219,7 @@ export function jobKeysAt(path: readonly PathSegment[]): readonly string[] {
     else if (level === 'group' && seg === 'network') [level, i] = ['network', i + 1];
     else if (level === 'network' && seg === 'port') [level, i] = ['port', i + 2];
     else if (level === 'task' && seg === 'artifact') [level, i] = ['artifact', i + 2];
+    else if ((level === 'group' || level === 'task') && seg === 'service') return serviceKeysAt(path.slice(i + 1)) ?? [];
     else if (level === 'task' && (seg === 'logs' || seg === 'resources' || seg === 'lifecycle')) [level, i] = [seg, i + 1];
     else return [];
   }

@@ -34,6 +34,26 @@ const UPDATE: Table = {
   AutoPromote: ['auto_promote'], Canary: ['canary'], Stagger: ['stagger', 'ns'],
 };
 
+const CHECK_RESTART: Table = { Limit: ['limit'], Grace: ['grace', 'ns'], IgnoreWarnings: ['ignore_warnings'] };
+
+const CHECK: Table = {
+  Name: ['name'], Type: ['type'], Command: ['command'], Args: ['args'], Path: ['path'], Protocol: ['protocol'],
+  PortLabel: ['port'], Expose: ['expose'], AddressMode: ['address_mode'], Advertise: ['advertise'], Interval: ['interval', 'ns'],
+  Timeout: ['timeout', 'ns'], InitialStatus: ['initial_status'], Notes: ['notes'], TLSServerName: ['tls_server_name'],
+  TLSSkipVerify: ['tls_skip_verify'], Method: ['method'], Header: ['header'], CheckRestart: ['check_restart', CHECK_RESTART],
+  GRPCService: ['grpc_service'], GRPCUseTLS: ['grpc_use_tls'], TaskName: ['task'], SuccessBeforePassing: ['success_before_passing'],
+  FailuresBeforeCritical: ['failures_before_critical'], FailuresBeforeWarning: ['failures_before_warning'], Body: ['body'], OnUpdate: ['on_update'],
+};
+
+/** Nomad's Service; its Namespace is the job's, filled by the server. */
+const SERVICE: Table = {
+  Name: ['name'], TaskName: ['task'], PortLabel: ['port'], AddressMode: ['address_mode'], Address: ['address'],
+  EnableTagOverride: ['enable_tag_override'], Tags: ['tags'], CanaryTags: ['canary_tags'], Checks: ['check', CHECK],
+  CheckRestart: ['check_restart', CHECK_RESTART], Connect: ['connect'], Meta: ['meta'], CanaryMeta: ['canary_meta'],
+  Weights: ['weights'], TaggedAddresses: ['tagged_addresses'], OnUpdate: ['on_update'], Provider: ['provider'],
+  Cluster: ['cluster'], Identity: ['identity'], Kind: ['kind'], Namespace: null,
+};
+
 const TASK: Table = {
   Driver: ['driver'], Config: ['config'], Env: ['env'], Meta: ['meta'], Leader: ['leader'],
   Lifecycle: ['lifecycle', { Hook: ['hook'], Sidecar: ['sidecar'] }],
@@ -44,7 +64,7 @@ const TASK: Table = {
     CPU: ['cpu'], Cores: ['cores'], MemoryMB: ['memory'], MemoryMaxMB: ['memory_max'], DiskMB: ['disk'], IOPS: ['iops'],
     Networks: ['network'], Devices: ['device'], NUMA: ['numa'], SecretsMB: ['secrets'],
   }],
-  User: ['user'], Services: ['service'], Templates: ['template'], Artifacts: ['artifact', 'list'], Vault: ['vault'],
+  User: ['user'], Services: ['service', SERVICE], Templates: ['template'], Artifacts: ['artifact', 'list'], Vault: ['vault'],
   Consul: ['consul'], Constraints: ['constraint'], Affinities: ['affinity'], VolumeMounts: ['volume_mount'],
   Identity: ['identity'], Identities: ['identity'], DispatchPayload: ['dispatch_payload'], CSIPluginConfig: ['csi_plugin'],
   ScalingPolicies: ['scaling'], Kind: ['kind'], Actions: ['action'], Schedule: ['schedule'],
@@ -52,7 +72,7 @@ const TASK: Table = {
 
 const GROUP: Table = {
   Count: ['count'], RestartPolicy: ['restart', RESTART], ShutdownDelay: ['shutdown_delay', 'ns'], Meta: ['meta'],
-  Networks: ['network', 'networks'], Services: ['service'], Update: ['update', UPDATE], ReschedulePolicy: ['reschedule'],
+  Networks: ['network', 'networks'], Services: ['service', SERVICE], Update: ['update', UPDATE], ReschedulePolicy: ['reschedule'],
   EphemeralDisk: ['ephemeral_disk'], Constraints: ['constraint'], Affinities: ['affinity'], Spreads: ['spread'],
   Migrate: ['migrate'], Scaling: ['scaling'], Volumes: ['volume'], Consul: ['consul'], Vault: ['vault'],
   StopAfterClientDisconnect: ['stop_after_client_disconnect', 'ns'], MaxClientDisconnect: ['max_client_disconnect', 'ns'],
@@ -168,7 +188,13 @@ function translate(
     else if (conv === 'networks') out[name] = networksFromApi(value, [...to, name], [...from, key], remember);
     else if (conv === 'list') out[name] = listFromApi(value, LISTS[key] ?? {}, [...to, name], [...from, key], remember);
     else if (conv && isPlainObject(value)) out[name] = translate(value, conv, [...to, name], [...from, key], remember);
-    else out[name] = value;
+    else if (conv && Array.isArray(value)) {
+      // A list of API objects (Services, Checks): each translated, its paths remembered by index.
+      out[name] = value.map((item, i) => {
+        remember([...to, name, i], [...from, key, i]);
+        return isPlainObject(item) ? translate(item, conv, [...to, name, i], [...from, key, i], remember) : item;
+      });
+    }    else out[name] = value;
   }
   return out;
 }

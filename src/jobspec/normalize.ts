@@ -103,6 +103,8 @@ function normalizeBody(body: Record<string, unknown>, path: PathSegment[], level
     if (IGNORED[level].has(key)) {
       report.warnings.push({ path: at, message: `ignored: allocrun does not implement "${key}" (kept for compatibility with Nomad job files)` });
       out.push([key, value]);
+    } else if ((level === 'group' || level === 'task') && key === 'service') {
+      out.push([key, normalizeRepeated(value, at, 'service', report)]);
     } else if (child && key === child.key) {
       out.push([key, normalizeLabelled(value, at, child.level, report)]);
     } else if (level === 'task' && key === 'artifact') {
@@ -117,6 +119,26 @@ function normalizeBody(body: Record<string, unknown>, path: PathSegment[], level
     }
   }
   return Object.fromEntries(out);
+}
+
+/**
+ * Blocks that may repeat (`service`, a service's `check`): always a list of bodies, whether written as
+ * repeated HCL blocks, a JSON/YAML list, or one JSON/YAML object. A service's checks are lists in turn.
+ */
+function normalizeRepeated(value: unknown, path: PathSegment[], kind: 'service' | 'check', report: Report): unknown {
+  const items = isPlainObject(value) ? [value] : value;
+  if (!Array.isArray(items)) return value; // the schema says what it expected
+  return items.map((item, i) => {
+    const at = [...path, i];
+    if (!isPlainObject(item)) return item;
+    const out: [string, unknown][] = [];
+    for (const [key, inner] of Object.entries(item)) {
+      if (inner === null || reserved(key, [...at, key], report)) continue;
+      if (kind === 'service' && key === 'check') out.push([key, normalizeRepeated(inner, [...at, key], 'check', report)]);
+      else out.push([key, unwrapNested(inner, [...at, key], report)]);
+    }
+    return Object.fromEntries(out);
+  });
 }
 
 /** `group "a" {}` / `task "b" {}`: a map of label to body; unlabelled blocks and bad names are reported. */

@@ -13,6 +13,7 @@ import { IGNORED_KEYS, JOB_TYPES, MAX_COUNT, restartSchema, updateSchema, type U
 import { DEFAULT_UPDATE, ROLLOUT_FIELDS, deploymentsEnabled, mergeUpdate, updateProblems } from './update-strategy.ts';
 import { isPlainObject, type NormalizedJob, type Report } from './normalize.ts';
 import type { PathSegment } from './spec-error.ts';
+import { checkGroupServices } from './service-rules.ts';
 
 /** Nomad's RestartPolicyMinInterval. */
 const MIN_RESTART_INTERVAL_MS = 5_000;
@@ -37,6 +38,7 @@ export function checkJobRules(job: NormalizedJob, report: Report, drivers?: Driv
   }
   for (const [name, group] of Object.entries(groups)) {
     if (isPlainObject(group)) checkGroup(group, [...path, 'group', name], type, report, drivers);
+    if (isPlainObject(group)) checkGroupServices(job.name, name, group, [...path, 'group', name], report);
   }
   checkSize(groups, path, report);
   checkUpdates(job.body, path, type, report);

@@ -74,6 +74,7 @@ const taskSpec = z.strictObject({
   resources: z.record(z.string(), z.unknown()).optional(),
   user: z.string().min(1, 'must not be empty (leave it out to run as the agent\'s user)').optional(),
   artifacts: z.array(artifactSpec).optional(),
+  services: z.array(z.lazy(() => serviceSpec)).optional(),
 });
 
 const updateStrategy = z
@@ -87,6 +88,43 @@ const networkAsk = z.strictObject({
   ports: z.array(z.strictObject({ label: portLabel, static: portNumber.optional(), to: z.number().int().min(-1).max(65535).optional() })),
 });
 const allocatedPort = z.strictObject({ label: portLabel, value: portNumber, to: z.number().int().min(-1).max(65535), hostIP: z.string().min(1, 'must not be empty') });
+
+const onUpdate = z.enum(['require_healthy', 'ignore_warnings', 'ignore']);
+const portRef = z.string().min(1, 'must not be empty (a port label or number)');
+const checkSpec = z.strictObject({
+  name: z.string().min(1, 'must not be empty'),
+  type: z.enum(['http', 'tcp']),
+  port: portRef.optional(),
+  path: z.string().optional(),
+  method: z.string().optional(),
+  header: z.record(z.string(), z.array(z.string())).optional(),
+  body: z.string().optional(),
+  protocol: z.enum(['http', 'https']).optional(),
+  tlsSkipVerify: z.boolean().optional(),
+  interval: ms.min(1000, 'must be at least 1000 (1s)'),
+  timeout: ms.min(1000, 'must be at least 1000 (1s)'),
+  initialStatus: z.enum(['passing', 'warning', 'critical']).optional(),
+  successBeforePassing: count(0),
+  failuresBeforeCritical: count(0),
+  checkRestart: z.strictObject({ limit: count(0), grace: ms, ignoreWarnings: z.boolean() }).optional(),
+  onUpdate,
+  addressMode: z.literal('host').optional(),
+  task: z.string().optional(),
+});
+const serviceSpec = z.strictObject({
+  name: z.string().min(1, 'must not be empty'),
+  provider: z.literal('nomad', 'allocrun registers services with the "nomad" provider only'),
+  port: portRef.optional(),
+  tags: z.array(z.string()).optional(),
+  canaryTags: z.array(z.string()).optional(),
+  meta: stringMap.optional(),
+  canaryMeta: stringMap.optional(),
+  address: z.string().optional(),
+  addressMode: z.enum(['auto', 'host']),
+  task: z.string().optional(),
+  onUpdate,
+  checks: z.array(checkSpec).optional(),
+});
 
 const allocSpec = z.strictObject({
   id: safeName('alloc id'),
@@ -103,6 +141,7 @@ const allocSpec = z.strictObject({
   modifyIndex: count(0).optional(),
   network: networkAsk.optional(),
   ports: z.array(allocatedPort).optional(),
+  services: z.array(serviceSpec).optional(),
 });
 
 /** The keys allowed in the object at `path`, for "did you mean" suggestions. */

@@ -7,6 +7,9 @@ import { FileStateStore, ensureDataDir } from '../state/file-store.ts';
 import { StateStoreError, type AllocRecord, type StateStore } from '../state/store.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import { validateAllocSpec } from '../jobspec/validate.ts';
+import { CheckScheduler } from '../checks/scheduler.ts';
+import { CheckStore } from '../checks/check-store.ts';
+import { realClock } from '../drivers/clock.ts';
 import { createAllocRunner, persistedView, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './create-alloc-runner.ts';
 
 /** What the agent keeps per allocation: the store's record plus the actor snapshot to resume from. */
@@ -98,12 +101,14 @@ export function createAgent(opts: AgentOptions): Agent {
   if (!opts.store) ensureDataDir(opts.dataDir);
   const store = opts.store ?? new FileStateStore(opts.dataDir);
   const runners = new Map<string, { runner: AllocRunner; persist: ReturnType<typeof persistenceFor> }>();
+  // One check scheduler and result store for every allocation (Nomad's client-wide checkstore).
+  const checks = { ...opts.checks, scheduler: opts.checks?.scheduler ?? new CheckScheduler(opts.clock ?? realClock), store: opts.checks?.store ?? new CheckStore() };
 
   const launch = (spec: AllocSpec, snapshot?: PersistedAllocRunner, createdAt = Date.now(), resume = false): AllocRunner => {
     if (runners.has(spec.id)) throw new DuplicateAllocError(spec.id);
     const { store: _store, ...runnerOpts } = opts;
     void _store;
-    const runner = createAllocRunner(spec, { ...runnerOpts, dataDir: opts.dataDir, snapshot, resume });
+    const runner = createAllocRunner(spec, { ...runnerOpts, dataDir: opts.dataDir, snapshot, resume, checks });
     const persist = persistenceFor(store, spec, runner, createdAt);
     runners.set(spec.id, { runner, persist });
     // Every snapshot, not only task-state changes: a hook finishing or a start beginning is progress a

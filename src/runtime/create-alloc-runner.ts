@@ -12,7 +12,7 @@ import { allocStateOf, type AllocCommandRejection, type AllocRunnerActor, type A
 import type { HookPlan } from '../../machines/hook-calls.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
 import type { Driver, LogLine, LogOptions } from '../drivers/controller.ts';
-import type { AllocRunnerHook, TaskHook } from '../hooks/types.ts';
+import type { AllocRunnerHook, TaskHook, TaskLifecycle } from '../hooks/types.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../jobspec/types.ts';
 import { hostEnvFor } from '../env/host-env.ts';
 import { validateAllocSpec } from '../jobspec/validate.ts';
@@ -25,10 +25,21 @@ import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
 import { artifactHook } from '../hooks/artifact-hook.ts';
 import type { ArtifactConfig } from '../artifacts/config.ts';
 import { healthHook, watchesDeploymentHealth } from '../hooks/health-hook.ts';
+import { groupServicesHook } from '../hooks/group-services-hook.ts';
+import { servicesHook } from '../hooks/services-hook.ts';
+import type { ServiceRegistry } from '../services/index.ts';
+import { checksHook, hasNomadChecks, type ChecksHook } from '../hooks/checks-hook.ts';
+import { CheckScheduler } from '../checks/scheduler.ts';
+import { CheckStore } from '../checks/check-store.ts';
+import type { CheckQuery, RawResult } from '../checks/checker.ts';
+import { nomadChecksOf } from '../checks/nomad-checks.ts';
+import type { AllocationResults } from '../checks/result.ts';
+import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { statsHook } from '../hooks/stats-hook.ts';
 import { taskDirHook } from '../hooks/task-dir-hook.ts';
 import { validateHook } from '../hooks/validate-hook.ts';
 import { allocHookPlanOf, providedAllocRunnerMachine } from './alloc-bindings.ts';
+import { taskLifecycle, type LifecycleTarget } from './task-lifecycle.ts';
 import { AllocStatsReporter, type AllocResourceUsage } from './alloc-stats.ts';
 import { withDefaultDrivers } from './default-drivers.ts';
 import { registerRunner } from './runner-registry.ts';
@@ -45,8 +56,11 @@ export type RunnerRejection = AllocCommandRejection | CommandRejection;
 export interface AllocRunnerOptions {
   /** Drivers by name; `mock` and `raw_exec` are always there unless replaced. */
   drivers?: Record<string, Driver>;
-  /** Task hooks, added after the built-in ones: one list for every task, or a list per task. */
-  taskHooks?: TaskHook[] | ((task: TaskSpec) => TaskHook[]);
+  /**
+   * Task hooks, added after the built-in ones: one list for every task, or a list per task, built with
+   * the task's lifecycle for hooks that restart or signal it later (Nomad hands hooks the task runner).
+   */
+  taskHooks?: TaskHook[] | ((task: TaskSpec, lifecycle: TaskLifecycle) => TaskHook[]);
   allocHooks?: AllocRunnerHook[];
   /** Where alloc dirs live; default: a directory under the OS temp dir. */
   dataDir?: string;
@@ -55,6 +69,11 @@ export interface AllocRunnerOptions {
   /** The agent environment tasks inherit (minus Nomad's credential denylist); default: this process's. */
   hostEnv?: NodeJS.ProcessEnv;
   clock?: Clock;
+  /**
+   * Wraps the clock the machines read and time with (drivers and hooks keep `clock`): a recording's
+   * `machineClock` (recordInspection) goes here, so `allocrun replay --check` can reproduce the readings.
+   */
+  machineClock?: (clock: Clock) => Clock;
   inspect?: Observer<InspectionEvent> | ((ev: InspectionEvent) => void);
   /** Seed for restart jitter, for reproducible runs. */
   seed?: number;
@@ -66,6 +85,11 @@ export interface AllocRunnerOptions {
   taskUser?: string;
   /** The client's artifact limits (Nomad's `artifact` client block: http_read_timeout, http_max_size, ...). */
   artifacts?: Partial<ArtifactConfig>;
+  /**
+   * The catalog Nomad-native services (`provider = "nomad"`) are registered in: with one, the allocation
+   * runs the group_services and services hooks; without, its service blocks register nowhere.
+   */
+  services?: ServiceRegistry;
   /**
    * The built-in hooks (validate, alloc_dir, task_dir, artifacts, stats) run before the caller's; turn them off
    * for pure simulations that must not touch the disk.
@@ -82,6 +106,11 @@ export interface AllocRunnerOptions {
    * finds and adopts what that runner spawned instead of running the task a second time.
    */
   resume?: boolean;
+  /**
+   * Nomad service checks: the timer source and result store the agent shares across its allocations
+   * (default: the runner's own), and the check runner (tests replace it).
+   */
+  checks?: { scheduler?: CheckScheduler; store?: CheckStore; runCheck?: (q: CheckQuery, signal: AbortSignal) => Promise<RawResult> };
 }
 
 /** What `persist()` returns: JSON-safe, to be handed back as `snapshot`. */
@@ -106,6 +135,8 @@ export interface AllocRunner {
   persist(): PersistedAllocRunner;
   /** A task's output read back through its driver's `Controller.logs()`; `follow` ends once the task is dead. */
   logs(task: string, opts: LogOptions): Observable<LogLine>;
+  /** The latest result of each Nomad service check, by check ID (Nomad's shape); empty when there are none. */
+  checks(): AllocationResults;
   /** Resolves with the final AllocState once the allocation has run to the end (postrun done), shut down or been destroyed. */
   readonly done: Promise<AllocState>;
   stop(): void;
@@ -133,19 +164,52 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const stats = new AllocStatsReporter();
   const builtins = opts.builtinHooks !== false;
   const builtinTaskHooks: TaskHook[] = builtins ? [validateHook(Object.keys(drivers)), taskDirHook(), artifactHook({ config: opts.artifacts, taskUser: opts.taskUser }), statsHook(stats)] : [];
-  const userTaskHooks = (task: TaskSpec): TaskHook[] => (typeof opts.taskHooks === 'function' ? opts.taskHooks(task) : opts.taskHooks ?? []);
+  // Hooks are built before the actor exists; a lifecycle reaches it once it does (see task-lifecycle.ts).
+  let lifecycleTarget: LifecycleTarget | undefined;
+  const lifecycleOf = (task: TaskSpec): TaskLifecycle => taskLifecycle(task.name, clock, () => lifecycleTarget);
+  // Nomad's services hooks, when there is a catalog: the group's at prerun, each task's once it runs.
+  const allocEnvOf = (alloc: AllocSpec) => buildTaskEnv({ node, alloc, allocDir, hostEnv }).vars;
+  const groupServices = opts.services && groupServicesHook({ alloc: spec, registry: opts.services, node, allocEnv: allocEnvOf });
+  const serviceTaskHooks: TaskHook[] = opts.services ? [servicesHook({ alloc: spec, registry: opts.services, node })] : [];
+  const userTaskHooks = (task: TaskSpec): TaskHook[] =>
+    typeof opts.taskHooks === 'function' ? opts.taskHooks(task, lifecycleOf(task)) : opts.taskHooks ?? [];
   // A task's hooks are built once, like Nomad's task runner builds its hook list once.
   const taskHooks = new Map<string, TaskHook[]>();
   const taskHookPlans: Record<string, HookPlan> = {};
   for (const t of spec.tasks) {
     // Only a task with artifacts gets the artifacts hook (Nomad's is Done at once without any): the others'
     // hook plans, and so their prestart and restore timing, stay as they were.
-    const hooks = [...builtinTaskHooks.filter((h) => h.name !== 'artifacts' || (t.artifacts?.length ?? 0) > 0), ...userTaskHooks(t)];
+    const hooks = [...builtinTaskHooks.filter((h) => h.name !== 'artifacts' || (t.artifacts?.length ?? 0) > 0), ...serviceTaskHooks, ...userTaskHooks(t)];
     checkHookNames(hooks, `task ${JSON.stringify(t.name)}`);
     taskHooks.set(t.name, hooks);
     taskHookPlans[t.name] = hookPlanOf(hooks);
   }
   const hooksFor = (task: TaskSpec): TaskHook[] => taskHooks.get(task.name) ?? builtinTaskHooks;
+  const watchState = (listener: (state: AllocState) => void) => {
+    const sub = state$.subscribe(listener);
+    return () => sub.unsubscribe();
+  };
+  // Service checks run even without the disk-touching built-ins: they are about the tasks, not the disk.
+  const checkStore = opts.checks?.store ?? new CheckStore();
+  const checks: ChecksHook | undefined = hasNomadChecks(spec)
+    ? checksHook({
+        alloc: spec,
+        clock,
+        scheduler: opts.checks?.scheduler ?? new CheckScheduler(clock),
+        store: checkStore,
+        runCheck: opts.checks?.runCheck,
+        lookupOf: (task) => {
+          const t = task === undefined ? undefined : spec.tasks.find((x) => x.name === task);
+          return t ? taskEnvOf(t).lookup : buildTaskEnv({ node, alloc: spec, allocDir, hostEnv }).lookup;
+        },
+        watch: watchState,
+        restart: (task, reason) =>
+          task !== undefined
+            ? lifecycleOf(spec.tasks.find((t) => t.name === task) ?? spec.tasks[0]!).restart({ reason, failure: true })
+            : actor.send({ type: 'RESTART', failure: true, event: taskEvent(TaskEventType.RestartSignal, clock.now(), { restartReason: reason }) }),
+      })
+    : undefined;
+  const checkOnUpdate = new Map(nomadChecksOf(spec, () => () => undefined).map((c) => [c.id, c.check.onUpdate]));
   // Deployment health is the runner's own job (not a disk-touching built-in), so it runs even without them.
   const health = watchesDeploymentHealth(spec)
     ? [
@@ -153,15 +217,14 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
           update: spec.update,
           tasks: spec.tasks,
           clock,
-          watch: (listener) => {
-            const sub = state$.subscribe(listener);
-            return () => sub.unsubscribe();
-          },
+          watch: watchState,
           report: ({ status, taskEvents }) => actor.send({ type: 'DEPLOYMENT_HEALTH', status, taskEvents }),
+          checks: { count: checkOnUpdate.size, onUpdateOf: (id) => checkOnUpdate.get(id) ?? 'require_healthy', watch: (listener) => checkStore.watch(spec.id, listener) },
         }),
       ]
     : [];
-  const allocHooks = [...(builtins ? [allocDirHook(allocDir)] : []), ...health, ...(opts.allocHooks ?? [])];
+  // Nomad's order: the group services, then the checks of them, the health watcher reading what they find.
+  const allocHooks = [...(builtins ? [allocDirHook(allocDir)] : []), ...(groupServices ? [groupServices] : []), ...(checks ? [checks] : []), ...health, ...(opts.allocHooks ?? [])];
   checkHookNames(allocHooks, `allocation ${spec.id}`);
 
   // A TaskEnv is an immutable value of (node, alloc, task). The driver's start needs it twice in one go
@@ -180,12 +243,16 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   // through the actor system (runner-registry.ts).
   const actor = createActor(providedAllocRunnerMachine, {
     id: spec.id,
-    clock,
+    clock: opts.machineClock?.(clock) ?? clock,
     // Snapshots written before the task context was grouped are rewritten first (snapshot-upgrade.ts).
     ...(opts.snapshot ? { snapshot: upgradeAllocSnapshot(opts.snapshot.snapshot) as never } : {}),
     inspect: opts.inspect,
     input: { alloc: spec, hooks: allocHookPlanOf(allocHooks), taskHooks: taskHookPlans, seed: opts.seed, maxKillTimeout: opts.maxKillTimeout },
   });
+  lifecycleTarget = {
+    send: (event) => actor.send(event),
+    taskRunner: (task) => actor.getSnapshot().children[task] as TaskRunnerActor | undefined,
+  };
   registerRunner(actor.system, {
     allocId: spec.id,
     drivers,
@@ -200,7 +267,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       return { ...t, config: interpolateValue(t.config, (key) => (env ??= taskEnvOf(t, alloc)).lookup(key)) };
     },
     allocHooks,
-    allocEnv: (alloc) => buildTaskEnv({ node, alloc, allocDir, hostEnv }).vars,
+    allocEnv: allocEnvOf,
     controllers: new Map(),
   });
 
@@ -247,6 +314,12 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       // Resuming with no snapshot is a restore from nothing: its tasks are marked so a kill before their
       // start first stops whatever the dead runner may have started (the machines' reaping step).
       if ((opts.snapshot || opts.resume) && actor.getSnapshot().status === 'active') actor.send({ type: 'RESTORED' });
+      // Prerun is not run again on restore: the group's services are registered again here, as Nomad's
+      // client re-syncs them, while the allocation runs and is not being killed.
+      const restoredSnap = actor.getSnapshot();
+      if (opts.snapshot && groupServices && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) groupServices.restore(restoredSnap.context.alloc);
+      // Prerun is not repeated for a runner restored while its tasks run: its checks start again here.
+      if (opts.snapshot && actor.getSnapshot().matches('running')) checks?.resume();
       // Task runners are children: their rejections reach the caller too.
       for (const t of spec.tasks) {
         const child = actor.getSnapshot().children[t.name] as TaskRunnerActor | undefined;
@@ -269,8 +342,12 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       const ctx = { allocId: spec.id, env: {}, taskDir: join(allocDir, name), allocDir, logs: task.logs, clock };
       return taskLogs({ driver, task, ctx, dead$: state$.pipe(map((s) => s.taskStates[name]?.state === 'dead')) }, logOpts);
     },
+    checks: () => checkStore.list(spec.id),
     done,
-    stop: () => actor.stop(),
+    stop: () => {
+      actor.stop();
+      checks?.halt();
+    },
   };
   return runner;
 }

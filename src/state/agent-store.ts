@@ -22,10 +22,14 @@ const SCHEMA = 1;
 
 /**
  * The tables, each a map from key to a JSON value. `quarantine` keeps damaged runner records, named;
- * `acl` the API's tokens (by accessor ID; secrets only as hashes).
+ * `acl` the API's tokens (by accessor ID; secrets only as hashes); `vars` Nomad Variables (by namespace and
+ * path, src/variables/variable-store.ts), secrets kept only here, in this 0600 file.
  */
-export type Table = 'meta' | 'jobs' | 'allocs' | 'evals' | 'runners' | 'quarantine' | 'acl';
-const TABLES: readonly Table[] = ['meta', 'jobs', 'allocs', 'evals', 'runners', 'quarantine', 'acl'];
+export type Table = 'meta' | 'jobs' | 'allocs' | 'evals' | 'runners' | 'quarantine' | 'acl' | 'vars';
+const TABLES: readonly Table[] = ['meta', 'jobs', 'allocs', 'evals', 'runners', 'quarantine', 'acl', 'vars'];
+
+/** What a table missing from a store opened read-only reads as. */
+const EMPTY_TABLE = { get: () => undefined, getRange: () => [] } as unknown as Database<Buffer, string>;
 
 /** A store file that cannot be opened or read: names the file and what is wrong with it. */
 export class StoreDamagedError extends Error {
@@ -86,7 +90,8 @@ export class AgentStore {
     private readonly root: RootDatabase<Buffer, string>,
     private readonly faults: StoreFaults,
   ) {
-    this.tables = Object.fromEntries(TABLES.map((t) => [t, root.openDB<Buffer, string>({ name: t, encoding: 'binary' })])) as Record<Table, Database<Buffer, string>>;
+    // A store opened read-only that an older allocrun wrote lacks the newer tables: they read as empty.
+    this.tables = Object.fromEntries(TABLES.map((t) => [t, root.openDB<Buffer, string>({ name: t, encoding: 'binary' }) ?? EMPTY_TABLE])) as Record<Table, Database<Buffer, string>>;
   }
 
   /** Opens `<dataDir>/state.mdb`, creating it when `create` allows; refuses a damaged or newer file by name. */

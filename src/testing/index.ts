@@ -5,3 +5,4 @@ export { createMockDriver, MockStartError } from '../drivers/mock/mock-driver.ts
 export { parseMockConfig, MockConfigError, type MockTaskConfig } from '../drivers/mock/mock-config.ts';
 export { StubController, type StubControllerOptions, type StubControllerMethods } from './stub-controller.ts';
 export { capturingDriver, type CapturingDriver } from './capturing-driver.ts';
+export { replayRecording, ReplayInputError, type ReplayOptions, type ReplayResult, type ReplayDivergence, type ReplayMachines, type ReplayStep } from '../runtime/replay-driver.ts';

@@ -74,7 +74,7 @@ async function createToken(s: Served, policies: string[], name = ''): Promise<{ 
 
 /**
  * Who may call a route, written from the rules (issue 25, point 5) rather than read from ROUTE_CLASSES:
- * reads are `read`, job writes `submit`, allocation restart/signal/stop `lifecycle`, and managing tokens or
+ * reads are `read`, job and variable writes `submit`, allocation restart/signal/stop `lifecycle`, and managing tokens or
  * taking a snapshot of the whole store `management`. A route these rules do not cover fails the walk.
  */
 function expectedClass(method: string, url: string): RouteClass {
@@ -83,8 +83,10 @@ function expectedClass(method: string, url: string): RouteClass {
   if (url.startsWith('/v1/acl/')) return 'management';
   if (url === '/v1/operator/snapshot') return 'management';
   if (read) return 'read';
-  if (/^\/v1\/(jobs|jobs\/parse|job\/:id|validate\/job|job\/:id\/(plan|evaluate)|deployment\/(fail|promote)\/:id)$/.test(url)) return 'submit';
+  if (/^\/v1\/(jobs|jobs\/parse|job\/:id|validate\/job|job\/:id\/(plan|evaluate)|deployment\/(fail|promote)\/:id|service\/:name\/:id)$/.test(url)) return 'submit';
   if (/^\/v1\/(allocation\/:id\/stop|client\/allocation\/:id\/(restart|signal))$/.test(url)) return 'lifecycle';
+  // Writing and deleting variables goes with submitting jobs (reading them is read, above).
+  if (url === '/v1/var/*') return 'submit';
   throw new Error(`${method} ${url}: no rule says who may call it; add it to ROUTE_CLASSES in src/api/acl.ts and to this table`);
 }
 

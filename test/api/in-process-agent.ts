@@ -11,6 +11,9 @@ import { expect } from 'vitest';
 import { serveAgentApi, type ServedApi } from '../../src/api/serve-agent-api.ts';
 import { createAgent, type Agent } from '../../src/runtime/create-agent.ts';
 import { AgentStore, type StoreFaults } from '../../src/state/agent-store.ts';
+import { ServiceRegistry } from '../../src/services/index.ts';
+import { loadNodeId } from '../../src/api/node.ts';
+import { localNodeInfo } from '../../src/env/node-info.ts';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -33,6 +36,8 @@ export interface Served {
   store: AgentStore;
   agent: Agent;
   api: ServedApi;
+  /** The agent's service catalog (in memory: a new agent on the same dir starts with an empty one). */
+  services: ServiceRegistry;
   socket: { socketPath: string };
   stop(): Promise<void>;
 }
@@ -44,12 +49,15 @@ export interface Served {
 export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => Promise<void>, opts: { faults?: StoreFaults } = {}): Promise<Served> {
   const store = AgentStore.open(dataDir, { faults: opts.faults });
   await seed?.(store);
-  const agent = createAgent({ dataDir, store: store.runners() });
+  const services = new ServiceRegistry();
+  // As the agent command does: tasks and service registrations name the node the API shows.
+  const node = localNodeInfo({ id: await loadNodeId(store) });
+  const agent = createAgent({ dataDir, store: store.runners(), services, node });
   await agent.start();
   let api: ServedApi;
   try {
     const found = (await store.runners().list()).map((r) => ({ ...r, runner: agent.get(r.spec.id) }));
-    api = await serveAgentApi({ agent, dataDir, store, version: 'test', found });
+    api = await serveAgentApi({ agent, dataDir, store, version: 'test', found, services });
   } catch (err) {
     await store.close();
     throw err;
@@ -67,7 +75,7 @@ export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => 
     await store.close();
   };
   cleanups.push(stop);
-  return { dataDir, store, agent, api, socket: { socketPath: api.socketPath }, stop };
+  return { dataDir, store, agent, api, services, socket: { socketPath: api.socketPath }, stop };
 }
 
 /** A one-group service job of mock tasks (name → mock config). */

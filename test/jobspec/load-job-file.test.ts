@@ -155,7 +155,7 @@ describe('allocations from a job', () => {
     const { allocs, warnings } = await parseJob(
       jobWith({
         job: 'priority = 50\nmigrate {\n max_parallel = 1\n}',
-        group: 'network {\n port "http" {}\n}\nservice {\n name = "x"\n}\nephemeral_disk {\n size = 300\n}',
+        group: 'network {\n port "http" {}\n}\nephemeral_disk {\n size = 300\n}',
         task: 'driver = "mock"\nconstraint {\n attribute = "x"\n}\nconstraint {\n attribute = "y"\n}',
       }),
       { format: 'hcl', file: 'job.nomad' },
@@ -164,7 +164,6 @@ describe('allocations from a job', () => {
     expect(warnings.map((w) => w.path)).toEqual([
       'job.j.priority',
       'job.j.migrate',
-      'job.j.group.g.service',
       'job.j.group.g.ephemeral_disk',
       'job.j.group.g.task.t.constraint',
     ]);

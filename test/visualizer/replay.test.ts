@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION } from '../../src/inspect/protocol.ts';
+import { REPLAY_FORMAT_VERSION } from '../../src/inspect/replay-format.ts';
 import { recordInspection } from '../../src/inspect/record.ts';
 import { serveReplay } from '../../src/inspect/replay.ts';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
@@ -56,11 +57,11 @@ async function pendingPositions(file: string, path: string[]): Promise<number[]>
 }
 
 describe('replay', () => {
-  it('writes a header and protocol messages as JSON lines', async () => {
+  it('writes a header, protocol messages and replay lines (inputs and steps, for replay --check) as JSON lines', async () => {
     const lines = (await readFile(recording, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { kind: string });
-    expect(lines[0]).toMatchObject({ kind: 'recording', version: PROTOCOL_VERSION });
+    expect(lines[0]).toMatchObject({ kind: 'recording', version: PROTOCOL_VERSION, replay: REPLAY_FORMAT_VERSION });
     const kinds = new Set(lines.slice(1).map((l) => l.kind));
-    expect([...kinds].sort()).toEqual(['actor', 'definition', 'event', 'transition']);
+    expect([...kinds].sort()).toEqual(['actor', 'definition', 'event', 'replay-input', 'replay-root', 'replay-step', 'transition']);
   });
 
   it('starts playing a served recording, says so, and seeks back to an earlier moment with the bar', async () => {

@@ -16,6 +16,7 @@ import { timeText } from './nomad.ts';
 import { createReplayPlayer, parseRecording, type PlayerState } from './replay-player.ts';
 import { createSequenceView } from './sequence-view.ts';
 import { createTimelineView } from './timeline-view.ts';
+import type { DivergenceLine } from '../../src/inspect/replay-format.ts';
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -42,6 +43,8 @@ const probe = { renders: 0, roots: 0, clicks: [] as { path: string; ms: number }
 const chart = createChartView($('chart'), new ELK.default(), canvasMeasure('11px system-ui, -apple-system, "Segoe UI", sans-serif'));
 const allocs = createAllocList($('allocs'), (sid) => select(sid), () => scheduleRender());
 const timeline = createTimelineView($('timeline'), (e) => pick(e), () => scheduleRender());
+/** A checked replay's divergence (`replay --check --open`), marked on the timeline. */
+let divergence: DivergenceLine | undefined;
 const sequence = createSequenceView($('sequence'), (e) => pick(e));
 const details = createDetailsView($('details-body'), (path) =>
   token && live && hello?.logs ? `logs?token=${encodeURIComponent(token)}&alloc=${encodeURIComponent(path[0]!)}&task=${encodeURIComponent(path[1] ?? '')}&follow=1` : undefined,
@@ -157,7 +160,7 @@ function render(): void {
   if (selected && !m.actors.has(selected)) selected = undefined;
   // The timeline first: following its tail scrolls, and a scroll before any other DOM write needs no fresh layout.
   const onlySelected = $<HTMLInputElement>('only-selected').checked;
-  timeline.render(model, { showInternal, query: $<HTMLInputElement>('timeline-filter').value, within: onlySelected ? selected : undefined }, picked?.seq);
+  timeline.render(model, { showInternal, query: $<HTMLInputElement>('timeline-filter').value, within: onlySelected ? selected : undefined, divergence }, picked?.seq);
   allocs.render(m, selected, { showInternal, query: $<HTMLInputElement>('alloc-filter').value }, picked ? new Set(['*']) : changed);
   if (tab === 'chart') void chart.show(m, selected);
   else sequence.render(m, selected, showInternal, picked?.seq);
@@ -262,7 +265,8 @@ function enterReplay(text: string, source: string): void {
   liveStatus = undefined;
   $('mode').textContent = `replay: ${source}`;
   $('replay-controls').hidden = false;
-  const { messages, bad, error } = parseRecording(text);
+  const { messages, bad, error, divergence: diverged } = parseRecording(text);
+  divergence = diverged;
   player.load(messages);
   if (error) {
     $('command-status').dataset.ok = 'false';
@@ -273,6 +277,10 @@ function enterReplay(text: string, source: string): void {
   if (bad > 0) {
     $('command-status').dataset.ok = 'false';
     $('command-status').textContent = `${bad} unreadable line(s) skipped`;
+  }
+  if (diverged) {
+    $('command-status').dataset.ok = 'false';
+    $('command-status').textContent = `replay --check: ${diverged.actor} diverged at step ${diverged.step}: ${diverged.message}`;
   }
   // A replay starts playing at the recorded pace ×4: opening on "0 / N" with nothing moving reads as broken.
   $<HTMLSelectElement>('speed').value = '4';

@@ -3,15 +3,18 @@
  * transition per step, with the events that led to it) or played back at a chosen speed.
  */
 import { recordingProblem, type InspectMessage } from '../../src/inspect/protocol.ts';
+import type { DivergenceLine } from '../../src/inspect/replay-format.ts';
 import type { Model } from './model.ts';
 
 /**
  * Parses a recording; bad lines are counted, not fatal, so a file cut off mid-write still replays. A
- * recording in a protocol version this page cannot read gives no messages and says why in `error`.
+ * recording in a protocol version this page cannot read gives no messages and says why in `error`. The
+ * replay lines (`replay --check`'s inputs and steps) are not the page's; a checked replay's divergence is.
  */
-export function parseRecording(text: string): { messages: InspectMessage[]; bad: number; error?: string } {
+export function parseRecording(text: string): { messages: InspectMessage[]; bad: number; error?: string; divergence?: DivergenceLine } {
   const messages: InspectMessage[] = [];
   let bad = 0;
+  let divergence: DivergenceLine | undefined;
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     try {
@@ -22,12 +25,13 @@ export function parseRecording(text: string): { messages: InspectMessage[]; bad:
         continue;
       }
       if (m.kind === 'definition' || m.kind === 'actor' || m.kind === 'event' || m.kind === 'transition') messages.push(m as InspectMessage);
-      else bad++;
+      else if (m.kind === 'divergence') divergence = m as DivergenceLine;
+      else if (!m.kind?.startsWith('replay-')) bad++;
     } catch {
       bad++;
     }
   }
-  return { messages, bad };
+  return { messages, bad, ...(divergence && { divergence }) };
 }
 
 /** Player state the controls show. */

@@ -4,6 +4,7 @@
  * matches actor paths and event types. Click a row to travel to that moment. Virtualised like the
  * allocation list, so a long run costs what the visible rows cost.
  */
+import type { DivergenceLine } from '../../src/inspect/replay-format.ts';
 import { eventLabel } from '../../src/inspect/statechart.ts';
 import { esc } from './html.ts';
 import type { Model, TimelineEntry } from './model.ts';
@@ -18,19 +19,25 @@ export interface TimelineOptions {
   query: string;
   /** Only this actor and its descendants. */
   within?: string;
+  /** A checked replay's divergence (`replay --check --open`): marked where it happened once the replay gets there. */
+  divergence?: DivergenceLine;
 }
+
+/** The divergence's row: after the last entry at or before its time. */
+type DivergenceRow = { kind: 'divergence'; seq: -1; at: number; d: DivergenceLine };
+type Row = TimelineEntry | DivergenceRow;
 
 /** The timeline in `el`; `onPick` gets a clicked row's entry. */
 export function createTimelineView(el: HTMLElement, onPick: (e: TimelineEntry) => void, onScroll: () => void) {
   const list = createVirtualList(el, ROW_H, onScroll);
-  let shown: TimelineEntry[] = [];
+  let shown: Row[] = [];
   let builtFor = '';
 
   el.addEventListener('click', (e) => {
     const row = (e.target as HTMLElement).closest<HTMLElement>('[data-seq]');
     const seq = Number(row?.dataset.seq);
     const entry = shown.find((x) => x.seq === seq);
-    if (entry) onPick(entry);
+    if (entry && entry.kind !== 'divergence') onPick(entry);
   });
 
   const subtree = (m: Model, root: string): Set<string> => {
@@ -43,8 +50,12 @@ export function createTimelineView(el: HTMLElement, onPick: (e: TimelineEntry) =
     return out;
   };
 
-  const rowHtml = (m: Model, e: TimelineEntry): string => {
+  const rowHtml = (m: Model, e: Row): string => {
     const t = `<span class="tl-time">${esc(timeText(e.at, m.origin))}</span>`;
+    if (e.kind === 'divergence') {
+      const sides = [e.d.recorded !== undefined && `recorded: ${e.d.recorded}`, e.d.now !== undefined && `now: ${e.d.now}`].filter(Boolean).join(' · ');
+      return `${t}<span class="tl-who">${esc(e.d.actor)}</span><span class="tl-what">⚠ replay diverged: ${esc(e.d.message)}</span><span class="tl-payload">${esc(sides)}</span>`;
+    }
     if (e.kind === 'event') {
       const from = e.source ? `${esc(m.nameOf(e.source))} → ` : '';
       const payload = e.payload === undefined ? '' : `<span class="tl-payload">${esc(JSON.stringify(e.payload).slice(0, 160))}</span>`;
@@ -59,7 +70,7 @@ export function createTimelineView(el: HTMLElement, onPick: (e: TimelineEntry) =
   return {
     /** Redraws; `picked` is the entry being travelled to, if any. */
     render(m: Model, opts: TimelineOptions, picked: number | undefined): void {
-      const key = `${m.timeline.length}|${m.timeline[0]?.seq}|${m.structure}|${opts.showInternal}|${opts.query}|${opts.within}`;
+      const key = `${m.timeline.length}|${m.timeline[0]?.seq}|${m.structure}|${opts.showInternal}|${opts.query}|${opts.within}|${opts.divergence?.at}`;
       if (key !== builtFor) {
         builtFor = key;
         const q = opts.query.trim().toLowerCase();
@@ -72,6 +83,17 @@ export function createTimelineView(el: HTMLElement, onPick: (e: TimelineEntry) =
           const what = e.kind === 'event' ? `${e.type} ${eventLabel(e.type)}` : `${e.to} ${e.event}`;
           return `${who} ${what}`.toLowerCase().includes(q);
         });
+        const d = opts.divergence;
+        // Shown once the replay has reached its moment: after the actor's first state change at that time
+        // (the step that differs), else after the last row at or before it.
+        if (d && (m.timeline.at(-1)?.at ?? -Infinity) >= d.at) {
+          let i = shown.findIndex((e) => e.kind === 'state' && e.at === d.at && m.pathOf(e.sessionId).join('/') === d.actor) + 1;
+          if (i === 0) {
+            i = shown.length;
+            while (i > 0 && shown[i - 1]!.at > d.at) i--;
+          }
+          shown.splice(i, 0, { kind: 'divergence', seq: -1, at: d.at, d });
+        }
       }
       // New rows arrive at the bottom: follow them while the user is there.
       if (picked === undefined && list.atBottom()) list.toBottom(shown.length);
@@ -84,9 +106,9 @@ export function createTimelineView(el: HTMLElement, onPick: (e: TimelineEntry) =
           attrs: (i) => {
             const e = shown[i]!;
             return {
-              class: `tl-row tl-${e.kind}${e.internal ? ' tl-internal' : ''}${e.seq === picked ? ' picked' : ''}`,
+              class: `tl-row tl-${e.kind}${e.kind !== 'divergence' && e.internal ? ' tl-internal' : ''}${e.seq === picked ? ' picked' : ''}`,
               'data-seq': String(e.seq),
-              'data-type': e.kind === 'event' ? e.type : e.event,
+              'data-type': e.kind === 'event' ? e.type : e.kind === 'state' ? e.event : 'divergence',
             };
           },
         },

@@ -1,0 +1,55 @@
+/**
+ * Nomad's service registration endpoints (Nomad-native service discovery): the catalog the services hooks
+ * write, read with blocking queries on its table index (`index`, `wait`, `X-Nomad-Index`) and the list
+ * options every list takes. Registrations live in the agent's memory (src/services), not its store: they
+ * are rebuilt by re-registration when a restarted agent restores its allocations.
+ */
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { blockingQuery, notFound, type ApiContext } from '../context.ts';
+import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
+import { allocOf } from './allocations.ts';
+
+const nameParams = z.object({ name: z.string().min(1) });
+const deleteParams = z.object({ name: z.string().min(1), id: z.string().min(1) });
+const idParams = z.object({ id: z.string().min(1) });
+
+/** Registers the service routes. */
+export function serviceRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const { services } = ctx;
+
+  // Every namespace's services; `?namespace=` narrows it as on every list.
+  app.get('/v1/services', { schema: { querystring: blockingQuerySchema } }, async (req, reply) => {
+    await blockingQuery(ctx, req, reply, () => services.index);
+    return services.names('*');
+  });
+
+  app.get('/v1/service/:name', { schema: { params: nameParams, querystring: blockingQuerySchema } }, async (req, reply) => {
+    const { name } = req.params as z.output<typeof nameParams>;
+    await blockingQuery(ctx, req, reply, () => services.index);
+    return services.list(name, '*');
+  });
+
+  app.delete('/v1/service/:name/:id', { schema: { params: deleteParams } }, async (req, reply) => {
+    const { name, id } = req.params as z.output<typeof deleteParams>;
+    const found = services.get(id, '*');
+    if (!found || found.ServiceName !== name) throw notFound('service registration');
+    services.remove(id);
+    void reply.header('X-Nomad-Index', String(Math.max(services.index, 1)));
+    return null;
+  });
+
+  app.get('/v1/job/:id/services', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
+    const { id } = req.params as z.output<typeof idParams>;
+    const job = ctx.registry.getJob(id);
+    if (!job) throw notFound('job');
+    await blockingQuery(ctx, req, reply, () => services.index);
+    return services.byJob(id, job.namespace);
+  });
+
+  app.get('/v1/allocation/:id/services', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
+    const alloc = allocOf(ctx, req.params);
+    await blockingQuery(ctx, req, reply, () => services.index);
+    return services.byAlloc(alloc.id);
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * `replayRecording` (what `allocrun replay --check` runs) on recordings of real runs: raw_exec processes
+ * that fail and restart, a prestart hook that fails once, an in-place update and a kill. Today's machines
+ * fed the recorded inputs take the recorded steps; a machine with a changed restart decision is caught at
+ * the exit it decides differently.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { checkRecording, divergenceReport } from '../../src/cli/replay-check.ts';
+import { replayRecording } from '../../src/runtime/replay-driver.ts';
+import type { ReplayInputLine } from '../../src/inspect/replay-format.ts';
+import { linesOf, oneRestartFewer, recordFailingRun, recordUpdatedAndKilledRun } from './replay-runs.ts';
+
+let dir: string;
+let failing: unknown[];
+let failingFile: string;
+let killed: unknown[];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'allocrun-replay-'));
+  failingFile = await recordFailingRun(dir);
+  failing = await linesOf(failingFile);
+  killed = await linesOf(await recordUpdatedAndKilledRun(dir));
+}, 120_000);
+
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+const inputs = (lines: unknown[]) => lines.filter((l): l is ReplayInputLine => (l as { kind?: string }).kind === 'replay-input');
+
+describe('a recording holds every input that crossed into the machines', () => {
+  it('has the driver results (start, wait with its exit code), the failed hook, the sleeps and the commands', () => {
+    const results = inputs(failing).filter((l) => l.input === 'result');
+    const exits = results.filter((l) => l.src === 'driverWait').map((l) => (l.event.output as { exitCode: number }).exitCode);
+    // The first attempt fails in prestart (the hook), the next three exit 3: restarts 1 to 3, then the alloc fails.
+    expect(exits).toEqual([3, 3, 3]);
+    const hookError = results.find((l) => l.event.type === 'xstate.error.actor.prestart:flaky');
+    expect((hookError?.event.error as Error).message).toBe('the config service is not up yet');
+    expect(results.filter((l) => l.src === 'sleepUntil').length).toBeGreaterThanOrEqual(3);
+    const commands = inputs(killed).filter((l) => l.input === 'command').map((l) => l.event.type);
+    expect(commands).toEqual(expect.arrayContaining(['xstate.init', 'UPDATE', 'KILL']));
+  });
+});
+
+describe('replay --check on recordings of real runs', () => {
+  it('finds a raw_exec task that fails, restarts and fails its alloc, with a hook failing once, identical', async () => {
+    const result = await replayRecording(failing);
+    expect(result.divergence).toBeUndefined();
+    expect(result.inputsFed).toBe(inputs(failing).length);
+    expect(result.summary.clientStatuses.fail1).toBe('failed');
+    const main = result.summary.taskStates['fail1/main'] as { restarts: number; events: { type: string }[] };
+    expect(main.restarts).toBe(3);
+    expect(main.events.map((e) => e.type)).toContain('Task hook failed');
+  });
+
+  it('finds a task updated in place and then killed identical', async () => {
+    const result = await replayRecording(killed);
+    expect(result.divergence).toBeUndefined();
+    expect(result.summary.clientStatuses.kill1).toBe('complete');
+    expect((result.summary.taskStates['kill1/api'] as { events: { type: string }[] }).events.map((e) => e.type)).toContain('Killed');
+  });
+
+  it('reports a changed restart decision at the exit it decides differently', async () => {
+    const result = await replayRecording(failing, { machines: { task: oneRestartFewer } });
+    const d = result.divergence!;
+    expect(d).toBeDefined();
+    expect(d.actor).toBe('fail1/main');
+    // The policy allows 3 restarts, the changed one 2: the failed hook takes one, the first exit the other,
+    // and the second exit is decided differently, once its exited hooks are done.
+    expect(d.input).toMatchObject({ input: 'result', to: 'fail1/main' });
+    expect(d.input!.type).toMatch(/^xstate\.done\.actor\.exited:/);
+    const waits = inputs(failing).filter((l) => l.src === 'driverWait');
+    expect(d.at).toBeGreaterThanOrEqual(waits[1]!.at);
+    expect(d.at).toBeLessThan(waits[2]!.at);
+    expect(d.recorded).toMatch(/^xstate\.done\.actor\.exited:\S+ → pending\.restartDelay$/);
+    expect(d.now).toMatch(/^xstate\.done\.actor\.exited:\S+ → terminal/);
+    expect(d.took?.at(-1)).toMatchObject({ source: 'task.exited.deciding', guard: 'decided' });
+  });
+
+  it('names the machine source of the changed decision: the deciding state of machines/task-runner.ts', async () => {
+    const { result } = await checkRecording(failingFile, { machines: { task: oneRestartFewer } });
+    const d = result.divergence!;
+    expect(d.location).toMatch(/^task\.exited\.deciding → task\.terminal \(guard decided; actions recordNotRestarting\) at machines\/task-runner\.ts:(\d+)$/);
+    const line = Number(/:(\d+)$/.exec(d.location!)![1]);
+    const source = (await readFile(new URL('../../machines/task-runner.ts', import.meta.url), 'utf8')).split('\n');
+    expect(source[line - 1]).toMatch(/^\s*deciding: \{/);
+    expect(divergenceReport(failingFile, d)).toContain(`  machine:  ${d.location}\n`);
+  });
+
+  it('reports a recorded result the replay is not waiting on', async () => {
+    // Drop the first driver start's result: the wait that follows it has no call under way.
+    const i = failing.findIndex((l) => (l as ReplayInputLine).kind === 'replay-input' && (l as ReplayInputLine).src === 'driverStart');
+    const result = await replayRecording([...failing.slice(0, i), ...failing.slice(i + 1)]);
+    expect(result.divergence?.message).toMatch(/not waiting on it/);
+    expect(result.divergence?.actor).toBe('fail1/main');
+  });
+});
