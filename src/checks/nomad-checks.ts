@@ -19,21 +19,21 @@ export interface NomadCheck {
   service: string;
   /** The task of a task service; undefined for a group service. */
   task: string | undefined;
-  /** The task check_restart restarts: the service's task, the group check's `task`, or every task (undefined). */
+  /** The task check_restart restarts: a task service's task; undefined for a group service (every running task, Nomad's alloc restart). */
   restarts: string | undefined;
   mode: CheckMode;
   query: CheckQuery;
 }
 
-/** The env a service interpolates in: its task's, or the allocation's (`undefined`). */
-export type LookupOf = (task: string | undefined) => Lookup;
+/** The env a service of `alloc` interpolates in: its task's, or the allocation's (`undefined`). */
+export type LookupOf = (task: string | undefined, alloc: AllocSpec) => Lookup;
 
 /** Every Nomad check of the allocation, group services first, in the order written. */
 export function nomadChecksOf(alloc: AllocSpec, lookupOf: LookupOf): NomadCheck[] {
   const out: NomadCheck[] = [];
   const add = (service: ServiceSpec, task: string | undefined) => {
     if (service.provider !== 'nomad') return;
-    const lookup = lookupOf(task);
+    const lookup = lookupOf(task, alloc);
     const s = (v: string | undefined) => (v === undefined ? undefined : interpolateString(v, lookup));
     const serviceName = s(service.name)!;
     const servicePort = s(service.port);
@@ -55,7 +55,7 @@ export function nomadChecksOf(alloc: AllocSpec, lookupOf: LookupOf): NomadCheck[
         check,
         service: serviceName,
         task,
-        restarts: task ?? written.task,
+        restarts: task,
         mode: check.onUpdate === 'ignore' ? 'readiness' : 'healthiness',
         query: {
           type: check.type,

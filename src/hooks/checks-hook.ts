@@ -56,10 +56,18 @@ interface Observer {
  * The checks hook. `resume()` starts it again in a runner restored while its tasks run (prerun is not
  * repeated); `halt()` stops its checks when the runner's actor is stopped without its hooks running.
  */
-export type ChecksHook = AllocRunnerHook & { resume(): void; halt(): void };
+export type ChecksHook = AllocRunnerHook & {
+  resume(alloc: AllocSpec): void;
+  halt(): void;
+  /** The on_update of an observed check, by ID (its fields interpolated, as its ID is). */
+  onUpdateOf(id: string): string | undefined;
+};
 
 /** Whether the allocation has a Nomad-provider check, i.e. needs the hook. */
-export const hasNomadChecks = (alloc: AllocSpec): boolean => nomadChecksOf(alloc, () => () => undefined).length > 0;
+export const hasNomadChecks = (alloc: AllocSpec): boolean => countNomadChecks(alloc) > 0;
+
+/** How many Nomad-provider checks the allocation has (group and task services). */
+export const countNomadChecks = (alloc: AllocSpec): number => nomadChecksOf(alloc, () => () => undefined).length;
 
 /** Builds the hook for one allocation. */
 export function checksHook(opts: ChecksHookOptions): ChecksHook {
@@ -84,7 +92,7 @@ export function checksHook(opts: ChecksHookOptions): ChecksHook {
     Check: o.def.check.name,
   });
 
-  /** The tasks whose (re)start a check follows: its service's task, the group check's task, or every main task. */
+  /** The tasks whose (re)start a check follows: its service's task, or every main task for a group service. */
   const followed = (def: NomadCheck): TaskSpec[] =>
     def.restarts !== undefined ? alloc.tasks.filter((t) => t.name === def.restarts) : alloc.tasks.filter((t) => !t.lifecycle || t.lifecycle.sidecar);
 
@@ -209,7 +217,11 @@ export function checksHook(opts: ChecksHookOptions): ChecksHook {
       stop();
       store.purge(alloc.id);
     },
-    resume: start,
+    resume(restored) {
+      alloc = restored;
+      start();
+    },
     halt: stop,
+    onUpdateOf: (id) => observers.get(id)?.def.check.onUpdate,
   };
 }

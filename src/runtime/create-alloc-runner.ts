@@ -28,11 +28,10 @@ import { healthHook, watchesDeploymentHealth } from '../hooks/health-hook.ts';
 import { groupServicesHook } from '../hooks/group-services-hook.ts';
 import { servicesHook } from '../hooks/services-hook.ts';
 import type { ServiceRegistry } from '../services/index.ts';
-import { checksHook, hasNomadChecks, type ChecksHook } from '../hooks/checks-hook.ts';
+import { checksHook, countNomadChecks, hasNomadChecks, type ChecksHook } from '../hooks/checks-hook.ts';
 import { CheckScheduler } from '../checks/scheduler.ts';
 import { CheckStore } from '../checks/check-store.ts';
 import type { CheckQuery, RawResult } from '../checks/checker.ts';
-import { nomadChecksOf } from '../checks/nomad-checks.ts';
 import type { AllocationResults } from '../checks/result.ts';
 import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { statsHook } from '../hooks/stats-hook.ts';
@@ -198,9 +197,9 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
         scheduler: opts.checks?.scheduler ?? new CheckScheduler(clock),
         store: checkStore,
         runCheck: opts.checks?.runCheck,
-        lookupOf: (task) => {
-          const t = task === undefined ? undefined : spec.tasks.find((x) => x.name === task);
-          return t ? taskEnvOf(t).lookup : buildTaskEnv({ node, alloc: spec, allocDir, hostEnv }).lookup;
+        lookupOf: (task, alloc) => {
+          const t = task === undefined ? undefined : alloc.tasks.find((x) => x.name === task);
+          return t ? taskEnvOf(t, alloc).lookup : buildTaskEnv({ node, alloc, allocDir, hostEnv }).lookup;
         },
         watch: watchState,
         restart: (task, reason) =>
@@ -209,7 +208,6 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
             : actor.send({ type: 'RESTART', failure: true, event: taskEvent(TaskEventType.RestartSignal, clock.now(), { restartReason: reason }) }),
       })
     : undefined;
-  const checkOnUpdate = new Map(nomadChecksOf(spec, () => () => undefined).map((c) => [c.id, c.check.onUpdate]));
   // Deployment health is the runner's own job (not a disk-touching built-in), so it runs even without them.
   const health = watchesDeploymentHealth(spec)
     ? [
@@ -219,7 +217,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
           clock,
           watch: watchState,
           report: ({ status, taskEvents }) => actor.send({ type: 'DEPLOYMENT_HEALTH', status, taskEvents }),
-          checks: { count: checkOnUpdate.size, onUpdateOf: (id) => checkOnUpdate.get(id) ?? 'require_healthy', watch: (listener) => checkStore.watch(spec.id, listener) },
+          checks: { count: countNomadChecks(spec), onUpdateOf: (id) => checks?.onUpdateOf(id) ?? 'require_healthy', watch: (listener) => checkStore.watch(spec.id, listener) },
         }),
       ]
     : [];
@@ -318,8 +316,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       // client re-syncs them, while the allocation runs and is not being killed.
       const restoredSnap = actor.getSnapshot();
       if (opts.snapshot && groupServices && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) groupServices.restore(restoredSnap.context.alloc);
-      // Prerun is not repeated for a runner restored while its tasks run: its checks start again here.
-      if (opts.snapshot && actor.getSnapshot().matches('running')) checks?.resume();
+      // Likewise its checks start again, for the allocation as it was last updated.
+      if (opts.snapshot && checks && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) checks.resume(restoredSnap.context.alloc);
       // Task runners are children: their rejections reach the caller too.
       for (const t of spec.tasks) {
         const child = actor.getSnapshot().children[t.name] as TaskRunnerActor | undefined;

@@ -18,7 +18,8 @@ const check = (extra: Partial<CheckSpec> = {}): CheckSpec => ({ name: 'alive', t
 function start(update: UpdateStrategy, checks: CheckSpec[] = [check()]) {
   const clock = new SimulatedClock(0);
   const outcome: { now: CheckOutcome } = { now: 'failure' };
-  const runCheck = async (): Promise<RawResult> => (outcome.now === 'success' ? { outcome: 'success', output: 'nomad: http ok', statusCode: 200 } : { outcome: 'failure', output: 'nomad: connection refused' });
+  const runCheck = async (): Promise<RawResult> =>
+    outcome.now === 'success' ? { outcome: 'success', output: 'nomad: http ok', statusCode: 200 } : outcome.now === 'warning' ? { outcome: 'warning', output: 'slow down', statusCode: 429 } : { outcome: 'failure', output: 'nomad: connection refused' };
   const spec: AllocSpec = {
     id: 'h1', job: 'web', group: 'app', type: 'service', update,
     ports: [{ label: 'http', value: 23456, to: 0, hostIP: '127.0.0.1' }],
@@ -80,5 +81,20 @@ describe('deployment health from checks', () => {
     // Failing since 5s, but readiness: healthy 10s after it first ran.
     expect(r.runner.getState().deploymentStatus).toEqual({ healthy: true, timestamp: 15_000 });
     r.runner.stop();
+  });
+
+  it('on_update = "ignore_warnings" lets a warning through (the check found by its interpolated ID); require_healthy does not', async () => {
+    const lenient = start({ minHealthyTime: 10_000, healthyDeadline: MIN, healthCheck: 'checks' }, [check({ name: '${NOMAD_TASK_NAME}-alive', onUpdate: 'ignore_warnings' })]);
+    lenient.outcome.now = 'warning';
+    await lenient.clock.advance(16_000);
+    expect(Object.values(lenient.runner.checks())[0]).toMatchObject({ Check: 'server-alive', Status: 'warning' });
+    expect(lenient.runner.getState().deploymentStatus).toEqual({ healthy: true, timestamp: 15_000 });
+    lenient.runner.stop();
+
+    const strict = start({ minHealthyTime: 10_000, healthyDeadline: MIN, healthCheck: 'checks' }, [check({ name: '${NOMAD_TASK_NAME}-alive' })]);
+    strict.outcome.now = 'warning';
+    await strict.clock.advance(MIN + 1_000);
+    expect(strict.runner.getState().deploymentStatus?.healthy).toBe(false);
+    strict.runner.stop();
   });
 });
