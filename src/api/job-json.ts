@@ -6,6 +6,7 @@
 import { apiFieldOf, type GroupBody, type JobBody, type TaskBody } from '../jobspec/index.ts';
 import { artifactSpecOf } from '../jobspec/artifact-rules.ts';
 import { servicesJson } from './service-job-json.ts';
+import { templatesJson } from './template-job-json.ts';
 
 /** A Nomad API JSON object. */
 export type Json = Record<string, unknown>;
@@ -90,7 +91,8 @@ function taskJson(name: string, t: TaskBody): Json {
     }),
     Artifacts: t.artifact?.map(artifactJson),
     Services: servicesJson(t.service),
-    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources', 'artifact', 'service']),
+    Templates: templatesJson(t.template),
+    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources', 'artifact', 'service', 'template']),
   });
 }
 

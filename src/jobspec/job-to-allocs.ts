@@ -9,6 +9,7 @@ import type { JobBody, NetworkBody, RestartBody, TaskBody } from './jobspec-sche
 import { clientUpdateOf, mergeUpdate } from './update-strategy.ts';
 import { artifactSpecOf } from './artifact-rules.ts';
 import { servicesOf } from './service-specs.ts';
+import { templatesOf } from './template-specs.ts';
 
 const MB = 1024 * 1024;
 
@@ -63,6 +64,7 @@ function toTaskSpec(name: string, t: TaskBody, groupRestart: RestartPolicy, serv
     ...(t.user !== undefined && { user: t.user }),
     ...(t.artifact && t.artifact.length > 0 && { artifacts: t.artifact.map(artifactSpecOf) }),
     ...(services && { services }),
+    ...(t.template && t.template.length > 0 && { templates: templatesOf(t.template) }),
   };
 }
 
@@ -73,6 +75,7 @@ function mergeRestart(base: RestartPolicy, own: RestartBody | undefined): Restar
     interval: own?.interval ?? base.interval,
     delay: own?.delay ?? base.delay,
     mode: own?.mode ?? base.mode,
+    ...((own?.render_templates ?? base.renderTemplates) && { renderTemplates: true }),
   };
 }
 

@@ -24,6 +24,8 @@ export type {
   TaskLifecycle,
   TaskMount,
   TaskSpec,
+  TemplateChangeMode,
+  TemplateSpec,
   TaskState,
   TaskStatus,
   UpdateStrategy,

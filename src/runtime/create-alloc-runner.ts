@@ -36,6 +36,9 @@ import type { AllocationResults } from '../checks/result.ts';
 import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { statsHook } from '../hooks/stats-hook.ts';
 import { taskDirHook } from '../hooks/task-dir-hook.ts';
+import { templateHook } from '../hooks/template-hook.ts';
+import type { TaskClaim } from '../variables/job-access.ts';
+import type { VariableSource } from '../variables/variable-source.ts';
 import { validateHook } from '../hooks/validate-hook.ts';
 import { allocHookPlanOf, providedAllocRunnerMachine } from './alloc-bindings.ts';
 import { taskLifecycle, type LifecycleTarget } from './task-lifecycle.ts';
@@ -84,9 +87,14 @@ export interface AllocRunnerOptions {
   taskUser?: string;
   /** The client's artifact limits (Nomad's `artifact` client block: http_read_timeout, http_max_size, ...). */
   artifacts?: Partial<ArtifactConfig>;
+  /** The variables templates read (`nomadVar`), narrowed per task to what Nomad lets a task read. */
+  variables?: { forTask(claim: TaskClaim): VariableSource };
+  /** Nomad's client `template { wait }` for templates that set none (default 5s / 4m; zero turns it off). */
+  templateWait?: { min: number; max: number };
   /**
    * The catalog Nomad-native services (`provider = "nomad"`) are registered in: with one, the allocation
-   * runs the group_services and services hooks; without, its service blocks register nowhere.
+   * runs the group_services and services hooks; without, its service blocks register nowhere. Templates
+   * read it too (`nomadService`, `nomadServices`).
    */
   services?: ServiceRegistry;
   /**
@@ -166,6 +174,20 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   // Hooks are built before the actor exists; a lifecycle reaches it once it does (see task-lifecycle.ts).
   let lifecycleTarget: LifecycleTarget | undefined;
   const lifecycleOf = (task: TaskSpec): TaskLifecycle => taskLifecycle(task.name, clock, () => lifecycleTarget);
+  // Nomad's order: validate, task_dir, ..., artifacts, ..., template, ..., services, stats.
+  const templateHooksOf = (t: TaskSpec): TaskHook[] =>
+    builtins && t.templates && t.templates.length > 0
+      ? [templateHook({
+          task: t,
+          namespace: spec.namespace ?? 'default',
+          ...(spec.restart && { groupRestart: spec.restart }),
+          lifecycle: lifecycleOf(t),
+          clock,
+          ...(opts.variables && { variables: opts.variables.forTask({ namespace: spec.namespace ?? 'default', job: spec.job, group: spec.group, task: t.name }) }),
+          ...(opts.services && { services: opts.services }),
+          ...(opts.templateWait && { defaultWait: opts.templateWait }),
+        })]
+      : [];
   // Nomad's services hooks, when there is a catalog: the group's at prerun, each task's once it runs.
   const allocEnvOf = (alloc: AllocSpec) => buildTaskEnv({ node, alloc, allocDir, hostEnv }).vars;
   const groupServices = opts.services && groupServicesHook({ alloc: spec, registry: opts.services, node, allocEnv: allocEnvOf });
@@ -176,9 +198,11 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const taskHooks = new Map<string, TaskHook[]>();
   const taskHookPlans: Record<string, HookPlan> = {};
   for (const t of spec.tasks) {
-    // Only a task with artifacts gets the artifacts hook (Nomad's is Done at once without any): the others'
-    // hook plans, and so their prestart and restore timing, stay as they were.
-    const hooks = [...builtinTaskHooks.filter((h) => h.name !== 'artifacts' || (t.artifacts?.length ?? 0) > 0), ...serviceTaskHooks, ...userTaskHooks(t)];
+    // Nomad's order: validate, task_dir, artifacts, template, stats, then services. Only a task with artifacts
+    // gets the artifacts hook (Nomad's is Done at once without any): the others' hook plans, and so their
+    // prestart and restore timing, stay as they were.
+    const beforeTemplates = builtinTaskHooks.slice(0, 3).filter((h) => h.name !== 'artifacts' || (t.artifacts?.length ?? 0) > 0);
+    const hooks = [...beforeTemplates, ...templateHooksOf(t), ...builtinTaskHooks.slice(3), ...serviceTaskHooks, ...userTaskHooks(t)];
     checkHookNames(hooks, `task ${JSON.stringify(t.name)}`);
     taskHooks.set(t.name, hooks);
     taskHookPlans[t.name] = hookPlanOf(hooks);

@@ -8,12 +8,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import type { AllocSpec, RestartPolicy, TaskSpec } from '../../src/jobspec/types.ts';
+import { parseJob } from '../../src/jobspec/index.ts';
 import { TEST_NODE } from '../properties/world.ts';
 import { removeTempDirs, startArtifactServer, tempDir, type ArtifactServer } from '../artifacts/artifact-server.ts';
 
 let server: ArtifactServer;
 beforeAll(async () => {
-  server = await startArtifactServer({ '/good.txt': Buffer.from('good') });
+  server = await startArtifactServer({ '/good.txt': Buffer.from('good'), '/app.tpl': Buffer.from('name={{ env "NOMAD_TASK_NAME" }}\n') });
 });
 afterAll(() => server.close());
 afterEach(removeTempDirs);
@@ -70,5 +71,32 @@ describe('artifacts under the task runner', () => {
     expect(worker.events.filter((e) => e.type === 'Downloading Artifacts')).toHaveLength(1);
     expect(server.count('/good.txt') - before).toBe(1);
     expect(readFileSync(join(taskDir('worker'), 'local/good.txt'), 'utf8')).toBe('good');
+  });
+
+  it('fetches artifacts before templates render, so a template can be a fetched file', async () => {
+    const job = await parseJob(`job "tpl" {
+  type = "batch"
+  group "g" {
+    task "web" {
+      driver = "mock"
+      config {
+        run_for = "10ms"
+      }
+      artifact {
+        source = "${server.url('/app.tpl')}"
+      }
+      template {
+        source      = "local/app.tpl"
+        destination = "local/app.conf"
+      }
+    }
+  }
+}`, { format: 'hcl' });
+    const dataDir = tempDir();
+    const spec = job.allocs[0]!;
+    const runner = createAllocRunner(spec, { dataDir, node: TEST_NODE, hostEnv: {}, seed: 1 }).start();
+    const state = await runner.done;
+    expect(state.clientStatus).toBe('complete');
+    expect(readFileSync(join(dataDir, 'allocs', spec.id, 'web', 'local', 'app.conf'), 'utf8')).toBe('name=web\n');
   });
 });
