@@ -62,3 +62,7 @@ export type { VariableSource, VariableChange } from './variables/variable-source
 export type { Variable, VariableMetadata, VariableItems } from './variables/variable.ts';
 export { VariableError, pathProblem } from './variables/path-rules.ts';
 export { implicitPaths, taskMayRead, type TaskClaim } from './variables/job-access.ts';
+// Nomad service checks: the agent's shared scheduler and result store, and the results' shape.
+export { CheckScheduler } from './checks/scheduler.ts';
+export { CheckStore } from './checks/check-store.ts';
+export type { CheckQueryResult, AllocationResults, CheckStatus, CheckMode } from './checks/result.ts';
