@@ -15,7 +15,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InspectionEvent } from 'xstate';
+import type { Clock } from '../src/drivers/clock.ts';
+import { createInputRecorder } from '../src/inspect/input-recorder.ts';
 import { createInspectionStream } from '../src/inspect/inspection-stream.ts';
+import { encodeReplayValue, stepCompactor, type ReplayLine } from '../src/inspect/replay-format.ts';
 import { createAllocRunner } from '../src/runtime/create-alloc-runner.ts';
 import type { AllocSpec } from '../src/jobspec/types.ts';
 import { SimulatedClock } from '../src/testing/simulated-clock.ts';
@@ -26,7 +29,8 @@ import { median, printGoalRows } from './lib/stats.ts';
 // The same flags as every benchmark (`npm run bench -- --quick` passes them on).
 const { n: ALLOCS, rounds: ROUNDS } = benchArgs({ n: 200, quickN: 20, rounds: 5 });
 
-type Variant = { name: string; make: (clock: SimulatedClock) => { inspect?: (ev: InspectionEvent) => void; stats(): string } };
+type Probe = { inspect?: (ev: InspectionEvent) => void; machineClock?: (clock: Clock) => Clock; stats(): string };
+type Variant = { name: string; make: (clock: SimulatedClock) => Probe };
 
 const variants: Variant[] = [
   { name: 'no inspect', make: () => ({ stats: () => '' }) },
@@ -60,6 +64,36 @@ const variants: Variant[] = [
       };
     },
   },
+  {
+    // What `run --record` writes since issue #30: the stream as above plus the replay lines (every input into
+    // the machines and every step they took), serialised in batches the way record.ts writes them.
+    name: 'stream + replay',
+    make: (clock) => {
+      const stream = createInspectionStream({ now: () => clock.now() });
+      let bytes = 0;
+      let replayBytes = 0;
+      let replayLines = 0;
+      stream.subscribe((b) => (bytes += b.map((m) => JSON.stringify(m)).join('\n').length + 1));
+      let pending: ReplayLine[] = [];
+      const compact = stepCompactor();
+      const write = () => {
+        const batch = pending;
+        pending = [];
+        replayLines += batch.length;
+        replayBytes += batch.map((l) => JSON.stringify(compact(l), encodeReplayValue)).join('\n').length + 1;
+      };
+      const recorder = createInputRecorder((line) => {
+        if (pending.push(line) === 1) setImmediate(write);
+      });
+      stream.subscribeRaw(recorder.inspect);
+      return {
+        inspect: stream.inspect,
+        machineClock: (c) => recorder.machineClock(c),
+        stats: () =>
+          `${(bytes / ALLOCS / 1024).toFixed(1)} KiB stream + ${(replayBytes / ALLOCS / 1024).toFixed(1)} KiB and ${(replayLines / ALLOCS).toFixed(0)} replay lines per lifecycle`,
+      };
+    },
+  },
 ];
 
 function spec(i: number): AllocSpec {
@@ -78,7 +112,7 @@ async function runOnce(v: Variant, dataDir: string): Promise<{ ms: number; cpu: 
   const probe = v.make(clock);
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const runners = Array.from({ length: ALLOCS }, (_, i) => createAllocRunner(spec(i), { clock, dataDir, inspect: probe.inspect }).start());
+  const runners = Array.from({ length: ALLOCS }, (_, i) => createAllocRunner(spec(i), { clock, dataDir, inspect: probe.inspect, machineClock: probe.machineClock }).start());
   const done = Promise.all(runners.map((r) => r.done));
   let finished = false;
   void done.then(() => (finished = true));
@@ -138,6 +172,12 @@ async function measure(): Promise<void> {
     console.log(
       `\nP5: throughput with the stream + JSON is ${((baseCpu / json) * 100).toFixed(0)}% of without inspection (goal ≥ 90%); ` +
         `${((noop / json) * 100).toFixed(0)}% of a no-op inspect (XState's own cost: ${((baseCpu / noop) * 100).toFixed(0)}%)`,
+    );
+    // Issue #30: what recording the machines' inputs and steps adds to the stream a recording was before.
+    const replay = median(cpu.get('stream + replay')!);
+    console.log(
+      `replay lines: a recording with its inputs and steps costs ${(replay / json).toFixed(2)}× the CPU of the stream + JSON alone; ` +
+        `throughput ${((baseCpu / replay) * 100).toFixed(0)}% of without inspection`,
     );
     printGoalRows([
       {

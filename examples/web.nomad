@@ -1,5 +1,9 @@
 # The issue-27 web job: two Python HTTP servers on dynamic ports, registered as the Nomad-native
 # service "web" with an HTTP check; `allocrun service info web` lists where they answer.
+#
+# The issue's job reserves the admin port statically (static = 9901). allocrun runs one node, where
+# two instances cannot hold one static port: the second would be blocked, as Nomad blocks it ("reserved
+# port collision"). So the admin port is dynamic here; with count = 1, `static = 9901` reserves it.
 job "web" {
   meta {
     version = "1"
@@ -10,9 +14,7 @@ job "web" {
 
     network {
       port "http" {}
-      port "admin" {
-        static = 9901
-      }
+      port "admin" {}
     }
 
     service {

@@ -15,6 +15,8 @@ export interface RestartPolicy {
   interval: number;
   delay: number;
   mode: 'fail' | 'delay';
+  /** Nomad's `render_templates`: templates are rendered again (from current data) before each restart. */
+  renderTemplates?: boolean;
 }
 
 export type LifecycleHookName = 'prestart' | 'poststart' | 'poststop';
@@ -49,6 +51,42 @@ export interface TaskSpec {
   user?: string;
   /** The task's `service` blocks (Nomad-native provider), registered while the task runs. */
   services?: ServiceSpec[];
+  /** The task's `template` blocks, rendered into its directory before it starts and again when their data changes. */
+  templates?: TemplateSpec[];
+}
+
+/** What a template does when a re-render changes its output (Nomad's `change_mode`). */
+export type TemplateChangeMode = 'noop' | 'restart' | 'signal' | 'script';
+
+/**
+ * One `template` block (Nomad's Template), normalised with Nomad's defaults. Durations are milliseconds;
+ * paths are relative to the task dir (an absolute one is taken inside it, as Nomad joins it).
+ */
+export interface TemplateSpec {
+  /** The template text (Nomad's EmbeddedTmpl, `data`); absent when it is read from `source`. */
+  data?: string;
+  /** A template file inside the task dir (e.g. one an artifact fetched), read at each render. */
+  source?: string;
+  destination: string;
+  changeMode: TemplateChangeMode;
+  /** The signal `changeMode: 'signal'` sends, e.g. `SIGHUP`. */
+  changeSignal?: string;
+  /** What `changeMode: 'script'` runs inside the task. */
+  changeScript?: { command: string; args: string[]; timeout: number; failOnError: boolean };
+  /** A random delay up to this long before acting on a change (default 5s). */
+  splay: number;
+  /** Octal file mode of the rendered file, e.g. `0644`. */
+  perms: string;
+  uid?: number;
+  gid?: number;
+  leftDelim: string;
+  rightDelim: string;
+  /** Read the rendered `KEY=value` lines into the task's environment. */
+  env: boolean;
+  /** A missing map key fails the render (Go's missingkey=error). */
+  errMissingKey: boolean;
+  /** Quiescence before a re-render: at least `min` after the last change, at most `max` after the first (absent parts: the agent's). */
+  wait?: { min?: number; max?: number };
 }
 
 /** One instance of a task group: what an alloc runner runs. */

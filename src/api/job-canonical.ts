@@ -9,6 +9,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Json } from './job-json.ts';
 import { canonicalServices } from './service-job-json.ts';
+import { canonicalTemplates } from './template-job-json.ts';
 
 const S = 1e9;
 const MIN = 60 * S;
@@ -85,6 +86,7 @@ function canonicalGroup(group: Json, type: string, ids: { job: string; namespace
 function canonicalTask(task: Json, groupRestart: Json, ids: { job: string; group: string; namespace: string }): Json {
   const t: Json = { ...task };
   if (t['Services'] !== undefined) t['Services'] = canonicalServices(t['Services'], { ...ids, task: String(t['Name']) });
+  if (t['Templates'] !== undefined) t['Templates'] = canonicalTemplates(t['Templates']);
   fill(t, 'KillTimeout', 5 * S);
   t['LogConfig'] = merged(LOG_CONFIG, t['LogConfig']);
   t['Resources'] = merged(RESOURCES, t['Resources']);

@@ -5,6 +5,7 @@
  */
 import { apiFieldOf, type GroupBody, type JobBody, type TaskBody } from '../jobspec/index.ts';
 import { servicesJson } from './service-job-json.ts';
+import { templatesJson } from './template-job-json.ts';
 
 /** A Nomad API JSON object. */
 export type Json = Record<string, unknown>;
@@ -74,7 +75,8 @@ function taskJson(name: string, t: TaskBody): Json {
       ...ignoredFields('resources', r, ['cpu', 'cores', 'memory', 'memory_max']),
     }),
     Services: servicesJson(t.service),
-    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources', 'service']),
+    Templates: templatesJson(t.template),
+    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources', 'service', 'template']),
   });
 }
 

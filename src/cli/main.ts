@@ -19,6 +19,7 @@ const commands: readonly { name: string; summary: string; load(): Promise<Comman
   { name: 'job', summary: 'Submit, stop and inspect jobs on a running agent (job run|stop|status).', load: async () => (await import('./job.ts')).jobCommand },
   { name: 'alloc', summary: 'Inspect and control allocations on a running agent (alloc status|logs|restart|signal|stop).', load: async () => (await import('./alloc.ts')).allocCommand },
   { name: 'operator', summary: "Save a consistent copy of a running agent's store, or restore one into an empty data dir.", load: async () => (await import('./operator.ts')).operatorCommand },
+  { name: 'service', summary: "List a running agent's Nomad-native services and where they are registered (service list|info).", load: async () => (await import('./service.ts')).serviceCommand },
   { name: 'var', summary: "Read and write a running agent's Nomad Variables (var get|put|list|purge).", load: async () => (await import('./var.ts')).varCommand },
   { name: 'acl', summary: "Create, list and revoke a running agent's client tokens (acl token create|list|info|self|delete).", load: async () => (await import('./acl.ts')).aclCommand },
   { name: 'replay', summary: "Replay a recording made with 'run --record': in the visualizer, checked against today's machines (--check), or as a test (--to-test).", load: async () => (await import('./replay.ts')).replayCommand },

@@ -5,7 +5,7 @@
  * task and the client status of each allocation.
  */
 import { basename } from 'node:path';
-import { encodeReplayValue, summarizeSteps, type ReplayLine, type ReplayStepLine } from '../inspect/replay-format.ts';
+import { encodeReplayValue, expandSteps, summarizeSteps, type ReplayLine, type ReplayStepLine } from '../inspect/replay-format.ts';
 
 /** Where the generated test imports the replay from: the package's testing entry (aliased to the source inside this repo). */
 export const TESTING_IMPORT = 'allocrun/testing';
@@ -13,7 +13,7 @@ export const TESTING_IMPORT = 'allocrun/testing';
 /** The text of a vitest file re-driving `lines` (a recording's parsed lines) and expecting its recorded outcome. */
 export function incidentTest(file: string, lines: readonly unknown[]): string {
   const header = lines[0] as { startedAt?: number };
-  const replay = lines.filter((l): l is ReplayLine => /^replay-(root|input|step)$/.test((l as { kind?: string }).kind ?? ''));
+  const replay = expandSteps(lines).filter((l): l is ReplayLine => /^replay-(root|input|step)$/.test((l as { kind?: string }).kind ?? ''));
   const steps = replay.filter((l): l is ReplayStepLine => l.kind === 'replay-step');
   const inputs = replay.filter((l) => l.kind !== 'replay-step');
   const expected = summarizeSteps(steps);

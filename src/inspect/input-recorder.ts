@@ -65,13 +65,22 @@ export function actorPathOf(ref: object): ActorPath {
 
 const SETTLES = /^xstate\.(done|error)\.actor\./;
 
+/** Whether two state values name the same states (XState builds a new value object on every snapshot). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every((k) => sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
 /** A recorder whose lines go to `emit`, in the order the inputs and steps happened. */
 export function createInputRecorder(emit: (line: ReplayLine) => void): InputRecorder {
   const latching = new WeakSet<object>();
   /** The due time of the timer whose callback is running (its events are timer inputs). */
   let firingDue: number | undefined;
   /** Per machine actor, the watched context fields as last recorded (by identity: context is replaced, never mutated). */
-  const watched = new WeakMap<object, { taskState?: unknown; clientStatus?: unknown }>();
+  const watched = new WeakMap<object, { value?: unknown; status?: string; taskState?: unknown; clientStatus?: unknown }>();
 
   /** The time of an input to `ref`'s system: the latched time when its clock is ours (and latches it), else a reading. */
   const timeOf = (ref: Ref): number => {
@@ -90,13 +99,18 @@ export function createInputRecorder(emit: (line: ReplayLine) => void): InputReco
   const step = (ref: Ref, event: { type: string }, snapshot: { status: string; value?: unknown; context?: Record<string, unknown> }) => {
     const line: ReplayStepLine = { kind: 'replay-step', to: actorPathOf(ref), event: event.type, value: snapshot.value, status: snapshot.status };
     const ctx = snapshot.context;
+    let last = watched.get(ref);
+    if (!last) watched.set(ref, (last = {}));
+    let changed = last.value === undefined || last.status !== snapshot.status || !sameValue(last.value, snapshot.value);
+    last.value = snapshot.value;
+    last.status = snapshot.status;
     if (ctx) {
-      let last = watched.get(ref);
-      if (!last) watched.set(ref, (last = {}));
-      if ('taskState' in ctx && ctx.taskState !== last.taskState) line.taskState = last.taskState = ctx.taskState;
-      if ('clientStatus' in ctx && ctx.clientStatus !== last.clientStatus) line.clientStatus = last.clientStatus = ctx.clientStatus as string;
+      if ('taskState' in ctx && ctx.taskState !== last.taskState) changed = Boolean((line.taskState = last.taskState = ctx.taskState));
+      if ('clientStatus' in ctx && ctx.clientStatus !== last.clientStatus) changed = Boolean((line.clientStatus = last.clientStatus = ctx.clientStatus as string));
     }
-    emit(line);
+    // A step that changed nothing compared (a parent hearing a child's step that is no news to it) is left
+    // out on both sides, recording and replay: most of an allocation's steps are such.
+    if (changed) emit(line);
   };
 
   return {

@@ -10,7 +10,7 @@ import type { InspectionEvent } from 'xstate';
 import { createInputRecorder, type ReplayClockLike } from './input-recorder.ts';
 import { createInspectionStream, type InspectionStream, type InspectionStreamOptions } from './inspection-stream.ts';
 import { PROTOCOL_VERSION, type RecordingHeader } from './protocol.ts';
-import { encodeReplayValue, REPLAY_FORMAT_VERSION, type ReplayLine } from './replay-format.ts';
+import { encodeReplayValue, REPLAY_FORMAT_VERSION, stepCompactor, type ReplayLine } from './replay-format.ts';
 
 /** Record an existing stream (shared with `serveInspector`), or a new one built with these options. */
 export interface RecordOptions extends InspectionStreamOptions {
@@ -45,10 +45,11 @@ export function recordInspection(path: string, opts: RecordOptions = {}): Record
   // Replay lines are made as the inputs happen and serialised in batches, off the send path: what they
   // hold (events, snapshots' values and TaskStates) is never mutated afterwards.
   let pending: ReplayLine[] = [];
+  const compact = stepCompactor();
   const writeReplayLines = () => {
     const batch = pending;
     pending = [];
-    if (batch.length > 0 && failure === undefined) file.write(batch.map((l) => JSON.stringify(l, encodeReplayValue)).join('\n') + '\n');
+    if (batch.length > 0 && failure === undefined) file.write(batch.map((l) => JSON.stringify(compact(l), encodeReplayValue)).join('\n') + '\n');
   };
   const recorder = createInputRecorder((line) => {
     if (pending.push(line) === 1) setImmediate(writeReplayLines);

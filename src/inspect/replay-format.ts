@@ -59,7 +59,64 @@ export interface ReplayStepLine {
   value?: unknown;
   status: string;
   taskState?: unknown;
+  /** In files: the TaskState as what changed since the actor's last one (see `compactStep`). */
+  taskStateDelta?: TaskStateDelta;
   clientStatus?: string;
+}
+
+/** A TaskState as a change to the actor's previous one: top-level fields set or unset, events appended. */
+export interface TaskStateDelta {
+  set?: Record<string, unknown>;
+  unset?: string[];
+  append?: unknown[];
+}
+
+type TaskStateShape = Record<string, unknown> & { events?: unknown[] };
+
+/**
+ * For the writer: a step line whose TaskState only appended events and changed fields of the actor's
+ * previous one is written as that delta (a TaskState's events only grow, so whole copies would make a long
+ * run's file quadratic). Keeps the previous TaskState per actor.
+ */
+export function stepCompactor(): (line: ReplayLine) => ReplayLine {
+  const last = new Map<string, TaskStateShape>();
+  return (line) => {
+    if (line.kind !== 'replay-step' || line.taskState === undefined) return line;
+    const key = line.to.join('/');
+    const next = line.taskState as TaskStateShape;
+    const prev = last.get(key);
+    last.set(key, next);
+    const prevEvents = prev?.events ?? [];
+    const nextEvents = next.events ?? [];
+    if (!prev || nextEvents.length < prevEvents.length || prevEvents.some((e, i) => nextEvents[i] !== e)) return line;
+    const delta: TaskStateDelta = {};
+    for (const k of Object.keys(next)) if (k !== 'events' && next[k] !== prev[k]) (delta.set ??= {})[k] = next[k];
+    for (const k of Object.keys(prev)) if (k !== 'events' && !(k in next)) (delta.unset ??= []).push(k);
+    if (nextEvents.length > prevEvents.length) delta.append = nextEvents.slice(prevEvents.length);
+    const { taskState: _whole, ...rest } = line;
+    return { ...rest, taskStateDelta: delta };
+  };
+}
+
+/** For readers: `lines` with every step's TaskState whole again (undoing `stepCompactor`); other lines as they are. */
+export function expandSteps(lines: readonly unknown[]): unknown[] {
+  const last = new Map<string, TaskStateShape>();
+  return lines.map((l) => {
+    const line = l as ReplayStepLine;
+    if (line?.kind !== 'replay-step') return l;
+    const key = line.to.join('/');
+    if (line.taskState !== undefined) {
+      last.set(key, line.taskState as TaskStateShape);
+      return l;
+    }
+    if (!line.taskStateDelta) return l;
+    const { taskStateDelta: d, ...rest } = line;
+    const whole: TaskStateShape = { ...(last.get(key) ?? {}), ...(d.set ?? {}) };
+    for (const k of d.unset ?? []) delete whole[k];
+    whole.events = [...(last.get(key)?.events ?? []), ...(d.append ?? [])];
+    last.set(key, whole);
+    return { ...rest, taskState: whole };
+  });
 }
 
 /** Where a checked replay first differed from its recording (`replay --check`; shown by the page). */

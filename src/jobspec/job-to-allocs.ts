@@ -8,6 +8,7 @@ import type { AllocSpec, NetworkAsk, RestartPolicy, ServiceSpec, TaskSpec } from
 import type { JobBody, NetworkBody, RestartBody, TaskBody } from './jobspec-schema.ts';
 import { clientUpdateOf, mergeUpdate } from './update-strategy.ts';
 import { servicesOf } from './service-specs.ts';
+import { templatesOf } from './template-specs.ts';
 
 const MB = 1024 * 1024;
 
@@ -61,6 +62,7 @@ function toTaskSpec(name: string, t: TaskBody, groupRestart: RestartPolicy, serv
     ...(t.resources && { resources: resourcesOf(t.resources) }),
     ...(t.user !== undefined && { user: t.user }),
     ...(services && { services }),
+    ...(t.template && t.template.length > 0 && { templates: templatesOf(t.template) }),
   };
 }
 
@@ -71,6 +73,7 @@ function mergeRestart(base: RestartPolicy, own: RestartBody | undefined): Restar
     interval: own?.interval ?? base.interval,
     delay: own?.delay ?? base.delay,
     mode: own?.mode ?? base.mode,
+    ...((own?.render_templates ?? base.renderTemplates) && { renderTemplates: true }),
   };
 }
 

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { PathSegment } from './spec-error.ts';
 import { durationSchema, int, stringMapSchema } from './schema-primitives.ts';
 import { serviceKeysAt, serviceListSchema } from './service-schema.ts';
+import { templateKeysAt, templateListSchema } from './template-schema.ts';
 
 export { durationSchema, stringMapSchema };
 
@@ -31,7 +32,7 @@ export const IGNORED_KEYS = {
   group: ['reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
     'scaling', 'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
     'prevent_reschedule_on_lost'],
-  task: ['template', 'artifact', 'vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
+  task: ['artifact', 'vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
     'dispatch_payload', 'csi_plugin', 'scaling', 'kind', 'action', 'schedule'],
   resources: ['network', 'device', 'numa', 'disk', 'iops', 'secrets'],
   network: ['hostname', 'dns', 'cni', 'mbits'],
@@ -87,6 +88,8 @@ const taskSchema = z.strictObject({
   /** The account the task runs as; whether the agent can switch to it is the driver's check (rules.ts). */
   user: z.string().min(1, 'must not be empty (leave "user" out to run as the agent\'s user)').optional(),
   service: serviceListSchema.optional(),
+  /** Normalised to a list (normalize.ts): a task may have many template blocks. */
+  template: templateListSchema.optional(),
   ...ignored(IGNORED_KEYS.task),
 });
 
@@ -197,6 +200,7 @@ export function jobKeysAt(path: readonly PathSegment[]): readonly string[] {
     else if (level === 'group' && seg === 'network') [level, i] = ['network', i + 1];
     else if (level === 'network' && seg === 'port') [level, i] = ['port', i + 2];
     else if ((level === 'group' || level === 'task') && seg === 'service') return serviceKeysAt(path.slice(i + 1)) ?? [];
+    else if (level === 'task' && seg === 'template') return templateKeysAt(path.slice(i + 1));
     else if (level === 'task' && (seg === 'logs' || seg === 'resources' || seg === 'lifecycle')) [level, i] = [seg, i + 1];
     else return [];
   }

@@ -54,6 +54,15 @@ const SERVICE: Table = {
   Cluster: ['cluster'], Identity: ['identity'], Kind: ['kind'], Namespace: null,
 };
 
+/** Nomad's Template; durations in nanoseconds. */
+const TEMPLATE: Table = {
+  SourcePath: ['source'], DestPath: ['destination'], EmbeddedTmpl: ['data'], ChangeMode: ['change_mode'],
+  ChangeSignal: ['change_signal'], ChangeScript: ['change_script', { Command: ['command'], Args: ['args'], Timeout: ['timeout', 'ns'], FailOnError: ['fail_on_error'] }],
+  Splay: ['splay', 'ns'], Perms: ['perms'], Uid: ['uid'], Gid: ['gid'], LeftDelim: ['left_delimiter'], RightDelim: ['right_delimiter'],
+  Envvars: ['env'], ErrMissingKey: ['error_on_missing_key'], Wait: ['wait', { Min: ['min', 'ns'], Max: ['max', 'ns'] }],
+  VaultGrace: ['vault_grace', 'ns'], Once: null,
+};
+
 const TASK: Table = {
   Driver: ['driver'], Config: ['config'], Env: ['env'], Meta: ['meta'], Leader: ['leader'],
   Lifecycle: ['lifecycle', { Hook: ['hook'], Sidecar: ['sidecar'] }],
@@ -64,7 +73,7 @@ const TASK: Table = {
     CPU: ['cpu'], Cores: ['cores'], MemoryMB: ['memory'], MemoryMaxMB: ['memory_max'], DiskMB: ['disk'], IOPS: ['iops'],
     Networks: ['network'], Devices: ['device'], NUMA: ['numa'], SecretsMB: ['secrets'],
   }],
-  User: ['user'], Services: ['service', SERVICE], Templates: ['template'], Artifacts: ['artifact'], Vault: ['vault'],
+  User: ['user'], Services: ['service', SERVICE], Templates: ['template', TEMPLATE], Artifacts: ['artifact'], Vault: ['vault'],
   Consul: ['consul'], Constraints: ['constraint'], Affinities: ['affinity'], VolumeMounts: ['volume_mount'],
   Identity: ['identity'], Identities: ['identity'], DispatchPayload: ['dispatch_payload'], CSIPluginConfig: ['csi_plugin'],
   ScalingPolicies: ['scaling'], Kind: ['kind'], Actions: ['action'], Schedule: ['schedule'],

@@ -104,6 +104,8 @@ function normalizeBody(body: Record<string, unknown>, path: PathSegment[], level
       out.push([key, value]);
     } else if ((level === 'group' || level === 'task') && key === 'service') {
       out.push([key, normalizeRepeated(value, at, 'service', report)]);
+    } else if (level === 'task' && key === 'template') {
+      out.push([key, normalizeRepeated(value, at, 'template', report)]);
     } else if (child && key === child.key) {
       out.push([key, normalizeLabelled(value, at, child.level, report)]);
     } else if (level === 'task' && key === 'config') {
@@ -119,10 +121,10 @@ function normalizeBody(body: Record<string, unknown>, path: PathSegment[], level
 }
 
 /**
- * Blocks that may repeat (`service`, a service's `check`): always a list of bodies, whether written as
+ * Blocks that may repeat (`service`, a service's `check`, `template`): always a list of bodies, whether written as
  * repeated HCL blocks, a JSON/YAML list, or one JSON/YAML object. A service's checks are lists in turn.
  */
-function normalizeRepeated(value: unknown, path: PathSegment[], kind: 'service' | 'check', report: Report): unknown {
+function normalizeRepeated(value: unknown, path: PathSegment[], kind: 'service' | 'check' | 'template', report: Report): unknown {
   const items = isPlainObject(value) ? [value] : value;
   if (!Array.isArray(items)) return value; // the schema says what it expected
   return items.map((item, i) => {

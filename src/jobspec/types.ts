@@ -22,6 +22,8 @@ export type {
   TaskLifecycle,
   TaskMount,
   TaskSpec,
+  TemplateChangeMode,
+  TemplateSpec,
   TaskState,
   TaskStatus,
   UpdateStrategy,

@@ -4,6 +4,8 @@
  */
 import { constants as osConstants } from 'node:os';
 import { z } from 'zod';
+import { templateProblems } from '../template/validate-template.ts';
+import { escapesTaskDir, TEMPLATE_CHANGE_MODES } from './template-schema.ts';
 import type { AllocSpec } from './types.ts';
 import { HEALTH_CHECKS, JOB_TYPES, LIFECYCLE_HOOKS, RESTART_MODES } from './jobspec-schema.ts';
 import { envKeyProblem } from './env-names.ts';
@@ -38,6 +40,7 @@ const restartPolicy = z.strictObject({
   interval: ms,
   delay: ms,
   mode: z.enum(RESTART_MODES),
+  renderTemplates: z.boolean().optional(),
 });
 
 const taskSpec = z.strictObject({
@@ -56,6 +59,7 @@ const taskSpec = z.strictObject({
   resources: z.record(z.string(), z.unknown()).optional(),
   user: z.string().min(1, 'must not be empty (leave it out to run as the agent\'s user)').optional(),
   services: z.array(z.lazy(() => serviceSpec)).optional(),
+  templates: z.array(z.lazy(() => templateSpec)).optional(),
 });
 
 const updateStrategy = z
@@ -124,6 +128,35 @@ const allocSpec = z.strictObject({
   ports: z.array(allocatedPort).optional(),
   services: z.array(serviceSpec).optional(),
 });
+
+/** A TemplateSpec built in code: the file checks' rules, in the spec's names. */
+const templateSpec = z
+  .strictObject({
+    data: z.string().optional(),
+    source: z.string().min(1, 'must not be empty').optional(),
+    destination: z.string().min(1, 'must not be empty'),
+    changeMode: z.enum(TEMPLATE_CHANGE_MODES),
+    changeSignal: z.string().refine((s) => SIGNALS.has(s), { message: 'must be a signal name such as "SIGHUP"' }).optional(),
+    changeScript: z.strictObject({ command: z.string().min(1, 'must not be empty'), args: z.array(z.string()), timeout: ms, failOnError: z.boolean() }).optional(),
+    splay: ms,
+    perms: z.string().regex(/^0?[0-7]{3,4}$/, 'must be octal permissions such as "0644"'),
+    uid: count(0).optional(),
+    gid: count(0).optional(),
+    leftDelim: z.string().min(1, 'must not be empty'),
+    rightDelim: z.string().min(1, 'must not be empty'),
+    env: z.boolean(),
+    errMissingKey: z.boolean(),
+    wait: z.strictObject({ min: ms.optional(), max: ms.optional() }).optional(),
+  })
+  .superRefine((t, ctx) => {
+    const at = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message, input: undefined });
+    if (!t.data && !t.source) at('data', 'a template needs data (the text) or source (a file in the task directory)');
+    if (escapesTaskDir(t.destination)) at('destination', `${JSON.stringify(t.destination)} escapes the task directory`);
+    if (t.source !== undefined && escapesTaskDir(t.source)) at('source', `${JSON.stringify(t.source)} escapes the task directory`);
+    if (t.changeMode === 'signal' && !t.changeSignal) at('changeSignal', 'changeMode "signal" needs changeSignal');
+    if (t.changeMode === 'script' && !t.changeScript) at('changeScript', 'changeMode "script" needs changeScript');
+    if (t.data) for (const p of templateProblems(t.data, { name: t.destination, leftDelim: t.leftDelim, rightDelim: t.rightDelim })) at('data', p);
+  });
 
 /** The keys allowed in the object at `path`, for "did you mean" suggestions. */
 function keysAt(path: readonly PathSegment[]): readonly string[] {

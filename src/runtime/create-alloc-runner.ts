@@ -34,6 +34,9 @@ import type { AllocationResults } from '../checks/result.ts';
 import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { statsHook } from '../hooks/stats-hook.ts';
 import { taskDirHook } from '../hooks/task-dir-hook.ts';
+import { templateHook } from '../hooks/template-hook.ts';
+import type { TaskClaim } from '../variables/job-access.ts';
+import type { VariableSource } from '../variables/variable-source.ts';
 import { validateHook } from '../hooks/validate-hook.ts';
 import { allocHookPlanOf, providedAllocRunnerMachine } from './alloc-bindings.ts';
 import { taskLifecycle, type LifecycleTarget } from './task-lifecycle.ts';
@@ -80,9 +83,14 @@ export interface AllocRunnerOptions {
    * root process, else such tasks fail to start. Ignored when `drivers` replaces raw_exec.
    */
   taskUser?: string;
+  /** The variables templates read (`nomadVar`), narrowed per task to what Nomad lets a task read. */
+  variables?: { forTask(claim: TaskClaim): VariableSource };
+  /** Nomad's client `template { wait }` for templates that set none (default 5s / 4m; zero turns it off). */
+  templateWait?: { min: number; max: number };
   /**
    * The catalog Nomad-native services (`provider = "nomad"`) are registered in: with one, the allocation
-   * runs the group_services and services hooks; without, its service blocks register nowhere.
+   * runs the group_services and services hooks; without, its service blocks register nowhere. Templates
+   * read it too (`nomadService`, `nomadServices`).
    */
   services?: ServiceRegistry;
   /**
@@ -162,6 +170,20 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   // Hooks are built before the actor exists; a lifecycle reaches it once it does (see task-lifecycle.ts).
   let lifecycleTarget: LifecycleTarget | undefined;
   const lifecycleOf = (task: TaskSpec): TaskLifecycle => taskLifecycle(task.name, clock, () => lifecycleTarget);
+  // Nomad's order: validate, task_dir, ..., artifacts, ..., template, ..., services, stats.
+  const templateHooksOf = (t: TaskSpec): TaskHook[] =>
+    builtins && t.templates && t.templates.length > 0
+      ? [templateHook({
+          task: t,
+          namespace: spec.namespace ?? 'default',
+          ...(spec.restart && { groupRestart: spec.restart }),
+          lifecycle: lifecycleOf(t),
+          clock,
+          ...(opts.variables && { variables: opts.variables.forTask({ namespace: spec.namespace ?? 'default', job: spec.job, group: spec.group, task: t.name }) }),
+          ...(opts.services && { services: opts.services }),
+          ...(opts.templateWait && { defaultWait: opts.templateWait }),
+        })]
+      : [];
   // Nomad's services hooks, when there is a catalog: the group's at prerun, each task's once it runs.
   const allocEnvOf = (alloc: AllocSpec) => buildTaskEnv({ node, alloc, allocDir, hostEnv }).vars;
   const groupServices = opts.services && groupServicesHook({ alloc: spec, registry: opts.services, node, allocEnv: allocEnvOf });
@@ -172,7 +194,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const taskHooks = new Map<string, TaskHook[]>();
   const taskHookPlans: Record<string, HookPlan> = {};
   for (const t of spec.tasks) {
-    const hooks = [...builtinTaskHooks, ...serviceTaskHooks, ...userTaskHooks(t)];
+    const hooks = [...builtinTaskHooks.slice(0, 2), ...templateHooksOf(t), ...builtinTaskHooks.slice(2), ...serviceTaskHooks, ...userTaskHooks(t)];
     checkHookNames(hooks, `task ${JSON.stringify(t.name)}`);
     taskHooks.set(t.name, hooks);
     taskHookPlans[t.name] = hookPlanOf(hooks);

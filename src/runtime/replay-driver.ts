@@ -10,7 +10,7 @@ import { allocRunnerMachine } from '../../machines/alloc-runner.ts';
 import { taskRunnerMachine } from '../../machines/task-runner.ts';
 import { actorPathOf, createInputRecorder, isMachineRef } from '../inspect/input-recorder.ts';
 import {
-  encodeReplayValue, formatStateValue, reviveDeep, summarizeSteps, type DivergenceLine, type ReplayInputLine, type ReplayLine,
+  encodeReplayValue, expandSteps, formatStateValue, reviveDeep, summarizeSteps, type DivergenceLine, type ReplayInputLine, type ReplayLine,
   type ReplayRootLine, type ReplayStepLine, type ReplaySummary,
 } from '../inspect/replay-format.ts';
 
@@ -160,7 +160,7 @@ function describeStep(s: ReplayStepLine): string {
  * machines, or `opts.machines`, and compares every step with the recording's, when it has steps.
  */
 export async function replayRecording(lines: readonly unknown[], opts: ReplayOptions = {}): Promise<ReplayResult> {
-  const replayLines = lines.filter((l): l is ReplayLine => {
+  const replayLines = expandSteps(lines).filter((l): l is ReplayLine => {
     const kind = (l as { kind?: unknown } | null)?.kind;
     return kind === 'replay-root' || kind === 'replay-input' || kind === 'replay-step';
   });

@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import { checkRecording, divergenceReport } from '../../src/cli/replay-check.ts';
+import { recordInspection } from '../../src/inspect/record.ts';
+import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
+import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { replayRecording } from '../../src/runtime/replay-driver.ts';
 import type { ReplayInputLine } from '../../src/inspect/replay-format.ts';
 import { linesOf, oneRestartFewer, recordFailingRun, recordUpdatedAndKilledRun } from './replay-runs.ts';
@@ -97,5 +100,31 @@ describe('replay --check on recordings of real runs', () => {
     const result = await replayRecording([...failing.slice(0, i), ...failing.slice(i + 1)]);
     expect(result.divergence?.message).toMatch(/not waiting on it/);
     expect(result.divergence?.actor).toBe('fail1/main');
+  });
+});
+
+describe('replay --check from a checkpoint', () => {
+  it('rebuilds a runner resumed from a snapshot (its running task reattached) and finds its run identical', async () => {
+    const where = await mkdtemp(join(dir, 'resumed-'));
+    const spec = { id: 'res1', job: 'j', group: 'g', type: 'batch' as const, tasks: [{ name: 'web', driver: 'mock', config: { run_for: '10s', exit_code: 1 } }] };
+    const clock = new SimulatedClock(5_000);
+    const opts = { clock, builtinHooks: false, hostEnv: {}, seed: 3, dataDir: where };
+    const first = createAllocRunner(spec, opts).start();
+    await clock.advanceUntil(() => first.getState().taskStates.web?.state === 'running');
+    const snapshot = first.persist();
+    first.send({ type: 'SHUTDOWN' });
+    first.stop();
+    const file = join(where, 'resumed.jsonl');
+    const rec = recordInspection(file, { now: () => clock.now() });
+    const resumed = createAllocRunner(spec, { ...opts, snapshot, inspect: rec.inspect, machineClock: rec.machineClock }).start();
+    await clock.advanceUntil(() => resumed.getState().clientStatus === 'failed');
+    resumed.stop();
+    await rec.close();
+    const lines = await linesOf(file);
+    expect(lines.find((l) => (l as { kind?: string }).kind === 'replay-root')).toMatchObject({ id: 'res1', snapshot: expect.any(Object) });
+    const result = await replayRecording(lines);
+    expect(result.divergence).toBeUndefined();
+    expect(result.summary.clientStatuses.res1).toBe('failed');
+    expect((result.summary.taskStates['res1/web'] as { restarts: number }).restarts).toBeGreaterThan(0);
   });
 });

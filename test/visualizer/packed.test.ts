@@ -4,7 +4,7 @@
  * a real Chromium loads and fills. Catches a page left out of the tarball or looked for in the wrong place.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -87,4 +87,29 @@ console.log('url ' + inspector.url);
       child.kill('SIGTERM');
     }
   }, 120_000);
+
+  it("runs a test written by `allocrun replay --to-test` with the installed package's `allocrun/testing`", async () => {
+    // A run recorded by the app through the installed package (mock driver, simulated clock).
+    await writeFile(
+      join(app, 'record.js'),
+      `import { createAllocRunner, recordInspection } from 'allocrun';
+import { SimulatedClock } from 'allocrun/testing';
+const clock = new SimulatedClock(0);
+const rec = recordInspection(process.argv[2], { now: () => clock.now() });
+const spec = { id: 'inc-1', job: 'inc', group: 'g', type: 'batch', tasks: [{ name: 'main', driver: 'mock', config: { run_for: '1s', exit_code: 1 } }] };
+const runner = createAllocRunner(spec, { clock, builtinHooks: false, dataDir: process.argv[3], inspect: rec.inspect, machineClock: rec.machineClock }).start();
+await clock.advanceUntil(() => runner.getState().clientStatus === 'failed');
+runner.stop();
+await rec.close();
+`,
+    );
+    const recording = join(dir, 'incident.jsonl');
+    await run(process.execPath, ['record.js', recording, join(dir, 'incident-data')], { cwd: app });
+    const generated = await run(process.execPath, [join(app, 'node_modules/allocrun/bin/allocrun.js'), 'replay', '--to-test', recording], { cwd: app, maxBuffer: 16 * 1024 * 1024 });
+    await writeFile(join(app, 'incident.test.ts'), generated.stdout);
+    const { version } = JSON.parse(await readFile(join(ROOT, 'node_modules/vitest/package.json'), 'utf8')) as { version: string };
+    await run(npm, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--silent', `vitest@${version}`], { cwd: app, maxBuffer: 16 * 1024 * 1024 });
+    const res = await run(process.execPath, [join(app, 'node_modules/vitest/vitest.mjs'), 'run', 'incident.test.ts'], { cwd: app, env: { ...process.env, NO_COLOR: '1' } });
+    expect(res.stdout).toMatch(/1 passed/);
+  }, 300_000);
 });
