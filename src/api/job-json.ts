@@ -25,7 +25,7 @@ function pascalDeep(value: unknown): unknown {
 }
 
 /** Copies the keys of `body` that `modelled` does not cover, under their API names. */
-function ignoredFields(level: 'job' | 'group' | 'task' | 'resources', body: Record<string, unknown>, modelled: readonly string[]): Json {
+function ignoredFields(level: 'job' | 'group' | 'task' | 'resources' | 'network', body: Record<string, unknown>, modelled: readonly string[]): Json {
   const out: Json = {};
   for (const [key, value] of Object.entries(body)) {
     if (modelled.includes(key) || value === undefined) continue;
@@ -92,7 +92,8 @@ function networksJson(n: GroupBody['network']): Json[] | undefined {
     Mode: n.mode,
     ReservedPorts: entries.filter(([, p]) => p.static !== undefined).map(([l, p]) => port(l, p)),
     DynamicPorts: entries.filter(([, p]) => p.static === undefined).map(([l, p]) => port(l, p)),
-    ...ignoredFields('group', n, ['mode', 'port']),
+    // Under the network block's own API names (`mbits` is MBits, `dns` DNS), as Nomad's NetworkResource has them.
+    ...ignoredFields('network', n, ['mode', 'port']),
   })];
 }
 

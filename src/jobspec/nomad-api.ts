@@ -252,7 +252,7 @@ function isEmpty(value: unknown): boolean {
   return false;
 }
 
-const LEVELS = { job: JOB, group: GROUP, task: TASK, resources: TASK['Resources']![1] as Table, restart: RESTART } as const;
+const LEVELS = { job: JOB, group: GROUP, task: TASK, resources: TASK['Resources']![1] as Table, restart: RESTART, network: NETWORK } as const;
 
 /** The API field a jobspec key is written as at a level (`update` → `Update`): the translation read backwards. */
 export function apiFieldOf(level: keyof typeof LEVELS, key: string): string | undefined {
