@@ -8,7 +8,7 @@
  * With `--baseline DIR` the loaded run also goes against the agent of another checkout (DIR/bin/allocrun.js,
  * e.g. a worktree of the commit before a change), in the same run.
  *
- *   npx tsx bench/blocking-watchers.ts [jobs=200] [concurrency=1] [--watchers 50] [--streams 10] [--no-gzip] [--quick] [--baseline DIR]
+ *   npx tsx bench/blocking-watchers.ts [jobs=200] [concurrency=1] [--watchers 50] [--streams 10] [--no-gzip] [--all-lists] [--quick] [--baseline DIR]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
@@ -31,6 +31,7 @@ const WATCHERS = option('--watchers', 50);
 const STREAMS = option('--streams', 10);
 // Watchers ask for gzip as Go's HTTP client (so Nomad's own) does, unless `--no-gzip`; bytes are counted on the wire.
 const GZIP = !argv.includes('--no-gzip');
+const ALL_LISTS = argv.includes('--all-lists');
 const baselineAt = argv.indexOf('--baseline');
 const BASELINE = baselineAt >= 0 ? argv[baselineAt + 1] : undefined;
 const BIN = fileURLToPath(new URL('../bin/allocrun.js', import.meta.url));
@@ -84,7 +85,8 @@ async function measure(bin: string, watchers: number, streams: number): Promise<
     if (counting) bytes += n;
   };
   const ids = Array.from({ length: JOBS }, (_, i) => `bench-${i}`);
-  const kinds = ['/v1/jobs', '/v1/allocations', 'job'];
+  // `--all-lists` adds watchers of the evaluations and deployments lists (each a list cache of its own scope).
+  const kinds = ['/v1/jobs', '/v1/allocations', 'job', ...(ALL_LISTS ? ['/v1/evaluations', '/v1/deployments'] : [])];
   const stops: (() => void)[] = [];
   let listBytes = 0;
   const counted = (n: number) => {

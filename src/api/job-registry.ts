@@ -24,6 +24,9 @@ import type { StateIndex } from './state-index.ts';
 import type { AgentStore, WriteTx } from '../state/agent-store.ts';
 import { readAllocs, readEvals, readJobs } from './registry-records.ts';
 import { PortAllocator, probeHost, portsHeld, staticPortsToProbe, type HostBusy } from './port-allocator.ts';
+import { askOf, fitResources, hostCapacity, resourcesUsed, type Capacity } from './node-capacity.ts';
+import { failedAfterAttempts, failureSummary, planAttempts, settleEvaluations } from './blocked-evals.ts';
+import { StoreCommitError } from '../state/agent-store.ts';
 
 /** One registered version of a job. */
 export interface JobVersion {
@@ -64,15 +67,22 @@ export interface EvalRecord {
   Namespace: string;
   Priority: number;
   Type: string;
-  TriggeredBy: 'job-register' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs';
+  TriggeredBy: 'job-register' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts';
   JobID: string;
   JobModifyIndex: number;
-  /** `blocked` when a group could not be placed (its reason in StatusDescription and FailedTGAllocs). */
-  Status: 'complete' | 'blocked';
+  /**
+   * `complete` once planned and written (with FailedTGAllocs when groups could not be placed); `blocked` for
+   * the evaluation made to place them when capacity frees; `canceled` for a blocked one superseded; `failed`
+   * for one whose plan could not be written after Nomad's number of attempts (blocked-evals.ts).
+   */
+  Status: 'complete' | 'blocked' | 'canceled' | 'failed';
   StatusDescription: string;
   /** Nomad's AllocMetric per group that could not be placed. */
   FailedTGAllocs?: Record<string, Json>;
   QueuedAllocations?: Record<string, number>;
+  /** The blocked evaluation this one made, and (on that one) the evaluation that made it. */
+  BlockedEval?: string;
+  PreviousEval?: string;
   CreateIndex: number;
   ModifyIndex: number;
   CreateTime: number;
@@ -160,10 +170,29 @@ export class JobRegistry {
   /** Index of the newest change to the jobs table and to the allocations table. */
   jobsIndex = 0;
   allocsIndex = 0;
+  /**
+   * Index of the newest change to any job's summary or status (Nomad's `job_summary` table): with `jobsIndex`,
+   * the scope of the jobs list, whose stubs carry both. An allocation update that changes neither (a task
+   * event, a health verdict) does not move it.
+   */
+  summaryIndex = 0;
+  /** Index of the newest change to the evaluations table. */
+  evalsIndex = 0;
+  private readonly summaryAt = new Map<string, number>();
   /** The node every allocation runs on: this agent (node.ts; set before `load`). */
   node: NodeIdentity = { id: '', name: '' };
   /** The node's host ports: what placements of groups with a network block are given. */
   ports = new PortAllocator();
+  /** The node's CPU, cores and memory: what the tasks' resource asks are fitted into. */
+  capacity: Capacity = hostCapacity();
+  /** Each job's open blocked evaluation: processed again when capacity frees. */
+  private readonly blocked = new Map<string, string>();
+  /** Set once the agent is shutting down: its tasks ending then free nothing to schedule into. */
+  private closed = false;
+  /** Set once `heal` has written: blocked evaluations wait for it, so they never plan beside the start's reconcile. */
+  private healed = false;
+  /** Writes planned and being committed, not yet applied. */
+  private readonly inflight = new Set<Change>();
   /** Where the registry reports what it could not do without failing a request (a runner that would not start). */
   log: (line: string) => void = (line) => process.stderr.write(`allocrun agent: ${line}\n`);
 
@@ -174,6 +203,11 @@ export class JobRegistry {
     private readonly store: AgentStore,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** Stops background scheduling (blocked evaluations processed again): the agent is shutting down. */
+  close(): void {
+    this.closed = true;
+  }
 
   /** Every allocation this registry starts, as it starts. */
   get placed$(): Observable<{ spec: AllocSpec; runner: AllocRunner }> {
@@ -263,7 +297,11 @@ export class JobRegistry {
    */
   load(): void {
     for (const { key, value } of readJobs(this.store)) this.jobs.set(key, value);
-    for (const { key, value } of readEvals(this.store)) this.evals.set(key, value);
+    for (const { key, value } of readEvals(this.store)) {
+      this.evals.set(key, value);
+      const open = this.evals.get(this.blocked.get(value.JobID) ?? '');
+      if (value.Status === 'blocked' && (!open || open.CreateIndex < value.CreateIndex)) this.blocked.set(value.JobID, key);
+    }
     for (const { key, value } of readAllocs(this.store)) {
       this.setAlloc(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: { clientStatus: 'pending', taskStates: {} } });
     }
@@ -272,6 +310,7 @@ export class JobRegistry {
       if ((value as { table?: unknown } | null)?.table === 'runners' && typeof of === 'string') this.quarantined.set(of, `quarantine/${key}`);
     }
     this.jobsIndex = Math.max(0, ...[...this.jobs.values()].map((j) => j.modifyIndex));
+    this.evalsIndex = Math.max(0, ...[...this.evals.values()].map((e) => e.ModifyIndex));
     this.allocsIndex = Math.max(0, ...[...this.allocs.values()].map((a) => a.allocModifyIndex));
   }
 
@@ -324,6 +363,9 @@ export class JobRegistry {
       if (change.allocs.size === before) change.evals.splice(change.evals.findIndex((e) => e.ID === evalId), 1);
     }
     if (!change.empty) await this.write(change);
+    // Capacity may differ from the last run's: blocked evaluations try again.
+    this.healed = true;
+    this.unblock();
     // The write told the live runners it stopped; the rest are looked at here.
     const told = new Set(change.kills.filter((id) => this.allocs.get(id)?.runner));
     for (const a of this.allocs.values()) {
@@ -493,6 +535,22 @@ export class JobRegistry {
     };
   }
 
+  /** The index of the newest change to the job's summary or status (0: none since the agent started). */
+  summaryIndexOf(id: string): number {
+    return this.summaryAt.get(id) ?? 0;
+  }
+
+  private summaryMoved(id: string, index: number): void {
+    if (this.jobs.has(id)) this.summaryAt.set(id, index);
+    else this.summaryAt.delete(id);
+    this.summaryIndex = index;
+  }
+
+  /** What a job's list stub shows of its allocations: its summary's counts and its status. */
+  private summarySignature(entry: JobEntry): string {
+    return `${this.jobStatus(entry)}|${JSON.stringify(this.summaryJson(entry)['Summary'])}`;
+  }
+
   /** Nomad's JobSummary: allocation counts per group by client status. */
   summaryJson(entry: JobEntry): Json {
     const summary: Record<string, GroupSummary> = {};
@@ -508,7 +566,7 @@ export class JobRegistry {
       else if (status === 'complete') g.Complete++;
       else g.Failed++;
     }
-    return { JobID: entry.id, Namespace: entry.namespace, Summary: summary, Children: { Pending: 0, Running: 0, Dead: 0 }, CreateIndex: entry.createIndex, ModifyIndex: entry.modifyIndex };
+    return { JobID: entry.id, Namespace: entry.namespace, Summary: summary, Children: { Pending: 0, Running: 0, Dead: 0 }, CreateIndex: entry.createIndex, ModifyIndex: Math.max(entry.modifyIndex, this.summaryIndexOf(entry.id)) };
   }
 
   /** `pending` before any allocation runs, `running` while one is live, `dead` once all are done or the job is stopped. */
@@ -544,14 +602,59 @@ export class JobRegistry {
     return this.evals.get(id) ?? [...this.evals.values()].find((e) => e.ID.startsWith(id));
   }
 
-  /** Evaluates again every job whose newest evaluation is blocked (Nomad's blocked evaluations, unblocked when capacity frees). */
+  /**
+   * Processes every open blocked evaluation again, each in its job's queue (Nomad unblocks them when capacity
+   * frees): it completes once its allocations are placed, else stays blocked with the new failures.
+   */
   private unblock(): void {
-    const newest = new Map<string, EvalRecord>();
-    for (const e of this.listEvals()) newest.set(e.JobID, e);
-    for (const e of newest.values()) {
-      if (e.Status !== 'blocked' || !this.jobs.get(e.JobID) || this.jobs.get(e.JobID)!.stop) continue;
-      this.serialize(e.JobID, () => this.evaluateJob(e.JobID, false, 'queued-allocs')).catch((err: unknown) => this.log(`job ${JSON.stringify(e.JobID)} could not be evaluated again: ${err instanceof Error ? err.message : String(err)}`));
+    if (this.closed || !this.healed) return;
+    for (const [jobId, evalId] of [...this.blocked]) {
+      this.serialize(jobId, () => this.evaluateBlocked(evalId)).catch((err: unknown) => this.log(`blocked evaluation ${evalId} of job ${JSON.stringify(jobId)} could not be processed again: ${err instanceof Error ? err.message : String(err)}`));
     }
+  }
+
+  /**
+   * One open blocked evaluation processed again (see `unblock`); nothing when it was settled meanwhile. Its
+   * plan is tried as often as Nomad's scheduler submits one; a store that refuses every try fails it.
+   */
+  private async evaluateBlocked(evalId: string, attempt = 1): Promise<void> {
+    const e = this.evals.get(evalId);
+    const job = e && this.jobs.get(e.JobID);
+    if (this.closed || !e || e.Status !== 'blocked' || !job || this.blocked.get(e.JobID) !== evalId) return;
+    const hostBusy = await this.probe(job.versions.at(-1)!.allocs);
+    const change = new Change(this.index.next());
+    change.hostBusy = hostBusy;
+    change.evals.push({ ...e, ModifyIndex: change.index, ModifyTime: this.now() * 1e6 });
+    change.evalId = e.ID;
+    if (job.stop) {
+      for (const a of this.allocsOfJob(job.id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
+    } else {
+      this.reconcile(change, job);
+    }
+    try {
+      await this.write(change);
+    } catch (err) {
+      if (!(err instanceof StoreCommitError)) throw err;
+      const limit = planAttempts(e.Type);
+      if (attempt < limit) return this.evaluateBlocked(evalId, attempt + 1);
+      await this.failEvaluation(e, limit, err);
+    }
+  }
+
+  /** Records `e` failed after `limit` plans that could not be written, with a blocked evaluation to try again. */
+  private async failEvaluation(e: EvalRecord, limit: number, cause: Error): Promise<void> {
+    const index = this.index.next();
+    const evals = failedAfterAttempts(e, limit, index, this.now() * 1e6);
+    await this.store.commit((tx) => {
+      for (const r of evals) tx.put('evals', r.ID, r);
+      tx.index(index);
+    });
+    for (const r of evals) this.evals.set(r.ID, r);
+    this.blocked.set(e.JobID, evals[1].ID);
+    this.evalsIndex = index;
+    this.log(`evaluation ${e.ID} of job ${JSON.stringify(e.JobID)} failed: its plan could not be written ${limit} times (${cause.message}); blocked evaluation ${evals[1].ID} will try again when capacity frees`);
+    this.events.publish({ Index: index, Events: evals.map((r) => evalEvent(r, index)) });
+    this.index.changed(index);
   }
 
   /** The static ports `specs` ask for that the host will not let this agent bind (those its allocations hold aside). */
@@ -617,9 +720,13 @@ export class JobRegistry {
 
   /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given. */
   private place(change: Change, entry: JobEntry, template: AllocSpec, i: number, previous?: AllocEntry): void {
-    const ports = template.network && this.ports.assign(template.network, portsHeld([...this.allocs.values(), ...change.allocs.values()]), change.hostBusy);
-    if (ports && !ports.ok) {
-      change.failed.push({ evalId: change.evalId, group: template.group, dimension: ports.dimension, reason: ports.reason, ...(previous && { previous: previous.id }) });
+    // What the node holds: the live allocations, then what writes being committed place or stop, then this plan's.
+    const holders = [...this.allocs.values(), ...[...this.inflight].flatMap((c) => [...c.allocs.values()]), ...change.allocs.values()];
+    const ports = template.network && this.ports.assign(template.network, portsHeld(holders), change.hostBusy);
+    // Ports first, then CPU, cores and memory, in the order Nomad's bin packing checks them.
+    const fit = ports && !ports.ok ? ports : fitResources(askOf(template), resourcesUsed(holders), this.capacity);
+    if (!fit.ok) {
+      change.failed.push({ evalId: change.evalId, group: template.group, dimension: fit.dimension, reason: fit.reason, ...(previous && { previous: previous.id }) });
       return;
     }
     const id = randomUUID();
@@ -627,7 +734,7 @@ export class JobRegistry {
     const index = change.index;
     const version = (change.jobs.get(entry.id) ?? entry).versions.at(-1)!.version;
     const a: AllocEntry = {
-      id, spec: { ...template, id, modifyIndex: index, ...(ports && { ports: ports.ports }) }, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: version,
+      id, spec: { ...template, id, modifyIndex: index, ...(ports?.ok && { ports: ports.ports }) }, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: version,
       desired: 'run', desiredDescription: '', createIndex: index, modifyIndex: index, allocModifyIndex: index, createTime: now, modifyTime: now,
       ...(previous && { previousAllocation: previous.id }),
       ...(change.evalId && { evalId: change.evalId }),
@@ -653,12 +760,26 @@ export class JobRegistry {
 
   /** Commits `change` and, once it is durable, applies it: the live entries, the runners, the events. */
   private async write(change: Change): Promise<void> {
-    for (const e of change.evals) {
-      const failed = change.failed.filter((f) => f.evalId === e.ID);
-      if (failed.length > 0) recordFailures(e, failed);
-    }
-    await this.store.commit((tx) => this.persist(tx, change));
     const { index } = change;
+    const touched = new Set([...change.jobs.keys(), ...[...change.allocs.values()].map((a) => a.jobId)]);
+    const settled = settleEvaluations(change.evals, change.failed, (jobId) => this.evals.get(this.blocked.get(jobId) ?? ''), index, this.now() * 1e6);
+    change.evals.splice(0, change.evals.length, ...settled.evals);
+    // Until it is applied, another job's plan counts what this one places (and stops), so two never share a port or memory.
+    this.inflight.add(change);
+    try {
+      await this.store.commit((tx) => this.persist(tx, change));
+    } finally {
+      this.inflight.delete(change);
+    }
+    // Read after the commit, with the apply below in the same turn: the summaries as they were just before it.
+    const before = new Map([...touched].map((id) => [id, this.jobs.get(id) && this.summarySignature(this.jobs.get(id)!)]));
+    for (const [jobId, evalId] of settled.blocked) {
+      if (evalId) this.blocked.set(jobId, evalId);
+      else this.blocked.delete(jobId);
+    }
+    // Nomad's scheduler logs what it could not place; its API says it only by dimension.
+    const failedHere = change.failed.filter((f) => change.evals.some((e) => e.ID === f.evalId));
+    if (failedHere.length > 0) this.log(`job ${JSON.stringify(change.evals[0]!.JobID)}: ${failureSummary(failedHere)}`);
     for (const [id, job] of change.jobs) {
       const live = this.jobs.get(id);
       // Kept as the same object: a blocking query holding the entry sees the change.
@@ -668,6 +789,7 @@ export class JobRegistry {
       this.jobsIndex = index;
     }
     for (const e of change.evals) this.evals.set(e.ID, e);
+    if (change.evals.length > 0) this.evalsIndex = index;
     for (const [id, d] of change.allocs) {
       const live = this.allocs.get(id);
       if (!live) {
@@ -690,8 +812,14 @@ export class JobRegistry {
       if (a.runner && !isTerminal(a.lastState)) this.tellStop(a);
     }
     for (const id of change.starts) this.start(this.allocs.get(id)!);
+    for (const id of touched) {
+      const job = this.jobs.get(id);
+      if (job ? this.summarySignature(job) !== before.get(id) : before.get(id) !== undefined) this.summaryMoved(id, index);
+    }
     this.events.publish({ Index: index, Events: [...change.evals.map((e) => evalEvent(e, index)), ...change.events.map((e) => e())] });
     this.index.changed(index);
+    // What was stopped no longer counts against the node: blocked evaluations of other jobs try again.
+    if (change.kills.length > 0 && this.blocked.size > 0) queueMicrotask(() => this.unblock());
   }
 
   /** The transaction of `change`: every job, evaluation and allocation it touches, and the index. */
@@ -732,13 +860,16 @@ export class JobRegistry {
   /** Every state change of the runner is a client update: the next index, an AllocationUpdated event. */
   private watch(a: AllocEntry, runner: AllocRunner): void {
     runner.state$.pipe(skip(1)).subscribe((state) => {
-      // Its ports are free once its tasks are gone: jobs blocked waiting for ports try again, as Nomad unblocks them.
-      if (a.spec.ports && isTerminal(state) && !isTerminal(a.lastState)) queueMicrotask(() => this.unblock());
+      // What it held is free once its tasks are gone: blocked evaluations try again, as Nomad unblocks them.
+      if (this.blocked.size > 0 && isTerminal(state) && !isTerminal(a.lastState)) queueMicrotask(() => this.unblock());
       const index = this.index.next();
+      const job = this.jobs.get(a.jobId);
+      const before = job && this.summarySignature(job);
       a.lastState = state;
       a.modifyIndex = index;
       a.modifyTime = this.now();
       this.allocsIndex = index;
+      if (job && this.summarySignature(job) !== before) this.summaryMoved(job.id, index);
       this.events.publish({ Index: index, Events: [this.allocEvent(a, 'AllocationUpdated', index)] });
       this.index.changed(index);
     });
@@ -756,38 +887,6 @@ export class JobRegistry {
 /** Nomad's `EvaluationUpdated` event for an evaluation a write recorded. */
 function evalEvent(e: EvalRecord, index: number): StreamEvent {
   return { Topic: 'Evaluation', Type: 'EvaluationUpdated', Key: e.ID, Namespace: e.Namespace, FilterKeys: [e.JobID], Index: index, Payload: { Evaluation: e } };
-}
-
-/**
- * Groups that could not be placed, on the evaluation as Nomad's scheduler records them: `blocked`, the
- * reason in StatusDescription, an AllocMetric per group (its exhausted dimension) and the queued count.
- */
-function recordFailures(e: EvalRecord, failed: PlacementFailure[]): void {
-  const groups = byGroup(failed);
-  e.Status = 'blocked';
-  e.StatusDescription = [...groups].map(([g, fs]) => `failed to place ${fs.length} allocation${fs.length === 1 ? '' : 's'} of group ${JSON.stringify(g)}: ${fs[0]!.reason}`).join('; ');
-  e.QueuedAllocations = Object.fromEntries([...groups].map(([g, fs]) => [g, fs.length]));
-  e.FailedTGAllocs = failedTGAllocs(failed);
-}
-
-function byGroup(failed: PlacementFailure[]): Map<string, PlacementFailure[]> {
-  const groups = new Map<string, PlacementFailure[]>();
-  for (const f of failed) groups.set(f.group, [...(groups.get(f.group) ?? []), f]);
-  return groups;
-}
-
-/** Nomad's FailedTGAllocs: an AllocMetric per group, its exhausted dimensions counted; null when none failed. */
-export function failedTGAllocs(failed: PlacementFailure[]): Record<string, Json> | undefined {
-  if (failed.length === 0) return undefined;
-  return Object.fromEntries([...byGroup(failed)].map(([g, fs]) => {
-    const dimensions: Record<string, number> = {};
-    for (const f of fs) dimensions[f.dimension] = (dimensions[f.dimension] ?? 0) + 1;
-    return [g, {
-      NodesEvaluated: 1, NodesFiltered: 0, NodesInPool: 1, NodesAvailable: {}, ClassFiltered: null, ConstraintFiltered: null,
-      NodesExhausted: 1, ClassExhausted: null, DimensionExhausted: dimensions, QuotaExhausted: null, ResourcesExhausted: null,
-      Scores: null, ScoreMetaData: null, AllocationTime: 0, CoalescedFailures: fs.length - 1,
-    }];
-  }));
 }
 
 /** What the store keeps of an allocation. */

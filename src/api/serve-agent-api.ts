@@ -156,6 +156,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
 
   const apps: FastifyInstance[] = [];
   const closeAll = async () => {
+    registry.close();
     await Promise.all(apps.map((a) => a.close()));
   };
   try {

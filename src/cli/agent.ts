@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { checkDataDirPrivate, resolveAgentToken, TOKEN_ON_COMMAND_LINE_WARNING, tokenSourceOf } from '../api/agent-token.ts';
 import { serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
 import { ServiceRegistry } from '../services/index.ts';
+import { variablesOf } from '../variables/variable-store.ts';
 import { createAgent, type Agent } from '../runtime/create-agent.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import { AgentStore } from '../state/agent-store.ts';
@@ -131,7 +132,9 @@ Example:
       const node = localNodeInfo({ id: await loadNodeId(store) });
       // The Nomad-native service catalog: the allocations register in it, the API serves it.
       const services = new ServiceRegistry();
-      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, node, services, ...(taskUser !== undefined && { taskUser }) });
+      // Templates read the variables the API writes (nomadVar), each task only what Nomad lets it read.
+      const variables = variablesOf(store);
+      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, node, services, variables, ...(taskUser !== undefined && { taskUser }) });
       if (imported) {
         process.stderr.write(`allocrun agent: imported the file-based state of ${dataDir} into ${store.path}: ${imported.jobs} jobs, ${imported.allocs} allocations, ${imported.runners} runner records (the old files were renamed *.imported)\n`);
         for (const line of imported.skipped) process.stderr.write(`allocrun agent: not imported: ${line}\n`);

@@ -4,7 +4,7 @@
  * and ports split into ReservedPorts and DynamicPorts by whether the job gave them a static value.
  */
 import { describe, expect, it } from 'vitest';
-import { allocJson, allocStubJson, type AllocView } from '../../src/api/alloc-json.ts';
+import { allocJson, allocStatsJson, allocStubJson, type AllocView } from '../../src/api/alloc-json.ts';
 import type { AllocSpec, TaskEvent } from '../../src/jobspec/types.ts';
 
 function view(over: Partial<AllocView> = {}, spec: Partial<AllocSpec> = {}): AllocView {
@@ -87,7 +87,31 @@ describe('AllocatedResources', () => {
     expect(network).toMatchObject({ IP: '', Device: '', CIDR: '', Hostname: '', ReservedPorts: [], DynamicPorts: [{ Label: 'http', Value: 8080, To: 0, HostNetwork: 'default', IgnoreCollision: false }] });
   });
 
+  it('a host-mode network with an empty port list: Mode "host", no IP, no ports', () => {
+    const spec = { ports: [] } as unknown as Partial<AllocSpec>;
+    const shared = (allocJson(view({}, spec), undefined).AllocatedResources as { Shared: { Networks: Record<string, unknown>[]; Ports: unknown[] } }).Shared;
+    expect(shared.Networks).toEqual([{ Mode: 'host', Device: '', CIDR: '', IP: '', Hostname: '', MBits: 0, DNS: null, CNI: null, ReservedPorts: [], DynamicPorts: [] }]);
+    expect(shared.Ports).toEqual([]);
+  });
+
   it('without ports there are none', () => {
     expect(allocJson(view(), undefined).AllocatedResources).toBeNull();
+  });
+});
+
+describe('AllocResourceUsage', () => {
+  it('says what it measured as Nomad does, and has no device stats', () => {
+    const json = allocStatsJson({
+      timestamp: 2,
+      usage: { cpuPercent: 5, memoryRss: 100 },
+      tasks: { t: { timestamp: 3, cpu: { percent: 5, userMs: 7, systemMs: 8, totalTicks: 9 }, memory: { rss: 100, swap: 4 } } },
+    }) as { ResourceUsage: Record<string, Record<string, unknown> | unknown[]>; Tasks: Record<string, { ResourceUsage: Record<string, Record<string, unknown> | unknown[]> }> };
+    for (const usage of [json.ResourceUsage, json.Tasks['t']!.ResourceUsage]) {
+      expect((usage['MemoryStats'] as Record<string, unknown>)['Measured']).toEqual(['RSS']);
+      expect((usage['CpuStats'] as Record<string, unknown>)['Measured']).toEqual(['Percent', 'System Mode', 'User Mode']);
+      expect(usage['DeviceStats']).toEqual([]);
+    }
+    expect(json.Tasks['t']!.ResourceUsage['CpuStats']).toMatchObject({ SystemMode: 8, UserMode: 7, TotalTicks: 9, Percent: 5 });
+    expect(json.Tasks['t']!.ResourceUsage['MemoryStats']).toMatchObject({ RSS: 100, Swap: 4, Usage: 100 });
   });
 });

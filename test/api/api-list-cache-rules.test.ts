@@ -75,6 +75,24 @@ describe('ListCache bounds', () => {
     expect(cache.answer('s', 1, {}, () => huge)).toBe(a);
   });
 
+  it('keeps answers that hold exactly 32 MiB together', () => {
+    const cache = new ListCache();
+    const overhead = JSON.stringify([{ ID: '' }]).length;
+    const half = [{ ID: 'x'.repeat(16 * 1024 * 1024 - overhead) }];
+    const a = cache.answer('s', 1, { reverse: 'true' }, () => half);
+    cache.answer('s', 1, { reverse: 'false' }, () => half);
+    expect(cache.answer('s', 1, { reverse: 'true' }, () => half)).toBe(a);
+  });
+
+  it('an eviction takes the evicted answer\'s size off: a small answer after it evicts nothing more', () => {
+    const cache = new ListCache();
+    const big = [{ ID: 'x'.repeat(20 * 1024 * 1024) }];
+    cache.answer('s', 1, { reverse: 'true' }, () => big);
+    const second = cache.answer('s', 1, { reverse: 'false' }, () => big); // evicts the first: 20 MiB kept
+    cache.answer('t', 1, {}, () => [{ ID: 'small' }]);
+    expect(cache.answer('s', 1, { reverse: 'false' }, () => big)).toBe(second);
+  });
+
   it('an answer replaced at a new index counts its new size only', () => {
     const cache = new ListCache();
     const big = [{ ID: 'x'.repeat(12 * 1024 * 1024) }];

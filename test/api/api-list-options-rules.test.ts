@@ -71,3 +71,9 @@ describe('applyListOptions: each refusal is a 400 naming the option', () => {
     expect(() => applyListOptions(ITEMS, query)).toThrow(expect.objectContaining({ name: 'HttpError', statusCode: 400, message }));
   });
 });
+
+describe('applyListOptions on odd items', () => {
+  it('keeps a null item when filtering by namespace, as it keeps any item without a string Namespace', () => {
+    expect(applyListOptions([null, { ID: 'a', Namespace: 'x' }, { ID: 'b', Namespace: 'y' }], { namespace: 'x' }).items).toEqual([null, { ID: 'a', Namespace: 'x' }]);
+  });
+});

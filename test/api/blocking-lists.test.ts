@@ -83,6 +83,39 @@ describe('blocking list queries', () => {
     });
   });
 
+  it('answers the jobs list at the newest index of the jobs and their summaries: an allocation update that changes neither leaves it', async () => {
+    const s = await serve();
+    const body = mockJob('web');
+    (body.Job.TaskGroups[0] as Record<string, unknown>)['Update'] = { MinHealthyTime: 100e6, HealthyDeadline: 60e9, ProgressDeadline: 120e9 };
+    await runJob(s, body);
+    const jobs = await call(s.socket, 'GET', '/v1/jobs');
+    const index = indexOf(jobs.headers);
+    // The health verdict updates the allocation (DeploymentStatus) and nothing the job's stub shows.
+    const [healthy] = await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => (l[0] as { DeploymentStatus?: { Healthy?: boolean } } | undefined)?.DeploymentStatus?.Healthy === true);
+    expect(healthy!.ModifyIndex).toBeGreaterThan(index);
+    const again = await call(s.socket, 'GET', `/v1/jobs?index=${index}&wait=1s`);
+    expect(indexOf(again.headers)).toBe(index);
+    expect(again.text).toBe(jobs.text);
+    expect(indexOf((await call(s.socket, 'GET', '/v1/job/web/summary')).headers)).toBe(index);
+  });
+
+  it('wakes the jobs list when an allocation changes a job\'s summary, at that change\'s index', async () => {
+    const s = await serve();
+    const alloc = await runJob(s, mockJob('web'));
+    const index = indexOf((await call(s.socket, 'GET', '/v1/jobs')).headers);
+    const waiting = call(s.socket, 'GET', `/v1/jobs?index=${index}&wait=30s`);
+    // Stopping the allocation: its desired status first (the summary keeps it Running), then its end (Complete).
+    await call(s.socket, 'POST', `/v1/allocation/${alloc.ID}/stop`);
+    const answer = await waiting;
+    expect(indexOf(answer.headers)).toBeGreaterThan(index);
+    const done = await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => l.some((a) => a.ID === alloc.ID && a.ClientStatus === 'complete') && running(l.filter((a) => a.ID !== alloc.ID)));
+    const ended = Math.max(...done.map((a) => a.ModifyIndex));
+    const jobs = await call(s.socket, 'GET', '/v1/jobs');
+    expect(indexOf(jobs.headers)).toBeGreaterThanOrEqual(indexOf(answer.headers));
+    expect(indexOf(jobs.headers)).toBeLessThanOrEqual(ended);
+    expect(jobs.json<{ JobSummary: { Summary: Record<string, unknown> } }[]>()[0]!.JobSummary.Summary['g']).toMatchObject({ Running: 1, Complete: 1 });
+  });
+
   it('sends a list gzipped to a client that accepts gzip: the same JSON once unzipped', async () => {
     const s = await serve();
     for (const id of ['a', 'b', 'c', 'd', 'e']) await runJob(s, mockJob(id));

@@ -94,11 +94,13 @@ describe('ports of a real agent', { timeout: 120_000 }, () => {
     // A static port, then a second job asking for the same one: blocked, with the reason, nothing placed.
     const port = await freePort();
     await register(agent, hcl('admin', 1, `      port "admin" {\n        static = ${port}\n      }`, 'admin', server));
-    const [admin] = await waitForAllocs(agent.socket, '/v1/job/admin/allocations', running(1));
+    await waitForAllocs(agent.socket, '/v1/job/admin/allocations', running(1));
     expect((await fetchUntilUp(port)).status).toBe(200);
     const clash = await register(agent, hcl('clash', 1, `      port "admin" {\n        static = ${port}\n      }`, 'admin', server));
     const evaluation = (await call(agent.socket, 'GET', `/v1/evaluation/${clash.EvalID}`)).json();
-    expect(evaluation).toMatchObject({ Status: 'blocked', StatusDescription: `failed to place 1 allocation of group "app": static port ${port} (port "admin") is already reserved by allocation ${admin!.ID}` });
+    // Nomad's shape: the registration's evaluation completes with the group's failure; a blocked one waits.
+    expect(evaluation).toMatchObject({ Status: 'complete', BlockedEval: expect.any(String), FailedTGAllocs: { app: { DimensionExhausted: { [`network: reserved port collision admin=${port}`]: 1 } } } });
+    expect((await call(agent.socket, 'GET', `/v1/evaluation/${evaluation.BlockedEval}`)).json()).toMatchObject({ Status: 'blocked', PreviousEval: clash.EvalID });
     expect((await call(agent.socket, 'GET', '/v1/job/clash/allocations')).json()).toEqual([]);
     expect((await call(agent.socket, 'GET', '/v1/job/clash/summary')).json().Summary.app).toMatchObject({ Queued: 1 });
 
@@ -112,6 +114,7 @@ describe('ports of a real agent', { timeout: 120_000 }, () => {
     expect(Object.fromEntries(await Promise.all(after.map(async (a) => [a.ID, await portsOf(agent!, a)])))).toEqual(Object.fromEntries(web.map((a, i) => [a.ID, webPorts[i]])));
     for (const [p] of webPorts) expect((await fetchUntilUp(p!.Value)).status).toBe(200);
     const again = await register(agent, hcl('clash2', 1, `      port "admin" {\n        static = ${port}\n      }`, 'admin', server));
-    expect((await call(agent.socket, 'GET', `/v1/evaluation/${again.EvalID}`)).json()).toMatchObject({ Status: 'blocked' });
+    const againEval = (await call(agent.socket, 'GET', `/v1/evaluation/${again.EvalID}`)).json();
+    expect((await call(agent.socket, 'GET', `/v1/evaluation/${againEval.BlockedEval}`)).json()).toMatchObject({ Status: 'blocked' });
   });
 });

@@ -121,10 +121,12 @@ describe('ports through the agent', { timeout: 60_000 }, () => {
     const res = await call(s.socket, 'PUT', '/v1/jobs', job('second', [{ Label: 'admin', Value: port }]));
     expect(res.status).toBe(200);
     const evaluation = (await call(s.socket, 'GET', `/v1/evaluation/${res.json().EvalID}`)).json();
-    expect(evaluation.Status).toBe('blocked');
-    expect(evaluation.StatusDescription).toBe(`failed to place 1 allocation of group "g": static port ${port} (port "admin") is already reserved by allocation ${first!.ID}`);
+    // As Nomad's scheduler: the registration's evaluation completes with the failure, and a blocked one waits.
+    expect(evaluation).toMatchObject({ Status: 'complete', StatusDescription: '', BlockedEval: expect.any(String) });
     expect(evaluation.FailedTGAllocs.g.DimensionExhausted).toEqual({ [`network: reserved port collision admin=${port}`]: 1 });
     expect(evaluation.QueuedAllocations).toEqual({ g: 1 });
+    const blocked = (await call(s.socket, 'GET', `/v1/evaluation/${evaluation.BlockedEval}`)).json();
+    expect(blocked).toMatchObject({ Status: 'blocked', TriggeredBy: 'queued-allocs', StatusDescription: 'created to place remaining allocations', PreviousEval: evaluation.ID });
     expect((await call(s.socket, 'GET', '/v1/job/second/allocations')).json()).toEqual([]);
     expect((await call(s.socket, 'GET', '/v1/job/second/summary')).json().Summary.g).toMatchObject({ Queued: 1, Running: 0, Starting: 0 });
 
@@ -132,7 +134,9 @@ describe('ports through the agent', { timeout: 60_000 }, () => {
     await call(s.socket, 'DELETE', '/v1/job/first');
     const [second] = await waitForAllocs(s.socket, '/v1/job/second/allocations', running(1));
     const evals = (await call(s.socket, 'GET', '/v1/job/second/evaluations')).json() as { TriggeredBy: string; Status: string }[];
-    expect(evals.map((e) => [e.TriggeredBy, e.Status])).toEqual([['queued-allocs', 'complete'], ['job-register', 'blocked']]);
+    // The blocked evaluation itself was processed again and completed, placing the allocation.
+    expect(evals.map((e) => [e.TriggeredBy, e.Status])).toEqual([['queued-allocs', 'complete'], ['job-register', 'complete']]);
+    expect((await call(s.socket, 'GET', `/v1/evaluation/${blocked.ID}/allocations`)).json()).toMatchObject([{ ID: second!.ID }]);
     expect((await call(s.socket, 'GET', '/v1/job/first/allocations')).json()).toMatchObject([{ ClientStatus: expect.stringMatching(/^(complete|failed)$/) }]);
     expect(await portsOf(s, second!.ID)).toEqual([{ Label: 'admin', Value: port, To: 0, HostIP: '127.0.0.1' }]);
     expect((await call(s.socket, 'GET', '/v1/job/second/summary')).json().Summary.g).toMatchObject({ Queued: 0, Running: 1 });
@@ -179,7 +183,8 @@ describe('ports through the agent', { timeout: 60_000 }, () => {
       const res = await call(s.socket, 'PUT', '/v1/jobs', job('web', [{ Label: 'admin', Value: port }]));
       expect(res.status).toBe(200);
       const evaluation = (await call(s.socket, 'GET', `/v1/evaluation/${res.json().EvalID}`)).json();
-      expect(evaluation).toMatchObject({ Status: 'blocked', StatusDescription: `failed to place 1 allocation of group "g": static port ${port} (port "admin") cannot be bound on the host: another process is listening on it` });
+      expect(evaluation).toMatchObject({ Status: 'complete', FailedTGAllocs: { g: { DimensionExhausted: { [`network: reserved port collision admin=${port}`]: 1 } } } });
+      expect((await call(s.socket, 'GET', `/v1/evaluation/${evaluation.BlockedEval}`)).json()).toMatchObject({ Status: 'blocked' });
       expect((await call(s.socket, 'GET', '/v1/job/web/allocations')).json()).toEqual([]);
     } finally {
       await new Promise((resolve) => busy.close(resolve));

@@ -15,6 +15,7 @@ import type { EvalRecord, JobEntry, JobVersion } from '../job-registry.ts';
 import type { Json } from '../job-json.ts';
 import { StoreDamagedError } from '../../state/agent-store.ts';
 import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
+import { blockingList, ListCache } from '../list-cache.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
 
@@ -86,7 +87,9 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
     else if (newer) [status, description] = ['cancelled', 'Cancelled due to newer version of job'];
     else if (stopped) [status, description] = ['cancelled', 'Cancelled because job is stopped'];
     else [status, description] = ['running', 'Deployment is running'];
-    const modifyIndex = Math.max(v.jobModifyIndex, ...mine.map((a) => a.modifyIndex), failed.get(id) ?? 0);
+    // Moved when what it shows moves (its status, its allocations' placement and health), as Nomad updates a
+    // deployment, not by every update of its allocations.
+    const modifyIndex = Math.max(v.jobModifyIndex, failed.get(id) ?? 0, announced.get(ctx)?.get(id)?.at ?? 0);
     return {
       ID: id, Namespace: job.namespace, JobID: job.id, JobVersion: v.version, JobModifyIndex: v.jobModifyIndex, JobSpecModifyIndex: v.jobModifyIndex,
       JobCreateIndex: job.createIndex, IsMultiregion: false, TaskGroups: groups, Status: status, StatusDescription: description,
@@ -106,7 +109,7 @@ export function evalJson(ctx: ApiContext, e: EvalRecord): Json {
   const deployed = job && version && e.TriggeredBy === 'job-register' && hasDeployment(job, version);
   return {
     ...e, DeploymentID: deployed ? deploymentId(job, version.version) : '', NodeID: '', NodeModifyIndex: 0, Wait: 0, WaitUntil: '0001-01-01T00:00:00Z',
-    NextEval: '', PreviousEval: '', BlockedEval: '', FailedTGAllocs: e.FailedTGAllocs ?? null, ClassEligibility: null, EscapedComputedClass: false,
+    NextEval: '', PreviousEval: e.PreviousEval ?? '', BlockedEval: e.BlockedEval ?? '', FailedTGAllocs: e.FailedTGAllocs ?? null, ClassEligibility: null, EscapedComputedClass: false,
     QueuedAllocations: { ...Object.fromEntries([...new Set((version ?? job?.versions.at(-1))?.allocs.map((a) => a.group) ?? [])].map((g) => [g, 0])), ...e.QueuedAllocations },
     SnapshotIndex: e.CreateIndex,
   };
@@ -118,8 +121,15 @@ const signature = (d: Json): string => {
   return `${String(d['Status'])}|${groups.map((g) => `${g['PlacedAllocs']}/${g['HealthyAllocs']}/${g['UnhealthyAllocs']}`).join(',')}`;
 };
 
-/** The deployments already announced on the event stream, by ID, with what was announced. */
-const announced = new WeakMap<ApiContext, Map<string, string>>();
+/** The deployments already announced on the event stream, by ID, with what was announced and at which index. */
+const announced = new WeakMap<ApiContext, Map<string, { sig: string; at: number; job: string }>>();
+/** Per agent, the index of the newest deployment change: the scope of the deployment lists. */
+const changedAt = new WeakMap<ApiContext, number>();
+
+/** The index of the newest change to any deployment (its creation, status, placement or health). */
+export function deploymentsIndex(ctx: ApiContext): number {
+  return Math.max(changedAt.get(ctx) ?? 0, 1);
+}
 
 function deploymentEvent(d: Json, type: string, index: number): StreamEvent {
   return { Topic: 'Deployment', Type: type, Key: String(d['ID']), Namespace: String(d['Namespace']), FilterKeys: [String(d['JobID'])], Index: index, Payload: { Deployment: d } };
@@ -133,28 +143,41 @@ function deploymentEvent(d: Json, type: string, index: number): StreamEvent {
  */
 export function watchDeployments(ctx: ApiContext): void {
   if (announced.has(ctx)) return;
-  const known = new Map<string, string>();
+  const known = new Map<string, { sig: string; at: number; job: string }>();
   announced.set(ctx, known);
-  for (const j of ctx.registry.listJobs()) for (const d of deploymentsOf(ctx, j)) known.set(String(d['ID']), signature(d));
+  for (const j of ctx.registry.listJobs()) for (const d of deploymentsOf(ctx, j)) known.set(String(d['ID']), { sig: signature(d), at: d['ModifyIndex'] as number, job: j.id });
+  changedAt.set(ctx, Math.max(0, ...[...known.values()].map((k) => k.at)));
   ctx.events.subscribe({ fromIndex: 0, topics: [{ topic: 'Job', key: '*' }, { topic: 'Allocation', key: '*' }], namespace: '*' }).subscribe((batch) => {
     const jobs = new Set(batch.Events.map((e) => (e.Topic === 'Job' ? e.Key : e.FilterKeys[0])).filter((k): k is string => k !== undefined));
     // After the batch has reached every subscriber: these events come after it, at a later index.
     queueMicrotask(() => {
       const events: ((index: number) => StreamEvent)[] = [];
+      const changed: { id: string; sig: string; job: string }[] = [];
+      let purged = false;
       for (const id of jobs) {
         const job = ctx.registry.getJob(id);
-        if (!job) continue;
+        if (!job) {
+          // A purged job's deployments go with it: no event (Nomad's are garbage collected), but the lists change.
+          for (const [d, k] of known) if (k.job === id) purged = known.delete(d);
+          continue;
+        }
         for (const d of deploymentsOf(ctx, job)) {
-          const before = known.get(String(d['ID']));
+          const before = known.get(String(d['ID']))?.sig;
           const now = signature(d);
           if (before === now) continue;
-          known.set(String(d['ID']), now);
+          changed.push({ id: String(d['ID']), sig: now, job: id });
           const statusChanged = before === undefined || before.split('|')[0] !== now.split('|')[0];
-          events.push((index) => deploymentEvent(d, statusChanged ? 'DeploymentStatusUpdate' : 'DeploymentAllocHealth', index));
+          events.push((index) => deploymentEvent({ ...d, ModifyIndex: index }, statusChanged ? 'DeploymentStatusUpdate' : 'DeploymentAllocHealth', index));
         }
       }
-      if (events.length === 0) return;
+      if (events.length === 0 && !purged) return;
       const index = ctx.index.next();
+      for (const c of changed) known.set(c.id, { sig: c.sig, at: index, job: c.job });
+      changedAt.set(ctx, index);
+      if (events.length === 0) {
+        ctx.index.changed(index);
+        return;
+      }
       ctx.events.publish({ Index: index, Events: events.map((e) => e(index)) });
       ctx.index.changed(index);
     });
@@ -165,7 +188,9 @@ export function watchDeployments(ctx: ApiContext): void {
 export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { registry } = ctx;
   const all = () => registry.listJobs().flatMap((j) => deploymentsOf(ctx, j));
-  const newest = () => Math.max(registry.jobsIndex, registry.allocsIndex);
+  const newest = () => deploymentsIndex(ctx);
+  // Built once per deployment change and serialised once per query, as the other lists are.
+  const lists = new ListCache();
   const find = (id: string) => {
     const exact = all().find((d) => d['ID'] === id);
     const found = exact ? [exact] : all().filter((d) => String(d['ID']).startsWith(id));
@@ -174,9 +199,7 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
   };
 
   app.get('/v1/deployments', { schema: { querystring: blockingQuerySchema } }, async (req, reply) => {
-    await blockingQuery(ctx, req, reply, newest);
-    const prefix = (req.query as { prefix?: string }).prefix ?? '';
-    return all().filter((d) => String(d['ID']).startsWith(prefix)).sort((a, b) => (b['CreateIndex'] as number) - (a['CreateIndex'] as number));
+    return blockingList(ctx, lists, req, reply, 'deployments', newest, () => all().sort((a, b) => (b['CreateIndex'] as number) - (a['CreateIndex'] as number)));
   });
 
   app.get('/v1/deployment/:id', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
@@ -199,9 +222,9 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
   };
 
   app.get('/v1/job/:id/deployments', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
-    jobOf((req.params as { id: string }).id);
-    await blockingQuery(ctx, req, reply, newest);
-    return deploymentsOf(ctx, jobOf((req.params as { id: string }).id)).reverse();
+    const { id } = req.params as { id: string };
+    jobOf(id);
+    return blockingList(ctx, lists, req, reply, `job-deployments:${id}`, newest, () => (registry.getJob(id) ? deploymentsOf(ctx, registry.getJob(id)!).reverse() : []));
   });
 
   app.get('/v1/job/:id/deployment', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
@@ -229,7 +252,8 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
           tx.index(index);
         });
         const now = find(String(d['ID']));
-        announced.get(ctx)?.set(String(d['ID']), signature(now));
+        announced.get(ctx)?.set(String(d['ID']), { sig: signature(now), at: index, job: String(d['JobID']) });
+        changedAt.set(ctx, index);
         ctx.events.publish({ Index: index, Events: [deploymentEvent(now, 'DeploymentStatusUpdate', index)] });
         ctx.index.changed(index);
         return { EvalID: '', EvalCreateIndex: 0, DeploymentModifyIndex: index, RevertedJobVersion: null, Index: index };

@@ -2,6 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { blockingQuery, notFound, type ApiContext } from '../context.ts';
+import { blockingList, ListCache, StubMemo } from '../list-cache.ts';
+import type { EvalRecord } from '../job-registry.ts';
 import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
 import { evalJson } from './deployments.ts';
 
@@ -10,12 +12,15 @@ const idParams = z.object({ id: z.string().min(1) });
 /** Registers the evaluation routes. */
 export function evaluationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { registry } = ctx;
-  const newest = () => Math.max(0, ...registry.listEvals().map((e) => e.ModifyIndex));
+  const newest = () => registry.evalsIndex;
+  // Built once per change of the evaluations table and serialised once per query, as the jobs and allocations
+  // lists are; an evaluation's JSON is remade only when its record is replaced (every change writes a new one).
+  const lists = new ListCache();
+  const stubs = new StubMemo((e: EvalRecord) => evalJson(ctx, e));
+  const jsonOf = (e: EvalRecord) => stubs.of(e, e.ModifyIndex);
 
   app.get('/v1/evaluations', { schema: { querystring: blockingQuerySchema } }, async (req, reply) => {
-    await blockingQuery(ctx, req, reply, newest);
-    const prefix = (req.query as { prefix?: string }).prefix ?? '';
-    return registry.listEvals().filter((e) => e.ID.startsWith(prefix)).map((e) => evalJson(ctx, e));
+    return blockingList(ctx, lists, req, reply, 'evals', newest, () => registry.listEvals().map(jsonOf));
   });
 
   app.get('/v1/evaluation/:id', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
@@ -28,13 +33,13 @@ export function evaluationRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get('/v1/evaluation/:id/allocations', { schema: { params: idParams } }, async (req) => {
     const e = registry.getEval((req.params as { id: string }).id);
     if (!e) throw notFound('eval');
-    return registry.allocsOfJob(e.JobID).filter((a) => a.createIndex === e.CreateIndex).map((a) => registry.allocStubJson(a));
+    // The allocations it placed carry its ID (a blocked evaluation places them when it is processed again).
+    return registry.allocsOfJob(e.JobID).filter((a) => a.evalId === e.ID).map((a) => registry.allocStubJson(a));
   });
 
   app.get('/v1/job/:id/evaluations', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
     const { id } = req.params as { id: string };
     if (!registry.getJob(id)) throw notFound('job');
-    await blockingQuery(ctx, req, reply, newest);
-    return registry.listEvals().filter((e) => e.JobID === id).reverse().map((e) => evalJson(ctx, e));
+    return blockingList(ctx, lists, req, reply, `job-evals:${id}`, newest, () => registry.listEvals().filter((e) => e.JobID === id).reverse().map(jsonOf));
   });
 }

@@ -9,7 +9,7 @@ import { HttpError, notFound, type ApiContext } from '../context.ts';
 import { withoutDefaults } from '../job-canonical.ts';
 import type { Json } from '../job-json.ts';
 import { jobDiff } from '../job-plan-diff.ts';
-import { failedTGAllocs } from '../job-registry.ts';
+import { failedTGAllocs } from '../blocked-evals.ts';
 import { goBody } from '../schemas.ts';
 import { loadApiJob, warningText } from './jobs.ts';
 

@@ -102,8 +102,10 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   app.get('/v1/jobs', { schema: { querystring: blockingQuerySchema } }, async (req, reply) => {
-    // A job's stub carries its summary and status: the list's scope is the jobs and their allocations.
-    return blockingList(ctx, lists, req, reply, 'jobs', () => Math.max(registry.jobsIndex, registry.allocsIndex), () => registry.listJobs().map((j) => jobStubs.of(j, Math.max(j.modifyIndex, jobAllocsIndex(j.id)))));
+    // Nomad's jobs list answers at the newest index of the jobs and job_summary tables: a stub shows the job,
+    // its summary and its status, so an allocation update that changes none of them (a task event, a health
+    // verdict) wakes no one here.
+    return blockingList(ctx, lists, req, reply, 'jobs', () => Math.max(registry.jobsIndex, registry.summaryIndex), () => registry.listJobs().map((j) => jobStubs.of(j, Math.max(j.modifyIndex, registry.summaryIndexOf(j.id)))));
   });
 
   const jobOf = (req: { params: unknown }) => {
@@ -127,7 +129,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.get('/v1/job/:id/summary', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
     const job = jobOf(req);
-    await blockingQuery(ctx, req, reply, () => Math.max(job.modifyIndex, ...registry.allocsOfJob(job.id).map((a) => a.modifyIndex)));
+    await blockingQuery(ctx, req, reply, () => Math.max(job.modifyIndex, registry.summaryIndexOf(job.id)));
     return registry.summaryJson(job);
   });
 
