@@ -76,3 +76,7 @@ export {
   type ServiceRegistrationInput,
   type IndexSource,
 } from './services/index.ts';
+// Nomad service checks: the agent's shared scheduler and result store, and the results' shape.
+export { CheckScheduler } from './checks/scheduler.ts';
+export { CheckStore } from './checks/check-store.ts';
+export type { CheckQueryResult, AllocationResults, CheckStatus, CheckMode } from './checks/result.ts';

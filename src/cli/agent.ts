@@ -18,6 +18,8 @@ import { openPassage } from '../state/file-store.ts';
 import { taskUserProblem, userSwitching } from '../drivers/raw-exec/task-user.ts';
 import { installLastResort } from '../runtime/last-resort.ts';
 import { importFileState, type ImportReport } from '../api/import-file-state.ts';
+import { CheckStore } from '../checks/check-store.ts';
+import { checkPersistence, loadCheckResults } from '../checks/check-persistence.ts';
 import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
 import { ARTIFACT_FLAGS_HELP, ARTIFACT_FLAG_OPTIONS, artifactConfigFromFlags } from './artifact-flags.ts';
@@ -109,6 +111,12 @@ Example:
     // agent, and every other allocation, carries on.
     const removeLastResort = installLastResort();
     const runnerRecords = store.runners();
+    // Service check results as the last agent left them (Nomad restores its checkstore), kept as they change.
+    const note = (message: string) => void process.stderr.write(`allocrun agent: ${message}\n`);
+    const checkWrites = checkPersistence(store, note);
+    const checkStore = new CheckStore(checkWrites);
+    const keptChecks = loadCheckResults(store, note);
+    for (const [allocId, results] of keptChecks) checkStore.restore(allocId, results);
     // The specs of what the agent will restore, for the view (the runners do not expose theirs).
     const records = await runnerRecords.list();
     const specs = new Map<string, AllocSpec>(records.map((r) => [r.spec.id, r.spec]));
@@ -137,12 +145,14 @@ Example:
       const services = new ServiceRegistry();
       // Templates read the variables the API writes (nomadVar), each task only what Nomad lets it read.
       const variables = variablesOf(store);
-      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, node, services, variables, ...(taskUser !== undefined && { taskUser }), artifacts });
+      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, node, checks: { store: checkStore }, services, variables, ...(taskUser !== undefined && { taskUser }), artifacts });
       if (imported) {
         process.stderr.write(`allocrun agent: imported the file-based state of ${dataDir} into ${store.path}: ${imported.jobs} jobs, ${imported.allocs} allocations, ${imported.runners} runner records (the old files were renamed *.imported)\n`);
         for (const line of imported.skipped) process.stderr.write(`allocrun agent: not imported: ${line}\n`);
       }
       const restored = await agent.start();
+      // Results of allocations that are not running any more are forgotten, as their preKill would have.
+      for (const allocId of keptChecks.keys()) if (!agent.get(allocId)) checkStore.purge(allocId);
       // Damaged records were moved aside; say which, and carry on with the rest.
       for (const err of agent.restoreErrors) process.stderr.write(`allocrun agent: ${err.message}\n`);
       const allocs = restored.map((r) => specs.get(r.actor.id)).filter((s): s is AllocSpec => s !== undefined);
@@ -181,6 +191,7 @@ Example:
     } finally {
       clearInterval(keepAlive);
       await api?.close().catch(() => undefined);
+      await checkWrites.flush();
       await store.close().catch(() => undefined);
       removeLastResort();
       process.off('SIGINT', onSignal);
