@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { recordingProblem } from '../inspect/protocol.ts';
-import { replayFormatProblem, reviveReplayValue, type ReplayInputLine, type ReplayStepLine } from '../inspect/replay-format.ts';
+import { replayFormatProblem, reviveReplayValue, type ReplayInputLine, type ReplayRootLine, type ReplayStepLine } from '../inspect/replay-format.ts';
 import { ReplayInputError, replayRecording, type ReplayDivergence, type ReplayOptions, type ReplayResult, type TakenTransition } from '../runtime/replay-driver.ts';
 import { CliError } from './errors.ts';
 
@@ -120,6 +120,10 @@ export async function checkRecording(file: string, opts: ReplayOptions = {}): Pr
   if (result.divergence) {
     const location = describeTaken(result.divergence.took);
     if (location) result.divergence.location = location;
+    const unpinned = lines.some((l) => (l as ReplayRootLine).kind === 'replay-root' && (l as ReplayRootLine).pinnedClock === false);
+    if (unpinned && /\btime\b|At\b/.test(`${result.divergence.recorded} ${result.divergence.now}`)) {
+      result.divergence.message += ` (the recorded runners were not given the recording's machineClock, so their clock readings may differ from the replay's by a tick: pass it to createAllocRunner)`;
+    }
   }
   return { lines, result };
 }

@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { checkRecording, divergenceReport } from '../../src/cli/replay-check.ts';
 import { recordInspection } from '../../src/inspect/record.ts';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
+import { createTaskRunner } from '../../src/runtime/create-task-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { replayRecording } from '../../src/runtime/replay-driver.ts';
 import type { ReplayInputLine } from '../../src/inspect/replay-format.ts';
@@ -126,5 +127,44 @@ describe('replay --check from a checkpoint', () => {
     expect(result.divergence).toBeUndefined();
     expect(result.summary.clientStatuses.res1).toBe('failed');
     expect((result.summary.taskStates['res1/web'] as { restarts: number }).restarts).toBeGreaterThan(0);
+  });
+});
+
+describe('replay --check of a standalone task runner', () => {
+  it('rebuilds a createTaskRunner root and finds its restarts identical', async () => {
+    const where = await mkdtemp(join(dir, 'task-'));
+    const clock = new SimulatedClock(0);
+    const file = join(where, 'task.jsonl');
+    const rec = recordInspection(file, { now: () => clock.now() });
+    const runner = createTaskRunner(
+      { name: 'solo', driver: 'mock', config: { run_for: '3s', exit_code: 2 }, restart: { attempts: 1, interval: 3_600_000, delay: 2_000, mode: 'fail' } },
+      { clock, jobType: 'batch', seed: 9, allocDir: where, inspect: rec.inspect, machineClock: rec.machineClock },
+    ).start();
+    await clock.advanceUntil(() => runner.getState().state === 'dead');
+    runner.stop();
+    await rec.close();
+    const lines = await linesOf(file);
+    const root = lines.find((l) => (l as { kind?: string }).kind === 'replay-root') as { machine: string; id: string };
+    expect(root.machine).toBe('task');
+    const result = await replayRecording(lines);
+    expect(result.divergence).toBeUndefined();
+    expect(result.summary.taskStates[root.id]).toMatchObject({ state: 'dead', failed: true, restarts: 1 });
+  });
+});
+
+describe('a recording of a runner not given the machine clock', () => {
+  it('says so in its root line (replay --check then hints that recorded times may differ by a tick)', async () => {
+    const where = await mkdtemp(join(dir, 'unpinned-'));
+    const clock = new SimulatedClock(0);
+    const file = join(where, 'unpinned.jsonl');
+    const rec = recordInspection(file, { now: () => clock.now() });
+    const runner = createTaskRunner({ name: 'solo', driver: 'mock', config: { run_for: '1s' } }, { clock, jobType: 'batch', allocDir: where, inspect: rec.inspect }).start();
+    await clock.advanceUntil(() => runner.getState().state === 'dead');
+    runner.stop();
+    await rec.close();
+    const lines = await linesOf(file);
+    expect(lines.find((l) => (l as { kind?: string }).kind === 'replay-root')).toMatchObject({ pinnedClock: false });
+    // A simulated clock does not tick by itself: the replay is identical all the same.
+    expect((await replayRecording(lines)).divergence).toBeUndefined();
   });
 });
