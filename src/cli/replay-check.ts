@@ -47,6 +47,15 @@ export async function readRecording(file: string): Promise<unknown[]> {
   return lines;
 }
 
+/** `readRecording`, refusing a recording that holds no input to re-drive. */
+export async function readRecordingWithInputs(file: string): Promise<unknown[]> {
+  const lines = await readRecording(file);
+  if (!lines.some((l) => (l as ReplayInputLine).kind === 'replay-input')) {
+    throw new ReplayFileError(`replay: ${file} holds no replay inputs: nothing to re-drive (was the recording closed before its runners started?)`, 'ErrReplayEmpty');
+  }
+  return lines;
+}
+
 /** Where each machine is written, by machine id (the first segment of its state node ids). */
 const MACHINE_FILES: Record<string, string> = { task: 'machines/task-runner.ts', alloc: 'machines/alloc-runner.ts' };
 
@@ -107,9 +116,7 @@ export interface CheckOutcome {
 
 /** Checks `file`; a divergence gets its `location` filled in from the machines' source. */
 export async function checkRecording(file: string, opts: ReplayOptions = {}): Promise<CheckOutcome> {
-  const lines = await readRecording(file);
-  const inputs = lines.filter((l) => (l as ReplayInputLine).kind === 'replay-input').length;
-  if (inputs === 0) throw new ReplayFileError(`replay: ${file} holds no replay inputs: nothing to check (was the recording closed before its runners started?)`, 'ErrReplayEmpty');
+  const lines = await readRecordingWithInputs(file);
   let result: ReplayResult;
   try {
     result = await replayRecording(lines, opts);

@@ -62,9 +62,12 @@ describe('allocrun replay --check', () => {
 
   it('exits 2 naming the versions for a recording of a newer replay format', async () => {
     const file = await edited('newer.jsonl', (l, i) => (i === 0 ? { ...l, replay: 99 } : l));
-    const res = await runCli(['replay', '--check', file]);
-    expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(/replay format version 99, by a newer allocrun; this allocrun checks replay format version 1/);
+    for (const flag of ['--check', '--to-test']) {
+      const res = await runCli(['replay', flag, file]);
+      expect(res.code).toBe(2);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(/replay format version 99, by a newer allocrun; this allocrun checks replay format version 1/);
+    }
   });
 
   it('exits 2 for a recording made before recordings held inputs', async () => {
