@@ -70,7 +70,9 @@ function packageFile(rel: string): string | undefined {
 
 /**
  * `machines/task-runner.ts:313` for the state node `task.exited.deciding`: the line where its key opens,
- * found by walking the keys of its path down the machine's file; undefined when the file or a key is not found.
+ * found by walking the keys of its path down the machine's file. A state built by a helper (a hook loop's
+ * `hooks.next`) has no key of its own there: its nearest written ancestor's line is given. Undefined when
+ * the file or the first key is not found.
  */
 export function stateNodeLocation(stateNodeId: string): string | undefined {
   const [machine, ...keys] = stateNodeId.split('.');
@@ -80,13 +82,16 @@ export function stateNodeLocation(stateNodeId: string): string | undefined {
   const lines = readFileSync(path, 'utf8').split('\n');
   let at = lines.findIndex((l) => /createMachine\(|\.createMachine\(/.test(l));
   if (at < 0) at = 0;
+  let written = 0;
   for (const key of keys) {
     const opens = new RegExp(`^\\s*['"]?${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}['"]?\\s*:\\s*\\{`);
     const found = lines.findIndex((l, i) => i > at && opens.test(l));
-    if (found < 0) return undefined;
+    if (found < 0) break;
     at = found;
+    written++;
   }
-  return `${rel}:${at + 1}`;
+  if (written === 0) return undefined;
+  return `${rel}:${at + 1}${written < keys.length ? ` (${keys.slice(0, written).join('.')})` : ''}`;
 }
 
 /** The transition that decided a step (the last one with a target), as one line with its source location. */
