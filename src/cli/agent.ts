@@ -22,6 +22,7 @@ import { CheckStore } from '../checks/check-store.ts';
 import { checkPersistence, loadCheckResults } from '../checks/check-persistence.ts';
 import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
+import { ARTIFACT_FLAGS_HELP, ARTIFACT_FLAG_OPTIONS, artifactConfigFromFlags } from './artifact-flags.ts';
 import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
 import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
 
@@ -31,7 +32,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--inspect[=PORT] [--inspect-token T] [--stately]] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--inspect[=PORT] [--inspect-token T] [--stately]] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -59,6 +60,7 @@ Flags:
   --token T           the token itself (default: $ALLOCRUN_TOKEN); visible to other users, prefer --token-file
   --task-user NAME    run raw_exec tasks that name no "user" as NAME (the agent must run as root);
                       without it they run as the agent's user
+${ARTIFACT_FLAGS_HELP}
   --inspect[=PORT]    serve the visualizer while the agent runs
   --inspect-token T   the visualizer's token (default: kept in D/inspect-token, 0600,
                       so a page left open reconnects after an agent restart)
@@ -74,7 +76,7 @@ Example:
     const parsed = parseCommand(
       this,
       args,
-      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' } },
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS },
       { min: 0, max: 0, names: '' },
     );
     if (!parsed) return 0;
@@ -94,6 +96,7 @@ Example:
     const taskUser = values['task-user'];
     const taskUserWhy = taskUser === undefined ? undefined : taskUserProblem(taskUser, 'leave out --task-user, or run the agent as root');
     if (taskUserWhy) throw new UsageError(`agent: --task-user ${JSON.stringify(taskUser)}: ${taskUserWhy}`, 'agent');
+    const artifacts = artifactConfigFromFlags(values);
 
     // The agent's one store. A damaged one stops the agent here, named, before anything runs or is written.
     const store = AgentStore.open(dataDir);
@@ -142,7 +145,7 @@ Example:
       const services = new ServiceRegistry();
       // Templates read the variables the API writes (nomadVar), each task only what Nomad lets it read.
       const variables = variablesOf(store);
-      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, node, checks: { store: checkStore }, services, variables, ...(taskUser !== undefined && { taskUser }) });
+      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, node, checks: { store: checkStore }, services, variables, ...(taskUser !== undefined && { taskUser }), artifacts });
       if (imported) {
         process.stderr.write(`allocrun agent: imported the file-based state of ${dataDir} into ${store.path}: ${imported.jobs} jobs, ${imported.allocs} allocations, ${imported.runners} runner records (the old files were renamed *.imported)\n`);
         for (const line of imported.skipped) process.stderr.write(`allocrun agent: not imported: ${line}\n`);

@@ -84,8 +84,10 @@ export function artifactHook(opts: ArtifactHookOptions = {}): TaskHook {
         }
         const a = interpolated(artifact, req.env);
         try {
+          // Whether the files may be given away is settled before anything is fetched.
+          const owner = a.chown ? ownerFor(req.task.user ?? opts.taskUser, req.task.name) : undefined;
           await getArtifact(a, req.taskDir, config, abort);
-          if (a.chown) await chown(a, req.taskDir, req.task.user ?? opts.taskUser, req.task.name);
+          if (owner) await chownTree(await resolveDestination(req.taskDir, a.destination), owner.uid, owner.gid);
         } catch (err) {
           abort.throwIfAborted();
           const reason = `failed to download artifact ${JSON.stringify(artifact.source)}: ${(err as Error)?.message ?? String(err)}`;
@@ -100,11 +102,9 @@ export function artifactHook(opts: ArtifactHookOptions = {}): TaskHook {
 }
 
 /** `chown = true`: only an agent running as root may give files away, and only to a known task user. */
-async function chown(a: ArtifactSpec, taskDir: string, user: string | undefined, task: string): Promise<void> {
+function ownerFor(user: string | undefined, task: string): { uid: number; gid: number } {
   const refuse = (why: string) => Object.assign(new Error(`chown = true: ${why}`), { recoverable: false });
   if (typeof process.getuid === 'function' && process.getuid() !== 0) throw refuse(`only an agent running as root can change owners (this one runs as uid ${process.getuid()}); remove chown or run the agent as root`);
   if (!user) throw refuse('the task runs as the agent\'s own user, so there is nobody to give the files to: set the task\'s "user"');
-  const account = resolveTaskUser(task, user);
-  const dest = await resolveDestination(taskDir, a.destination);
-  await chownTree(dest, account.uid, account.gid);
+  return resolveTaskUser(task, user);
 }

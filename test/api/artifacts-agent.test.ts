@@ -86,6 +86,19 @@ describe('artifacts through the agent', () => {
     expect(groupUpdate(spec('https://e.com/v1.tgz'), spec('https://e.com/v2.tgz'))).toBe('destructive');
   });
 
+  it('reports a failed download on the task with Nomad\'s DownloadError', async () => {
+    const s = await serve();
+    const body = job('missing', server.url('/missing.tgz'));
+    body.Job.TaskGroups[0]!.Tasks[0]!.Artifacts[0]!.GetterOptions = {} as never;
+    expect((await call(s.socket, 'PUT', '/v1/jobs', body)).status).toBe(200);
+    const [alloc] = await waitForAllocs(s.socket, '/v1/job/missing/allocations', (l: Alloc[]) => l.some((a) => (a.TaskStates['t']?.Events ?? []).some((e) => e.Type === 'Failed Artifact Download')));
+    const full = (await call(s.socket, 'GET', `/v1/allocation/${alloc!.ID}`)).json();
+    const failed = full.TaskStates.t.Events.find((e: { Type: string }) => e.Type === 'Failed Artifact Download');
+    expect(failed.DownloadError).toMatch(/^failed to download artifact "http:\/\/127\.0\.0\.1:\d+\/missing\.tgz": .*bad response code: 404$/);
+    expect(failed.DisplayMessage).toBe(failed.DownloadError);
+    expect(failed.Details.download_error).toBe(failed.DownloadError);
+  });
+
   it('answers a job with an unsupported artifact source with a 400 naming the field', async () => {
     const s = await serve();
     const res = await call(s.socket, 'PUT', '/v1/jobs', job('bad', 's3::https://s3.amazonaws.com/bucket/app.tgz'));

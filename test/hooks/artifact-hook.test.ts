@@ -17,6 +17,7 @@ afterEach(removeTempDirs);
 
 interface Fetch {
   config?: Partial<ArtifactConfig>;
+  user?: string;
   previousState?: unknown;
   taskDir?: string;
 }
@@ -29,7 +30,7 @@ async function prestart(artifacts: Partial<ArtifactSpec>[], opts: Fetch = {}) {
   const res: TaskPrestartResponse = {};
   const specs = artifacts.map((a) => ({ destination: 'local/', mode: 'any' as const, source: '', ...a }));
   const req = {
-    task: { name: 't', driver: 'mock', config: {}, artifacts: specs },
+    task: { name: 't', driver: 'mock', config: {}, artifacts: specs, ...(opts.user && { user: opts.user }) },
     taskDir,
     env: Object.freeze({ NOMAD_TASK_DIR: join(taskDir, 'local'), NOMAD_META_version: '1.2.3' }),
     previousState: opts.previousState,
@@ -315,5 +316,33 @@ describe('the artifacts hook', () => {
     const { res, events } = await prestart([]);
     expect(res.done).toBe(true);
     expect(events).toEqual([]);
+  });
+
+  const root = process.getuid?.() === 0;
+
+  it.skipIf(!root)('gives the fetched files to the task user with chown = true (a root agent)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const nobody = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
+    server.route('/owned.tgz', await tarOf({ 'o/file.txt': 'mine' }));
+    const { taskDir, error } = await prestart([{ source: server.url('/owned.tgz'), destination: 'local/owned', chown: true }], { user: 'nobody' });
+    expect(error).toBeUndefined();
+    expect(lstatSync(join(taskDir, 'local/owned/o/file.txt')).uid).toBe(nobody);
+    expect(lstatSync(join(taskDir, 'local/owned')).uid).toBe(nobody);
+  });
+
+  it.skipIf(!root)('refuses chown = true for a task without a user, and does not retry it', async () => {
+    server.route('/unowned.txt', Buffer.from('x'));
+    const before = server.count('/unowned.txt');
+    const { error } = await prestart([{ source: server.url('/unowned.txt'), chown: true }]);
+    expect(error?.message).toMatch(/chown = true: the task runs as the agent's own user/);
+    expect(error?.recoverable).toBe(false);
+    // Refused before the fetch: nothing was asked of the server.
+    expect(server.count('/unowned.txt')).toBe(before);
+  });
+
+  it.skipIf(root)('refuses chown = true when the agent is not root', async () => {
+    server.route('/unowned.txt', Buffer.from('x'));
+    const { error } = await prestart([{ source: server.url('/unowned.txt'), chown: true }], { user: 'nobody' });
+    expect(error?.message).toMatch(/only an agent running as root can change owners/);
   });
 });
