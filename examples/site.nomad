@@ -11,7 +11,9 @@
 # (change_mode "noop": the server reads the file per request) and restarts the task, whose environment
 # holds SITE_TITLE from the env template (change_mode "restart").
 #
-# Not here yet: an artifact block fetching the page's assets (the artifact hook is another change).
+# The page's stylesheet comes as an artifact: the prestart task "assets" packs it (in a real job, a
+# release on an https:// URL with options { checksum = "sha256:..." }) and the server's artifact block
+# fetches and unpacks it into local/site/ before the templates render; a restart does not fetch it again.
 job "site" {
   group "www" {
     network {
@@ -24,8 +26,27 @@ job "site" {
       provider = "nomad"
     }
 
+    # Runs to completion before the server starts (a prestart task that is no sidecar).
+    task "assets" {
+      driver = "raw_exec"
+
+      lifecycle {
+        hook = "prestart"
+      }
+
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "cd \"$NOMAD_TASK_DIR\" && mkdir -p assets && printf 'body { font-family: sans-serif; }\\n' > assets/site.css && tar -czf \"$NOMAD_ALLOC_DIR/data/assets.tgz\" assets"]
+      }
+    }
+
     task "server" {
       driver = "raw_exec"
+
+      artifact {
+        source      = "${NOMAD_ALLOC_DIR}/data/assets.tgz"
+        destination = "local/site"
+      }
 
       config {
         command = "python3"
@@ -37,6 +58,7 @@ job "site" {
 <!doctype html>
 {{- with nomadVar "nomad/jobs/site" }}
 <title>{{ .title }}</title>
+<link rel="stylesheet" href="assets/site.css">
 <h1>{{ .title }}</h1>
 <p>{{ .greeting | html }}</p>
 {{- end }}

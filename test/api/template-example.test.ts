@@ -1,6 +1,6 @@
 /**
  * examples/site.nomad end to end on a real agent process: the job is registered from its HCL, its task
- * waits for the variable, `PUT /v1/var` releases it, the rendered page is served on the task's port, and a
+ * fetches its stylesheet artifact and waits for the variable, `PUT /v1/var` releases it, the rendered page is served on the task's port, and a
  * changed variable re-renders the page and restarts the task (its env template's change_mode).
  */
 import { readFile } from 'node:fs/promises';
@@ -47,6 +47,10 @@ describe('examples/site.nomad', { timeout: 120_000 }, () => {
     const page = await pageWith(port, '<h1>Hello</h1>');
     expect(page).toContain('<p>from &lt;allocrun&gt;</p>');
     expect(page).toContain(`Allocation ${running!.ID}, port ${port}.`);
+    // The stylesheet came as an artifact (packed by the prestart task, unpacked into local/site/).
+    expect(page).toContain('<link rel="stylesheet" href="assets/site.css">');
+    expect(await (await fetch(`http://127.0.0.1:${port}/assets/site.css`)).text()).toBe('body { font-family: sans-serif; }\n');
+    expect(running!.TaskStates.server!.Events.map((e) => e.Type)).toContain('Downloading Artifacts');
 
     expect((await call(agent.socket, 'PUT', '/v1/var/nomad/jobs/site', { Items: { title: 'Changed', greeting: 'again' } })).status).toBe(200);
     await pageWith(port, '<h1>Changed</h1>');
