@@ -340,8 +340,12 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       // client re-syncs them, while the allocation runs and is not being killed.
       const restoredSnap = actor.getSnapshot();
       if (opts.snapshot && groupServices && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) groupServices.restore(restoredSnap.context.alloc);
-      // Likewise its checks start again, for the allocation as it was last updated.
-      if (opts.snapshot && checks && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) checks.resume(restoredSnap.context.alloc);
+      // Likewise its checks start again, for the allocation as it was last updated, and the health watcher
+      // watches again if it had not reached a verdict (Nomad's prerun runs again on restore).
+      if (opts.snapshot && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) {
+        checks?.resume(restoredSnap.context.alloc);
+        if (!restoredSnap.context.deploymentStatus) for (const h of health) void h.prerun?.({}, new AbortController().signal);
+      }
       // Task runners are children: their rejections reach the caller too.
       for (const t of spec.tasks) {
         const child = actor.getSnapshot().children[t.name] as TaskRunnerActor | undefined;
