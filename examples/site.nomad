@@ -1,18 +1,22 @@
-# Templates (issue 28): a page rendered from a Nomad variable, the task's environment and the service
-# catalog, served by Python's http.server on a dynamic port. Until the variable exists the task waits in
+# Artifacts and templates (issue 28): the page's template and stylesheet are downloaded (artifact blocks),
+# the page is rendered from a Nomad variable, the task's environment and the service catalog (template
+# blocks), and Python's http.server serves it on a dynamic port. Until the variable exists the task waits in
 # prestart, its events saying "Missing: nomad.var.block(nomad/jobs/site@default.global)".
 #
+#   python3 -m http.server 8484 --bind 127.0.0.1 --directory examples/site &   # where the artifacts come from
 #   allocrun agent &
 #   allocrun var put nomad/jobs/site title=Hello greeting="from allocrun"
 #   allocrun job run examples/site.nomad
-#   allocrun service info site            # where it answers
+#   allocrun service info site                                                 # where it answers
 #
 # `allocrun var put nomad/jobs/site title=Changed greeting=again -force` re-renders the page in place
 # (change_mode "noop": the server reads the file per request) and restarts the task, whose environment
 # holds SITE_TITLE from the env template (change_mode "restart").
-#
-# Not here yet: an artifact block fetching the page's assets (the artifact hook is another change).
 job "site" {
+  meta {
+    assets = "http://127.0.0.1:8484"
+  }
+
   group "www" {
     network {
       port "http" {}
@@ -32,21 +36,20 @@ job "site" {
         args    = ["-m", "http.server", "${NOMAD_PORT_http}", "--bind", "127.0.0.1", "--directory", "${NOMAD_TASK_DIR}/site"]
       }
 
+      artifact {
+        source      = "${NOMAD_META_assets}/index.html.tpl"
+        destination = "local/templates/index.html.tpl"
+        mode        = "file"
+      }
+
+      artifact {
+        source      = "${NOMAD_META_assets}/style.css"
+        destination = "local/site/style.css"
+        mode        = "file"
+      }
+
       template {
-        data        = <<EOT
-<!doctype html>
-{{- with nomadVar "nomad/jobs/site" }}
-<title>{{ .title }}</title>
-<h1>{{ .title }}</h1>
-<p>{{ .greeting | html }}</p>
-{{- end }}
-<p>Allocation {{ env "NOMAD_ALLOC_ID" }}, port {{ env "NOMAD_PORT_http" }}.</p>
-<ul>
-{{- range nomadService "site" }}
-<li>{{ .Address }}:{{ .Port }}</li>
-{{- end }}
-</ul>
-EOT
+        source      = "local/templates/index.html.tpl"
         destination = "local/site/index.html"
         change_mode = "noop"
 

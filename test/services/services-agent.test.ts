@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { filter, firstValueFrom } from 'rxjs';
-import { call, processRunning, waitForAllocs, type Alloc } from '../api/agent-process.ts';
+import { call, processRunning, stream, waitForAllocs, type Alloc } from '../api/agent-process.ts';
 import { cleanUp, freshDir, serve, until, type Served } from '../api/in-process-agent.ts';
 import type { ServiceRegistration } from '../../src/services/index.ts';
 
@@ -81,6 +81,25 @@ describe('Nomad-native services in the agent', () => {
     expect(((await call(s.socket, 'GET', '/v1/job/web/services')).json() as unknown[]).length).toBe(2);
     expect((await call(s.socket, 'GET', '/v1/job/nope/services')).status).toBe(404);
     expect((await call(s.socket, 'GET', '/v1/service/nothing')).json()).toEqual([]);
+  });
+
+  it('publishes registrations and deregistrations on the event stream\'s Service topic', async () => {
+    const s = await serve();
+    const events = await stream(s.socket, '/v1/event/stream?topic=Service:web');
+    try {
+      await register(s, webJob());
+      const [reg] = await instances(s, 'web', 1);
+      await events.until((t) => t.includes('"ServiceRegistration"'));
+      await call(s.socket, 'DELETE', '/v1/job/web');
+      const text = await events.until((t) => t.includes('"ServiceDeregistration"'));
+      const batches = text.split('\n').filter((l) => l.startsWith('{"Index"')).map((l) => JSON.parse(l) as { Events: { Topic: string; Type: string; Key: string; FilterKeys: string[]; Payload: { Service: { ID: string } } }[] });
+      const seen = batches.flatMap((b) => b.Events);
+      expect(seen.map((e) => [e.Topic, e.Type, e.Key])).toEqual([['Service', 'ServiceRegistration', reg!.ID], ['Service', 'ServiceDeregistration', reg!.ID]]);
+      expect(seen[0]!.FilterKeys).toEqual(['web', 'web']);
+      expect(seen[0]!.Payload.Service.ID).toBe(reg!.ID);
+    } finally {
+      events.close();
+    }
   });
 
   it('answers a blocking query on a service once a registration changes', async () => {
