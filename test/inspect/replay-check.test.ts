@@ -15,7 +15,7 @@ import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { createTaskRunner } from '../../src/runtime/create-task-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { replayRecording } from '../../src/runtime/replay-driver.ts';
-import type { ReplayInputLine } from '../../src/inspect/replay-format.ts';
+import { encodeReplayValue, type ReplayInputLine } from '../../src/inspect/replay-format.ts';
 import { linesOf, oneRestartFewer, recordFailingRun, recordUpdatedAndKilledRun } from './replay-runs.ts';
 
 let dir: string;
@@ -59,6 +59,12 @@ describe('replay --check on recordings of real runs', () => {
     const main = result.summary.taskStates['fail1/main'] as { restarts: number; events: { type: string }[] };
     expect(main.restarts).toBe(3);
     expect(main.events.map((e) => e.type)).toContain('Task hook failed');
+  });
+
+  it('finds it identical from lines as a generated test holds them (errors as { $error }, not revived)', async () => {
+    const asWritten = JSON.parse(JSON.stringify(failing, encodeReplayValue)) as unknown[];
+    expect(JSON.stringify(asWritten)).toContain('"$error"');
+    expect((await replayRecording(asWritten)).divergence).toBeUndefined();
   });
 
   it('finds a task updated in place and then killed identical', async () => {
