@@ -101,6 +101,12 @@ describe('replay --check on recordings of real runs', () => {
     expect(divergenceReport(failingFile, d)).toContain(`  machine:  ${d.location}\n`);
   });
 
+  it('refuses a malformed replay line, naming it, instead of guessing', async () => {
+    const i = failing.findIndex((l) => (l as ReplayInputLine).kind === 'replay-input' && (l as ReplayInputLine).input === 'result');
+    const broken = failing.map((l, j) => (j === i ? { ...(l as object), from: undefined } : l));
+    await expect(replayRecording(broken)).rejects.toThrow(/^replay line \d+ \(replay-input\) needs the child it is the result of \(`from`\)$/);
+  });
+
   it('reports a recorded result the replay is not waiting on', async () => {
     // Drop the first driver start's result: the wait that follows it has no call under way.
     const i = failing.findIndex((l) => (l as ReplayInputLine).kind === 'replay-input' && (l as ReplayInputLine).src === 'driverStart');
