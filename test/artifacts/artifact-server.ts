@@ -118,9 +118,9 @@ export async function zipOf(files: Record<string, string>, rename: Record<string
 export const gz = (s: string) => gzipSync(Buffer.from(s));
 
 /** Whether a command-line tool is on this machine (for the bzip2/xz archives only their tools make). */
-export function hasTool(name: string): boolean {
+export function hasTool(name: string, args = ['--version']): boolean {
   try {
-    execFileSync(name, ['--version'], { stdio: 'ignore' });
+    execFileSync(name, args, { stdio: 'ignore' });
     return true;
   } catch {
     return false;

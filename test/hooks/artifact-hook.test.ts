@@ -345,4 +345,48 @@ describe('the artifacts hook', () => {
     const { error } = await prestart([{ source: server.url('/unowned.txt'), chown: true }], { user: 'nobody' });
     expect(error?.message).toMatch(/only an agent running as root can change owners/);
   });
+
+  it('keeps only the subdirectory named after // of an archive', async () => {
+    server.route('/release.tgz', await tarOf({ 'release-1.0/bin/app': 'app', 'release-1.0/README': 'readme', 'other/x': 'x' }));
+    const { taskDir, error } = await prestart([{ source: `${server.url('/release.tgz')}//release-1.0`, destination: 'local/app' }]);
+    expect(error).toBeUndefined();
+    expect(listing(join(taskDir, 'local/app'))).toEqual(['README', 'bin/app']);
+  });
+
+  it('stops a download at once when the task is killed, leaving nothing behind', async () => {
+    server.route('/endless', (_req, res) => {
+      res.writeHead(200);
+      res.write('start');
+    });
+    const taskDir = tempDir();
+    mkdirSync(join(taskDir, 'local'));
+    const abort = new AbortController();
+    const req = { task: { name: 't', driver: 'mock', config: {}, artifacts: [{ source: server.url('/endless'), destination: 'local/', mode: 'any' as const }] }, taskDir, env: {}, resources: {} };
+    const pending = artifactHook().prestart!(req, {}, abort.signal);
+    while (server.count('/endless') === 0) await new Promise((r) => setTimeout(r, 10));
+    abort.abort();
+    await expect(pending).rejects.toThrow();
+    expect(readdirSync(taskDir)).toEqual(['local']);
+    expect(readdirSync(join(taskDir, 'local'))).toEqual([]);
+  });
+
+  it.skipIf(!hasTool('openssl', ['version']))('checks TLS certificates unless insecure = true', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { createServer } = await import('node:https');
+    const dir = tempDir();
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+    const tls = createServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_req, res) => res.end('over tls'));
+    await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r));
+    try {
+      const url = `https://127.0.0.1:${(tls.address() as { port: number }).port}/secure.txt`;
+      const strict = await prestart([{ source: url }]);
+      expect(strict.error?.message).toMatch(/self[- ]signed certificate/i);
+      const insecure = await prestart([{ source: url, insecure: true }]);
+      expect(insecure.error).toBeUndefined();
+      expect(readFileSync(join(insecure.taskDir, 'local/secure.txt'), 'utf8')).toBe('over tls');
+    } finally {
+      tls.closeAllConnections();
+      await new Promise((r) => tls.close(r));
+    }
+  });
 });
