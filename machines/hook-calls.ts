@@ -44,6 +44,8 @@ export interface HookErrorInfo {
   recoverable?: boolean;
   /** A task event type to record instead of `Task hook failed` (e.g. `Failed Validation`). */
   eventType?: string;
+  /** Details for that event (e.g. Nomad's `download_error`). */
+  details?: Record<string, string>;
 }
 
 /** The child actor id of one hook call, e.g. `prestart:task_dir`. */
@@ -55,12 +57,21 @@ export function hookActorId(phase: string, hook: string): string {
 export function childErrorOf(event: unknown): HookErrorInfo {
   const err = (event as { error?: unknown }).error;
   if (err && typeof err === 'object') {
-    const e = err as { message?: unknown; recoverable?: unknown; eventType?: unknown };
+    const e = err as { message?: unknown; recoverable?: unknown; eventType?: unknown; details?: unknown };
+    const details = stringMapOf(e.details);
     return {
       message: typeof e.message === 'string' ? e.message : String(err),
       recoverable: typeof e.recoverable === 'boolean' ? e.recoverable : undefined,
       eventType: typeof e.eventType === 'string' ? e.eventType : undefined,
+      ...(details && { details }),
     };
   }
   return { message: String(err) };
+}
+
+/** A plain map of strings copied as data, or undefined when `v` is not one (an error's details stay JSON). */
+function stringMapOf(v: unknown): Record<string, string> | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const entries = Object.entries(v).filter(([, x]) => typeof x === 'string') as [string, string][];
+  return entries.length > 0 ? Object.fromEntries(entries) : undefined;
 }

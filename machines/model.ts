@@ -49,6 +49,8 @@ export interface TaskSpec {
   resources?: Record<string, unknown>;
   /** Nomad's task `user`: the account raw_exec runs the task as (the agent must be root to switch). */
   user?: string;
+  /** The task's `artifact` blocks, fetched into its directory before it starts (Nomad's Task.Artifacts). */
+  artifacts?: ArtifactSpec[];
   /** The task's `service` blocks (Nomad-native provider), registered while the task runs. */
   services?: ServiceSpec[];
   /** The task's `template` blocks, rendered into its directory before it starts and again when their data changes. */
@@ -87,6 +89,29 @@ export interface TemplateSpec {
   errMissingKey: boolean;
   /** Quiescence before a re-render: at least `min` after the last change, at most `max` after the first (absent parts: the agent's). */
   wait?: { min?: number; max?: number };
+}
+
+/** go-getter's client modes: `file` writes the destination as a file, `dir` as a directory, `any` lets the source decide. */
+export type ArtifactMode = 'any' | 'file' | 'dir';
+
+/**
+ * One `artifact` block (Nomad's TaskArtifact), normalised: `destination` is always set (relative to the task
+ * dir); `source`, `options`, `headers` and `destination` may hold `${...}` that the hook interpolates.
+ */
+export interface ArtifactSpec {
+  /** go-getter's source: an http(s) URL, an absolute path or a file:// URL. */
+  source: string;
+  /** Where it lands, relative to the task dir: `local/` by default (`local/<file>` in file mode). */
+  destination: string;
+  mode: ArtifactMode;
+  /** go-getter's URL options: `checksum = "sha256:..."`, `archive = false`, other query parameters. */
+  options?: Record<string, string>;
+  /** HTTP request headers. */
+  headers?: Record<string, string>;
+  /** Nomad's GetterInsecure: skip TLS certificate checks. */
+  insecure?: boolean;
+  /** Give the fetched files to the task's user (needs a root agent). */
+  chown?: boolean;
 }
 
 /** One instance of a task group: what an alloc runner runs. */

@@ -23,6 +23,8 @@ export const TaskEventType = {
   DriverFailure: 'Driver Failure',
   FailedValidation: 'Failed Validation',
   HookFailed: 'Task hook failed',
+  DownloadingArtifacts: 'Downloading Artifacts',
+  ArtifactDownloadFailed: 'Failed Artifact Download',
   WaitingShutdownDelay: 'Waiting for shutdown delay',
   SkippingShutdownDelay: 'Skipping shutdown delay',
   FailedRestoring: 'Failed Restoring Task',
@@ -67,6 +69,10 @@ function displayMessageOf(type: string, f: EventFields): string {
       return f.message || 'Failed to start task';
     case TaskEventType.FailedValidation:
       return f.message || 'Validation of task failed';
+    case TaskEventType.DownloadingArtifacts:
+      return 'Client is downloading artifacts';
+    case TaskEventType.ArtifactDownloadFailed:
+      return f.details?.download_error || 'Failed to download artifacts';
     default:
       return f.message ?? '';
   }

@@ -130,7 +130,7 @@ export const taskRunnerHookSetup = taskRunnerBase.extend({
       const validation = err.eventType === TaskEventType.FailedValidation;
       const ev = taskEvent(err.eventType ?? TaskEventType.HookFailed, clockNow(system), {
         message: validation ? err.message : `${name}: ${err.message}`,
-        details: { hook: name },
+        details: { ...err.details, hook: name },
         failsTask: validation ? true : undefined,
       });
       return {

@@ -62,3 +62,21 @@ export type { VariableSource, VariableChange } from './variables/variable-source
 export type { Variable, VariableMetadata, VariableItems } from './variables/variable.ts';
 export { VariableError, pathProblem } from './variables/path-rules.ts';
 export { implicitPaths, taskMayRead, type TaskClaim } from './variables/job-access.ts';
+// Nomad-native services: the catalog the services hooks register in, and its read side.
+export {
+  ServiceRegistry,
+  makeAllocServiceId,
+  workloadName,
+  registrationsOf,
+  type ServiceCatalog,
+  type ServiceChange,
+  type ServiceChanges,
+  type ServiceNamespaceList,
+  type ServiceRegistration,
+  type ServiceRegistrationInput,
+  type IndexSource,
+} from './services/index.ts';
+// Nomad service checks: the agent's shared scheduler and result store, and the results' shape.
+export { CheckScheduler } from './checks/scheduler.ts';
+export { CheckStore } from './checks/check-store.ts';
+export type { CheckQueryResult, AllocationResults, CheckStatus, CheckMode } from './checks/result.ts';

@@ -51,6 +51,8 @@ function eventJson(e: TaskEvent): Json {
     RestartReason: e.restartReason ?? '',
     StartDelay: e.startDelay !== undefined ? nanos(e.startDelay) : 0,
     KillTimeout: e.killTimeout !== undefined ? nanos(e.killTimeout) : 0,
+    // Nomad's TaskEvent.DownloadError: the reason of a Failed Artifact Download (also in Details).
+    DownloadError: e.details?.['download_error'] ?? '',
   };
 }
 

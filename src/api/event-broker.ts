@@ -7,7 +7,7 @@ import { Observable, Subject } from 'rxjs';
 
 /** One event as Nomad's event stream writes it. */
 export interface StreamEvent {
-  Topic: 'Job' | 'Allocation' | 'Evaluation' | 'Deployment' | 'Node' | 'Variables';
+  Topic: 'Job' | 'Allocation' | 'Evaluation' | 'Deployment' | 'Node' | 'Variables' | 'Service';
   Type: string;
   Key: string;
   Namespace: string;

@@ -8,6 +8,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Json } from './job-json.ts';
+import { defaultDestination } from '../jobspec/artifact-source.ts';
 import { canonicalServices } from './service-job-json.ts';
 import { canonicalTemplates } from './template-job-json.ts';
 
@@ -94,7 +95,20 @@ function canonicalTask(task: Json, groupRestart: Json, ids: { job: string; group
   t['RestartPolicy'] = merged(groupRestart, t['RestartPolicy']);
   if (isObject(t['Lifecycle']) && !t['Lifecycle']['Hook']) delete t['Lifecycle'];
   for (const k of ['Meta', 'Env']) if (isObject(t[k]) && Object.keys(t[k]).length === 0) delete t[k];
+  if (Array.isArray(t['Artifacts'])) t['Artifacts'] = t['Artifacts'].map((a) => (isObject(a) ? canonicalArtifact(a) : a));
   return t;
+}
+
+/** Nomad's TaskArtifact.Canonicalize: mode `any`, insecure false, empty maps null, the destination by mode. */
+function canonicalArtifact(artifact: Json): Json {
+  const a: Json = { ...artifact };
+  fill(a, 'GetterSource', '');
+  fill(a, 'GetterMode', 'any');
+  fill(a, 'GetterInsecure', false);
+  fill(a, 'Chown', false);
+  for (const k of ['GetterOptions', 'GetterHeaders']) if (!isObject(a[k]) || Object.keys(a[k]).length === 0) a[k] = null;
+  if (a['RelativeDest'] === undefined || a['RelativeDest'] === null || a['RelativeDest'] === '') a['RelativeDest'] = defaultDestination(String(a['GetterMode']), String(a['GetterSource']));
+  return a;
 }
 
 /** Go's zero values (and empty lists and maps) dropped: what decoding into Nomad's structs makes equal. */

@@ -4,6 +4,7 @@
  * ignores keep their content with PascalCase keys, so they survive a parse → register round trip.
  */
 import { apiFieldOf, type GroupBody, type JobBody, type TaskBody } from '../jobspec/index.ts';
+import { artifactSpecOf } from '../jobspec/artifact-rules.ts';
 import { servicesJson } from './service-job-json.ts';
 import { templatesJson } from './template-job-json.ts';
 
@@ -55,6 +56,20 @@ function updateJson(u: GroupBody['update']): Json | undefined {
   });
 }
 
+/** One artifact block as Nomad's TaskArtifact, its defaults (mode, destination) filled as Nomad's Canonicalize does. */
+function artifactJson(a: NonNullable<TaskBody['artifact']>[number]): Json {
+  const spec = artifactSpecOf(a);
+  return {
+    GetterSource: spec.source,
+    GetterOptions: spec.options ?? null,
+    GetterHeaders: spec.headers ?? null,
+    GetterMode: spec.mode,
+    GetterInsecure: spec.insecure ?? false,
+    RelativeDest: spec.destination,
+    Chown: spec.chown ?? false,
+  };
+}
+
 function taskJson(name: string, t: TaskBody): Json {
   const r = t.resources;
   return compact({
@@ -74,9 +89,10 @@ function taskJson(name: string, t: TaskBody): Json {
       CPU: r.cpu, Cores: r.cores, MemoryMB: r.memory, MemoryMaxMB: r.memory_max,
       ...ignoredFields('resources', r, ['cpu', 'cores', 'memory', 'memory_max']),
     }),
+    Artifacts: t.artifact?.map(artifactJson),
     Services: servicesJson(t.service),
     Templates: templatesJson(t.template),
-    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources', 'service', 'template']),
+    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources', 'artifact', 'service', 'template']),
   });
 }
 

@@ -21,6 +21,7 @@ import { EventBroker } from './event-broker.ts';
 import { JobRegistry } from './job-registry.ts';
 import { loadNodeId, registerNode } from './node.ts';
 import { watchDeployments } from './routes/deployments.ts';
+import { publishServiceEvents } from './routes/services.ts';
 import { buildApi } from './server.ts';
 import { StateIndex } from './state-index.ts';
 import { variablesOf } from '../variables/variable-store.ts';
@@ -153,6 +154,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   const ctx = { agent: opts.agent, registry, index, events, services, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000 };
   registerNode(ctx);
   watchDeployments(ctx);
+  const stopServiceEvents = publishServiceEvents(ctx);
 
   const apps: FastifyInstance[] = [];
   const closeAll = async () => {

@@ -8,17 +8,37 @@ import type { AllocationResults, CheckQueryResult } from './result.ts';
 
 type Listener = (results: AllocationResults) => void;
 
+/**
+ * Where a store keeps results across agent restarts (Nomad writes its checkstore to the client's state):
+ * told of a result only when its status changes, as Nomad writes, and of checks forgotten.
+ */
+export interface CheckPersistence {
+  save(allocId: string, result: CheckQueryResult): void;
+  remove(allocId: string, ids: readonly string[]): void;
+}
+
 /** Check results of every allocation of an agent (or of one runner, when it runs alone). */
 export class CheckStore {
   private readonly current = new Map<string, Map<string, CheckQueryResult>>();
   private readonly listeners = new Map<string, Set<Listener>>();
 
+  constructor(private readonly persistence?: CheckPersistence) {}
+
+  /** Puts back results an earlier agent kept (before any runner starts): a check's stub then leaves it be. */
+  restore(allocId: string, results: readonly CheckQueryResult[]): void {
+    let m = this.current.get(allocId);
+    if (!m) this.current.set(allocId, (m = new Map()));
+    for (const r of results) m.set(r.ID, r);
+  }
+
   /** Records a result; a pending one only when the check has none yet. */
   set(allocId: string, result: CheckQueryResult): void {
     let m = this.current.get(allocId);
     if (!m) this.current.set(allocId, (m = new Map()));
-    if (result.Status === 'pending' && m.has(result.ID)) return;
+    const previous = m.get(result.ID);
+    if (result.Status === 'pending' && previous) return;
     m.set(result.ID, result);
+    if (previous?.Status !== result.Status) this.persistence?.save(allocId, result);
     this.notify(allocId);
   }
 
@@ -37,12 +57,16 @@ export class CheckStore {
     const m = this.current.get(allocId);
     if (!m || ids.length === 0) return;
     for (const id of ids) m.delete(id);
+    this.persistence?.remove(allocId, ids);
     this.notify(allocId);
   }
 
   /** Forgets every check of an allocation (its checks stopped for good). */
   purge(allocId: string): void {
-    if (!this.current.delete(allocId)) return;
+    const m = this.current.get(allocId);
+    if (!m) return;
+    this.current.delete(allocId);
+    if (m.size > 0) this.persistence?.remove(allocId, [...m.keys()]);
     this.notify(allocId);
   }
 

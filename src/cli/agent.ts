@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { checkDataDirPrivate, resolveAgentToken, TOKEN_ON_COMMAND_LINE_WARNING, tokenSourceOf } from '../api/agent-token.ts';
 import { serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
 import { ServiceRegistry } from '../services/index.ts';
+import { variablesOf } from '../variables/variable-store.ts';
 import { createAgent, type Agent } from '../runtime/create-agent.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import { AgentStore } from '../state/agent-store.ts';
@@ -17,8 +18,11 @@ import { openPassage } from '../state/file-store.ts';
 import { taskUserProblem, userSwitching } from '../drivers/raw-exec/task-user.ts';
 import { installLastResort } from '../runtime/last-resort.ts';
 import { importFileState, type ImportReport } from '../api/import-file-state.ts';
+import { CheckStore } from '../checks/check-store.ts';
+import { checkPersistence, loadCheckResults } from '../checks/check-persistence.ts';
 import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
+import { ARTIFACT_FLAGS_HELP, ARTIFACT_FLAG_OPTIONS, artifactConfigFromFlags } from './artifact-flags.ts';
 import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
 import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
 
@@ -28,7 +32,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--inspect[=PORT] [--inspect-token T] [--stately]] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--inspect[=PORT] [--inspect-token T] [--stately]] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -56,6 +60,7 @@ Flags:
   --token T           the token itself (default: $ALLOCRUN_TOKEN); visible to other users, prefer --token-file
   --task-user NAME    run raw_exec tasks that name no "user" as NAME (the agent must run as root);
                       without it they run as the agent's user
+${ARTIFACT_FLAGS_HELP}
   --inspect[=PORT]    serve the visualizer while the agent runs
   --inspect-token T   the visualizer's token (default: kept in D/inspect-token, 0600,
                       so a page left open reconnects after an agent restart)
@@ -71,7 +76,7 @@ Example:
     const parsed = parseCommand(
       this,
       args,
-      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' } },
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS },
       { min: 0, max: 0, names: '' },
     );
     if (!parsed) return 0;
@@ -91,6 +96,7 @@ Example:
     const taskUser = values['task-user'];
     const taskUserWhy = taskUser === undefined ? undefined : taskUserProblem(taskUser, 'leave out --task-user, or run the agent as root');
     if (taskUserWhy) throw new UsageError(`agent: --task-user ${JSON.stringify(taskUser)}: ${taskUserWhy}`, 'agent');
+    const artifacts = artifactConfigFromFlags(values);
 
     // The agent's one store. A damaged one stops the agent here, named, before anything runs or is written.
     const store = AgentStore.open(dataDir);
@@ -105,6 +111,12 @@ Example:
     // agent, and every other allocation, carries on.
     const removeLastResort = installLastResort();
     const runnerRecords = store.runners();
+    // Service check results as the last agent left them (Nomad restores its checkstore), kept as they change.
+    const note = (message: string) => void process.stderr.write(`allocrun agent: ${message}\n`);
+    const checkWrites = checkPersistence(store, note);
+    const checkStore = new CheckStore(checkWrites);
+    const keptChecks = loadCheckResults(store, note);
+    for (const [allocId, results] of keptChecks) checkStore.restore(allocId, results);
     // The specs of what the agent will restore, for the view (the runners do not expose theirs).
     const records = await runnerRecords.list();
     const specs = new Map<string, AllocSpec>(records.map((r) => [r.spec.id, r.spec]));
@@ -131,12 +143,16 @@ Example:
       const node = localNodeInfo({ id: await loadNodeId(store) });
       // The Nomad-native service catalog: the allocations register in it, the API serves it.
       const services = new ServiceRegistry();
-      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, node, services, ...(taskUser !== undefined && { taskUser }) });
+      // Templates read the variables the API writes (nomadVar), each task only what Nomad lets it read.
+      const variables = variablesOf(store);
+      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, node, checks: { store: checkStore }, services, variables, ...(taskUser !== undefined && { taskUser }), artifacts });
       if (imported) {
         process.stderr.write(`allocrun agent: imported the file-based state of ${dataDir} into ${store.path}: ${imported.jobs} jobs, ${imported.allocs} allocations, ${imported.runners} runner records (the old files were renamed *.imported)\n`);
         for (const line of imported.skipped) process.stderr.write(`allocrun agent: not imported: ${line}\n`);
       }
       const restored = await agent.start();
+      // Results of allocations that are not running any more are forgotten, as their preKill would have.
+      for (const allocId of keptChecks.keys()) if (!agent.get(allocId)) checkStore.purge(allocId);
       // Damaged records were moved aside; say which, and carry on with the rest.
       for (const err of agent.restoreErrors) process.stderr.write(`allocrun agent: ${err.message}\n`);
       const allocs = restored.map((r) => specs.get(r.actor.id)).filter((s): s is AllocSpec => s !== undefined);
@@ -175,6 +191,7 @@ Example:
     } finally {
       clearInterval(keepAlive);
       await api?.close().catch(() => undefined);
+      await checkWrites.flush();
       await store.close().catch(() => undefined);
       removeLastResort();
       process.off('SIGINT', onSignal);

@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { recordingProblem } from '../inspect/protocol.ts';
-import { replayFormatProblem, reviveReplayValue, type ReplayInputLine, type ReplayStepLine } from '../inspect/replay-format.ts';
+import { replayFormatProblem, reviveReplayValue, type ReplayInputLine, type ReplayRootLine, type ReplayStepLine } from '../inspect/replay-format.ts';
 import { ReplayInputError, replayRecording, type ReplayDivergence, type ReplayOptions, type ReplayResult, type TakenTransition } from '../runtime/replay-driver.ts';
 import { CliError } from './errors.ts';
 
@@ -47,6 +47,25 @@ export async function readRecording(file: string): Promise<unknown[]> {
   return lines;
 }
 
+/** `readRecording`, refusing a recording that holds no input to re-drive. */
+export async function readRecordingWithInputs(file: string): Promise<unknown[]> {
+  const lines = await readRecording(file);
+  if (!lines.some((l) => (l as ReplayInputLine).kind === 'replay-input')) {
+    throw new ReplayFileError(`replay: ${file} holds no replay inputs: nothing to re-drive (was the recording closed before its runners started?)`, 'ErrReplayEmpty');
+  }
+  return lines;
+}
+
+/** `replayRecording(lines)`, a recording it cannot act on refused as a ReplayFileError (exit 2). */
+export async function replayOrRefuse(file: string, lines: unknown[], opts: ReplayOptions = {}): Promise<ReplayResult> {
+  try {
+    return await replayRecording(lines, opts);
+  } catch (err) {
+    if (err instanceof ReplayInputError) throw new ReplayFileError(`replay: cannot re-drive ${file}: ${err.message}`);
+    throw err;
+  }
+}
+
 /** Where each machine is written, by machine id (the first segment of its state node ids). */
 const MACHINE_FILES: Record<string, string> = { task: 'machines/task-runner.ts', alloc: 'machines/alloc-runner.ts' };
 
@@ -61,7 +80,9 @@ function packageFile(rel: string): string | undefined {
 
 /**
  * `machines/task-runner.ts:313` for the state node `task.exited.deciding`: the line where its key opens,
- * found by walking the keys of its path down the machine's file; undefined when the file or a key is not found.
+ * found by walking the keys of its path down the machine's file. A state built by a helper (a hook loop's
+ * `hooks.next`) has no key of its own there: its nearest written ancestor's line is given. Undefined when
+ * the file or the first key is not found.
  */
 export function stateNodeLocation(stateNodeId: string): string | undefined {
   const [machine, ...keys] = stateNodeId.split('.');
@@ -71,13 +92,16 @@ export function stateNodeLocation(stateNodeId: string): string | undefined {
   const lines = readFileSync(path, 'utf8').split('\n');
   let at = lines.findIndex((l) => /createMachine\(|\.createMachine\(/.test(l));
   if (at < 0) at = 0;
+  let written = 0;
   for (const key of keys) {
     const opens = new RegExp(`^\\s*['"]?${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}['"]?\\s*:\\s*\\{`);
     const found = lines.findIndex((l, i) => i > at && opens.test(l));
-    if (found < 0) return undefined;
+    if (found < 0) break;
     at = found;
+    written++;
   }
-  return `${rel}:${at + 1}`;
+  if (written === 0) return undefined;
+  return `${rel}:${at + 1}${written < keys.length ? ` (${keys.slice(0, written).join('.')})` : ''}`;
 }
 
 /** The transition that decided a step (the last one with a target), as one line with its source location. */
@@ -107,19 +131,15 @@ export interface CheckOutcome {
 
 /** Checks `file`; a divergence gets its `location` filled in from the machines' source. */
 export async function checkRecording(file: string, opts: ReplayOptions = {}): Promise<CheckOutcome> {
-  const lines = await readRecording(file);
-  const inputs = lines.filter((l) => (l as ReplayInputLine).kind === 'replay-input').length;
-  if (inputs === 0) throw new ReplayFileError(`replay: ${file} holds no replay inputs: nothing to check (was the recording closed before its runners started?)`, 'ErrReplayEmpty');
-  let result: ReplayResult;
-  try {
-    result = await replayRecording(lines, opts);
-  } catch (err) {
-    if (err instanceof ReplayInputError) throw new ReplayFileError(`replay: cannot check ${file}: ${err.message}`);
-    throw err;
-  }
+  const lines = await readRecordingWithInputs(file);
+  const result = await replayOrRefuse(file, lines, opts);
   if (result.divergence) {
     const location = describeTaken(result.divergence.took);
     if (location) result.divergence.location = location;
+    const unpinned = lines.some((l) => (l as ReplayRootLine).kind === 'replay-root' && (l as ReplayRootLine).pinnedClock === false);
+    if (unpinned && /\btime\b|At\b/.test(`${result.divergence.recorded} ${result.divergence.now}`)) {
+      result.divergence.message += ` (the recorded runners were not given the recording's machineClock, so their clock readings may differ from the replay's by a tick: pass it to createAllocRunner)`;
+    }
   }
   return { lines, result };
 }

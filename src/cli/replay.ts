@@ -65,14 +65,16 @@ Examples:
     const port = values.port === undefined ? undefined : parsePort('replay', '--port', values.port);
     if (values.open && !values.check) throw new UsageError('replay: --open goes with --check (without --check the recording is served anyway)', 'replay');
     if (values.check && values['to-test']) throw new UsageError('replay: give --check or --to-test, not both', 'replay');
+    const serves = values.open || (!values.check && !values['to-test']);
+    if (!serves && (values.port !== undefined || values.host !== undefined)) throw new UsageError('replay: --port and --host are for serving the visualizer (without --check or --to-test, or with --check --open)', 'replay');
 
     if (values['to-test']) {
-      const { readRecording } = await import('./replay-check.ts');
+      const { readRecordingWithInputs, replayOrRefuse } = await import('./replay-check.ts');
       const { incidentTest } = await import('./replay-to-test.ts');
-      const { replayRecording } = await import('../runtime/replay-driver.ts');
-      const lines = await readRecording(file);
+      const lines = await readRecordingWithInputs(file);
+      // Replayed first: a recording the replay cannot act on gets no test.
+      const { divergence } = await replayOrRefuse(file, lines);
       process.stdout.write(incidentTest(file, lines));
-      const { divergence } = await replayRecording(lines);
       if (divergence) process.stderr.write(`replay: note: today's machines already diverge from ${file} (${divergence.message}); the test fails until they do not\n`);
       return 0;
     }

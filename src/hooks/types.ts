@@ -18,6 +18,18 @@ export interface TaskPrestartRequest {
   previousState?: unknown;
   /** The task's resources (Nomad's TaskResources): `cpu` (MHz), `cores`, `memoryMB`, `memoryMaxMB`; empty when unset. */
   resources: Readonly<Record<string, unknown>>;
+  /**
+   * Records a task event now, while the hook still runs (Nomad's EventEmitter), so it is kept even if the
+   * hook then fails (`Downloading Artifacts` before a failed download); absent outside a task runner.
+   */
+  emitEvent?(event: HookEvent): void;
+}
+
+/** A task event a hook records: Nomad's type string, with an optional message and details. */
+export interface HookEvent {
+  type: string;
+  message?: string;
+  details?: Record<string, string>;
 }
 
 /** Filled in by a prestart hook. `done` skips the hook on later starts while keeping its `env`. */
@@ -30,7 +42,7 @@ export interface TaskPrestartResponse {
   state?: unknown;
   done?: boolean;
   /** Task events to record, e.g. `{ type: 'Task Setup', message: 'Building Task Directory' }`. */
-  events?: { type: string; message?: string; details?: Record<string, string> }[];
+  events?: HookEvent[];
 }
 
 /** Runs commands inside a running task (Nomad's DriverExec); absent when the driver cannot. */
@@ -128,6 +140,8 @@ export class HookError extends Error {
     readonly recoverable = true,
     /** The task event type to record instead of `Task hook failed`. */
     readonly eventType?: string,
+    /** Details of that event (Nomad's `download_error` of a failed artifact download). */
+    readonly details?: Record<string, string>,
   ) {
     super(message);
     this.name = 'HookError';

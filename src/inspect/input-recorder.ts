@@ -121,6 +121,7 @@ export function createInputRecorder(emit: (line: ReplayLine) => void): InputReco
           // A root machine's initial context is computed as it is created: that is its first reading.
           if (!ref._parent && isMachineRef(ref)) {
             const line: ReplayLine = { kind: 'replay-root', at: timeOf(ref), id: ref.id, machine: (ref.logic as { id: string }).id };
+            if (!latching.has(ref.system?._clock as object)) line.pinnedClock = false;
             if (ref.options?.input !== undefined) line.input = ref.options.input;
             if (ref.options?.snapshot !== undefined) line.snapshot = ref.options.snapshot;
             emit(line);

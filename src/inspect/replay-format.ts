@@ -27,6 +27,11 @@ export interface ReplayRootLine {
   input?: unknown;
   /** The persisted snapshot it was restored from, when it was. */
   snapshot?: unknown;
+  /**
+   * False when the runner was not given the recording's `machineClock`: its clock readings were not
+   * pinned to the inputs' times, so a replay may differ from it by a tick in the times it records.
+   */
+  pinnedClock?: false;
 }
 
 /**

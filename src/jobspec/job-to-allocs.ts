@@ -7,6 +7,7 @@ import { defaultRestartPolicy } from '../../machines/model.ts';
 import type { AllocSpec, NetworkAsk, RestartPolicy, ServiceSpec, TaskSpec } from './types.ts';
 import type { JobBody, NetworkBody, RestartBody, TaskBody } from './jobspec-schema.ts';
 import { clientUpdateOf, mergeUpdate } from './update-strategy.ts';
+import { artifactSpecOf } from './artifact-rules.ts';
 import { servicesOf } from './service-specs.ts';
 import { templatesOf } from './template-specs.ts';
 
@@ -61,6 +62,7 @@ function toTaskSpec(name: string, t: TaskBody, groupRestart: RestartPolicy, serv
     ...(t.logs && { logs: { maxFiles: t.logs.max_files, maxFileSize: t.logs.max_file_size * MB } }),
     ...(t.resources && { resources: resourcesOf(t.resources) }),
     ...(t.user !== undefined && { user: t.user }),
+    ...(t.artifact && t.artifact.length > 0 && { artifacts: t.artifact.map(artifactSpecOf) }),
     ...(services && { services }),
     ...(t.template && t.template.length > 0 && { templates: templatesOf(t.template) }),
   };

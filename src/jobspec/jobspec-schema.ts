@@ -32,7 +32,7 @@ export const IGNORED_KEYS = {
   group: ['reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
     'scaling', 'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
     'prevent_reschedule_on_lost'],
-  task: ['artifact', 'vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
+  task: ['vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
     'dispatch_payload', 'csi_plugin', 'scaling', 'kind', 'action', 'schedule'],
   resources: ['network', 'device', 'numa', 'disk', 'iops', 'secrets'],
   network: ['hostname', 'dns', 'cni', 'mbits'],
@@ -72,6 +72,23 @@ const resourcesSchema = z.strictObject({
   ...ignored(IGNORED_KEYS.resources),
 });
 
+/** go-getter's client modes. */
+export const ARTIFACT_MODES = ['any', 'file', 'dir'] as const;
+
+/**
+ * One `artifact` block (Nomad's TaskArtifact). Its source, options and destination rules are checked by
+ * artifact-rules.ts (which can name the option at fault); `destination` defaults in job-to-allocs.ts.
+ */
+export const artifactSchema = z.strictObject({
+  source: z.string().min(1, 'must not be empty: write the URL or the absolute path to fetch'),
+  destination: z.string().min(1, 'must not be empty (leave "destination" out for "local/")').optional(),
+  mode: z.enum(ARTIFACT_MODES).optional(),
+  options: stringMapSchema.optional(),
+  headers: stringMapSchema.optional(),
+  insecure: z.boolean().optional(),
+  chown: z.boolean().optional(),
+});
+
 const taskSchema = z.strictObject({
   driver: z.string().min(1, 'must not be empty'),
   config: z.record(z.string(), z.unknown()).default({}),
@@ -87,6 +104,8 @@ const taskSchema = z.strictObject({
   resources: resourcesSchema.optional(),
   /** The account the task runs as; whether the agent can switch to it is the driver's check (rules.ts). */
   user: z.string().min(1, 'must not be empty (leave "user" out to run as the agent\'s user)').optional(),
+  /** Normalised to a list (normalize.ts): a task may have many artifact blocks. */
+  artifact: z.array(artifactSchema).optional(),
   service: serviceListSchema.optional(),
   /** Normalised to a list (normalize.ts): a task may have many template blocks. */
   template: templateListSchema.optional(),
@@ -169,6 +188,8 @@ export type GroupBody = z.output<typeof groupSchema>;
 export type NetworkBody = z.output<typeof networkSchema>;
 /** One parsed task. */
 export type TaskBody = z.output<typeof taskSchema>;
+/** One parsed artifact block. */
+export type ArtifactBody = z.output<typeof artifactSchema>;
 /** One parsed update block (partial: merged later). */
 export type UpdateBody = z.output<typeof updateSchema>;
 /** One parsed restart block (partial: merged later). */
@@ -184,6 +205,7 @@ const KEYS = {
   resources: Object.keys(resourcesSchema.shape),
   network: Object.keys(networkSchema.shape),
   port: Object.keys(portSchema.shape),
+  artifact: Object.keys(artifactSchema.shape),
   lifecycle: ['hook', 'sidecar'],
 };
 
@@ -199,6 +221,7 @@ export function jobKeysAt(path: readonly PathSegment[]): readonly string[] {
     else if ((level === 'job' || level === 'group') && seg === 'update') [level, i] = ['update', i + 1];
     else if (level === 'group' && seg === 'network') [level, i] = ['network', i + 1];
     else if (level === 'network' && seg === 'port') [level, i] = ['port', i + 2];
+    else if (level === 'task' && seg === 'artifact') [level, i] = ['artifact', i + 2];
     else if ((level === 'group' || level === 'task') && seg === 'service') return serviceKeysAt(path.slice(i + 1)) ?? [];
     else if (level === 'task' && seg === 'template') return templateKeysAt(path.slice(i + 1));
     else if (level === 'task' && (seg === 'logs' || seg === 'resources' || seg === 'lifecycle')) [level, i] = [seg, i + 1];

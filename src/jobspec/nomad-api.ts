@@ -14,7 +14,7 @@ export interface TranslatedJob {
   mapPath(path: readonly PathSegment[]): PathSegment[];
 }
 
-type Conv = 'ns' | 'networks' | Table | undefined;
+type Conv = 'ns' | 'networks' | 'list' | Table | undefined;
 type Table = Record<string, [string, Conv?] | null>;
 
 /** `null`: dropped (server state, or an identity already used as a label). */
@@ -73,7 +73,7 @@ const TASK: Table = {
     CPU: ['cpu'], Cores: ['cores'], MemoryMB: ['memory'], MemoryMaxMB: ['memory_max'], DiskMB: ['disk'], IOPS: ['iops'],
     Networks: ['network'], Devices: ['device'], NUMA: ['numa'], SecretsMB: ['secrets'],
   }],
-  User: ['user'], Services: ['service', SERVICE], Templates: ['template', TEMPLATE], Artifacts: ['artifact'], Vault: ['vault'],
+  User: ['user'], Services: ['service', SERVICE], Templates: ['template', TEMPLATE], Artifacts: ['artifact', 'list'], Vault: ['vault'],
   Consul: ['consul'], Constraints: ['constraint'], Affinities: ['affinity'], VolumeMounts: ['volume_mount'],
   Identity: ['identity'], Identities: ['identity'], DispatchPayload: ['dispatch_payload'], CSIPluginConfig: ['csi_plugin'],
   ScalingPolicies: ['scaling'], Kind: ['kind'], Actions: ['action'], Schedule: ['schedule'],
@@ -195,6 +195,7 @@ function translate(
     remember([...to, name], [...from, key]);
     if (conv === 'ns') out[name] = typeof value === 'number' ? value / 1e6 : value;
     else if (conv === 'networks') out[name] = networksFromApi(value, [...to, name], [...from, key], remember);
+    else if (conv === 'list') out[name] = listFromApi(value, LISTS[key] ?? {}, [...to, name], [...from, key], remember);
     else if (conv && isPlainObject(value)) out[name] = translate(value, conv, [...to, name], [...from, key], remember);
     else if (conv && Array.isArray(value)) {
       // A list of API objects (Services, Checks): each translated, its paths remembered by index.
@@ -205,6 +206,23 @@ function translate(
     }    else out[name] = value;
   }
   return out;
+}
+
+/** API lists of blocks a task may repeat (`artifact`), each item's fields by table. */
+const LISTS: Record<string, Table> = {
+  Artifacts: {
+    GetterSource: ['source'], GetterOptions: ['options'], GetterHeaders: ['headers'], GetterMode: ['mode'],
+    GetterInsecure: ['insecure'], RelativeDest: ['destination'], Chown: ['chown'],
+  },
+};
+
+/** `Artifacts: [{ GetterSource, ... }]` as repeated jobspec blocks (`artifact [{ source, ... }]`), paths kept per item. */
+function listFromApi(value: unknown, table: Table, to: PathSegment[], from: PathSegment[], remember: (to: PathSegment[], from: PathSegment[]) => void): unknown {
+  if (!Array.isArray(value)) return value; // the schema says what it expected
+  return value.map((item, i) => {
+    remember([...to, i], [...from, i]);
+    return isPlainObject(item) ? translate(item, table, [...to, i], [...from, i], remember) : item;
+  });
 }
 
 const NETWORK: Table = { Mode: ['mode'], Hostname: ['hostname'], DNS: ['dns'], CNI: ['cni'], MBits: ['mbits'], IP: null, CIDR: null, Device: null };

@@ -4,6 +4,7 @@
  * nulls (HCL's "unset"), and reports what the schema cannot see: missing labels, repeated blocks, names
  * that are not safe as directory names, and Nomad blocks allocrun ignores (as warnings).
  */
+import { normalizeArtifacts } from './artifact-rules.ts';
 import { IGNORED_KEYS } from './jobspec-schema.ts';
 import { shownName, unsafeNameReason } from './names.ts';
 import type { PathSegment } from './spec-error.ts';
@@ -108,6 +109,8 @@ function normalizeBody(body: Record<string, unknown>, path: PathSegment[], level
       out.push([key, normalizeRepeated(value, at, 'template', report)]);
     } else if (child && key === child.key) {
       out.push([key, normalizeLabelled(value, at, child.level, report)]);
+    } else if (level === 'task' && key === 'artifact') {
+      out.push([key, normalizeArtifacts(value, at, report)]);
     } else if (level === 'task' && key === 'config') {
       // Driver config is free-form: only the block itself is unwrapped, its contents are the driver's.
       const config = isBlockList(value) ? unwrapBlock(value, at, report) : value;

@@ -7,6 +7,7 @@
 import { defaultRestartPolicy, formatDuration } from '../../machines/model.ts';
 import type { JobType, RestartPolicy } from './types.ts';
 import type { DriverChecks } from './driver-config.ts';
+import { checkArtifacts } from './artifact-rules.ts';
 import { envKeyProblem } from './env-names.ts';
 import { IGNORED_KEYS, JOB_TYPES, MAX_COUNT, restartSchema, updateSchema, type UpdateBody } from './jobspec-schema.ts';
 import { DEFAULT_UPDATE, ROLLOUT_FIELDS, deploymentsEnabled, mergeUpdate, updateProblems } from './update-strategy.ts';
@@ -126,6 +127,7 @@ function checkGroup(group: Record<string, unknown>, path: PathSegment[], type: J
       }
     }
     if (drivers) checkDriver(task as Record<string, unknown>, [...path, 'task', name], drivers, report);
+    checkArtifacts(task as Record<string, unknown>, [...path, 'task', name], report);
     const logs = (task as Record<string, unknown>)['logs'];
     if (isPlainObject(logs) && logs['disabled'] === true) {
       report.warnings.push({ path: [...path, 'task', name, 'logs', 'disabled'], message: 'ignored: allocrun always keeps task logs' });

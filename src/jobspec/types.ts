@@ -1,6 +1,8 @@
 /** The spec and state data model, re-exported for src/ from machines/model.ts (the leaf every layer shares). */
 export type {
   AllocHookError,
+  ArtifactMode,
+  ArtifactSpec,
   AllocSpec,
   AllocatedPort,
   CheckRestartSpec,

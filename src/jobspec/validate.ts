@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { templateProblems } from '../template/validate-template.ts';
 import { escapesTaskDir, TEMPLATE_CHANGE_MODES } from './template-schema.ts';
 import type { AllocSpec } from './types.ts';
-import { HEALTH_CHECKS, JOB_TYPES, LIFECYCLE_HOOKS, RESTART_MODES } from './jobspec-schema.ts';
+import { ARTIFACT_MODES, HEALTH_CHECKS, JOB_TYPES, LIFECYCLE_HOOKS, RESTART_MODES } from './jobspec-schema.ts';
+import { checkArtifacts } from './artifact-rules.ts';
 import { envKeyProblem } from './env-names.ts';
 import { shownName, unsafeNameReason, type NameKind } from './names.ts';
 import { SpecError, formatPath, type PathSegment } from './spec-error.ts';
@@ -43,6 +44,23 @@ const restartPolicy = z.strictObject({
   renderTemplates: z.boolean().optional(),
 });
 
+/** An artifact built in code: the job loader's rules, on the fields as the runner has them. */
+const artifactSpec = z
+  .strictObject({
+    source: z.string().min(1, 'must not be empty'),
+    destination: z.string().min(1, 'must not be empty'),
+    mode: z.enum(ARTIFACT_MODES),
+    options: stringMap.optional(),
+    headers: stringMap.optional(),
+    insecure: z.boolean().optional(),
+    chown: z.boolean().optional(),
+  })
+  .superRefine((a, ctx) => {
+    const report: { problems: RawProblem[]; warnings: RawProblem[] } = { problems: [], warnings: [] };
+    checkArtifacts({ artifact: [a] }, [], report);
+    for (const p of report.problems) ctx.addIssue({ code: 'custom', path: p.path.slice(2), message: p.message, input: a });
+  });
+
 const taskSpec = z.strictObject({
   name: safeName('task'),
   driver: z.string().min(1, 'must not be empty'),
@@ -58,6 +76,7 @@ const taskSpec = z.strictObject({
   logs: z.strictObject({ maxFiles: count(1), maxFileSize: count(1) }).optional(),
   resources: z.record(z.string(), z.unknown()).optional(),
   user: z.string().min(1, 'must not be empty (leave it out to run as the agent\'s user)').optional(),
+  artifacts: z.array(artifactSpec).optional(),
   services: z.array(z.lazy(() => serviceSpec)).optional(),
   templates: z.array(z.lazy(() => templateSpec)).optional(),
 });

@@ -22,6 +22,8 @@ import { localNodeInfo, type NodeInfo } from '../env/node-info.ts';
 import { interpolateValue } from '../env/interpolate.ts';
 import { buildTaskEnv, type TaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
+import { artifactHook } from '../hooks/artifact-hook.ts';
+import type { ArtifactConfig } from '../artifacts/config.ts';
 import { healthHook, watchesDeploymentHealth } from '../hooks/health-hook.ts';
 import { groupServicesHook } from '../hooks/group-services-hook.ts';
 import { servicesHook } from '../hooks/services-hook.ts';
@@ -83,6 +85,8 @@ export interface AllocRunnerOptions {
    * root process, else such tasks fail to start. Ignored when `drivers` replaces raw_exec.
    */
   taskUser?: string;
+  /** The client's artifact limits (Nomad's `artifact` client block: http_read_timeout, http_max_size, ...). */
+  artifacts?: Partial<ArtifactConfig>;
   /** The variables templates read (`nomadVar`), narrowed per task to what Nomad lets a task read. */
   variables?: { forTask(claim: TaskClaim): VariableSource };
   /** Nomad's client `template { wait }` for templates that set none (default 5s / 4m; zero turns it off). */
@@ -94,7 +98,7 @@ export interface AllocRunnerOptions {
    */
   services?: ServiceRegistry;
   /**
-   * The built-in hooks (validate, alloc_dir, task_dir, stats) run before the caller's; turn them off
+   * The built-in hooks (validate, alloc_dir, task_dir, artifacts, stats) run before the caller's; turn them off
    * for pure simulations that must not touch the disk.
    */
   builtinHooks?: boolean;
@@ -166,7 +170,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const drivers = withDefaultDrivers(opts.drivers, { taskUser: opts.taskUser });
   const stats = new AllocStatsReporter();
   const builtins = opts.builtinHooks !== false;
-  const builtinTaskHooks: TaskHook[] = builtins ? [validateHook(Object.keys(drivers)), taskDirHook(), statsHook(stats)] : [];
+  const builtinTaskHooks: TaskHook[] = builtins ? [validateHook(Object.keys(drivers)), taskDirHook(), artifactHook({ config: opts.artifacts, taskUser: opts.taskUser }), statsHook(stats)] : [];
   // Hooks are built before the actor exists; a lifecycle reaches it once it does (see task-lifecycle.ts).
   let lifecycleTarget: LifecycleTarget | undefined;
   const lifecycleOf = (task: TaskSpec): TaskLifecycle => taskLifecycle(task.name, clock, () => lifecycleTarget);
@@ -194,7 +198,11 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const taskHooks = new Map<string, TaskHook[]>();
   const taskHookPlans: Record<string, HookPlan> = {};
   for (const t of spec.tasks) {
-    const hooks = [...builtinTaskHooks.slice(0, 2), ...templateHooksOf(t), ...builtinTaskHooks.slice(2), ...serviceTaskHooks, ...userTaskHooks(t)];
+    // Nomad's order: validate, task_dir, artifacts, template, stats, then services. Only a task with artifacts
+    // gets the artifacts hook (Nomad's is Done at once without any): the others' hook plans, and so their
+    // prestart and restore timing, stay as they were.
+    const beforeTemplates = builtinTaskHooks.slice(0, 3).filter((h) => h.name !== 'artifacts' || (t.artifacts?.length ?? 0) > 0);
+    const hooks = [...beforeTemplates, ...templateHooksOf(t), ...builtinTaskHooks.slice(3), ...serviceTaskHooks, ...userTaskHooks(t)];
     checkHookNames(hooks, `task ${JSON.stringify(t.name)}`);
     taskHooks.set(t.name, hooks);
     taskHookPlans[t.name] = hookPlanOf(hooks);
@@ -331,9 +339,17 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       // Prerun is not run again on restore: the group's services are registered again here, as Nomad's
       // client re-syncs them, while the allocation runs and is not being killed.
       const restoredSnap = actor.getSnapshot();
-      if (opts.snapshot && groupServices && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) groupServices.restore(restoredSnap.context.alloc);
-      // Likewise its checks start again, for the allocation as it was last updated.
-      if (opts.snapshot && checks && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) checks.resume(restoredSnap.context.alloc);
+      // (Only when its persisted hook plan has the hook: one from before it existed would never deregister.)
+      const planned = restoredSnap.context.hooks.preKill?.includes(groupServices?.name ?? '') === true;
+      if (opts.snapshot && groupServices && planned && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) groupServices.restore(restoredSnap.context.alloc);
+      // Likewise its checks start again, for the allocation as it was last updated, and the health watcher
+      // watches again if it had not reached a verdict (Nomad's prerun runs again on restore); each only when
+      // the persisted plan calls it later, or nothing would stop it.
+      if (opts.snapshot && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) {
+        const inPlan = (name: string) => restoredSnap.context.hooks.preKill?.includes(name) === true || restoredSnap.context.hooks.postrun?.includes(name) === true;
+        if (checks && inPlan(checks.name)) checks.resume(restoredSnap.context.alloc);
+        if (!restoredSnap.context.deploymentStatus) for (const h of health) if (inPlan(h.name)) void h.prerun?.({}, new AbortController().signal);
+      }
       // Task runners are children: their rejections reach the caller too.
       for (const t of spec.tasks) {
         const child = actor.getSnapshot().children[t.name] as TaskRunnerActor | undefined;

@@ -22,6 +22,8 @@ export interface TaskRunnerOptions {
   drivers?: Record<string, Driver>;
   hooks?: TaskHook[];
   clock?: Clock;
+  /** Wraps the clock the machine reads (a recording's `machineClock`), as createAllocRunner's option does. */
+  machineClock?: (clock: Clock) => Clock;
   inspect?: Observer<InspectionEvent> | ((ev: InspectionEvent) => void);
   /** Seed for the restart jitter, for reproducible runs. */
   seed?: number;
@@ -58,7 +60,7 @@ export function createTaskRunner(task: TaskSpec, opts: TaskRunnerOptions = {}): 
   const allocDir = opts.allocDir ?? join(tmpdir(), `allocrun-${allocId}`);
   // The one provided task-runner machine; this runner's live objects are registered under its actor system.
   const actor = createActor(providedTaskRunnerMachine, {
-    clock,
+    clock: opts.machineClock?.(clock) ?? clock,
     inspect: opts.inspect,
     input: {
       allocId,

@@ -10,9 +10,13 @@ import { allocRunnerMachine } from '../../machines/alloc-runner.ts';
 import { taskRunnerMachine } from '../../machines/task-runner.ts';
 import { actorPathOf, createInputRecorder, isMachineRef } from '../inspect/input-recorder.ts';
 import {
-  encodeReplayValue, expandSteps, formatStateValue, reviveDeep, summarizeSteps, type DivergenceLine, type ReplayInputLine, type ReplayLine,
-  type ReplayRootLine, type ReplayStepLine, type ReplaySummary,
+  expandSteps, reviveDeep, summarizeSteps, type DivergenceLine, type ReplayInputLine, type ReplayLine, type ReplayRootLine, type ReplayStepLine,
+  type ReplaySummary,
 } from '../inspect/replay-format.ts';
+import { ReplayClock } from './replay-clock.ts';
+import { describeStep, describeTransition, json, taskStateDifference, type TakenTransition } from './replay-compare.ts';
+
+export type { TakenTransition };
 
 /** Machines to replay against instead of today's (a test's changed machine), by machine id. */
 export interface ReplayMachines {
@@ -23,15 +27,6 @@ export interface ReplayMachines {
 
 export interface ReplayOptions {
   machines?: ReplayMachines;
-}
-
-/** A transition a replayed step took: its source state node, event, targets, guard and actions. */
-export interface TakenTransition {
-  source: string;
-  event: string;
-  targets: string[];
-  guard?: string;
-  actions: string[];
 }
 
 /** A step the replay took, with the transitions behind it. */
@@ -65,37 +60,6 @@ export class ReplayInputError extends Error {
   }
 }
 
-/** A clock that moves only when the replay sets it, and fires a timer only when the recording fired it. */
-class ReplayClock {
-  current = 0;
-  private nextId = 1;
-  private readonly timers = new Map<number, { due: number; fn: () => void }>();
-  now(): number {
-    return this.current;
-  }
-  setTimeout(fn: (...args: unknown[]) => void, ms: number): number {
-    const id = this.nextId++;
-    this.timers.set(id, { due: this.current + Math.max(0, ms || 0), fn: fn as () => void });
-    return id;
-  }
-  clearTimeout(id: unknown): void {
-    this.timers.delete(id as number);
-  }
-  /** Fires the first timer set to be due at `due`; false when none is. */
-  fire(due: number): boolean {
-    for (const [id, t] of this.timers) {
-      if (t.due !== due) continue;
-      this.timers.delete(id);
-      t.fn();
-      return true;
-    }
-    return false;
-  }
-  pendingDues(): number[] {
-    return [...this.timers.values()].map((t) => t.due);
-  }
-}
-
 /** Lets promise callbacks run; no time passes (the replay's clock does not move by itself). */
 async function quiesce(): Promise<void> {
   for (let i = 0; i < 3; i++) await new Promise<void>((r) => setImmediate(r));
@@ -107,54 +71,6 @@ interface Pending {
   input: unknown;
 }
 
-function describeTransition(t: { source: { id: string }; eventType: string; target?: readonly { id: string }[]; guard?: unknown; actions?: readonly unknown[] }): TakenTransition {
-  const guard = t.guard as { type?: string } | string | undefined;
-  const out: TakenTransition = {
-    source: t.source.id,
-    event: t.eventType,
-    targets: (t.target ?? []).map((n) => n.id),
-    actions: (t.actions ?? []).map((a) => (typeof a === 'string' ? a : ((a as { type?: string }).type ?? '(inline)'))),
-  };
-  const g = typeof guard === 'string' ? guard : guard?.type;
-  if (g) out.guard = g;
-  return out;
-}
-
-const json = (v: unknown) => JSON.stringify(v, encodeReplayValue) ?? 'undefined';
-
-type TaskStateLike = { state?: string; failed?: boolean; restarts?: number; events?: Record<string, unknown>[] } & Record<string, unknown>;
-
-/** The fields of `a` and `b` that differ, as `key: value` of each side. */
-function fieldDifference(a: Record<string, unknown>, b: Record<string, unknown>, skip: string[] = []): [string, string] | undefined {
-  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => !skip.includes(k) && json(a[k]) !== json(b[k]));
-  if (keys.length === 0) return undefined;
-  const side = (o: Record<string, unknown>) => keys.map((k) => `${k} ${json(o[k])}`).join(', ');
-  return [side(a), side(b)];
-}
-
-/** Where two TaskStates differ, one line for each side: the first differing field, else the first differing event. */
-function taskStateDifference(recorded: unknown, now: unknown): [string, string] {
-  const r = (recorded ?? {}) as TaskStateLike;
-  const n = (now ?? {}) as TaskStateLike;
-  const top = fieldDifference(r, n, ['events']);
-  if (top) return top;
-  const re = r.events ?? [];
-  const ne = n.events ?? [];
-  for (let i = 0; i < Math.max(re.length, ne.length); i++) {
-    const a = re[i];
-    const b = ne[i];
-    if (json(a) === json(b)) continue;
-    const label = (e: Record<string, unknown> | undefined) => (e ? `event #${i} ${String(e.type)}` : `no event #${i}`);
-    const diff = a && b && a.type === b.type ? fieldDifference(a, b) : undefined;
-    return diff ? [`${label(a)}: ${diff[0]}`, `${label(b)}: ${diff[1]}`] : [label(a) + (a ? ` ${json(a)}` : ''), label(b) + (b ? ` ${json(b)}` : '')];
-  }
-  return [json(recorded), json(now)];
-}
-
-function describeStep(s: ReplayStepLine): string {
-  return `${s.event} → ${formatStateValue(s.value)}${s.status === 'active' ? '' : ` (${s.status})`}`;
-}
-
 /**
  * Re-drives the inputs of `lines` (a recording's parsed lines; other kinds are skipped) through today's
  * machines, or `opts.machines`, and compares every step with the recording's, when it has steps.
@@ -163,6 +79,10 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
   const replayLines = expandSteps(lines).filter((l): l is ReplayLine => {
     const kind = (l as { kind?: unknown } | null)?.kind;
     return kind === 'replay-root' || kind === 'replay-input' || kind === 'replay-step';
+  });
+  replayLines.forEach((l, i) => {
+    const problem = lineProblem(l);
+    if (problem) throw new ReplayInputError(`replay line ${i + 1} (${l.kind}) ${problem}`);
   });
   const recordedSteps = replayLines.filter((l): l is ReplayStepLine => l.kind === 'replay-step');
   const compare = recordedSteps.length > 0;
@@ -198,9 +118,7 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
   let stopping = false;
   const recorder = createInputRecorder((line) => {
     if (line.kind !== 'replay-step' || stopping) return;
-    const key = line.to.join('/');
-    steps.push({ ...line, took: taken.get(key) ?? [] });
-    taken.delete(key);
+    steps.push({ ...line, took: taken.get(line.to.join('/')) ?? [] });
   });
   const inspect = (ev: InspectionEvent) => {
     if (ev.type === '@xstate.actor' && isMachineRef(ev.actorRef)) refs.set(actorPathOf(ev.actorRef).join('/'), ev.actorRef as AnyActorRef);
@@ -211,6 +129,8 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
       taken.set(key, list);
     }
     recorder.inspect(ev);
+    // A step's transitions are its own, kept or not (a step that changed nothing compared is not kept).
+    if (ev.type === '@xstate.snapshot' && isMachineRef(ev.actorRef)) taken.delete(actorPathOf(ev.actorRef).join('/'));
   };
 
   // Comparison state: per actor, how many steps it took and its watched fields, recorded and now.
@@ -361,6 +281,17 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
     for (const r of roots) r.stop();
   }
   return { steps, summary: summarizeSteps(steps), ...(divergence && { divergence }), inputsFed: fed };
+}
+
+/** What is wrong with a replay line's shape, or undefined: a line the replay cannot act on is refused, not guessed at. */
+function lineProblem(l: ReplayLine): string | undefined {
+  const path = (p: unknown) => Array.isArray(p) && p.length > 0 && p.every((x) => typeof x === 'string');
+  if (l.kind === 'replay-root') return typeof l.id === 'string' && typeof l.machine === 'string' && typeof l.at === 'number' ? undefined : 'needs an id, a machine and a time';
+  if (!path(l.to)) return 'needs the actor path it is about (`to`)';
+  if (l.kind === 'replay-step') return typeof l.event === 'string' && typeof l.status === 'string' ? undefined : 'needs an event and a status';
+  if (typeof l.at !== 'number' || typeof l.event?.type !== 'string') return 'needs a time and an event with a type';
+  if (l.input === 'result' && !path(l.from)) return 'needs the child it is the result of (`from`)';
+  return l.input === 'command' || l.input === 'result' || l.input === 'timer' ? undefined : `has an unknown input kind ${JSON.stringify(l.input)}`;
 }
 
 function isMachineLogic(logic: unknown): boolean {

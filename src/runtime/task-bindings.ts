@@ -8,7 +8,7 @@ import { fromPromise, type ActorSystem, type AnyActorRef } from 'xstate';
 import type { HookCallInput, HookCallOutput, HookPlan, TaskHookPhase } from '../../machines/hook-calls.ts';
 import { taskRunnerMachine, type DriverCallInput, type DriverReapOutput, type DriverShutdownInput, type DriverStartOutput } from '../../machines/task-runner.ts';
 import type { Controller, Driver, DriverContext, DriverHandle } from '../drivers/controller.ts';
-import type { HookEnv, TaskHook, TaskPrestartResponse } from '../hooks/types.ts';
+import type { HookEnv, HookEvent, TaskHook, TaskPrestartResponse } from '../hooks/types.ts';
 import type { ExitResult, TaskSpec } from '../jobspec/types.ts';
 import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { attributeTo, type ErrorSource } from './last-resort.ts';
@@ -167,10 +167,10 @@ function settled<T>(call: () => Promise<T>): Promise<T> {
 
 /** Calls one hook method of the runner's hook named in the input. */
 const hook = fromPromise<HookCallOutput, HookCallInput>(({ input, signal, system, self }) =>
-  attributeTo(() => errorSource(system, self, input.task, 'hook', input.hook, input.phase), () => callHook(system, input, signal)),
+  attributeTo(() => errorSource(system, self, input.task, 'hook', input.hook, input.phase), () => callHook(system, input, signal, self)),
 );
 
-async function callHook(system: AnyActorSystem, input: HookCallInput, signal: AbortSignal): Promise<HookCallOutput> {
+async function callHook(system: AnyActorSystem, input: HookCallInput, signal: AbortSignal, self?: AnyActorRef): Promise<HookCallOutput> {
   const r = runnerOf(system);
   const h = r.hooksFor(input.task).find((x) => x.name === input.hook);
   if (!h) throw new Error(`hook ${JSON.stringify(input.hook)} is not registered for task ${JSON.stringify(input.task.name)}`);
@@ -180,7 +180,11 @@ async function callHook(system: AnyActorSystem, input: HookCallInput, signal: Ab
     case 'prestart': {
       const res: TaskPrestartResponse = {};
       const resources = Object.freeze({ ...task.resources });
-      await h.prestart!(withLazyEnv({ task, taskDir: r.taskDirOf(task), previousState: input.previousState, resources }, env), res, signal);
+      // Straight to the task runner (EMIT_EVENT), not through the hook's output: a failing hook has none.
+      const emitEvent = (ev: HookEvent): void => {
+        if (!signal.aborted) self?._parent?.send({ type: 'EMIT_EVENT', event: taskEvent(ev.type, r.clock.now(), { message: ev.message, details: ev.details }) });
+      };
+      await h.prestart!(withLazyEnv({ task, taskDir: r.taskDirOf(task), previousState: input.previousState, resources, emitEvent }, env), res, signal);
       return {
         env: res.env,
         state: res.state,

@@ -1,7 +1,7 @@
 /**
- * Checks across an agent restart (a real agent process each time): the allocation's checks start again
- * in the agent that takes over the data dir, report through its API, and their check_restart still
- * restarts the task when its server turns sick.
+ * Checks across an agent restart (a real agent process each time): the agent leaves each check's last
+ * status in its store; the allocation's checks start again in the agent that takes over the data dir,
+ * report through its API, and their check_restart still restarts the task when its server turns sick.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,6 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startCli } from '../cli/spawn-cli.ts';
 import { call, startAgent, waitForAllocs, type AgentProcess } from './agent-process.ts';
 import { until } from './in-process-agent.ts';
+import { loadCheckResults } from '../../src/checks/check-persistence.ts';
+import { AgentStore } from '../../src/state/agent-store.ts';
 
 let agent: AgentProcess | undefined;
 afterAll(async () => {
@@ -78,6 +80,13 @@ describe('checks of an agent restarted on its data dir', { timeout: 180_000 }, (
     // SIGTERM: the agent goes, its task stays; a new agent takes over and runs the check again.
     agent.cli.child.kill('SIGTERM');
     await agent.cli.exited;
+    // The agent left the check's last status in its store, for the next one to start from.
+    const left = AgentStore.open(agent.dataDir, { readOnly: true });
+    try {
+      expect(loadCheckResults(left, (m) => expect.fail(m)).get(alloc!.ID)?.map((r) => [r.Check, r.Status])).toEqual([['alive', 'success']]);
+    } finally {
+      await left.close();
+    }
     const next = startCli(['agent', '--data-dir', agent.dataDir, '--json'], { timeoutMs: 20 * 60_000 });
     agent = { ...agent, cli: next };
     await next.waitFor(/API listening on \//);

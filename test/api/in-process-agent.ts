@@ -9,9 +9,10 @@ import { globalAgent } from 'node:http';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { serveAgentApi, type ServedApi } from '../../src/api/serve-agent-api.ts';
-import { createAgent, type Agent } from '../../src/runtime/create-agent.ts';
+import { createAgent, type Agent, type AgentOptions } from '../../src/runtime/create-agent.ts';
 import { AgentStore, type StoreFaults } from '../../src/state/agent-store.ts';
 import { ServiceRegistry } from '../../src/services/index.ts';
+import { variablesOf } from '../../src/variables/variable-store.ts';
 import { loadNodeId } from '../../src/api/node.ts';
 import { localNodeInfo } from '../../src/env/node-info.ts';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
@@ -46,13 +47,13 @@ export interface Served {
  * Opens the store in `dataDir` (after `seed`; with `faults`, the store's test seam), starts an agent that
  * restores what the store holds, and serves its API on the dir's socket.
  */
-export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => Promise<void>, opts: { faults?: StoreFaults } = {}): Promise<Served> {
+export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => Promise<void>, opts: { faults?: StoreFaults; agent?: Partial<AgentOptions> } = {}): Promise<Served> {
   const store = AgentStore.open(dataDir, { faults: opts.faults });
   await seed?.(store);
   const services = new ServiceRegistry();
   // As the agent command does: tasks and service registrations name the node the API shows.
   const node = localNodeInfo({ id: await loadNodeId(store) });
-  const agent = createAgent({ dataDir, store: store.runners(), services, node });
+  const agent = createAgent({ dataDir, store: store.runners(), services, node, variables: variablesOf(store), ...opts.agent });
   await agent.start();
   let api: ServedApi;
   try {

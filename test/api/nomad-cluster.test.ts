@@ -233,7 +233,7 @@ describe('event stream topics Evaluation, Node and Deployment', { timeout: 60_00
   it('refuses an unknown topic, naming those it publishes', async () => {
     const s = await serve();
     const res = await call(s.socket, 'GET', '/v1/event/stream?topic=Bogus');
-    expect([res.status, res.text]).toEqual([400, 'unknown topic "Bogus": this agent publishes Job, Allocation, Evaluation, Deployment, Node and Variables']);
+    expect([res.status, res.text]).toEqual([400, 'unknown topic "Bogus": this agent publishes Job, Allocation, Evaluation, Deployment, Node, Variables and Service']);
   });
 });
 

@@ -24,7 +24,7 @@ const ALLOWED: Record<string, string> = {};
 function layerOf(file: string): number | undefined {
   if (file === 'machines/model.ts') return 0;
   if (/^src\/(env|jobspec)\//.test(file)) return 1;
-  if (/^machines\//.test(file) || /^src\/(hooks|drivers|state|inspect)\//.test(file)) return 2;
+  if (/^machines\//.test(file) || /^src\/(hooks|artifacts|drivers|state|inspect)\//.test(file)) return 2;
   if (file.startsWith('src/runtime/')) return 3;
   if (file.startsWith('src/cli/')) return 4;
   if (file === 'src/index.ts' || file.startsWith('src/testing/')) return 5;

@@ -57,14 +57,17 @@ describe('allocrun replay --check', () => {
     expect(res.stdout).toMatch(/diverges at step \d+ \(\S+\/main's step \d+\), after input #\d+ \(result xstate\.done\.actor\.driver:wait to \S+\/main, clock \d{4}-/);
     expect(res.stdout).toContain("/main's TaskState differs after xstate.done.actor.driver:wait");
     expect(res.stdout).toMatch(/\n  recorded: event #3 Terminated: exitCode 2, displayMessage "Exit Code: 2"\n  now: +event #3 Terminated: exitCode 0, displayMessage "Exit Code: 0"\n/);
-    expect(res.stdout).toMatch(/\n  machine:  task\.\S+ → task\.\S+/);
+    expect(res.stdout).toMatch(/\n  machine:  task\.\S+ → task\.\S+ at machines\/task-runner\.ts:\d+/);
   });
 
   it('exits 2 naming the versions for a recording of a newer replay format', async () => {
     const file = await edited('newer.jsonl', (l, i) => (i === 0 ? { ...l, replay: 99 } : l));
-    const res = await runCli(['replay', '--check', file]);
-    expect(res.code).toBe(2);
-    expect(res.stderr).toMatch(/replay format version 99, by a newer allocrun; this allocrun checks replay format version 1/);
+    for (const flag of ['--check', '--to-test']) {
+      const res = await runCli(['replay', flag, file]);
+      expect(res.code).toBe(2);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(/replay format version 99, by a newer allocrun; this allocrun checks replay format version 1/);
+    }
   });
 
   it('exits 2 for a recording made before recordings held inputs', async () => {

@@ -4,7 +4,7 @@
  * released by the data; a kill while waiting ends the wait; re-renders act per change_mode; env = true
  * feeds the task env; render_templates re-renders on a restart.
  */
-import { mkdtemp, readFile, rm, stat, symlink, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, symlink, mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Subject } from 'rxjs';
@@ -194,6 +194,46 @@ describe('the template hook', () => {
     variables.put('nomad/jobs/web', { v: '3', other: 'c' });
     await until(() => events(runner).some((e) => e.type === 'Restart Signaled'), 'the restart');
     expect(events(runner).filter((e) => e.type === 'Restart Signaled')).toHaveLength(1);
+  });
+
+  it('runs change_script in the task when a change_mode "script" template re-renders, and says so', async () => {
+    const variables = new MemoryVariables();
+    variables.put('nomad/jobs/web', { v: '1' });
+    const script = { command: 'reload', args: ['--graceful'], timeout: 5_000, failOnError: false };
+    const task: TaskSpec = {
+      name: 'app', driver: 'mock', config: { run_for: '1h', exec_command: { exit_code: 0, stdout_string: 'ok' } },
+      templates: [template({ data: '{{ with nomadVar "nomad/jobs/web" }}{{ .v }}{{ end }}', destination: 'local/v', changeMode: 'script', changeScript: script })],
+    };
+    const { runner } = await start(task, variables);
+    await until(() => state(runner) === 'running', 'the task to run');
+    variables.put('nomad/jobs/web', { v: '2' });
+    const ran = await until(() => events(runner).find((e) => e.type === 'Template' && (e.displayMessage ?? e.message ?? '').startsWith('Template ran script')), 'the script event');
+    expect(ran.displayMessage ?? ran.message).toBe('Template ran script reload with arguments ["--graceful"] on change');
+  });
+
+  it('restarts the task as a failure when a fail_on_error change_script fails', async () => {
+    const variables = new MemoryVariables();
+    variables.put('nomad/jobs/web', { v: '1' });
+    const task: TaskSpec = {
+      name: 'app', driver: 'mock', config: { run_for: '1h', exec_command: { exit_code: 3, stdout_string: '' } },
+      templates: [template({ data: '{{ with nomadVar "nomad/jobs/web" }}{{ .v }}{{ end }}', destination: 'local/v', changeMode: 'script', changeScript: { command: 'reload', args: [], timeout: 5_000, failOnError: true } })],
+    };
+    const { runner } = await start(task, variables, { attempts: 0, interval: 60_000, delay: 10, mode: 'fail' });
+    await until(() => state(runner) === 'running', 'the task to run');
+    variables.put('nomad/jobs/web', { v: '2' });
+    const failed = await until(() => events(runner).find((e) => (e.displayMessage ?? e.message ?? '').includes('Template failed to run script')), 'the failure event');
+    expect(failed.displayMessage ?? failed.message).toContain('exit code 3');
+    // Attempts 0: a failure restart ends the task.
+    await until(() => runner.getState().taskStates.app?.failed === true, 'the task to fail');
+  });
+
+  it('waits for a file a template reads, and renders once it appears', async () => {
+    const { runner, taskDir, read } = await start(shellTask([template({ data: 'seed={{ file "local/seed.txt" }}', destination: 'local/out' })]));
+    const missing = await until(() => events(runner).find((e) => e.type === 'Template'), 'the Template event');
+    expect(missing.displayMessage ?? missing.message).toBe('Missing: file(local/seed.txt)');
+    await writeFile(join(taskDir, 'local', 'seed.txt'), '42');
+    await until(() => state(runner) === 'running', 'the task to run');
+    expect(await read('local/out')).toBe('seed=42');
   });
 
   it('renders again on a restart only with render_templates', async () => {

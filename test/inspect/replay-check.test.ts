@@ -12,9 +12,10 @@ import { readFile } from 'node:fs/promises';
 import { checkRecording, divergenceReport } from '../../src/cli/replay-check.ts';
 import { recordInspection } from '../../src/inspect/record.ts';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
+import { createTaskRunner } from '../../src/runtime/create-task-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { replayRecording } from '../../src/runtime/replay-driver.ts';
-import type { ReplayInputLine } from '../../src/inspect/replay-format.ts';
+import { encodeReplayValue, type ReplayInputLine } from '../../src/inspect/replay-format.ts';
 import { linesOf, oneRestartFewer, recordFailingRun, recordUpdatedAndKilledRun } from './replay-runs.ts';
 
 let dir: string;
@@ -60,6 +61,12 @@ describe('replay --check on recordings of real runs', () => {
     expect(main.events.map((e) => e.type)).toContain('Task hook failed');
   });
 
+  it('finds it identical from lines as a generated test holds them (errors as { $error }, not revived)', async () => {
+    const asWritten = JSON.parse(JSON.stringify(failing, encodeReplayValue)) as unknown[];
+    expect(JSON.stringify(asWritten)).toContain('"$error"');
+    expect((await replayRecording(asWritten)).divergence).toBeUndefined();
+  });
+
   it('finds a task updated in place and then killed identical', async () => {
     const result = await replayRecording(killed);
     expect(result.divergence).toBeUndefined();
@@ -94,6 +101,12 @@ describe('replay --check on recordings of real runs', () => {
     expect(divergenceReport(failingFile, d)).toContain(`  machine:  ${d.location}\n`);
   });
 
+  it('refuses a malformed replay line, naming it, instead of guessing', async () => {
+    const i = failing.findIndex((l) => (l as ReplayInputLine).kind === 'replay-input' && (l as ReplayInputLine).input === 'result');
+    const broken = failing.map((l, j) => (j === i ? { ...(l as object), from: undefined } : l));
+    await expect(replayRecording(broken)).rejects.toThrow(/^replay line \d+ \(replay-input\) needs the child it is the result of \(`from`\)$/);
+  });
+
   it('reports a recorded result the replay is not waiting on', async () => {
     // Drop the first driver start's result: the wait that follows it has no call under way.
     const i = failing.findIndex((l) => (l as ReplayInputLine).kind === 'replay-input' && (l as ReplayInputLine).src === 'driverStart');
@@ -126,5 +139,44 @@ describe('replay --check from a checkpoint', () => {
     expect(result.divergence).toBeUndefined();
     expect(result.summary.clientStatuses.res1).toBe('failed');
     expect((result.summary.taskStates['res1/web'] as { restarts: number }).restarts).toBeGreaterThan(0);
+  });
+});
+
+describe('replay --check of a standalone task runner', () => {
+  it('rebuilds a createTaskRunner root and finds its restarts identical', async () => {
+    const where = await mkdtemp(join(dir, 'task-'));
+    const clock = new SimulatedClock(0);
+    const file = join(where, 'task.jsonl');
+    const rec = recordInspection(file, { now: () => clock.now() });
+    const runner = createTaskRunner(
+      { name: 'solo', driver: 'mock', config: { run_for: '3s', exit_code: 2 }, restart: { attempts: 1, interval: 3_600_000, delay: 2_000, mode: 'fail' } },
+      { clock, jobType: 'batch', seed: 9, allocDir: where, inspect: rec.inspect, machineClock: rec.machineClock },
+    ).start();
+    await clock.advanceUntil(() => runner.getState().state === 'dead');
+    runner.stop();
+    await rec.close();
+    const lines = await linesOf(file);
+    const root = lines.find((l) => (l as { kind?: string }).kind === 'replay-root') as { machine: string; id: string };
+    expect(root.machine).toBe('task');
+    const result = await replayRecording(lines);
+    expect(result.divergence).toBeUndefined();
+    expect(result.summary.taskStates[root.id]).toMatchObject({ state: 'dead', failed: true, restarts: 1 });
+  });
+});
+
+describe('a recording of a runner not given the machine clock', () => {
+  it('says so in its root line (replay --check then hints that recorded times may differ by a tick)', async () => {
+    const where = await mkdtemp(join(dir, 'unpinned-'));
+    const clock = new SimulatedClock(0);
+    const file = join(where, 'unpinned.jsonl');
+    const rec = recordInspection(file, { now: () => clock.now() });
+    const runner = createTaskRunner({ name: 'solo', driver: 'mock', config: { run_for: '1s' } }, { clock, jobType: 'batch', allocDir: where, inspect: rec.inspect }).start();
+    await clock.advanceUntil(() => runner.getState().state === 'dead');
+    runner.stop();
+    await rec.close();
+    const lines = await linesOf(file);
+    expect(lines.find((l) => (l as { kind?: string }).kind === 'replay-root')).toMatchObject({ pinnedClock: false });
+    // A simulated clock does not tick by itself: the replay is identical all the same.
+    expect((await replayRecording(lines)).divergence).toBeUndefined();
   });
 });

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { filter, firstValueFrom } from 'rxjs';
-import { call, processRunning, waitForAllocs, type Alloc } from '../api/agent-process.ts';
+import { call, processRunning, stream, waitForAllocs, type Alloc } from '../api/agent-process.ts';
 import { cleanUp, freshDir, serve, until, type Served } from '../api/in-process-agent.ts';
 import type { ServiceRegistration } from '../../src/services/index.ts';
 
@@ -75,12 +75,36 @@ describe('Nomad-native services in the agent', () => {
       const mine = (await call(s.socket, 'GET', `/v1/allocation/${a.ID}/services`)).json() as ServiceRegistration[];
       expect(mine.map((r) => r.ID)).toEqual([reg.ID]);
     }
+    // GET /v1/job/web carries the service as Nomad stores it; registering it back changes nothing.
+    const stored = (await call(s.socket, 'GET', '/v1/job/web')).json();
+    expect(stored.TaskGroups[0].Services).toMatchObject([{ Name: 'web', PortLabel: 'http', Provider: 'nomad', Tags: ['blue'], AddressMode: 'auto', Namespace: 'default' }]);
+    const again = await call(s.socket, 'PUT', '/v1/jobs', { Job: stored });
+    expect(again.json().EvalID).toBe('');
     const list = await call(s.socket, 'GET', '/v1/services');
     expect(list.json()).toEqual([{ Namespace: 'default', Services: [{ ServiceName: 'web', Tags: ['blue'] }] }]);
     expect(Number(list.headers['x-nomad-index'])).toBe(s.services.index);
     expect(((await call(s.socket, 'GET', '/v1/job/web/services')).json() as unknown[]).length).toBe(2);
     expect((await call(s.socket, 'GET', '/v1/job/nope/services')).status).toBe(404);
     expect((await call(s.socket, 'GET', '/v1/service/nothing')).json()).toEqual([]);
+  });
+
+  it('publishes registrations and deregistrations on the event stream\'s Service topic', async () => {
+    const s = await serve();
+    const events = await stream(s.socket, '/v1/event/stream?topic=Service:web');
+    try {
+      await register(s, webJob());
+      const [reg] = await instances(s, 'web', 1);
+      await events.until((t) => t.includes('"ServiceRegistration"'));
+      await call(s.socket, 'DELETE', '/v1/job/web');
+      const text = await events.until((t) => t.includes('"ServiceDeregistration"'));
+      const batches = text.split('\n').filter((l) => l.startsWith('{"Index"')).map((l) => JSON.parse(l) as { Events: { Topic: string; Type: string; Key: string; FilterKeys: string[]; Payload: { Service: { ID: string } } }[] });
+      const seen = batches.flatMap((b) => b.Events);
+      expect(seen.map((e) => [e.Topic, e.Type, e.Key])).toEqual([['Service', 'ServiceRegistration', reg!.ID], ['Service', 'ServiceDeregistration', reg!.ID]]);
+      expect(seen[0]!.FilterKeys).toEqual(['web', 'web']);
+      expect(seen[0]!.Payload.Service.ID).toBe(reg!.ID);
+    } finally {
+      events.close();
+    }
   });
 
   it('answers a blocking query on a service once a registration changes', async () => {
@@ -102,6 +126,14 @@ describe('Nomad-native services in the agent', () => {
     const [alloc] = await waitForAllocs(s.socket, '/v1/job/web/allocations', runningAllocs(1));
     const [before] = await instances(s, 'web', 1);
     const pid = await answer(before!.Port);
+    // The plan says what registering will do: the allocation is updated in place.
+    const parsed = (await call(s.socket, 'POST', '/v1/jobs/parse', { JobHCL: webJob({ tags: '["green", "v2"]' }) })).json();
+    const plan = await call(s.socket, 'POST', '/v1/job/web/plan', { Job: parsed, Diff: true });
+    expect(plan.status, plan.text).toBe(200);
+    expect(plan.json().Annotations.DesiredTGUpdates.app).toMatchObject({ InPlaceUpdate: 1, DestructiveUpdate: 0 });
+    // The diff has the service as one block, its tags as fields, as Nomad's plan prints them.
+    const group = plan.json().Diff.TaskGroups[0];
+    expect(group.Objects).toEqual([expect.objectContaining({ Type: 'Edited', Name: 'Service', Fields: expect.arrayContaining([expect.objectContaining({ Name: 'Tags[0]', Old: 'blue', New: 'green' })]) })]);
     await register(s, webJob({ tags: '["green", "v2"]' }));
     const [after] = await until(() => instances(s, 'web', 1), (l) => l[0]!.Tags.includes('green'), 'the new tags');
     expect(after).toMatchObject({ ID: before!.ID, AllocID: alloc!.ID, Port: before!.Port, Tags: ['green', 'v2'], CreateIndex: before!.CreateIndex });

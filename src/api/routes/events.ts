@@ -6,7 +6,7 @@ import { parseTopics, type EventBatch } from '../event-broker.ts';
 import { HttpError, type ApiContext } from '../context.ts';
 import { eventStreamQuery } from '../schemas.ts';
 
-const TOPICS = new Set(['*', 'Job', 'Allocation', 'Evaluation', 'Deployment', 'Node', 'Variables']);
+const TOPICS = new Set(['*', 'Job', 'Allocation', 'Evaluation', 'Deployment', 'Node', 'Variables', 'Service']);
 
 /** Each batch's line, made once for every stream that gets the whole batch. */
 const lines = new WeakMap<EventBatch, string>();
@@ -23,7 +23,7 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const q = req.query as z.output<typeof eventStreamQuery>;
     const topics = parseTopics(q.topic);
     const unknown = topics.find((t) => !TOPICS.has(t.topic));
-    if (unknown) throw new HttpError(400, `unknown topic ${JSON.stringify(unknown.topic)}: this agent publishes Job, Allocation, Evaluation, Deployment, Node and Variables`);
+    if (unknown) throw new HttpError(400, `unknown topic ${JSON.stringify(unknown.topic)}: this agent publishes Job, Allocation, Evaluation, Deployment, Node, Variables and Service`);
     const out = new PassThrough();
     const sub = ctx.events.subscribe({ fromIndex: q.index, topics, namespace: q.namespace }).subscribe((batch) => out.write(lineOf(batch)));
     // Nomad sends `{}` every few seconds so clients and proxies see the stream is alive.

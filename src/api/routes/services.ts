@@ -14,6 +14,21 @@ const nameParams = z.object({ name: z.string().min(1) });
 const deleteParams = z.object({ name: z.string().min(1), id: z.string().min(1) });
 const idParams = z.object({ id: z.string().min(1) });
 
+/**
+ * Publishes the catalog's changes on the event stream as Nomad's `Service` topic: `ServiceRegistration` and
+ * `ServiceDeregistration`, keyed by registration ID and filterable by job and service name. Returns the
+ * unsubscribe.
+ */
+export function publishServiceEvents(ctx: Pick<ApiContext, 'services' | 'events'>): () => void {
+  const sub = ctx.services.changes$.subscribe(({ index, changes }) => {
+    ctx.events.publish({
+      Index: index,
+      Events: changes.map(({ type, registration: r }) => ({ Topic: 'Service', Type: type, Key: r.ID, Namespace: r.Namespace, FilterKeys: [r.JobID, r.ServiceName], Index: index, Payload: { Service: r } })),
+    });
+  });
+  return () => sub.unsubscribe();
+}
+
 /** Registers the service routes. */
 export function serviceRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { services } = ctx;

@@ -1,0 +1,66 @@
+/**
+ * Templates across an agent restart (real agent processes on one data dir): a render blocked when the agent
+ * was killed blocks again in the new agent and is released by a variable written there; a running task's
+ * template is rendered again on restore without restarting the task, and its watch resumes, so a later
+ * change still restarts it.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startCli } from '../cli/spawn-cli.ts';
+import { call, startAgent, waitForAllocs, type AgentProcess } from './agent-process.ts';
+
+let agent: AgentProcess | undefined;
+afterEach(async () => {
+  await agent?.stop();
+  agent = undefined;
+}, 60_000);
+
+const job = (id: string) => ({
+  Job: {
+    ID: id,
+    TaskGroups: [{
+      Name: 'g',
+      RestartPolicy: { Attempts: 0, Interval: 60e9, Delay: 10e6, Mode: 'fail' },
+      Tasks: [{
+        Name: 't', Driver: 'raw_exec', Config: { command: '/bin/sleep', args: ['300'] }, KillTimeout: 1e9,
+        Templates: [{ EmbeddedTmpl: `{{ with nomadVar "nomad/jobs/${id}" }}v={{ .v }}{{ end }}`, DestPath: 'local/v', ChangeMode: 'restart', Splay: 0, Wait: { Min: 0, Max: 0 } }],
+      }],
+    }],
+  },
+});
+
+async function restart(signal: NodeJS.Signals): Promise<void> {
+  agent!.cli.child.kill(signal);
+  await agent!.cli.exited;
+  const next = startCli(['agent', '--data-dir', agent!.dataDir, '--json'], { timeoutMs: 20 * 60_000 });
+  agent = { ...agent!, cli: next };
+  await next.waitFor(/API listening on \//);
+}
+
+describe('templates across an agent restart', { timeout: 120_000 }, () => {
+  it('a render blocked when the agent was killed blocks again and is released by a variable written to the new agent', async () => {
+    agent = await startAgent();
+    expect((await call(agent.socket, 'PUT', '/v1/jobs', job('blk'))).status).toBe(200);
+    await waitForAllocs(agent.socket, '/v1/job/blk/allocations', (l) => (l[0]?.TaskStates?.t?.Events ?? []).some((e) => e.Type === 'Template'));
+    await restart('SIGKILL');
+    expect((await call(agent.socket, 'PUT', '/v1/var/nomad/jobs/blk', { Items: { v: '1' } })).status).toBe(200);
+    const [running] = await waitForAllocs(agent.socket, '/v1/job/blk/allocations', (l) => l[0]?.TaskStates?.t?.State === 'running');
+    expect(await readFile(join(agent.dataDir, 'allocs', running!.ID, 't', 'local', 'v'), 'utf8')).toBe('v=1');
+  });
+
+  it('a running task keeps running through the restore, and a change after it still restarts the task', async () => {
+    agent = await startAgent();
+    await call(agent.socket, 'PUT', '/v1/var/nomad/jobs/run', { Items: { v: '1' } });
+    expect((await call(agent.socket, 'PUT', '/v1/jobs', job('run'))).status).toBe(200);
+    const [before] = await waitForAllocs(agent.socket, '/v1/job/run/allocations', (l) => l[0]?.TaskStates?.t?.State === 'running');
+    await restart('SIGTERM');
+    const [after] = await waitForAllocs(agent.socket, '/v1/job/run/allocations', (l) => l[0]?.ID === before!.ID && l[0]!.TaskStates?.t?.State === 'running');
+    expect(after!.TaskStates.t!.Restarts).toBe(0);
+    // The restore's render ran and the watch is live: a write restarts the task through the template.
+    await call(agent.socket, 'PUT', '/v1/var/nomad/jobs/run?cas=' + String((await call(agent.socket, 'GET', '/v1/var/nomad/jobs/run')).json().ModifyIndex), { Items: { v: '2' } });
+    const [restarted] = await waitForAllocs(agent.socket, '/v1/job/run/allocations', (l) => l[0]?.TaskStates?.t?.Restarts === 1 && l[0]!.TaskStates.t!.State === 'running');
+    expect(restarted!.TaskStates.t!.Events.some((e) => e.Type === 'Restart Signaled' && e.DisplayMessage === 'Template with change_mode restart re-rendered')).toBe(true);
+    expect(await readFile(join(agent.dataDir, 'allocs', before!.ID, 't', 'local', 'v'), 'utf8')).toBe('v=2');
+  });
+});
