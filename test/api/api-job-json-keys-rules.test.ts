@@ -48,10 +48,10 @@ describe('the keys a job file gives, in the API JSON', () => {
     expect(groupOf(job)['Meta']).toEqual({ team_name: 'a' });
   });
 
-  it('copies an ignored task block as a list under its plural API name: artifact is Artifacts', async () => {
-    const job = await apiJob(hclJob('', '', 'artifact {\n        source = "https://example.com/a.tgz"\n      }'));
-    expect(taskOf(job)['Artifacts']).toEqual([{ Source: 'https://example.com/a.tgz' }]);
-    expect(taskOf(job)).not.toHaveProperty('Artifact');
+  it('copies an ignored task block as a list under its plural API name: affinity is Affinities', async () => {
+    const job = await apiJob(hclJob('', '', 'affinity {\n        attribute = "${node.datacenter}"\n        value = "dc1"\n      }'));
+    expect(taskOf(job)['Affinities']).toEqual([{ Attribute: '${node.datacenter}', Value: 'dc1' }]);
+    expect(taskOf(job)).not.toHaveProperty('Affinity');
   });
 
   it('copies an ignored network key under the network\'s own API name: mbits is MBits', async () => {
