@@ -339,7 +339,9 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       // Prerun is not run again on restore: the group's services are registered again here, as Nomad's
       // client re-syncs them, while the allocation runs and is not being killed.
       const restoredSnap = actor.getSnapshot();
-      if (opts.snapshot && groupServices && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) groupServices.restore(restoredSnap.context.alloc);
+      // (Only when its persisted hook plan has the hook: one from before it existed would never deregister.)
+      const planned = restoredSnap.context.hooks.preKill?.includes(groupServices?.name ?? '') === true;
+      if (opts.snapshot && groupServices && planned && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) groupServices.restore(restoredSnap.context.alloc);
       // Likewise its checks start again, for the allocation as it was last updated.
       if (opts.snapshot && checks && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) checks.resume(restoredSnap.context.alloc);
       // Task runners are children: their rejections reach the caller too.

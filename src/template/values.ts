@@ -19,7 +19,8 @@ export function kindOf(v: unknown): GoKind {
     case 'boolean':
       return 'bool';
     case 'number':
-      return Number.isInteger(v) ? 'int' : 'float';
+      // Beyond 2^53 a JavaScript number is no exact int: it prints as Go prints a float64 (1e+21).
+      return Number.isSafeInteger(v) ? 'int' : 'float';
     case 'bigint':
       return 'int';
     case 'string':

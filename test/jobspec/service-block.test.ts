@@ -236,6 +236,26 @@ describe('the service block', () => {
     }
   });
 
+  it('names the path and line of a problem in JSON and YAML files', async () => {
+    const json = structuredClone(jsonJob);
+    (json.job.web.group.app.service[0]!.check[1] as Record<string, unknown>)['type'] = 'script';
+    const jsonText = JSON.stringify(json, null, 2);
+    const yamlText = 'job:\n  web:\n    group:\n      app:\n        service:\n          - name: web\n            provider: consul\n        task:\n          server:\n            driver: raw_exec\n            config:\n              command: x\n';
+    for (const [text, format, path, line] of [
+      [jsonText, 'json', 'job.web.group.app.service[0].check[1].type', '"type": "script"'],
+      [yamlText, 'yaml', 'job.web.group.app.service[0].provider', 'provider: consul'],
+    ] as const) {
+      try {
+        await parseJob(text, { format });
+        expect.unreachable();
+      } catch (err) {
+        const p = (err as SpecError).problems.find((q) => q.path === path);
+        expect(p, (err as Error).message).toBeDefined();
+        expect(text.split('\n')[p!.line! - 1]).toContain(line);
+      }
+    }
+  });
+
   it('places an HCL problem on its line', async () => {
     const text = hcl('    service {\n      provider = "nomad"\n      port = "http"\n      check {\n        type = "script"\n        interval = "5s"\n        timeout = "1s"\n      }\n    }');
     try {
