@@ -121,6 +121,14 @@ describe('Nomad-native services in the agent', () => {
     const [alloc] = await waitForAllocs(s.socket, '/v1/job/web/allocations', runningAllocs(1));
     const [before] = await instances(s, 'web', 1);
     const pid = await answer(before!.Port);
+    // The plan says what registering will do: the allocation is updated in place.
+    const parsed = (await call(s.socket, 'POST', '/v1/jobs/parse', { JobHCL: webJob({ tags: '["green", "v2"]' }) })).json();
+    const plan = await call(s.socket, 'POST', '/v1/job/web/plan', { Job: parsed, Diff: true });
+    expect(plan.status, plan.text).toBe(200);
+    expect(plan.json().Annotations.DesiredTGUpdates.app).toMatchObject({ InPlaceUpdate: 1, DestructiveUpdate: 0 });
+    // The diff has the service as one block, its tags as fields, as Nomad's plan prints them.
+    const group = plan.json().Diff.TaskGroups[0];
+    expect(group.Objects).toEqual([expect.objectContaining({ Type: 'Edited', Name: 'Service', Fields: expect.arrayContaining([expect.objectContaining({ Name: 'Tags[0]', Old: 'blue', New: 'green' })]) })]);
     await register(s, webJob({ tags: '["green", "v2"]' }));
     const [after] = await until(() => instances(s, 'web', 1), (l) => l[0]!.Tags.includes('green'), 'the new tags');
     expect(after).toMatchObject({ ID: before!.ID, AllocID: alloc!.ID, Port: before!.Port, Tags: ['green', 'v2'], CreateIndex: before!.CreateIndex });
