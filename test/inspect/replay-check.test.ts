@@ -15,7 +15,7 @@ import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { createTaskRunner } from '../../src/runtime/create-task-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { replayRecording } from '../../src/runtime/replay-driver.ts';
-import type { ReplayInputLine } from '../../src/inspect/replay-format.ts';
+import { encodeReplayValue, type ReplayInputLine } from '../../src/inspect/replay-format.ts';
 import { linesOf, oneRestartFewer, recordFailingRun, recordUpdatedAndKilledRun } from './replay-runs.ts';
 
 let dir: string;
@@ -61,6 +61,12 @@ describe('replay --check on recordings of real runs', () => {
     expect(main.events.map((e) => e.type)).toContain('Task hook failed');
   });
 
+  it('finds it identical from lines as a generated test holds them (errors as { $error }, not revived)', async () => {
+    const asWritten = JSON.parse(JSON.stringify(failing, encodeReplayValue)) as unknown[];
+    expect(JSON.stringify(asWritten)).toContain('"$error"');
+    expect((await replayRecording(asWritten)).divergence).toBeUndefined();
+  });
+
   it('finds a task updated in place and then killed identical', async () => {
     const result = await replayRecording(killed);
     expect(result.divergence).toBeUndefined();
@@ -93,6 +99,12 @@ describe('replay --check on recordings of real runs', () => {
     const source = (await readFile(new URL('../../machines/task-runner.ts', import.meta.url), 'utf8')).split('\n');
     expect(source[line - 1]).toMatch(/^\s*deciding: \{/);
     expect(divergenceReport(failingFile, d)).toContain(`  machine:  ${d.location}\n`);
+  });
+
+  it('refuses a malformed replay line, naming it, instead of guessing', async () => {
+    const i = failing.findIndex((l) => (l as ReplayInputLine).kind === 'replay-input' && (l as ReplayInputLine).input === 'result');
+    const broken = failing.map((l, j) => (j === i ? { ...(l as object), from: undefined } : l));
+    await expect(replayRecording(broken)).rejects.toThrow(/^replay line \d+ \(replay-input\) needs the child it is the result of \(`from`\)$/);
   });
 
   it('reports a recorded result the replay is not waiting on', async () => {
