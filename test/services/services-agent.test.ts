@@ -75,6 +75,11 @@ describe('Nomad-native services in the agent', () => {
       const mine = (await call(s.socket, 'GET', `/v1/allocation/${a.ID}/services`)).json() as ServiceRegistration[];
       expect(mine.map((r) => r.ID)).toEqual([reg.ID]);
     }
+    // GET /v1/job/web carries the service as Nomad stores it; registering it back changes nothing.
+    const stored = (await call(s.socket, 'GET', '/v1/job/web')).json();
+    expect(stored.TaskGroups[0].Services).toMatchObject([{ Name: 'web', PortLabel: 'http', Provider: 'nomad', Tags: ['blue'], AddressMode: 'auto', Namespace: 'default' }]);
+    const again = await call(s.socket, 'PUT', '/v1/jobs', { Job: stored });
+    expect(again.json().EvalID).toBe('');
     const list = await call(s.socket, 'GET', '/v1/services');
     expect(list.json()).toEqual([{ Namespace: 'default', Services: [{ ServiceName: 'web', Tags: ['blue'] }] }]);
     expect(Number(list.headers['x-nomad-index'])).toBe(s.services.index);
