@@ -214,6 +214,20 @@ describe('Nomad-native services in the agent', () => {
     expect(b!.Tags).toEqual(['x-', 'b']);
   });
 
+  it('answers in the request\'s namespace, default when it names none, every one for *', async () => {
+    const s = await serve();
+    const job = (ns: string) => `job "api-${ns}" {\n  namespace = "${ns}"\n  group "g" {\n    task "t" {\n      driver = "mock"\n      config {\n        run_for = "1h"\n      }\n      service {\n        name     = "api"\n        provider = "nomad"\n        tags     = ["${ns}"]\n      }\n    }\n  }\n}\n`;
+    await register(s, job('default'));
+    await register(s, job('prod'));
+    await until(async () => s.services.list('api', '*').length, (n) => n === 2, 'both registrations');
+    const get = async (path: string) => (await call(s.socket, 'GET', path)).json() as { Namespace: string }[];
+    expect((await get('/v1/service/api')).map((r) => r.Namespace)).toEqual(['default']);
+    expect((await get('/v1/service/api?namespace=prod')).map((r) => r.Namespace)).toEqual(['prod']);
+    expect((await get('/v1/service/api?namespace=*')).map((r) => r.Namespace).sort()).toEqual(['default', 'prod']);
+    expect(await get('/v1/services')).toEqual([{ Namespace: 'default', Services: [{ ServiceName: 'api', Tags: ['default'] }] }]);
+    expect((await get('/v1/services?namespace=*')).map((n) => n.Namespace)).toEqual(['default', 'prod']);
+  });
+
   it('registers a running allocation\'s services again after an agent restart on the same data dir', async () => {
     const dir = freshDir();
     const first = await serve(dir);
