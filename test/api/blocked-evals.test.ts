@@ -3,9 +3,10 @@
  * alone, the evaluation outcomes alone, then through a served agent's registry (in process, mock tasks).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { BLOCKED_DESCRIPTION, failedAfterAttempts, MAX_PLAN_DESCRIPTION, planAttempts, settleEvaluations } from '../../src/api/blocked-evals.ts';
+import { BLOCKED_DESCRIPTION, failedAfterAttempts, failureSummary, MAX_PLAN_DESCRIPTION, planAttempts, settleEvaluations } from '../../src/api/blocked-evals.ts';
+import { cpus, totalmem } from 'node:os';
 import type { EvalRecord, PlacementFailure } from '../../src/api/job-registry.ts';
-import { askOf, fitResources, resourcesUsed, type ResourceHolder } from '../../src/api/node-capacity.ts';
+import { askOf, fitResources, hostCapacity, resourcesUsed, type ResourceHolder } from '../../src/api/node-capacity.ts';
 import { PortAllocator } from '../../src/api/port-allocator.ts';
 import type { TaskSpec } from '../../src/jobspec/types.ts';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
@@ -22,6 +23,16 @@ describe('the node\'s capacity', () => {
   it('adds up what every task of a group asks for, counting a task without resources as nothing', () => {
     expect(askOf({ tasks: [task({ cpu: 100, memoryMB: 64 }), task({ cores: 1, memoryMB: 36 }), task()] })).toEqual({ cpu: 100, cores: 1, memoryMB: 100 });
     expect(askOf({ tasks: [task({ cpu: 'x', memoryMB: -5, cores: Number.NaN })] })).toEqual({ cpu: 0, cores: 0, memoryMB: 0 });
+  });
+
+  it('counts no ask that is not a finite positive number', () => {
+    expect(askOf({ tasks: [task({ cpu: Infinity, cores: 0, memoryMB: '64' })] })).toEqual({ cpu: 0, cores: 0, memoryMB: 0 });
+  });
+
+  it('reads the host as Nomad\'s fingerprint does: the clock times the cores, the cores, all memory in MB', () => {
+    const all = cpus();
+    expect(hostCapacity()).toEqual({ cpu: Math.round(all[0]?.speed ?? 0) * all.length, cores: all.length, memoryMB: Math.floor(totalmem() / 1024 / 1024) });
+    expect(hostCapacity().memoryMB).toBeGreaterThan(0);
   });
 
   it('counts only live allocations, the last listed for an id winning', () => {
@@ -66,6 +77,12 @@ describe('an evaluation\'s outcome', () => {
     Status: 'complete', StatusDescription: '', CreateIndex: 7, ModifyIndex: 7, CreateTime: 1, ModifyTime: 1, ...over,
   });
   const failure = (group: string, dimension = 'memory', evalId = 'e1'): PlacementFailure => ({ evalId, group, dimension, reason: `${dimension} is short` });
+
+  it('says what could not be placed per group, in words, one sentence per group', () => {
+    expect(failureSummary([failure('a', 'memory'), failure('a', 'cpu'), failure('b', 'cores')])).toBe(
+      'failed to place 2 allocations of group "a": memory is short; failed to place 1 allocation of group "b": cores is short',
+    );
+  });
 
   it('completes with the failures and makes a blocked evaluation pointing back at it', () => {
     const e = evaluation();
