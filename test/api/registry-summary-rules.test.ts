@@ -95,4 +95,27 @@ describe('the job summary', () => {
     expect(reg.summaryIndexOf('web')).toBe(0);
     expect(reg.summaryIndex).toBeGreaterThanOrEqual(purge.Index);
   });
+
+  it('moves its index when the counts change and the status does not: a second group starting in a running job', async () => {
+    const s = await serve();
+    const body = mockJob('two');
+    body.Job.TaskGroups.push({ Name: 'late', Count: 1, Tasks: [{ Name: 't', Driver: 'mock', Config: { run_for: '1h', start_block_for: '300ms' } }] });
+    await call(s.socket, 'PUT', '/v1/jobs', body);
+    const both = await waitForAllocs(s.socket, '/v1/job/two/allocations', (l) => l.length === 2 && l.every((a) => a.ClientStatus === 'running'));
+    expect(s.api.registry.summaryIndexOf('two')).toBe(Math.max(...both.map((a) => a.ModifyIndex)));
+  });
+
+  it('does not count a stopped allocation against Queued: its replacement does', async () => {
+    const s = await serve();
+    s.api.registry.capacity = { cpu: 0, cores: 1, memoryMB: 100 };
+    const body = mockJob('web');
+    (body.Job.TaskGroups[0] as Record<string, unknown>)['Count'] = 2;
+    (body.Job.TaskGroups[0]!.Tasks[0] as Record<string, unknown>)['Resources'] = { MemoryMB: 60 };
+    await call(s.socket, 'PUT', '/v1/jobs', body);
+    const [first] = await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => l.length === 1 && l[0]!.ClientStatus === 'running');
+    expect((await summaryOf(s, 'web')).Summary['g']).toMatchObject({ Queued: 1, Running: 1 });
+    await call(s.socket, 'POST', `/v1/allocation/${first!.ID}/stop`);
+    await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => l.length === 2 && l.some((a) => a.DesiredStatus === 'run' && a.ClientStatus === 'running'));
+    expect((await summaryOf(s, 'web')).Summary['g']).toMatchObject({ Queued: 1 });
+  });
 });
