@@ -75,6 +75,11 @@ describe('Nomad-native services in the agent', () => {
       const mine = (await call(s.socket, 'GET', `/v1/allocation/${a.ID}/services`)).json() as ServiceRegistration[];
       expect(mine.map((r) => r.ID)).toEqual([reg.ID]);
     }
+    // GET /v1/job/web carries the service as Nomad stores it; registering it back changes nothing.
+    const stored = (await call(s.socket, 'GET', '/v1/job/web')).json();
+    expect(stored.TaskGroups[0].Services).toMatchObject([{ Name: 'web', PortLabel: 'http', Provider: 'nomad', Tags: ['blue'], AddressMode: 'auto', Namespace: 'default' }]);
+    const again = await call(s.socket, 'PUT', '/v1/jobs', { Job: stored });
+    expect(again.json().EvalID).toBe('');
     const list = await call(s.socket, 'GET', '/v1/services');
     expect(list.json()).toEqual([{ Namespace: 'default', Services: [{ ServiceName: 'web', Tags: ['blue'] }] }]);
     expect(Number(list.headers['x-nomad-index'])).toBe(s.services.index);
@@ -207,6 +212,20 @@ describe('Nomad-native services in the agent', () => {
     expect(a!.Tags).toEqual(['x-from-a', 'a']);
     // Task b has no meta x: its reference resolves empty, never to task a's value.
     expect(b!.Tags).toEqual(['x-', 'b']);
+  });
+
+  it('answers in the request\'s namespace, default when it names none, every one for *', async () => {
+    const s = await serve();
+    const job = (ns: string) => `job "api-${ns}" {\n  namespace = "${ns}"\n  group "g" {\n    task "t" {\n      driver = "mock"\n      config {\n        run_for = "1h"\n      }\n      service {\n        name     = "api"\n        provider = "nomad"\n        tags     = ["${ns}"]\n      }\n    }\n  }\n}\n`;
+    await register(s, job('default'));
+    await register(s, job('prod'));
+    await until(async () => s.services.list('api', '*').length, (n) => n === 2, 'both registrations');
+    const get = async (path: string) => (await call(s.socket, 'GET', path)).json() as { Namespace: string }[];
+    expect((await get('/v1/service/api')).map((r) => r.Namespace)).toEqual(['default']);
+    expect((await get('/v1/service/api?namespace=prod')).map((r) => r.Namespace)).toEqual(['prod']);
+    expect((await get('/v1/service/api?namespace=*')).map((r) => r.Namespace).sort()).toEqual(['default', 'prod']);
+    expect(await get('/v1/services')).toEqual([{ Namespace: 'default', Services: [{ ServiceName: 'api', Tags: ['default'] }] }]);
+    expect((await get('/v1/services?namespace=*')).map((n) => n.Namespace)).toEqual(['default', 'prod']);
   });
 
   it('registers a running allocation\'s services again after an agent restart on the same data dir', async () => {
