@@ -37,7 +37,7 @@ const PARTS: Record<string, string[]> = {
   // The health watcher's timers and subscriptions are driven by the deployment-health scenarios.
   hooks: ['test/hooks/**/*.test.ts', 'test/fidelity/deployment-health.test.ts'],
   // The driver contract, Do/Resolve, the executor and errors (the mock driver is a part of its own with these
-  // suites; raw_exec and src/api have no part yet).
+  // suites; raw_exec and the API's routes are parts of their own).
   drivers: [
     'test/drivers/do.test.ts',
     'test/drivers/resolve-running.test.ts',

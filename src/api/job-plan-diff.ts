@@ -67,7 +67,12 @@ function diffFields(old: Json | undefined, next: Json | undefined, skip: readonl
   for (const key of keys) {
     const a = old?.[key];
     const b = next?.[key];
-    const block = (isObject(a) || isObject(b) || (Array.isArray(a) && a.some(isObject)) || (Array.isArray(b) && b.some(isObject))) && !FLAT_MAPS.has(key);
+    if ((Array.isArray(a) && a.some(isObject)) || (Array.isArray(b) && b.some(isObject))) {
+      // A list of blocks (Services, Checks, Constraints): one object diff per block, as Nomad's diff has one per service.
+      objects.push(...listDiffs(key, a, b));
+      continue;
+    }
+    const block = (isObject(a) || isObject(b)) && !FLAT_MAPS.has(key);
     if (block) {
       const o = objectDiff(key, isObject(a) ? a : a === undefined ? undefined : { [key]: a }, isObject(b) ? b : b === undefined ? undefined : { [key]: b });
       if (o.Type !== 'None') objects.push(o);
@@ -85,6 +90,28 @@ function diffFields(old: Json | undefined, next: Json | undefined, skip: readonl
     }
   }
   return { fields, objects };
+}
+
+/** `Services` → `Service`, `Affinities` → `Affinity`: the name Nomad gives one block of a list. */
+function singular(key: string): string {
+  return key.endsWith('ies') ? `${key.slice(0, -3)}y` : key.endsWith('s') ? key.slice(0, -1) : key;
+}
+
+/**
+ * The changed blocks of two lists of blocks: matched by `Name` when every block has one (a renamed service is
+ * one deleted and one added), else by position.
+ */
+function listDiffs(key: string, a: unknown, b: unknown): ObjectDiff[] {
+  const before = Array.isArray(a) ? a : [];
+  const after = Array.isArray(b) ? b : [];
+  const named = [...before, ...after].every((x) => isObject(x) && typeof x['Name'] === 'string');
+  const keyOf = (x: unknown, i: number) => (named ? String((x as Json)['Name']) : String(i));
+  const olds = new Map(before.map((x, i) => [keyOf(x, i), x]));
+  const news = new Map(after.map((x, i) => [keyOf(x, i), x]));
+  const asBlock = (x: unknown): Json | undefined => (x === undefined ? undefined : isObject(x) ? x : { [singular(key)]: x });
+  return [...new Set([...olds.keys(), ...news.keys()])]
+    .map((k) => objectDiff(singular(key), asBlock(olds.get(k)), asBlock(news.get(k))))
+    .filter((o) => o.Type !== 'None');
 }
 
 function objectDiff(name: string, old: Json | undefined, next: Json | undefined): ObjectDiff {

@@ -46,7 +46,17 @@ export async function downloadHttp(url: URL, to: string, opts: HttpDownload): Pr
     throw new ArtifactError(`GET ${shownUrl(url)}: ${messageOf(err)}${cause ? `: ${messageOf(cause)}` : ''}`);
   };
   try {
-    const res = await fetch(url, { headers: { ...opts.headers }, redirect: 'follow', signal, dispatcher }).catch(fail);
+    // fetch refuses a URL with credentials: they go as basic auth, as Go's client sends a URL's userinfo.
+    const target = new URL(url);
+    const headers: Record<string, string> = {};
+    const ownAuth = Object.keys(opts.headers ?? {}).some((k) => k.toLowerCase() === 'authorization');
+    if ((target.username || target.password) && !ownAuth) {
+      headers['authorization'] = `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString('base64')}`;
+    }
+    target.username = '';
+    target.password = '';
+    Object.assign(headers, opts.headers);
+    const res = await fetch(target, { headers, redirect: 'follow', signal, dispatcher }).catch(fail);
     if (res.status < 200 || res.status > 299) {
       await res.body?.cancel().catch(() => undefined);
       throw new ArtifactError(`GET ${shownUrl(url)}: bad response code: ${res.status}`);

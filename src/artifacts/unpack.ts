@@ -178,7 +178,11 @@ async function unpackZip(archive: string, into: string, limits: UnpackLimits, si
   let total = 0;
   await new Promise<void>((resolve, reject) => {
       const fail = (err: unknown) => {
-        zip.close();
+        try {
+          zip.close();
+        } catch {
+          // Already closed (autoClose, or an earlier failure): nothing more to release.
+        }
         reject(err instanceof ArtifactError ? err : new ArtifactError(zipMessage(err)));
       };
       zip.on('error', fail);

@@ -56,6 +56,16 @@ export async function readRecordingWithInputs(file: string): Promise<unknown[]> 
   return lines;
 }
 
+/** `replayRecording(lines)`, a recording it cannot act on refused as a ReplayFileError (exit 2). */
+export async function replayOrRefuse(file: string, lines: unknown[], opts: ReplayOptions = {}): Promise<ReplayResult> {
+  try {
+    return await replayRecording(lines, opts);
+  } catch (err) {
+    if (err instanceof ReplayInputError) throw new ReplayFileError(`replay: cannot re-drive ${file}: ${err.message}`);
+    throw err;
+  }
+}
+
 /** Where each machine is written, by machine id (the first segment of its state node ids). */
 const MACHINE_FILES: Record<string, string> = { task: 'machines/task-runner.ts', alloc: 'machines/alloc-runner.ts' };
 
@@ -122,13 +132,7 @@ export interface CheckOutcome {
 /** Checks `file`; a divergence gets its `location` filled in from the machines' source. */
 export async function checkRecording(file: string, opts: ReplayOptions = {}): Promise<CheckOutcome> {
   const lines = await readRecordingWithInputs(file);
-  let result: ReplayResult;
-  try {
-    result = await replayRecording(lines, opts);
-  } catch (err) {
-    if (err instanceof ReplayInputError) throw new ReplayFileError(`replay: cannot check ${file}: ${err.message}`);
-    throw err;
-  }
+  const result = await replayOrRefuse(file, lines, opts);
   if (result.divergence) {
     const location = describeTaken(result.divergence.took);
     if (location) result.divergence.location = location;

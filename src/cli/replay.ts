@@ -69,12 +69,12 @@ Examples:
     if (!serves && (values.port !== undefined || values.host !== undefined)) throw new UsageError('replay: --port and --host are for serving the visualizer (without --check or --to-test, or with --check --open)', 'replay');
 
     if (values['to-test']) {
-      const { readRecordingWithInputs } = await import('./replay-check.ts');
+      const { readRecordingWithInputs, replayOrRefuse } = await import('./replay-check.ts');
       const { incidentTest } = await import('./replay-to-test.ts');
-      const { replayRecording } = await import('../runtime/replay-driver.ts');
       const lines = await readRecordingWithInputs(file);
+      // Replayed first: a recording the replay cannot act on gets no test.
+      const { divergence } = await replayOrRefuse(file, lines);
       process.stdout.write(incidentTest(file, lines));
-      const { divergence } = await replayRecording(lines);
       if (divergence) process.stderr.write(`replay: note: today's machines already diverge from ${file} (${divergence.message}); the test fails until they do not\n`);
       return 0;
     }

@@ -48,6 +48,11 @@ function interpolated(a: ArtifactSpec, env: HookEnv): ArtifactSpec {
   return interpolateValue(a, (key) => (Object.hasOwn(env, key) ? env[key] : undefined));
 }
 
+/** A source as events show it: a password in the URL (`https://user:pass@host`) is not repeated. */
+export function withoutPassword(source: string): string {
+  return source.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:)[^/?#@]*@/i, '$1REDACTED@');
+}
+
 /** Gives every file under `path` to `uid:gid` without following links (Nomad's chownDestination). */
 async function chownTree(path: string, uid: number, gid: number): Promise<void> {
   await lchown(path, uid, gid);
@@ -90,7 +95,7 @@ export function artifactHook(opts: ArtifactHookOptions = {}): TaskHook {
           if (owner) await chownTree(await resolveDestination(req.taskDir, a.destination), owner.uid, owner.gid);
         } catch (err) {
           abort.throwIfAborted();
-          const reason = `failed to download artifact ${JSON.stringify(artifact.source)}: ${(err as Error)?.message ?? String(err)}`;
+          const reason = `failed to download artifact ${JSON.stringify(withoutPassword(artifact.source))}: ${(err as Error)?.message ?? String(err)}`;
           const recoverable = (err as { recoverable?: unknown }).recoverable !== false;
           throw new HookError(reason, recoverable, DOWNLOAD_FAILED, { download_error: reason });
         }

@@ -342,8 +342,14 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       // (Only when its persisted hook plan has the hook: one from before it existed would never deregister.)
       const planned = restoredSnap.context.hooks.preKill?.includes(groupServices?.name ?? '') === true;
       if (opts.snapshot && groupServices && planned && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) groupServices.restore(restoredSnap.context.alloc);
-      // Likewise its checks start again, for the allocation as it was last updated.
-      if (opts.snapshot && checks && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) checks.resume(restoredSnap.context.alloc);
+      // Likewise its checks start again, for the allocation as it was last updated, and the health watcher
+      // watches again if it had not reached a verdict (Nomad's prerun runs again on restore); each only when
+      // the persisted plan calls it later, or nothing would stop it.
+      if (opts.snapshot && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) {
+        const inPlan = (name: string) => restoredSnap.context.hooks.preKill?.includes(name) === true || restoredSnap.context.hooks.postrun?.includes(name) === true;
+        if (checks && inPlan(checks.name)) checks.resume(restoredSnap.context.alloc);
+        if (!restoredSnap.context.deploymentStatus) for (const h of health) if (inPlan(h.name)) void h.prerun?.({}, new AbortController().signal);
+      }
       // Task runners are children: their rejections reach the caller too.
       for (const t of spec.tasks) {
         const child = actor.getSnapshot().children[t.name] as TaskRunnerActor | undefined;

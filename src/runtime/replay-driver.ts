@@ -80,6 +80,10 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
     const kind = (l as { kind?: unknown } | null)?.kind;
     return kind === 'replay-root' || kind === 'replay-input' || kind === 'replay-step';
   });
+  replayLines.forEach((l, i) => {
+    const problem = lineProblem(l);
+    if (problem) throw new ReplayInputError(`replay line ${i + 1} (${l.kind}) ${problem}`);
+  });
   const recordedSteps = replayLines.filter((l): l is ReplayStepLine => l.kind === 'replay-step');
   const compare = recordedSteps.length > 0;
   const drive = replayLines.filter((l): l is ReplayRootLine | ReplayInputLine => l.kind !== 'replay-step');
@@ -277,6 +281,17 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
     for (const r of roots) r.stop();
   }
   return { steps, summary: summarizeSteps(steps), ...(divergence && { divergence }), inputsFed: fed };
+}
+
+/** What is wrong with a replay line's shape, or undefined: a line the replay cannot act on is refused, not guessed at. */
+function lineProblem(l: ReplayLine): string | undefined {
+  const path = (p: unknown) => Array.isArray(p) && p.length > 0 && p.every((x) => typeof x === 'string');
+  if (l.kind === 'replay-root') return typeof l.id === 'string' && typeof l.machine === 'string' && typeof l.at === 'number' ? undefined : 'needs an id, a machine and a time';
+  if (!path(l.to)) return 'needs the actor path it is about (`to`)';
+  if (l.kind === 'replay-step') return typeof l.event === 'string' && typeof l.status === 'string' ? undefined : 'needs an event and a status';
+  if (typeof l.at !== 'number' || typeof l.event?.type !== 'string') return 'needs a time and an event with a type';
+  if (l.input === 'result' && !path(l.from)) return 'needs the child it is the result of (`from`)';
+  return l.input === 'command' || l.input === 'result' || l.input === 'timer' ? undefined : `has an unknown input kind ${JSON.stringify(l.input)}`;
 }
 
 function isMachineLogic(logic: unknown): boolean {

@@ -35,6 +35,8 @@ describe('a token out of place', () => {
     ['Status == "running")', 'unexpected ")" at character 20'],
     ['.Status == "x"', 'expected a field name at character 1'],
     [']', 'expected a field name at character 1'],
+    // An operator first is no value before `in`, even when `in` follows it.
+    ['== in Ports', 'expected a field name at character 1'],
   ])('%s: %s', (filter, message) => {
     expect(() => parseFilter(filter)).toThrow(FilterError);
     expect(() => parseFilter(filter)).toThrow(message);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { realClock } from '../../src/drivers/clock.ts';
 import type { Controller, DriverContext, DriverHandle } from '../../src/drivers/controller.ts';
 import { isLive, readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
+import { lookupBin, signalGroup, signalPid, toSignalNumber } from '../../src/drivers/raw-exec/process.ts';
+import { AdoptedWorkload } from '../../src/drivers/raw-exec/workload.ts';
+import { InvalidSignalError } from '../../src/drivers/raw-exec/errors.ts';
 import { createRawExecDriver, type RawExecController, type RawExecDriverOptions } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
 import { listLogIndices } from '../../src/drivers/raw-exec/rotating-log.ts';
 import type { LogConfig, TaskSpec } from '../../src/jobspec/types.ts';
@@ -117,6 +120,138 @@ describeControllerConformance({
   // Real time passes by itself; yielding briefly lets the bounded settle loop poll the outcome.
   advance: (ms) => new Promise((r) => setTimeout(r, Math.min(ms, 20))),
   cleanup,
+});
+
+// The process and workload rules (src/drivers/raw-exec/process.ts, workload.ts) sit here rather than in a file of
+// their own: Stryker's vitest runner runs this suite alone (see vitest.mutate.config.ts), so its rules must be in
+// it to be counted; first in the file, so a mutant they catch fails fast.
+describe('raw_exec process rules', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  /** A task dir with executable files at the given relative paths (a trailing / makes a directory). */
+  function taskDirWith(...paths: string[]): string {
+    const dir = mkdtempSync(join(tmpdir(), 'allocrun-lookup-'));
+    dirs.push(dir);
+    for (const p of paths) {
+      const at = join(dir, p);
+      if (p.endsWith('/')) mkdirSync(at, { recursive: true });
+      else {
+        mkdirSync(dirname(at), { recursive: true });
+        writeFileSync(at, '#!/bin/sh\n');
+        chmodSync(at, p.includes('noexec') ? 0o644 : 0o755);
+      }
+    }
+    return dir;
+  }
+
+  it('looks a command up as Nomad\'s lookupBin does: local/ first, then the task dir, then PATH for a bare name', () => {
+    const dir = taskDirWith('local/tool', 'tool', 'only-here', 'bin/onpath', 'bin2/onpath', 'sub/deep');
+    expect(lookupBin('tool', dir, undefined)).toBe(join(dir, 'local', 'tool'));
+    expect(lookupBin('only-here', dir, undefined)).toBe(join(dir, 'only-here'));
+    // PATH entries in order, empty ones skipped, relative ones from the task dir.
+    expect(lookupBin('onpath', dir, `::${join(dir, 'bin2')}:bin`)).toBe(join(dir, 'bin2', 'onpath'));
+    expect(lookupBin('onpath', dir, 'bin')).toBe(join(dir, 'bin', 'onpath'));
+    expect(lookupBin('onpath', dir, undefined)).toBeUndefined();
+    // A command with a slash is looked for in the task dir only, never on PATH.
+    expect(lookupBin('sub/deep', dir, undefined)).toBe(join(dir, 'sub', 'deep'));
+    expect(lookupBin('x/onpath', dir, join(dir, 'bin'))).toBeUndefined();
+    // Even when a PATH directory holds that relative path.
+    const elsewhere = taskDirWith('sub/deep');
+    expect(lookupBin('sub/deep', join(dir, 'bin'), elsewhere)).toBeUndefined();
+  });
+
+  it('takes an absolute command only when it is an executable file', () => {
+    const dir = taskDirWith('run', 'noexec-file', 'adir/');
+    expect(lookupBin(join(dir, 'run'), '/nonexistent', undefined)).toBe(join(dir, 'run'));
+    expect(lookupBin(join(dir, 'noexec-file'), dir, undefined)).toBeUndefined();
+    expect(lookupBin(join(dir, 'adir'), dir, undefined)).toBeUndefined();
+    expect(lookupBin(join(dir, 'missing'), dir, undefined)).toBeUndefined();
+    // Relative candidates too: a directory or a file without the execute bit is skipped.
+    const other = taskDirWith('local/adir/', 'adir', 'local/noexec-x', 'noexec-x');
+    expect(lookupBin('adir', other, undefined)).toBe(join(other, 'adir'));
+    expect(lookupBin('noexec-x', other, undefined)).toBeUndefined();
+  });
+
+  it('names signals by number and refuses an unknown name with InvalidSignalError', () => {
+    expect(toSignalNumber('SIGTERM')).toBe(15);
+    expect(toSignalNumber('SIGKILL')).toBe(9);
+    expect(() => toSignalNumber('SIGNOPE')).toThrow(InvalidSignalError);
+    expect(() => toSignalNumber('SIGNOPE')).toThrow('unknown signal "SIGNOPE": use a name like SIGTERM, SIGINT or SIGHUP');
+  });
+
+  it('signals a live pid, answers false for a gone one, and never signals group 0, 1 or below', () => {
+    expect(signalPid(process.pid, 0)).toBe(true);
+    // A pid past the kernel's pid_max is no process.
+    expect(signalPid(4_194_305, 0)).toBe(false);
+    expect(signalGroup(4_194_305, 0)).toBe(false);
+    for (const pgid of [0, 1, -3, Number.NaN]) expect(() => signalGroup(pgid, 0)).toThrow(`refusing to signal process group ${pgid}`);
+    // Other errors are thrown, not read as "gone": an invalid signal number.
+    expect(() => signalPid(process.pid, 999)).toThrow();
+  });
+});
+
+describe('an adopted workload\'s signals', () => {
+  /** A `sleep` in a process group of its own with a background `sleep` beside it: the leader's and the child's pids. */
+  async function group(): Promise<{ leader: number; child: number; startTime: number }> {
+    const { spawn } = await import('node:child_process');
+    const p = spawn(SH, ['-c', 'sleep 30 & echo $!; wait'], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+    strayPids.push(p.pid!);
+    const child = Number(await new Promise<string>((resolve) => p.stdout!.once('data', (d: Buffer) => resolve(d.toString()))));
+    p.unref();
+    return { leader: p.pid!, child, startTime: readProcStat(p.pid!)!.startTime };
+  }
+
+  it('signals nothing when the pid now belongs to a process with another start time (a reused pid)', async () => {
+    const g = await group();
+    const stranger = new AdoptedWorkload(g.leader, g.leader, g.startTime + 1, realClock, 20);
+    expect(stranger.signalAll(9)).toBe(false);
+    expect(stranger.signalMain(9)).toBe(false);
+    expect(gone(g.leader) || gone(g.child)).toBe(false);
+  });
+
+  it('sends signalAll to the whole group, or to the pid alone without a group; signalMain to the leader only', async () => {
+    const g = await group();
+    const alone = new AdoptedWorkload(g.leader, undefined, g.startTime, realClock, 20);
+    expect(alone.signalAll(0)).toBe(true);
+    const grouped = new AdoptedWorkload(g.leader, g.leader, g.startTime, realClock, 20);
+    expect(grouped.signalMain(9)).toBe(true);
+    await until(() => gone(g.leader), 'the leader to go', 5_000);
+    expect(gone(g.child)).toBe(false);
+    // The leader gone, the group's pid is no longer "ours": nothing more is signalled through it.
+    expect(grouped.signalAll(9)).toBe(false);
+
+    const h = await group();
+    expect(new AdoptedWorkload(h.leader, h.leader, h.startTime, realClock, 20).signalAll(9)).toBe(true);
+    await until(() => gone(h.leader) && gone(h.child), 'the whole group to go', 5_000);
+    process.kill(g.child, 'SIGKILL');
+  });
+
+  it('signals nothing once its exit is known', async () => {
+    const g = await group();
+    const w = new AdoptedWorkload(g.leader, g.leader, g.startTime, realClock, 20);
+    const exit = w.waitExit();
+    expect(w.signalAll(9)).toBe(true);
+    // Its parent (this process) reaps it: the signal sent is the evidence of how it ended.
+    expect(await exit).toMatchObject({ exitCode: 137, signal: 9 });
+    expect(w.result).toBeDefined();
+    expect(w.signalAll(9)).toBe(false);
+    expect(w.signalMain(9)).toBe(false);
+  });
+
+  it('rejects a wait whose signal aborts, at once when already aborted, and leaves the process running', async () => {
+    const g = await group();
+    const w = new AdoptedWorkload(g.leader, g.leader, g.startTime, realClock, 20);
+    const done = new AbortController();
+    done.abort(new Error('given up'));
+    await expect(w.waitExit(done.signal)).rejects.toThrow('given up');
+    const later = new AbortController();
+    const waiting = w.waitExit(later.signal);
+    later.abort(new Error('later'));
+    await expect(waiting).rejects.toThrow('later');
+    expect(gone(g.leader)).toBe(false);
+  });
 });
 
 describe('raw_exec driver', () => {

@@ -239,6 +239,16 @@ describe('the artifacts hook', () => {
     expect(error?.message).toMatch(/bad response code: 404/);
   });
 
+  it('sends a password in the URL as basic auth but never shows it in the failure', async () => {
+    const url = new URL(server.url('/private/missing'));
+    url.username = 'deploy';
+    url.password = 's3cret';
+    const { error } = await prestart([{ source: url.toString() }]);
+    expect(error?.message).toMatch(/bad response code: 404/);
+    expect(error?.message).not.toContain('s3cret');
+    expect(server.requests.at(-1)!.headers.authorization).toBe(`Basic ${Buffer.from('deploy:s3cret').toString('base64')}`);
+  });
+
   it('copies a local file from an absolute path and a local directory from a file:// URL', async () => {
     const src = tree({ 'one.txt': '1', 'dir/two.txt': '2', 'dir/sub/three.txt': '3' });
     const { taskDir, error } = await prestart([

@@ -11,12 +11,16 @@ import type { CheckSpec } from '../../src/checks/spec.ts';
 import type { AllocSpec, UpdateStrategy } from '../../src/jobspec/types.ts';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
+
+// One mock driver for every runner here, so a restored runner finds the workload the first one started.
+const mock = createMockDriver();
 import { TEST_NODE } from '../properties/world.ts';
 
 const check = (extra: Partial<CheckSpec> = {}): CheckSpec => ({ name: 'alive', type: 'http', path: '/', interval: 10_000, timeout: 2_000, successBeforePassing: 0, failuresBeforeCritical: 0, onUpdate: 'require_healthy', ...extra });
 
-function start(update: UpdateStrategy, checks: CheckSpec[] = [check()]) {
-  const clock = new SimulatedClock(0);
+function start(update: UpdateStrategy, checks: CheckSpec[] = [check()], restore?: { clock: SimulatedClock; snapshot: ReturnType<ReturnType<typeof createAllocRunner>['persist']> }) {
+  const clock = restore?.clock ?? new SimulatedClock(0);
   const outcome: { now: CheckOutcome } = { now: 'failure' };
   const runCheck = async (): Promise<RawResult> =>
     outcome.now === 'success' ? { outcome: 'success', output: 'nomad: http ok', statusCode: 200 } : outcome.now === 'warning' ? { outcome: 'warning', output: 'slow down', statusCode: 429 } : { outcome: 'failure', output: 'nomad: connection refused' };
@@ -25,7 +29,7 @@ function start(update: UpdateStrategy, checks: CheckSpec[] = [check()]) {
     ports: [{ label: 'http', value: 23456, to: 0, hostIP: '127.0.0.1' }],
     tasks: [{ name: 'server', driver: 'mock', config: { run_for: '10h' }, services: [{ name: 'web', provider: 'nomad', port: 'http', addressMode: 'auto', onUpdate: 'require_healthy', checks }] }],
   };
-  const runner = createAllocRunner(spec, { clock, builtinHooks: false, node: TEST_NODE, hostEnv: {}, seed: 1, checks: { runCheck } }).start();
+  const runner = createAllocRunner(spec, { clock, builtinHooks: false, node: TEST_NODE, hostEnv: {}, seed: 1, checks: { runCheck }, drivers: { mock }, ...(restore && { snapshot: restore.snapshot }) }).start();
   return { clock, runner, outcome };
 }
 
@@ -96,5 +100,39 @@ describe('deployment health from checks', () => {
     await strict.clock.advance(MIN + 1_000);
     expect(strict.runner.getState().deploymentStatus?.healthy).toBe(false);
     strict.runner.stop();
+  });
+
+  it('watches again in a runner restored before a verdict, and reaches it from the checks', async () => {
+    const update: UpdateStrategy = { minHealthyTime: 10_000, healthyDeadline: 5 * MIN, healthCheck: 'checks' };
+    const first = start(update);
+    await first.clock.advance(20_000);
+    expect(first.runner.getState().deploymentStatus).toBeUndefined();
+    const snapshot = first.runner.persist();
+    first.runner.stop(); // the agent dies; the task does not
+
+    const second = start(update, [check()], { clock: first.clock, snapshot });
+    second.outcome.now = 'success';
+    await second.clock.advance(4_000); // the check's first run: 5s after the restore
+    expect(second.runner.getState().deploymentStatus).toBeUndefined();
+    await second.clock.advance(12_000);
+    expect(second.runner.getState().deploymentStatus).toEqual({ healthy: true, timestamp: 35_000 });
+    second.runner.stop();
+  });
+
+  it('keeps a verdict reached before the restore, and watches no more', async () => {
+    const update: UpdateStrategy = { minHealthyTime: 10_000, healthyDeadline: 5 * MIN, healthCheck: 'checks' };
+    const first = start(update);
+    first.outcome.now = 'success';
+    await first.clock.advance(16_000);
+    expect(first.runner.getState().deploymentStatus).toEqual({ healthy: true, timestamp: 15_000 });
+    const snapshot = first.runner.persist();
+    first.runner.stop();
+
+    const second = start(update, [check()], { clock: first.clock, snapshot });
+    second.outcome.now = 'failure';
+    await second.clock.advance(10 * MIN);
+    expect(second.runner.getState().deploymentStatus).toEqual({ healthy: true, timestamp: 15_000 });
+    expect(second.runner.getState().taskStates.server!.events.some((e) => e.type === 'Alloc Unhealthy')).toBe(false);
+    second.runner.stop();
   });
 });

@@ -13,10 +13,12 @@ import { checkRecording, divergenceReport } from '../../src/cli/replay-check.ts'
 import { recordInspection } from '../../src/inspect/record.ts';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { createTaskRunner } from '../../src/runtime/create-task-runner.ts';
+import { createAgent } from '../../src/runtime/create-agent.ts';
+import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { replayRecording } from '../../src/runtime/replay-driver.ts';
-import type { ReplayInputLine } from '../../src/inspect/replay-format.ts';
-import { linesOf, oneRestartFewer, recordFailingRun, recordUpdatedAndKilledRun } from './replay-runs.ts';
+import { encodeReplayValue, type ReplayInputLine } from '../../src/inspect/replay-format.ts';
+import { failingSpec, linesOf, oneRestartFewer, recordFailingRun, recordUpdatedAndKilledRun, sh, until } from './replay-runs.ts';
 
 let dir: string;
 let failing: unknown[];
@@ -61,6 +63,12 @@ describe('replay --check on recordings of real runs', () => {
     expect(main.events.map((e) => e.type)).toContain('Task hook failed');
   });
 
+  it('finds it identical from lines as a generated test holds them (errors as { $error }, not revived)', async () => {
+    const asWritten = JSON.parse(JSON.stringify(failing, encodeReplayValue)) as unknown[];
+    expect(JSON.stringify(asWritten)).toContain('"$error"');
+    expect((await replayRecording(asWritten)).divergence).toBeUndefined();
+  });
+
   it('finds a task updated in place and then killed identical', async () => {
     const result = await replayRecording(killed);
     expect(result.divergence).toBeUndefined();
@@ -93,6 +101,12 @@ describe('replay --check on recordings of real runs', () => {
     const source = (await readFile(new URL('../../machines/task-runner.ts', import.meta.url), 'utf8')).split('\n');
     expect(source[line - 1]).toMatch(/^\s*deciding: \{/);
     expect(divergenceReport(failingFile, d)).toContain(`  machine:  ${d.location}\n`);
+  });
+
+  it('refuses a malformed replay line, naming it, instead of guessing', async () => {
+    const i = failing.findIndex((l) => (l as ReplayInputLine).kind === 'replay-input' && (l as ReplayInputLine).input === 'result');
+    const broken = failing.map((l, j) => (j === i ? { ...(l as object), from: undefined } : l));
+    await expect(replayRecording(broken)).rejects.toThrow(/^replay line \d+ \(replay-input\) needs the child it is the result of \(`from`\)$/);
   });
 
   it('reports a recorded result the replay is not waiting on', async () => {
@@ -166,5 +180,35 @@ describe('a recording of a runner not given the machine clock', () => {
     expect(lines.find((l) => (l as { kind?: string }).kind === 'replay-root')).toMatchObject({ pinnedClock: false });
     // A simulated clock does not tick by itself: the replay is identical all the same.
     expect((await replayRecording(lines)).divergence).toBeUndefined();
+  });
+});
+
+describe("replay --check of an agent's allocations", () => {
+  it('rebuilds allocations an agent restored (reattached to their live processes) and a new one, and finds them identical', async () => {
+    const where = await mkdtemp(join(dir, 'agent-'));
+    const svc: AllocSpec = { id: 'svc1', job: 'svc', group: 'web', type: 'service', tasks: [sh('api', 'trap "exit 0" TERM; while :; do sleep 0.05; done')] };
+    const first = createAgent({ dataDir: where });
+    await first.start();
+    const running = first.run(svc);
+    await until(running, (s) => s.taskStates.api?.state === 'running');
+    await first.shutdown();
+
+    const file = join(where, 'agent.jsonl');
+    const rec = recordInspection(file);
+    const second = createAgent({ dataDir: where, inspect: rec.inspect, machineClock: rec.machineClock });
+    const [restored] = await second.start();
+    const batch = second.run(failingSpec('batch1'));
+    await until(batch, (s) => s.clientStatus === 'failed');
+    restored!.send({ type: 'KILL' });
+    await until(restored!, (s) => s.clientStatus === 'complete');
+    await second.shutdown();
+    await rec.close();
+
+    const lines = await linesOf(file);
+    const roots = lines.filter((l) => (l as { kind?: string }).kind === 'replay-root') as { id: string; snapshot?: unknown }[];
+    expect(roots.map((r) => [r.id, r.snapshot !== undefined])).toEqual([['svc1', true], ['batch1', false]]);
+    const result = await replayRecording(lines);
+    expect(result.divergence).toBeUndefined();
+    expect(result.summary.clientStatuses).toMatchObject({ svc1: 'complete', batch1: 'failed' });
   });
 });

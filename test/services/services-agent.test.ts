@@ -75,6 +75,11 @@ describe('Nomad-native services in the agent', () => {
       const mine = (await call(s.socket, 'GET', `/v1/allocation/${a.ID}/services`)).json() as ServiceRegistration[];
       expect(mine.map((r) => r.ID)).toEqual([reg.ID]);
     }
+    // GET /v1/job/web carries the service as Nomad stores it; registering it back changes nothing.
+    const stored = (await call(s.socket, 'GET', '/v1/job/web')).json();
+    expect(stored.TaskGroups[0].Services).toMatchObject([{ Name: 'web', PortLabel: 'http', Provider: 'nomad', Tags: ['blue'], AddressMode: 'auto', Namespace: 'default' }]);
+    const again = await call(s.socket, 'PUT', '/v1/jobs', { Job: stored });
+    expect(again.json().EvalID).toBe('');
     const list = await call(s.socket, 'GET', '/v1/services');
     expect(list.json()).toEqual([{ Namespace: 'default', Services: [{ ServiceName: 'web', Tags: ['blue'] }] }]);
     expect(Number(list.headers['x-nomad-index'])).toBe(s.services.index);
@@ -121,6 +126,14 @@ describe('Nomad-native services in the agent', () => {
     const [alloc] = await waitForAllocs(s.socket, '/v1/job/web/allocations', runningAllocs(1));
     const [before] = await instances(s, 'web', 1);
     const pid = await answer(before!.Port);
+    // The plan says what registering will do: the allocation is updated in place.
+    const parsed = (await call(s.socket, 'POST', '/v1/jobs/parse', { JobHCL: webJob({ tags: '["green", "v2"]' }) })).json();
+    const plan = await call(s.socket, 'POST', '/v1/job/web/plan', { Job: parsed, Diff: true });
+    expect(plan.status, plan.text).toBe(200);
+    expect(plan.json().Annotations.DesiredTGUpdates.app).toMatchObject({ InPlaceUpdate: 1, DestructiveUpdate: 0 });
+    // The diff has the service as one block, its tags as fields, as Nomad's plan prints them.
+    const group = plan.json().Diff.TaskGroups[0];
+    expect(group.Objects).toEqual([expect.objectContaining({ Type: 'Edited', Name: 'Service', Fields: expect.arrayContaining([expect.objectContaining({ Name: 'Tags[0]', Old: 'blue', New: 'green' })]) })]);
     await register(s, webJob({ tags: '["green", "v2"]' }));
     const [after] = await until(() => instances(s, 'web', 1), (l) => l[0]!.Tags.includes('green'), 'the new tags');
     expect(after).toMatchObject({ ID: before!.ID, AllocID: alloc!.ID, Port: before!.Port, Tags: ['green', 'v2'], CreateIndex: before!.CreateIndex });
@@ -199,6 +212,20 @@ describe('Nomad-native services in the agent', () => {
     expect(a!.Tags).toEqual(['x-from-a', 'a']);
     // Task b has no meta x: its reference resolves empty, never to task a's value.
     expect(b!.Tags).toEqual(['x-', 'b']);
+  });
+
+  it('answers in the request\'s namespace, default when it names none, every one for *', async () => {
+    const s = await serve();
+    const job = (ns: string) => `job "api-${ns}" {\n  namespace = "${ns}"\n  group "g" {\n    task "t" {\n      driver = "mock"\n      config {\n        run_for = "1h"\n      }\n      service {\n        name     = "api"\n        provider = "nomad"\n        tags     = ["${ns}"]\n      }\n    }\n  }\n}\n`;
+    await register(s, job('default'));
+    await register(s, job('prod'));
+    await until(async () => s.services.list('api', '*').length, (n) => n === 2, 'both registrations');
+    const get = async (path: string) => (await call(s.socket, 'GET', path)).json() as { Namespace: string }[];
+    expect((await get('/v1/service/api')).map((r) => r.Namespace)).toEqual(['default']);
+    expect((await get('/v1/service/api?namespace=prod')).map((r) => r.Namespace)).toEqual(['prod']);
+    expect((await get('/v1/service/api?namespace=*')).map((r) => r.Namespace).sort()).toEqual(['default', 'prod']);
+    expect(await get('/v1/services')).toEqual([{ Namespace: 'default', Services: [{ ServiceName: 'api', Tags: ['default'] }] }]);
+    expect((await get('/v1/services?namespace=*')).map((n) => n.Namespace)).toEqual(['default', 'prod']);
   });
 
   it('registers a running allocation\'s services again after an agent restart on the same data dir', async () => {

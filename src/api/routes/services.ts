@@ -14,6 +14,13 @@ const nameParams = z.object({ name: z.string().min(1) });
 const deleteParams = z.object({ name: z.string().min(1), id: z.string().min(1) });
 const idParams = z.object({ id: z.string().min(1) });
 
+/** The `namespace` query parameter (the first when repeated), undefined when absent or empty. */
+function namespaceOf(query: unknown): string | undefined {
+  const raw = (query as Record<string, unknown> | undefined)?.['namespace'];
+  const ns = Array.isArray(raw) ? raw[0] : raw;
+  return typeof ns === 'string' && ns !== '' ? ns : undefined;
+}
+
 /**
  * Publishes the catalog's changes on the event stream as Nomad's `Service` topic: `ServiceRegistration` and
  * `ServiceDeregistration`, keyed by registration ID and filterable by job and service name. Returns the
@@ -33,16 +40,16 @@ export function publishServiceEvents(ctx: Pick<ApiContext, 'services' | 'events'
 export function serviceRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const { services } = ctx;
 
-  // Every namespace's services; `?namespace=` narrows it as on every list.
+  // As Nomad's service endpoints: the request's namespace, `default` when it names none, `*` for all.
   app.get('/v1/services', { schema: { querystring: blockingQuerySchema } }, async (req, reply) => {
     await blockingQuery(ctx, req, reply, () => services.index);
-    return services.names('*');
+    return services.names(namespaceOf(req.query));
   });
 
   app.get('/v1/service/:name', { schema: { params: nameParams, querystring: blockingQuerySchema } }, async (req, reply) => {
     const { name } = req.params as z.output<typeof nameParams>;
     await blockingQuery(ctx, req, reply, () => services.index);
-    return services.list(name, '*');
+    return services.list(name, namespaceOf(req.query));
   });
 
   app.delete('/v1/service/:name/:id', { schema: { params: deleteParams } }, async (req, reply) => {
