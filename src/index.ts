@@ -49,6 +49,8 @@ export { createInspectionStream, type InspectionStream, type InspectionStreamOpt
 export { recordInspection, type Recording, type RecordOptions } from './inspect/record.ts';
 export { serveInspector, type InspectorServer, type InspectorServerOptions, type InspectorControl, type InspectorLogs, type InspectorLogLine } from './inspect/server.ts';
 export { serveReplay, type ReplayServer, type ReplayServerOptions } from './inspect/replay.ts';
+// A recording's replay lines (`allocrun replay --check`); replayRecording itself is in allocrun/testing.
+export { REPLAY_FORMAT_VERSION, type ReplayLine, type ReplayRootLine, type ReplayInputLine, type ReplayStepLine, type DivergenceLine } from './inspect/replay-format.ts';
 export { allocRunnerControl, allocRunnerLogs, type ControllableAllocRunner } from './inspect/control.ts';
 export { createStatelyFeed, type StatelyFeed, type StatelyInspectionEvent } from './inspect/stately.ts';
 export { machineDefinitionOf } from './inspect/definition.ts';

@@ -1,7 +1,7 @@
 /**
  * How Nomad's scheduler applies a changed task group to a running allocation (its `tasksUpdated`): a
  * change to what the workload is (tasks, driver, config, env, meta, resources, log config, lifecycle, user,
- * artifacts) needs a new allocation; anything else (restart policy, kill timeout and signal, shutdown
+ * artifacts, templates) needs a new allocation; anything else (restart policy, kill timeout and signal, shutdown
  * delay, leader, blocks allocrun does not model) is applied to the running allocation in place.
  */
 import { isDeepStrictEqual } from 'node:util';
@@ -11,7 +11,7 @@ import type { AllocSpec, TaskSpec } from '../jobspec/types.ts';
 export type GroupUpdate = 'ignore' | 'inplace' | 'destructive';
 
 /** The fields of a task whose change replaces the allocation. */
-const DESTRUCTIVE_TASK_FIELDS = ['driver', 'config', 'env', 'resources', 'logs', 'lifecycle', 'user', 'artifacts'] as const satisfies readonly (keyof TaskSpec)[];
+const DESTRUCTIVE_TASK_FIELDS = ['driver', 'config', 'env', 'resources', 'logs', 'lifecycle', 'user', 'artifacts', 'templates'] as const satisfies readonly (keyof TaskSpec)[];
 
 /** A task's meta as its environment sees it: job, then group (the alloc's meta), then task. */
 function combinedMeta(alloc: AllocSpec, task: TaskSpec): Record<string, string> {

@@ -32,7 +32,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--inspect[=PORT] [--inspect-token T] [--stately]] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -65,6 +65,8 @@ ${ARTIFACT_FLAGS_HELP}
   --inspect-token T   the visualizer's token (default: kept in D/inspect-token, 0600,
                       so a page left open reconnects after an agent restart)
   --stately           also serve the stream in @statelyai/inspect's format (printed URL)
+  --record FILE       record the inspection stream and every input into the machines to FILE
+                      (see 'allocrun replay', and 'replay --check' to re-drive it)
   --json              one JSON object per line for every task event and state change
   -h, --help          show this help
 
@@ -76,7 +78,7 @@ Example:
     const parsed = parseCommand(
       this,
       args,
-      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS },
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, record: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS },
       { min: 0, max: 0, names: '' },
     );
     if (!parsed) return 0;
@@ -124,7 +126,7 @@ Example:
     let api: ServedApi | undefined;
     if (values.stately && inspectPort === undefined) throw new UsageError('agent: --stately needs --inspect (it is served by the visualizer\'s server)', 'agent');
     const token = inspectPort === undefined ? undefined : await inspectorToken(values['inspect-token'], dataDir, 'agent');
-    const inspection = await openInspection({ inspect: inspectPort, token, stately: values.stately, lookup: (id) => agent?.get(id) });
+    const inspection = await openInspection({ inspect: inspectPort, record: values.record, token, stately: values.stately, lookup: (id) => agent?.get(id) });
     if (inspection.statelyUrl) process.stderr.write(`stately: @statelyai/inspect stream at ${inspection.statelyUrl}\n`);
     // Installed before anything runs: a SIGTERM during restore must still end in a graceful shutdown.
     let signals = 0;
@@ -145,7 +147,7 @@ Example:
       const services = new ServiceRegistry();
       // Templates read the variables the API writes (nomadVar), each task only what Nomad lets it read.
       const variables = variablesOf(store);
-      agent = createAgent({ dataDir, inspect: inspection.inspect, store: runnerRecords, node, checks: { store: checkStore }, services, variables, ...(taskUser !== undefined && { taskUser }), artifacts });
+      agent = createAgent({ dataDir, inspect: inspection.inspect, machineClock: inspection.machineClock, store: runnerRecords, node, checks: { store: checkStore }, services, variables, ...(taskUser !== undefined && { taskUser }), artifacts });
       if (imported) {
         process.stderr.write(`allocrun agent: imported the file-based state of ${dataDir} into ${store.path}: ${imported.jobs} jobs, ${imported.allocs} allocations, ${imported.runners} runner records (the old files were renamed *.imported)\n`);
         for (const line of imported.skipped) process.stderr.write(`allocrun agent: not imported: ${line}\n`);

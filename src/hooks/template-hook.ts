@@ -9,6 +9,7 @@
  * task restart templates render again only with `restart { render_templates = true }`.
  */
 import { networkInterfaces } from 'node:os';
+import { dirname } from 'node:path';
 import { Subscription, type Observable } from 'rxjs';
 import { realClock, type Clock } from '../drivers/clock.ts';
 import type { RestartPolicy, TaskSpec, TemplateSpec } from '../jobspec/types.ts';
@@ -70,6 +71,10 @@ export function missingMessage(missing: readonly string[]): string {
   return missing.length > MISSING_SHOWN ? `Missing: ${shown}, and ${missing.length - MISSING_SHOWN} more` : `Missing: ${shown}`;
 }
 
+/** What the hook keeps in its task's state once its templates have rendered. */
+const RENDERED = Object.freeze({ rendered: 'true' });
+const renderedBefore = (state: unknown): boolean => typeof state === 'object' && state !== null && (state as { rendered?: unknown }).rendered === 'true';
+
 /** Builds the template hook of one task (its templates are in `opts.task.templates`). */
 export function templateHook(opts: TemplateHookOptions): TaskHook {
   const clock = opts.clock ?? realClock;
@@ -87,15 +92,26 @@ export function templateHook(opts: TemplateHookOptions): TaskHook {
         res.env = manager.envVars();
         return;
       }
+      // A first render by a new hook of a task that rendered before: an agent restored it. A file that
+      // changed while the agent was down is a change like any other (Nomad re-renders on restore too).
+      const restored = manager === undefined && renderedBefore(req.previousState);
       manager?.stop();
       manager = new TemplateManager(templates, req.taskDir, req.env, { ...opts, clock }, () => driverExec);
-      const rendered = await manager.firstRender(abort);
-      if (!rendered) return; // killed or shut down while waiting: nothing more to do, and no error
+      const changed = await manager.firstRender(abort);
+      if (!changed) return; // killed or shut down while waiting: nothing more to do, and no error
       res.env = manager.envVars();
-      manager.watch();
+      res.state = RENDERED;
+      manager.watch(restored ? changed : []);
     },
-    async poststart(req) {
+    async poststart(req, abort) {
       driverExec = req.driverExec;
+      // Restored past its prestart (an agent that died while the task was starting): this hook never
+      // rendered in this process. Render now, act on what changed while no agent watched, and watch.
+      const local = req.env['NOMAD_TASK_DIR'];
+      if (manager || templates.length === 0 || !local) return;
+      manager = new TemplateManager(templates, dirname(local), req.env, { ...opts, clock }, () => driverExec);
+      const changed = await manager.firstRender(abort);
+      if (changed) manager.watch(changed);
     },
     async update(req) {
       manager?.setEnv(req.env);
@@ -213,14 +229,16 @@ class TemplateManager {
   }
 
   /**
-   * Renders until every template has been written once; false when stopped or aborted first. A template
-   * that fails (a parse error, a failing function) fails the task, as Nomad's "Template failed".
+   * Renders until every template has been written once: the templates whose file changed, or undefined
+   * when stopped or aborted first. A template that fails (a parse error, a failing function) fails the
+   * task, as Nomad's "Template failed".
    */
-  async firstRender(abort: AbortSignal): Promise<boolean> {
+  async firstRender(abort: AbortSignal): Promise<TemplateSpec[] | undefined> {
     const onAbort = () => this.stop();
     abort.addEventListener('abort', onAbort, { once: true });
     try {
       const pending = new Set(this.templates);
+      const changed: TemplateSpec[] = [];
       while (!this.stopped) {
         this.dirty = false;
         const missing: string[] = [];
@@ -229,14 +247,15 @@ class TemplateManager {
           try {
             result = await this.renderOne(t);
           } catch (err) {
-            if (this.stopped) return false;
+            if (this.stopped) return undefined;
             if (err instanceof TemplateRenderError) throw new HookError(`Template failed: ${err.message}`, false, TEMPLATE_EVENT);
             throw err;
           }
           if (result.missing.length === 0) pending.delete(t);
+          if (result.changed) changed.push(t);
           else for (const m of result.missing) if (!missing.includes(m)) missing.push(m);
         }
-        if (pending.size === 0) return !this.stopped;
+        if (pending.size === 0) return this.stopped ? undefined : changed;
         const message = missingMessage(missing);
         if (message !== this.lastMissing) {
           this.lastMissing = message;
@@ -244,20 +263,25 @@ class TemplateManager {
         }
         await this.waitForChange();
       }
-      return false;
+      return undefined;
     } finally {
       abort.removeEventListener('abort', onAbort);
     }
   }
 
-  /** Watches for changes in the background until stopped. */
-  watch(): void {
-    void this.loop().catch((err: unknown) => {
+  /** Watches for changes in the background until stopped; first acts on `pending` (changed while the agent was down). */
+  watch(pending: TemplateSpec[]): void {
+    void this.loop(pending).catch((err: unknown) => {
       if (!this.stopped) this.opts.lifecycle.emit({ type: TEMPLATE_EVENT, message: `Template failed: ${(err as Error).message}` });
     });
   }
 
-  private async loop(): Promise<void> {
+  private async loop(pending: TemplateSpec[]): Promise<void> {
+    if (pending.length > 0) {
+      // After the restore's prestart has answered, so the task runner is back to running when asked.
+      await this.sleep(1);
+      if (!this.stopped) await this.act(pending);
+    }
     while (!this.stopped) {
       await this.waitForChange();
       if (this.stopped) return;

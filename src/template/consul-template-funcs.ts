@@ -7,6 +7,7 @@
  * written, as consul-template waits for every dependency before the first write.
  */
 import { createHash } from 'node:crypto';
+import { parse as parseYamlText, stringify as stringifyYaml } from 'yaml';
 import { sprint } from './go-fmt.ts';
 import { goJSON } from './go-json.ts';
 import { formatGoTime, RFC3339 } from './go-time.ts';
@@ -110,6 +111,20 @@ function contains(needle: unknown, haystack: unknown): boolean {
   }
 }
 
+function listOf(v: unknown, fn: string): unknown[] {
+  if (Array.isArray(v)) return v;
+  throw new Error(`${fn}: expected a list, got ${typeName(v)}`);
+}
+
+/** A Go RE2 pattern as a JavaScript RegExp (the common syntax is the same; `(?P<name>` is Go's named group). */
+function goRegexp(re: string, fn: string): RegExp {
+  try {
+    return new RegExp(str(re, fn).replace(/\(\?P</g, '(?<'), 'u');
+  } catch (err) {
+    throw new Error(`${fn}: ${(err as Error).message}`);
+  }
+}
+
 function toNumber(v: unknown, fn: string): number {
   if (typeof v === 'number') return v;
   if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
@@ -210,6 +225,36 @@ export function consulTemplateFuncs(scope: TemplateScope, tracker: RenderTracker
     toTitle: fixed(1, (s: string) => str(s, 'toTitle').replace(/(^|[^\p{L}\p{N}])(\p{Ll})/gu, (_m, a: string, b: string) => a + b.toUpperCase())),
     trimSpace: fixed(1, (s: string) => str(s, 'trimSpace').replace(/^[\s]+|[\s]+$/g, '')),
     contains: fixed(2, contains),
+    containsAll: fixed(2, (needles: unknown, haystack: unknown) => listOf(needles, 'containsAll').every((n) => contains(n, haystack))),
+    containsAny: fixed(2, (needles: unknown, haystack: unknown) => listOf(needles, 'containsAny').some((n) => contains(n, haystack))),
+    containsNone: fixed(2, (needles: unknown, haystack: unknown) => !listOf(needles, 'containsNone').some((n) => contains(n, haystack))),
+    containsNotAll: fixed(2, (needles: unknown, haystack: unknown) => !listOf(needles, 'containsNotAll').every((n) => contains(n, haystack))),
+    trimPrefix: fixed(2, (prefix: string, s: string) => (str(s, 'trimPrefix').startsWith(str(prefix, 'trimPrefix')) ? s.slice(prefix.length) : s)),
+    trimSuffix: fixed(2, (suffix: string, s: string) => (str(s, 'trimSuffix').endsWith(str(suffix, 'trimSuffix')) && suffix !== '' ? s.slice(0, -suffix.length) : s)),
+    indent: fixed(2, (spaces: unknown, s: string) => {
+      if (typeof spaces !== 'number' || !Number.isInteger(spaces) || spaces < 0) throw new Error('indent: the number of spaces must be a whole number, 0 or more');
+      return str(s, 'indent').split('\n').map((line) => ' '.repeat(spaces) + line).join('\n');
+    }),
+    regexMatch: fixed(2, (re: string, s: string) => goRegexp(re, 'regexMatch').test(str(s, 'regexMatch'))),
+    regexReplaceAll: fixed(3, (re: string, replacement: string, s: string) =>
+      str(s, 'regexReplaceAll').replace(new RegExp(goRegexp(re, 'regexReplaceAll').source, 'gu'), str(replacement, 'regexReplaceAll').replace(/\$\{(\w+)\}/g, '$$$1'))),
+    toYAML: fixed(1, (v: unknown) => stringifyYaml(JSON.parse(goJSON(v)), { sortMapEntries: true }).replace(/\n$/, '')),
+    parseYAML: fixed(1, (s: string) => {
+      try {
+        return parseYamlText(str(s, 'parseYAML')) as unknown;
+      } catch (err) {
+        throw new Error(`parseYAML: ${(err as Error).message}`);
+      }
+    }),
+    byTag: fixed(1, (list: unknown) => {
+      const out: Record<string, unknown[]> = {};
+      for (const item of listOf(list, 'byTag')) {
+        const tags = (item as { Tags?: unknown }).Tags;
+        if (!Array.isArray(tags)) throw new Error(`byTag: ${typeName(item)} has no Tags`);
+        for (const tag of tags) (out[String(tag)] ??= []).push(item);
+      }
+      return out;
+    }),
     in: fixed(2, (haystack: unknown, needle: unknown) => contains(needle, haystack)),
     base64Encode: fixed(1, (s: string) => Buffer.from(str(s, 'base64Encode')).toString('base64')),
     base64Decode: fixed(1, (s: string) => Buffer.from(str(s, 'base64Decode'), 'base64').toString('utf8')),

@@ -30,6 +30,10 @@ require('node:http').createServer((q, s) => {
 
 const job = (script: string) => `job "kept" {
   group "app" {
+    # Short, so the check_restart below is seen within the wait (a service job's default delay is 15s + jitter).
+    restart {
+      delay = "1s"
+    }
     network {
       port "http" {}
     }

@@ -8,6 +8,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCli } from '../cli/spawn-cli.ts';
+import { AgentStore } from '../../src/state/agent-store.ts';
+import { variablesOf } from '../../src/variables/variable-store.ts';
 import { call, startAgent, waitForAllocs, type AgentProcess } from './agent-process.ts';
 
 let agent: AgentProcess | undefined;
@@ -47,6 +49,27 @@ describe('templates across an agent restart', { timeout: 120_000 }, () => {
     expect((await call(agent.socket, 'PUT', '/v1/var/nomad/jobs/blk', { Items: { v: '1' } })).status).toBe(200);
     const [running] = await waitForAllocs(agent.socket, '/v1/job/blk/allocations', (l) => l[0]?.TaskStates?.t?.State === 'running');
     expect(await readFile(join(agent.dataDir, 'allocs', running!.ID, 't', 'local', 'v'), 'utf8')).toBe('v=1');
+  });
+
+  it('a variable changed while the agent was down is acted on when the agent restores the task', async () => {
+    agent = await startAgent();
+    await call(agent.socket, 'PUT', '/v1/var/nomad/jobs/down', { Items: { v: '1' } });
+    expect((await call(agent.socket, 'PUT', '/v1/jobs', job('down'))).status).toBe(200);
+    const [before] = await waitForAllocs(agent.socket, '/v1/job/down/allocations', (l) => l[0]?.TaskStates?.t?.State === 'running');
+    agent.cli.child.kill('SIGKILL');
+    await agent.cli.exited;
+    // Written while no agent runs: straight into its store, as a write the dead agent had committed.
+    const store = AgentStore.open(agent.dataDir);
+    const vars = variablesOf(store);
+    await vars.put('default', 'nomad/jobs/down', { v: '2' }, { cas: vars.get('nomad/jobs/down')!.ModifyIndex });
+    await store.close();
+    const next = startCli(['agent', '--data-dir', agent.dataDir, '--json'], { timeoutMs: 20 * 60_000 });
+    agent = { ...agent, cli: next };
+    await next.waitFor(/API listening on \//);
+    const [restarted] = await waitForAllocs(agent.socket, '/v1/job/down/allocations', (l) => l[0]?.TaskStates?.t?.Restarts === 1 && l[0]!.TaskStates.t!.State === 'running');
+    expect(restarted!.ID).toBe(before!.ID);
+    expect(restarted!.TaskStates.t!.Events.some((e) => e.Type === 'Restart Signaled' && e.DisplayMessage === 'Template with change_mode restart re-rendered')).toBe(true);
+    expect(await readFile(join(agent.dataDir, 'allocs', before!.ID, 't', 'local', 'v'), 'utf8')).toBe('v=2');
   });
 
   it('a running task keeps running through the restore, and a change after it still restarts the task', async () => {

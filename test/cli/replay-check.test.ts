@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAgent, waitForAllocs } from '../api/agent-process.ts';
 import { ROOT, fixture, runCli } from './spawn-cli.ts';
 
 const exec = promisify(execFile);
@@ -128,4 +129,44 @@ describe('allocrun replay --to-test', () => {
       await rm(where, { recursive: true, force: true });
     }
   }, 180_000);
+});
+
+describe('allocrun agent --record', () => {
+  it("records the agent's allocations as the API runs and stops them, and replay --check finds them identical", async () => {
+    const file = join(dir, 'agent.jsonl');
+    const service = join(dir, 'svc.nomad');
+    await writeFile(service, `job "svc" {
+  group "api" {
+    task "server" {
+      driver = "raw_exec"
+      kill_timeout = "5s"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "trap 'exit 0' TERM; while true; do sleep 0.1; done"]
+      }
+    }
+  }
+}
+`);
+    const agent = await startAgent({ args: ['--record', file] });
+    try {
+      await runCli(['job', 'run', fixture('restarting.nomad'), '--data-dir', agent.dataDir], { timeoutMs: 60_000 });
+      await waitForAllocs(agent.socket, '/v1/job/restarting/allocations', (l) => l.length === 1 && l[0]!.ClientStatus === 'failed');
+      const running = await runCli(['job', 'run', service, '--data-dir', agent.dataDir], { timeoutMs: 60_000 });
+      expect(running.code, running.stderr).toBe(0);
+    } finally {
+      // Purges the jobs (the running allocation stopped through the API) and shuts the agent down.
+      await agent.stop();
+    }
+    const res = await runCli(['replay', '--check', file], { timeoutMs: 60_000 });
+    expect(res.stderr).toBe('');
+    expect(res.stdout).toMatch(/is identical: \d+ inputs re-driven/);
+    expect(res.code).toBe(0);
+    const commands = (await readFile(file, 'utf8'))
+      .split('\n')
+      .filter((l) => l.includes('"kind":"replay-input"') && l.includes('"input":"command"'))
+      .map((l) => (JSON.parse(l) as { event: { type: string } }).event.type);
+    // The service's stop came through the API as an update of its allocation.
+    expect(commands).toContain('UPDATE');
+  }, 120_000);
 });

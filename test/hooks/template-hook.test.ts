@@ -135,10 +135,9 @@ describe('the template hook', () => {
   it('returns promptly, without a hook failure, when the allocation is stopped while a render is blocked', async () => {
     const { runner } = await start(shellTask([template({ data: '{{ with nomadVar "nomad/jobs/nope" }}{{ .x }}{{ end }}', destination: 'local/x' })]));
     await until(() => events(runner).some((e) => e.type === 'Template'), 'the Template event');
-    const t0 = Date.now();
+    // A hook that kept waiting would hold the allocation until the test times out.
     runner.send({ type: 'KILL' });
     const final = await runner.done;
-    expect(Date.now() - t0).toBeLessThan(10_000);
     expect(final.taskStates.app?.state).toBe('dead');
     expect(final.taskStates.app?.events.map((e) => e.type)).not.toContain('Task hook failed');
     expect(final.hookErrors ?? []).toEqual([]);

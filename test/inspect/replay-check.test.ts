@@ -13,10 +13,12 @@ import { checkRecording, divergenceReport } from '../../src/cli/replay-check.ts'
 import { recordInspection } from '../../src/inspect/record.ts';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { createTaskRunner } from '../../src/runtime/create-task-runner.ts';
+import { createAgent } from '../../src/runtime/create-agent.ts';
+import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { replayRecording } from '../../src/runtime/replay-driver.ts';
 import { encodeReplayValue, type ReplayInputLine } from '../../src/inspect/replay-format.ts';
-import { linesOf, oneRestartFewer, recordFailingRun, recordUpdatedAndKilledRun } from './replay-runs.ts';
+import { failingSpec, linesOf, oneRestartFewer, recordFailingRun, recordUpdatedAndKilledRun, sh, until } from './replay-runs.ts';
 
 let dir: string;
 let failing: unknown[];
@@ -178,5 +180,35 @@ describe('a recording of a runner not given the machine clock', () => {
     expect(lines.find((l) => (l as { kind?: string }).kind === 'replay-root')).toMatchObject({ pinnedClock: false });
     // A simulated clock does not tick by itself: the replay is identical all the same.
     expect((await replayRecording(lines)).divergence).toBeUndefined();
+  });
+});
+
+describe("replay --check of an agent's allocations", () => {
+  it('rebuilds allocations an agent restored (reattached to their live processes) and a new one, and finds them identical', async () => {
+    const where = await mkdtemp(join(dir, 'agent-'));
+    const svc: AllocSpec = { id: 'svc1', job: 'svc', group: 'web', type: 'service', tasks: [sh('api', 'trap "exit 0" TERM; while :; do sleep 0.05; done')] };
+    const first = createAgent({ dataDir: where });
+    await first.start();
+    const running = first.run(svc);
+    await until(running, (s) => s.taskStates.api?.state === 'running');
+    await first.shutdown();
+
+    const file = join(where, 'agent.jsonl');
+    const rec = recordInspection(file);
+    const second = createAgent({ dataDir: where, inspect: rec.inspect, machineClock: rec.machineClock });
+    const [restored] = await second.start();
+    const batch = second.run(failingSpec('batch1'));
+    await until(batch, (s) => s.clientStatus === 'failed');
+    restored!.send({ type: 'KILL' });
+    await until(restored!, (s) => s.clientStatus === 'complete');
+    await second.shutdown();
+    await rec.close();
+
+    const lines = await linesOf(file);
+    const roots = lines.filter((l) => (l as { kind?: string }).kind === 'replay-root') as { id: string; snapshot?: unknown }[];
+    expect(roots.map((r) => [r.id, r.snapshot !== undefined])).toEqual([['svc1', true], ['batch1', false]]);
+    const result = await replayRecording(lines);
+    expect(result.divergence).toBeUndefined();
+    expect(result.summary.clientStatuses).toMatchObject({ svc1: 'complete', batch1: 'failed' });
   });
 });

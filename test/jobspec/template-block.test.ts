@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJob, sameJob, withoutDefaults } from '../../src/api/job-canonical.ts';
 import { jobToApiJson } from '../../src/api/job-json.ts';
+import { destructiveChange } from '../../src/api/job-diff.ts';
 import { parseJob, SpecError, type JobFileFormat } from '../../src/jobspec/index.ts';
 
 const hcl = (templates: string, restart = '') => `job "web" {
@@ -149,6 +150,13 @@ describe('the template block', () => {
     const fromStored = await parseJob(JSON.stringify({ Job: withoutDefaults(stored) }), { format: 'json' });
     expect(fromStored.allocs.map(({ namespace: _, ...a }) => a)).toEqual(fromHcl.allocs);
     expect(fromStored.warnings).toEqual([]);
+  });
+
+  it('replaces the allocation when a template changes, as Nomad\'s tasksUpdated does', async () => {
+    const a = await parseJob(hcl(twoTemplates), { format: 'hcl' });
+    const b = await parseJob(hcl(twoTemplates.replace('local/app.conf', 'local/other.conf')), { format: 'hcl' });
+    expect(destructiveChange(a.allocs[0]!, b.allocs[0]!)).toBe('task "server": templates changed');
+    expect(destructiveChange(a.allocs[0]!, a.allocs[0]!)).toBeUndefined();
   });
 
   it('sees a changed template as a changed job', async () => {

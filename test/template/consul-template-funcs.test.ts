@@ -138,3 +138,22 @@ describe('template validation', () => {
     expect(templateProblems('[[ with nomadVar "nomad/jobs/x" ]][[ .a ]][[ end ]] {{ key }}', { name: 't', leftDelim: '[[', rightDelim: ']]' })).toEqual([]);
   });
 });
+
+describe('more consul-template helpers', () => {
+  it('matches and replaces with Go regular expressions', () => {
+    expect(render('{{ "foo.bar" | regexMatch "^foo[.a-z]+$" }} {{ "v1.2.3" | regexReplaceAll "v(\\\\d+)\\\\..*" "major=${1}" }}').out).toBe('true major=1');
+  });
+
+  it('indents, trims prefixes and suffixes', () => {
+    expect(render('{{ "a\\nb" | indent 2 }}|{{ "app-web" | trimPrefix "app-" }}|{{ "web.conf" | trimSuffix ".conf" }}').out).toBe('  a\n  b|web|web');
+  });
+
+  it('checks lists against lists', () => {
+    expect(render('{{ $t := split "," "a,b,c" }}{{ containsAll (split "," "a,b") $t }} {{ containsAny (split "," "x,c") $t }} {{ containsNone (split "," "x,y") $t }} {{ containsNotAll (split "," "a,x") $t }}').out).toBe('true true true true');
+  });
+
+  it('groups services by tag and reads and writes YAML', () => {
+    expect(render('{{ range $tag, $s := nomadService "redis" | byTag }}{{ $tag }}={{ len $s }};{{ end }}').out).toBe('cache=1;primary=1;replica=1;');
+    expect(render('{{ with parseYAML "b: 2\\na: [x, y]" }}{{ index .a 1 }} {{ toYAML . }}{{ end }}').out).toBe('y a:\n  - x\n  - y\nb: 2');
+  });
+});
