@@ -312,6 +312,12 @@ export class JobRegistry {
     this.jobsIndex = Math.max(0, ...[...this.jobs.values()].map((j) => j.modifyIndex));
     this.evalsIndex = Math.max(0, ...[...this.evals.values()].map((e) => e.ModifyIndex));
     this.allocsIndex = Math.max(0, ...[...this.allocs.values()].map((a) => a.allocModifyIndex));
+    // Summaries are counted anew from the restored allocations, and the old agent's last summary changes
+    // are not in the store: every job's summary is taken as changed at the store's newest index, past any
+    // index an earlier agent served (they are reserved there), so no watcher holding one is answered with a
+    // smaller one or left to wait out its whole wait.
+    for (const id of this.jobs.keys()) this.summaryAt.set(id, this.store.savedIndex);
+    this.summaryIndex = this.store.savedIndex;
   }
 
   /**
@@ -541,9 +547,10 @@ export class JobRegistry {
   }
 
   private summaryMoved(id: string, index: number): void {
-    if (this.jobs.has(id)) this.summaryAt.set(id, index);
+    // Never back: an allocation adopted at start moves a summary at its stored (older) index.
+    if (this.jobs.has(id)) this.summaryAt.set(id, Math.max(index, this.summaryAt.get(id) ?? 0));
     else this.summaryAt.delete(id);
-    this.summaryIndex = index;
+    this.summaryIndex = Math.max(this.summaryIndex, index);
   }
 
   /** What a job's list stub shows of its allocations: its summary's counts and its status. */

@@ -133,9 +133,11 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
     ({ token, file: tokenFile, description: tokenFrom } = resolvedBefore ?? resolveAgentToken(source, opts.dataDir));
   }
 
-  // Indexes go on from where the last agent left them, so a client's blocking query still means something.
+  // Indexes go on from where the last agent left them, so a client's blocking query still means something:
+  // they are reserved in the store in blocks before they are handed out, so even after a crash the next
+  // agent starts past every index this one served.
   const { store } = opts;
-  const index = new StateIndex(Math.max(store.savedIndex, 1));
+  const index = new StateIndex(Math.max(store.savedIndex, 1), (upTo) => store.reserveIndex(upTo));
   // Runner saves record the index too: task state changes move it without a registry write.
   store.indexOf = () => index.current;
   // Variable writes take the same index, so their ModifyIndex orders with every other change.

@@ -7,10 +7,16 @@ import { Subject, type Observable } from 'rxjs';
 /** A monotonically increasing index with a stream of its changes. */
 export class StateIndex {
   private value: number;
+  private reserved: number;
   private readonly changes = new Subject<number>();
 
-  constructor(start = 1) {
+  /**
+   * `reserve(upTo)`, when given, must record durably that indexes up to `upTo` may be handed out; it is
+   * called once per `block` indexes, so a successor started from the recorded value never reissues one.
+   */
+  constructor(start = 1, private readonly reserve?: (upTo: number) => void, private readonly block = 1024) {
     this.value = start;
+    this.reserved = start;
   }
 
   /** The newest index handed out. */
@@ -20,6 +26,15 @@ export class StateIndex {
 
   /** Takes the next index for a change; tell `changed` once the change is visible. */
   next(): number {
+    if (this.reserve && this.value + 1 > this.reserved) {
+      try {
+        this.reserve(this.value + this.block);
+        this.reserved = this.value + this.block;
+      } catch {
+        // A full or failing disk must not stop the change that asked (its own commit reports the disk);
+        // the reservation is tried again at the next index.
+      }
+    }
     return ++this.value;
   }
 

@@ -167,6 +167,16 @@ export class AgentStore {
   }
 
   /**
+   * Records, durably and before returning, that indexes up to `upTo` may have been handed out: the agent
+   * reserves indexes in blocks this way, so an agent that takes over the data dir (after a crash too) starts
+   * past every index the last one served, as Nomad's Raft index never goes back.
+   */
+  reserveIndex(upTo: number): void {
+    if (this.closed || upTo <= this.savedIndex) return;
+    this.tables.meta.putSync('index', Buffer.from(JSON.stringify(upTo)));
+  }
+
+  /**
    * Runs `write` as one transaction and resolves once it is durable. A throw inside `write`, or a failed
    * commit, writes nothing and rejects (a StoreCommitError names the store and the cause).
    */

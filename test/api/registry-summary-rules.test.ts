@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
-import { cleanUp, mockJob, serve, until, type Served } from './in-process-agent.ts';
+import { cleanUp, mockJob, runJob, serve, until, type Served } from './in-process-agent.ts';
 
 afterEach(cleanUp);
 
@@ -117,5 +117,21 @@ describe('the job summary', () => {
     await call(s.socket, 'POST', `/v1/allocation/${first!.ID}/stop`);
     await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => l.length === 2 && l.some((a) => a.DesiredStatus === 'run' && a.ClientStatus === 'running'));
     expect((await summaryOf(s, 'web')).Summary['g']).toMatchObject({ Queued: 1 });
+  });
+});
+
+describe('the jobs list index across an agent restart', () => {
+  it('is never smaller in the agent that takes over the data dir than in the one before it', async () => {
+    const s = await serve();
+    const alloc = await runJob(s, mockJob('web'));
+    await call(s.socket, 'POST', `/v1/allocation/${alloc.ID}/stop`);
+    await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => l.some((a) => a.ID === alloc.ID && a.ClientStatus === 'complete'));
+    const before = Number((await call(s.socket, 'GET', '/v1/jobs')).headers['x-nomad-index']);
+    const summaryBefore = (await summaryOf(s, 'web')).ModifyIndex;
+    await s.stop();
+
+    const next = await serve(s.dataDir);
+    expect(Number((await call(next.socket, 'GET', '/v1/jobs')).headers['x-nomad-index'])).toBeGreaterThanOrEqual(before);
+    expect((await summaryOf(next, 'web')).ModifyIndex).toBeGreaterThanOrEqual(summaryBefore);
   });
 });
