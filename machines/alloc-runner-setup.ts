@@ -9,6 +9,7 @@ import { childErrorOf, hookActorId } from './hook-calls.ts';
 import { currentHook, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
 import { clientStatusOf, isLive, isPoststop, isSidecar, reduceTaskStates } from './task-state-reducer.ts';
 import { taskRunnerMachine } from './task-runner.ts';
+import { nextChecks } from './alloc-checks.ts';
 import { rejectFinished, restartCommand, restartTasks, setDeploymentHealth, signalCommand } from './alloc-runner-commands.ts';
 import type { TaskRunnerContext, TaskRunnerEvent } from './task-runner-types.ts';
 import { isServerTerminal, type TaskSpec } from './model.ts';
@@ -156,6 +157,8 @@ const allocRunnerBase = setup({
     }),
     armGroupShutdownDelay: assign(({ context, system }) => ({ deadline: clockNow(system) + (context.alloc.shutdownDelay ?? 0) })),
     requestDestroy: assign({ destroyRequested: true }),
+    // The checks hook's reports: one line per live check, for the inspector.
+    recordCheck: assign(({ context, event }) => ({ checks: nextChecks(context, event) })),
     shutdownTasks: enqueueActions(({ enqueue, context }) => {
       for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'SHUTDOWN' } satisfies TaskRunnerEvent);
     }),

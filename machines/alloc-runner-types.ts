@@ -116,6 +116,25 @@ export interface AllocRunnerContext {
   queuedUpdate?: AllocSpec;
   deadline?: number;
   rejections: AllocCommandRejection[];
+  /**
+   * The latest status of each service check, by check ID, for the inspector (the agent's check store keeps
+   * Nomad's full results). Absent until a check reports, and in snapshots written before it was kept.
+   */
+  checks?: Record<string, AllocCheckStatus>;
+}
+
+/** A service check's latest status as the alloc runner keeps it: told only when the status changes. */
+export interface AllocCheckStatus {
+  name: string;
+  service: string;
+  /** The task of a task-level service; absent for a group service. */
+  task?: string;
+  /** Nomad's check status: pending, success, failure (or warning). */
+  status: string;
+  /** The check's output, cut to CHECK_OUTPUT_LIMIT characters (alloc-checks.ts). */
+  output: string;
+  /** When the status was seen (clock milliseconds). */
+  time: number;
 }
 
 /** The events an alloc runner hears: the public commands (CONTRACT.md) and its children's snapshots and answers. */
@@ -125,6 +144,10 @@ export type AllocRunnerEvent =
   | { type: 'RESTART'; task?: string; all?: boolean; failure?: boolean; event?: TaskEvent }
   /** The health_watcher's verdict, with an Alloc Unhealthy event for each task that held health back. */
   | { type: 'DEPLOYMENT_HEALTH'; status: DeploymentStatus; taskEvents?: Record<string, TaskEvent> }
+  /** The checks hook: a check's status changed (or it was first seen). */
+  | { type: 'CHECK_STATUS'; check: AllocCheckStatus & { id: string } }
+  /** The checks hook: checks it stopped for good (an update removed them, preKill purged them). */
+  | { type: 'CHECKS_REMOVED'; ids: string[] }
   | { type: 'SIGNAL'; task?: string; signal: string }
   | { type: 'SHUTDOWN' }
   | { type: 'DESTROY' }

@@ -23,7 +23,8 @@
  * Every task runner's snapshot comes back as `xstate.snapshot.<task>`: the alloc mirrors its TaskState
  * and runs Nomad's task-state reducer (sibling failed, leader dead, main tasks dead) and the coordinator.
  * Types: alloc-runner-types.ts; guards and actions: alloc-runner-setup.ts; commands (RESTART, SIGNAL,
- * DEPLOYMENT_HEALTH): alloc-runner-commands.ts.
+ * DEPLOYMENT_HEALTH): alloc-runner-commands.ts; the checks hook's CHECK_STATUS / CHECKS_REMOVED reports
+ * (prerun, running, postrun): alloc-checks.ts.
  */
 import type { ActorRefFrom } from 'xstate';
 import { clockNow } from './clock.ts';
@@ -43,6 +44,15 @@ function allocHooks(phase: AllocHookPhase, next: string, opts: { failFast?: bool
     onError: opts.failFast ? { actions: ['failSetup'], target: next } : { actions: ['recordHookError'] },
   });
 }
+
+/**
+ * The checks hook's reports, heard while checks can run (prerun until the postrun hooks stop them); from
+ * terminal on, and while detaching, the record stays as it was.
+ */
+const CHECK_REPORTS = {
+  CHECK_STATUS: { actions: 'recordCheck' },
+  CHECKS_REMOVED: { actions: 'recordCheck' },
+} as const;
 
 /** Nomad's alloc runner as a statechart; provide its hook actor and task runners (`createAllocRunner` does). */
 const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
@@ -92,6 +102,7 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
         DESTROY: { actions: ['requestDestroy', 'killTasks'] },
         UPDATE: { actions: 'queueUpdate' },
         RESTART: { actions: { type: 'restart', params: { prerun: true } } },
+        ...CHECK_REPORTS,
       },
     },
     running: {
@@ -103,6 +114,7 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
         DESTROY: { actions: ['requestDestroy', 'killTasks'] },
         UPDATE: { actions: 'queueUpdate' },
         RESTART: { actions: { type: 'restart', params: {} } },
+        ...CHECK_REPORTS,
       },
       states: {
         // RestartRunning / RestartAll: the preTaskRestart hooks (errors recorded, the restart goes on), then
@@ -165,7 +177,7 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
       },
     },
     // From here on the tasks have run to the end: RESTART and SIGNAL are answered with ErrTaskNotRunning.
-    postrun: { ...allocHooks('postrun', '#alloc.terminal'), on: { RESTART: { actions: 'rejectFinished' }, SIGNAL: { actions: 'rejectFinished' } } },
+    postrun: { ...allocHooks('postrun', '#alloc.terminal'), on: { RESTART: { actions: 'rejectFinished' }, SIGNAL: { actions: 'rejectFinished' }, ...CHECK_REPORTS } },
     terminal: {
       always: { guard: 'destroyRequested', target: 'destroying' },
       on: { DESTROY: 'destroying', RESTART: { actions: 'rejectFinished' }, SIGNAL: { actions: 'rejectFinished' } },

@@ -17,6 +17,11 @@ import { nomadChecksOf, type LookupOf, type NomadCheck } from '../checks/nomad-c
 import { WAITING_OUTPUT, type CheckQueryResult } from '../checks/result.ts';
 import type { CancelRun, CheckScheduler } from '../checks/scheduler.ts';
 import type { AllocRunnerHook } from './types.ts';
+import type { AllocRunnerEvent } from '../../machines/alloc-runner-types.ts';
+import { checkOutputOf } from '../../machines/alloc-checks.ts';
+
+type CheckStatusEvent = Extract<AllocRunnerEvent, { type: 'CHECK_STATUS' }>;
+type ChecksRemovedEvent = Extract<AllocRunnerEvent, { type: 'CHECKS_REMOVED' }>;
 
 /** What the checks hook needs from its runner and agent. */
 export interface ChecksHookOptions {
@@ -34,6 +39,11 @@ export interface ChecksHookOptions {
   restart(task: string | undefined, reason: string): void;
   /** The result's Group (Nomad's allocation name, `job.group[index]`); default `job.group`. */
   groupName?: string;
+  /**
+   * Told when a check's status changes (its first stub included) and when checks stop for good, so the
+   * alloc runner's context shows them (the runner sends these to its actor); not on every run.
+   */
+  report?(event: CheckStatusEvent | ChecksRemovedEvent): void;
   /** Runs one check once; tests replace it. */
   runCheck?: (q: CheckQuery, signal: AbortSignal) => Promise<RawResult>;
 }
@@ -78,6 +88,22 @@ export function checksHook(opts: ChecksHookOptions): ChecksHook {
   let unwatch: (() => void) | undefined;
   let latest: AllocState | undefined;
   const group = () => opts.groupName ?? `${alloc.job}.${alloc.group}`;
+  /** The status last reported per check ID, so the runner hears changes only. */
+  const reported = new Map<string, string>();
+
+  const reportStatus = (r: CheckQueryResult) => {
+    if (!opts.report || reported.get(r.ID) === r.Status) return;
+    reported.set(r.ID, r.Status);
+    opts.report({
+      type: 'CHECK_STATUS',
+      check: { id: r.ID, name: r.Check, service: r.Service, ...(r.Task !== undefined && { task: r.Task }), status: r.Status, output: checkOutputOf(r.Output), time: clock.now() },
+    });
+  };
+
+  const reportRemoved = (ids: readonly string[]) => {
+    const gone = ids.filter((id) => reported.delete(id));
+    if (opts.report && gone.length > 0) opts.report({ type: 'CHECKS_REMOVED', ids: gone });
+  };
 
   const resultOf = (o: Observer, fields: { Output: string; StatusCode?: number }): CheckQueryResult => ({
     ID: o.def.id,
@@ -116,7 +142,9 @@ export function checksHook(opts: ChecksHookOptions): ChecksHook {
     const raw = await run(o.def.query, o.abort.signal).catch((err: unknown): RawResult => ({ outcome: 'failure', output: `nomad: ${String(err)}` }));
     if (o.stopped) return;
     o.counters = nextCounters(o.def.check, o.counters, raw.outcome);
-    store.set(alloc.id, resultOf(o, { Output: raw.output, StatusCode: raw.statusCode }));
+    const result = resultOf(o, { Output: raw.output, StatusCode: raw.statusCode });
+    store.set(alloc.id, result);
+    reportStatus(result);
     const policy = o.def.check.checkRestart;
     if (policy && o.restart) {
       const { counter, restart } = applyResult(policy, o.restart, o.counters.status, clock.now());
@@ -159,6 +187,7 @@ export function checksHook(opts: ChecksHookOptions): ChecksHook {
       store.set(alloc.id, stub);
       const kept = store.list(alloc.id)[def.id];
       if (kept && kept.Status !== 'pending') o.counters = { ...o.counters, status: kept.Status };
+      reportStatus(kept ?? stub);
       if (latest) follow(o, latest);
     }
   };
@@ -201,11 +230,13 @@ export function checksHook(opts: ChecksHookOptions): ChecksHook {
         observers.delete(id);
       }
       store.remove(next.id, removed);
+      reportRemoved(removed);
       observe();
     },
     async preKill() {
       stop();
       store.purge(alloc.id);
+      reportRemoved([...reported.keys()]);
     },
     async postrun() {
       stop();
@@ -216,6 +247,7 @@ export function checksHook(opts: ChecksHookOptions): ChecksHook {
     async destroy() {
       stop();
       store.purge(alloc.id);
+      reportRemoved([...reported.keys()]);
     },
     resume(restored) {
       alloc = restored;

@@ -230,6 +230,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
           task !== undefined
             ? lifecycleOf(spec.tasks.find((t) => t.name === task) ?? spec.tasks[0]!).restart({ reason, failure: true })
             : actor.send({ type: 'RESTART', failure: true, event: taskEvent(TaskEventType.RestartSignal, clock.now(), { restartReason: reason }) }),
+        // Status changes reach the machine's context, so the inspector shows them.
+        report: (event) => actor.send(event),
       })
     : undefined;
   // Deployment health is the runner's own job (not a disk-touching built-in), so it runs even without them.

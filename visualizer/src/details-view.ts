@@ -1,12 +1,24 @@
 /**
  * The details pane: the picked timeline event's full payload (when travelling in time), then the selected
  * actor: id path, status, state value, its Nomad task state, sanitized context (or output/error), and for
- * a task a link to its live log tail.
+ * a task a link to its live log tail. An allocation with service checks gets a Checks table (the alloc
+ * runner's `checks` context: the latest status each check reported).
  */
 import { eventLabel } from '../../src/inspect/statechart.ts';
 import { esc } from './html.ts';
 import { valueText, type Model, type TimelineEntry } from './model.ts';
-import { allocSummaryOf, timeText } from './nomad.ts';
+import { allocSummaryOf, timeText, type CheckSummary } from './nomad.ts';
+
+/** The Checks table of an allocation: name, task (or group), status and output; empty without checks. */
+export function checksTableHtml(checks: readonly CheckSummary[], origin: number | undefined): string {
+  if (checks.length === 0) return '';
+  const rows = checks.map(
+    (c) =>
+      `<tr data-check="${esc(c.id)}" class="check-${esc(c.status)}"><td>${esc(c.service)} / ${esc(c.name)}</td><td>${c.task === undefined ? 'group' : esc(c.task)}</td>` +
+      `<td data-status="${esc(c.status)}">${esc(c.status)}</td><td title="${esc(timeText(c.time, origin))}">${esc(c.output)}</td></tr>`,
+  );
+  return `<h3>checks</h3><table class="checks"><tr><th>check</th><th>task</th><th>status</th><th>output</th></tr>${rows.join('')}</table>`;
+}
 
 /** Renders the details pane into `el`; `logsUrl` builds a task's log link when the server offers logs. */
 export function createDetailsView(el: HTMLElement, logsUrl: (path: string[]) => string | undefined) {
@@ -51,6 +63,7 @@ export function createDetailsView(el: HTMLElement, logsUrl: (path: string[]) => 
         if (task.lastEvent) rows.push(['last event', `${task.lastEvent.type}${task.lastEvent.message ? `: ${task.lastEvent.message}` : ''} (${timeText(task.lastEvent.time, m.origin)})`]);
       }
       parts.push(`<h3>${picked ? 'actor, at that moment' : 'actor'}</h3><table class="facts">${rows.map(([k, v]) => `<tr><th>${k}</th><td data-fact="${k}">${esc(v)}</td></tr>`).join('')}</table>`);
+      if (alloc) parts.push(checksTableHtml(alloc.checks, m.origin));
       const logs = task ? logsUrl(path) : undefined;
       if (logs) parts.push(`<p><a class="logs-link" href="${esc(logs)}" target="_blank" rel="noopener">logs: live stdout/stderr tail ↗</a></p>`);
       if (a.context !== undefined) parts.push(json('context', a.context, !picked));

@@ -15,10 +15,23 @@ export interface TaskSummary {
   lastEvent?: { type: string; time?: number; message?: string };
 }
 
-/** An allocation's line: its client status and its tasks. */
+/** One service check's line in the Checks table (the alloc runner's `checks` context, by check ID). */
+export interface CheckSummary {
+  id: string;
+  name: string;
+  service: string;
+  /** The task of a task-level service; absent for a group service. */
+  task?: string;
+  status: string;
+  output: string;
+  time?: number;
+}
+
+/** An allocation's line: its client status, its tasks and its service checks. */
 export interface AllocSummary {
   clientStatus: string;
   tasks: TaskSummary[];
+  checks: CheckSummary[];
 }
 
 const obj = (v: JsonValue | undefined): Record<string, JsonValue> | undefined =>
@@ -51,7 +64,29 @@ export function allocSummaryOf(a: ActorView): AllocSummary | undefined {
         : {}),
     });
   }
-  return { clientStatus: ctx.clientStatus, tasks };
+  return { clientStatus: ctx.clientStatus, tasks, checks: checksOf(obj(ctx.checks)) };
+}
+
+const str = (v: JsonValue | undefined): string => (typeof v === 'string' ? v : '');
+
+/** The checks an alloc context reports, ordered by task (group services first), service and name. */
+function checksOf(raw: Record<string, JsonValue> | undefined): CheckSummary[] {
+  const out: CheckSummary[] = [];
+  for (const [id, v] of Object.entries(raw ?? {})) {
+    const c = obj(v);
+    if (!c) continue;
+    out.push({
+      id,
+      name: str(c.name),
+      service: str(c.service),
+      ...(typeof c.task === 'string' && { task: c.task }),
+      status: str(c.status) || '?',
+      output: str(c.output),
+      ...(typeof c.time === 'number' && { time: c.time }),
+    });
+  }
+  const key = (c: CheckSummary) => `${c.task ?? ''}\u0000${c.service}\u0000${c.name}\u0000${c.id}`;
+  return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
 /** A timestamp as the page shows it: wall-clock time for real clocks, `+12.345s` for simulated ones. */
