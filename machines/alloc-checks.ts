@@ -4,14 +4,9 @@
  * stop for good, so the context holds one small line per live check. Pure functions over the context.
  */
 import type { AllocCheckStatus, AllocRunnerContext, AllocRunnerEvent } from './alloc-runner-types.ts';
+import { checkOutputOf } from './model.ts';
 
-/** Characters of a check's output kept in the context and in its CHECK_STATUS event. */
-export const CHECK_OUTPUT_LIMIT = 200;
-
-/** Cuts a check's output to CHECK_OUTPUT_LIMIT characters, marking the cut. */
-export function checkOutputOf(output: string): string {
-  return output.length > CHECK_OUTPUT_LIMIT ? `${output.slice(0, CHECK_OUTPUT_LIMIT - 1)}…` : output;
-}
+export { CHECK_OUTPUT_LIMIT, checkOutputOf } from './model.ts';
 
 /** The checks record after a CHECK_STATUS or CHECKS_REMOVED event; the same object when nothing changes. */
 export function nextChecks(context: Pick<AllocRunnerContext, 'checks'>, event: AllocRunnerEvent): Record<string, AllocCheckStatus> | undefined {

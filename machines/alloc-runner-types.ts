@@ -5,7 +5,9 @@
 import type { CoordinatorState, Stage } from './coordinator.ts';
 import type { HookPlan } from './hook-calls.ts';
 import type { TaskRunnerContext } from './task-runner-types.ts';
-import type { AllocHookError, AllocSpec, ClientStatus, DeploymentStatus, TaskEvent, TaskState } from './model.ts';
+import type { AllocCheckReport, AllocCheckStatus, AllocHookError, AllocSpec, ClientStatus, DeploymentStatus, TaskEvent, TaskState } from './model.ts';
+
+export type { AllocCheckReport, AllocCheckStatus } from './model.ts';
 
 /** Nomad's alloc runner hook phases (interfaces/runner_lifecycle.go). */
 export type AllocHookPhase = 'prerun' | 'preKill' | 'postrun' | 'destroy' | 'update' | 'preTaskRestart' | 'shutdown';
@@ -123,20 +125,6 @@ export interface AllocRunnerContext {
   checks?: Record<string, AllocCheckStatus>;
 }
 
-/** A service check's latest status as the alloc runner keeps it: told only when the status changes. */
-export interface AllocCheckStatus {
-  name: string;
-  service: string;
-  /** The task of a task-level service; absent for a group service. */
-  task?: string;
-  /** Nomad's check status: pending, success, failure (or warning). */
-  status: string;
-  /** The check's output, cut to CHECK_OUTPUT_LIMIT characters (alloc-checks.ts). */
-  output: string;
-  /** When the status was seen (clock milliseconds). */
-  time: number;
-}
-
 /** The events an alloc runner hears: the public commands (CONTRACT.md) and its children's snapshots and answers. */
 export type AllocRunnerEvent =
   | { type: 'UPDATE'; alloc: AllocSpec }
@@ -144,10 +132,8 @@ export type AllocRunnerEvent =
   | { type: 'RESTART'; task?: string; all?: boolean; failure?: boolean; event?: TaskEvent }
   /** The health_watcher's verdict, with an Alloc Unhealthy event for each task that held health back. */
   | { type: 'DEPLOYMENT_HEALTH'; status: DeploymentStatus; taskEvents?: Record<string, TaskEvent> }
-  /** The checks hook: a check's status changed (or it was first seen). */
-  | { type: 'CHECK_STATUS'; check: AllocCheckStatus & { id: string } }
-  /** The checks hook: checks it stopped for good (an update removed them, preKill purged them). */
-  | { type: 'CHECKS_REMOVED'; ids: string[] }
+  /** The checks hook: a check's status changed (CHECK_STATUS) or checks stopped for good (CHECKS_REMOVED). */
+  | AllocCheckReport
   | { type: 'SIGNAL'; task?: string; signal: string }
   | { type: 'SHUTDOWN' }
   | { type: 'DESTROY' }

@@ -392,3 +392,32 @@ function fraction(v: bigint, digits: number): string {
   const frac = (v % scale).toString().padStart(digits, '0').replace(/0+$/, '');
   return frac === '' ? `${int}` : `${int}.${frac}`;
 }
+
+/** A service check's latest status as the alloc runner keeps it: told only when the status changes. */
+export interface AllocCheckStatus {
+  name: string;
+  service: string;
+  /** The task of a task-level service; absent for a group service. */
+  task?: string;
+  /** Nomad's check status: pending, success, failure (or warning). */
+  status: string;
+  /** The check's output, cut to CHECK_OUTPUT_LIMIT characters . */
+  output: string;
+  /** When the status was seen (clock milliseconds). */
+  time: number;
+}
+
+/**
+ * What the checks hook tells the alloc runner (as events): a check's status changed or was first seen, or
+ * checks stopped for good (an update removed them, preKill purged them). Here rather than with the alloc
+ * runner's events because the hook, outside the runtime, may import only this file of the machines.
+ */
+export type AllocCheckReport = { type: 'CHECK_STATUS'; check: AllocCheckStatus & { id: string } } | { type: 'CHECKS_REMOVED'; ids: string[] };
+
+/** Characters of a check's output kept in the alloc runner's context and in its CHECK_STATUS event. */
+export const CHECK_OUTPUT_LIMIT = 200;
+
+/** Cuts a check's output to CHECK_OUTPUT_LIMIT characters, marking the cut. */
+export function checkOutputOf(output: string): string {
+  return output.length > CHECK_OUTPUT_LIMIT ? `${output.slice(0, CHECK_OUTPUT_LIMIT - 1)}…` : output;
+}

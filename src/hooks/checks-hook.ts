@@ -8,7 +8,7 @@
  */
 import type { Clock } from '../drivers/clock.ts';
 import type { AllocSpec, AllocState, TaskSpec } from '../jobspec/types.ts';
-import { isServerTerminal } from '../../machines/model.ts';
+import { checkOutputOf, isServerTerminal, type AllocCheckReport } from '../../machines/model.ts';
 import { applyResult, armed, restartReason, type RestartCounter } from '../checks/check-restart.ts';
 import { initialCounters, nextCounters, type StatusCounters } from '../checks/check-status.ts';
 import type { CheckStore } from '../checks/check-store.ts';
@@ -17,11 +17,7 @@ import { nomadChecksOf, type LookupOf, type NomadCheck } from '../checks/nomad-c
 import { WAITING_OUTPUT, type CheckQueryResult } from '../checks/result.ts';
 import type { CancelRun, CheckScheduler } from '../checks/scheduler.ts';
 import type { AllocRunnerHook } from './types.ts';
-import type { AllocRunnerEvent } from '../../machines/alloc-runner-types.ts';
-import { checkOutputOf } from '../../machines/alloc-checks.ts';
 
-type CheckStatusEvent = Extract<AllocRunnerEvent, { type: 'CHECK_STATUS' }>;
-type ChecksRemovedEvent = Extract<AllocRunnerEvent, { type: 'CHECKS_REMOVED' }>;
 
 /** What the checks hook needs from its runner and agent. */
 export interface ChecksHookOptions {
@@ -43,7 +39,7 @@ export interface ChecksHookOptions {
    * Told when a check's status changes (its first stub included) and when checks stop for good, so the
    * alloc runner's context shows them (the runner sends these to its actor); not on every run.
    */
-  report?(event: CheckStatusEvent | ChecksRemovedEvent): void;
+  report?(event: AllocCheckReport): void;
   /** Runs one check once; tests replace it. */
   runCheck?: (q: CheckQuery, signal: AbortSignal) => Promise<RawResult>;
 }
