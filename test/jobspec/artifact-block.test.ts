@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseJob, SpecError, validateAllocSpec, type JobFileFormat } from '../../src/jobspec/index.ts';
 import { parseSource, parseChecksum, relativeDestination } from '../../src/jobspec/artifact-source.ts';
+import { problemsOf } from './problems-of.ts';
 
 const hcl = (artifacts: string) => `job "web" {
   group "app" {
@@ -14,16 +15,6 @@ ${artifacts}
   }
 }
 `;
-
-async function problemsOf(text: string, format: JobFileFormat = 'hcl'): Promise<string[]> {
-  try {
-    await parseJob(text, { format });
-  } catch (err) {
-    if (err instanceof SpecError) return err.problems.map((p) => `${p.path}: ${p.message}`);
-    throw err;
-  }
-  throw new Error('expected the job to be refused');
-}
 
 const SHA = 'a'.repeat(64);
 const expected = [

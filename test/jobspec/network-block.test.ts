@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseJob, SpecError, type JobFileFormat } from '../../src/jobspec/index.ts';
+import { problemsOf } from './problems-of.ts';
 
 const hcl = (network: string) => `job "web" {
   group "app" {
@@ -15,16 +16,6 @@ ${network}
   }
 }
 `;
-
-async function problemsOf(text: string, format: JobFileFormat = 'hcl'): Promise<string[]> {
-  try {
-    await parseJob(text, { format });
-  } catch (err) {
-    if (err instanceof SpecError) return err.problems.map((p) => `${p.path}: ${p.message}`);
-    throw err;
-  }
-  throw new Error('expected the job to be refused');
-}
 
 describe('the group network block', () => {
   it.each<[string, JobFileFormat, string]>([

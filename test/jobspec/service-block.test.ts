@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJob, sameJob, withoutDefaults } from '../../src/api/job-canonical.ts';
 import { jobToApiJson } from '../../src/api/job-json.ts';
 import { parseJob, SpecError, type JobFileFormat } from '../../src/jobspec/index.ts';
+import { problemsOf } from './problems-of.ts';
 
 const hcl = (groupServices: string, taskServices = '') => `job "web" {
   group "app" {
@@ -127,16 +128,6 @@ const apiJob = {
     ],
   },
 };
-
-async function problemsOf(text: string, format: JobFileFormat = 'hcl'): Promise<string[]> {
-  try {
-    await parseJob(text, { format });
-  } catch (err) {
-    if (err instanceof SpecError) return err.problems.map((p) => `${p.path}: ${p.message}`);
-    throw err;
-  }
-  throw new Error('expected the job to be refused');
-}
 
 describe('the service block', () => {
   it.each<[string, JobFileFormat, string]>([

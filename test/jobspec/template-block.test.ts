@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJob, sameJob, withoutDefaults } from '../../src/api/job-canonical.ts';
 import { jobToApiJson } from '../../src/api/job-json.ts';
 import { destructiveChange } from '../../src/api/job-diff.ts';
-import { parseJob, SpecError, type JobFileFormat } from '../../src/jobspec/index.ts';
+import { parseJob, type JobFileFormat } from '../../src/jobspec/index.ts';
+import { problemsOf } from './problems-of.ts';
 
 const hcl = (templates: string, restart = '') => `job "web" {
   group "app" {
@@ -108,16 +109,6 @@ const yaml = `job:
                 right_delimiter: "]]"
                 error_on_missing_key: true
 `;
-
-async function problemsOf(text: string, format: JobFileFormat = 'hcl'): Promise<string[]> {
-  try {
-    await parseJob(text, { format });
-  } catch (err) {
-    if (err instanceof SpecError) return err.problems.map((p) => `${p.path}: ${p.message}`);
-    throw err;
-  }
-  throw new Error('expected the job to be refused');
-}
 
 describe('the template block', () => {
   it.each<[string, JobFileFormat, string]>([
