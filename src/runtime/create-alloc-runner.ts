@@ -170,7 +170,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   const drivers = withDefaultDrivers(opts.drivers, { taskUser: opts.taskUser });
   const stats = new AllocStatsReporter();
   const builtins = opts.builtinHooks !== false;
-  const builtinTaskHooks: TaskHook[] = builtins ? [validateHook(Object.keys(drivers)), taskDirHook(), artifactHook({ config: opts.artifacts, taskUser: opts.taskUser }), statsHook(stats)] : [];
+  const [validate, taskDir, artifacts, statsOf] = [validateHook(Object.keys(drivers)), taskDirHook(), artifactHook({ config: opts.artifacts, taskUser: opts.taskUser }), statsHook(stats)];
+  const builtinTaskHooks: TaskHook[] = builtins ? [validate, taskDir, artifacts, statsOf] : [];
   // Hooks are built before the actor exists; a lifecycle reaches it once it does (see task-lifecycle.ts).
   let lifecycleTarget: LifecycleTarget | undefined;
   const lifecycleOf = (task: TaskSpec): TaskLifecycle => taskLifecycle(task.name, clock, () => lifecycleTarget);
@@ -201,8 +202,9 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     // Nomad's order: validate, task_dir, artifacts, template, stats, then services. Only a task with artifacts
     // gets the artifacts hook (Nomad's is Done at once without any): the others' hook plans, and so their
     // prestart and restore timing, stay as they were.
-    const beforeTemplates = builtinTaskHooks.slice(0, 3).filter((h) => h.name !== 'artifacts' || (t.artifacts?.length ?? 0) > 0);
-    const hooks = [...beforeTemplates, ...templateHooksOf(t), ...builtinTaskHooks.slice(3), ...serviceTaskHooks, ...userTaskHooks(t)];
+    const withArtifacts = (t.artifacts?.length ?? 0) > 0 ? [artifacts] : [];
+    const builtinsOfTask = builtins ? [validate, taskDir, ...withArtifacts, ...templateHooksOf(t), statsOf] : [];
+    const hooks = [...builtinsOfTask, ...serviceTaskHooks, ...userTaskHooks(t)];
     checkHookNames(hooks, `task ${JSON.stringify(t.name)}`);
     taskHooks.set(t.name, hooks);
     taskHookPlans[t.name] = hookPlanOf(hooks);
