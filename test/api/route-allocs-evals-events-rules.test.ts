@@ -3,7 +3,10 @@
  * rule by rule, through a served agent in process (mock tasks): what each answers, at which index, what it
  * refuses, and what a stop or a stream does.
  */
+import { request } from 'node:http';
+import { Observable } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EventBroker } from '../../src/api/event-broker.ts';
 import { call, stream, waitForAllocs, type Alloc } from './agent-process.ts';
 import { cleanUp, mockJob, runJob, serve, until, type Served } from './in-process-agent.ts';
 
@@ -121,6 +124,37 @@ describe('GET /v1/event/stream', { timeout: 60_000 }, () => {
     const text = await live.until((t) => t.includes('JobRegistered'));
     live.close();
     expect(batchesOf(text)[0]).toMatchObject({ Events: [{ Topic: 'Job', Type: 'JobRegistered', Key: 'web', Namespace: 'default' }] });
+  });
+
+  it('answers with Content-Type application/json', async () => {
+    const s = await serve();
+    const type = await new Promise<string | undefined>((resolve, reject) => {
+      const req = request({ socketPath: s.socket.socketPath, path: '/v1/event/stream', method: 'GET' }, (res) => {
+        resolve(res.headers['content-type']);
+        res.destroy();
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(type).toMatch(/^application\/json/);
+  });
+
+  it('ends its subscription to the agent\'s events when the client closes the stream', async () => {
+    const s = await serve();
+    let open = 0;
+    const subscribe = EventBroker.prototype.subscribe;
+    vi.spyOn(EventBroker.prototype, 'subscribe').mockImplementation(function (this: EventBroker, opts) {
+      const inner = subscribe.call(this, opts);
+      return new Observable((sub) => {
+        open++;
+        const s2 = inner.subscribe(sub);
+        return () => (open--, s2.unsubscribe());
+      });
+    });
+    const live = await stream(s.socket, '/v1/event/stream?topic=Job');
+    expect(open).toBe(1);
+    live.close();
+    await until(async () => open, (n) => n === 0, 'the subscription to end', 5_000);
   });
 
   it('accepts each topic the agent publishes, and * for all of them', async () => {
