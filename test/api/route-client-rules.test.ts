@@ -13,9 +13,9 @@ import { cleanUp, mockJob, runJob, serve, until, type Served } from './in-proces
 
 /**
  * The mock driver with its tasks' output kept, as raw_exec keeps it in files: Nomad's mock writes only to the
- * controller that runs the task, so a reader made for the logs route would see nothing. A reader here replays
- * what the task wrote, then (following) what it writes next, and completes when closed. (A task's first
- * controller runs it; every later one for that task reads: these tests do not restart the tasks they read.)
+ * controller that runs the task, so a reader made for the logs route would see nothing. Every controller is the
+ * mock's own, except that the one that starts records the task's output, and `logs` on any controller of that
+ * task replays what it wrote, then (following) what it writes next, completing when the reader is closed.
  */
 function mockWithKeptLogs(): Driver {
   const mock = createMockDriver();
@@ -24,27 +24,33 @@ function mockWithKeptLogs(): Driver {
     name: 'mock',
     controller(task, ctx) {
       const key = `${ctx.allocId}/${task.name}`;
-      const record = kept.get(key);
-      if (!record) {
-        const runs = mock.controller(task, ctx);
+      const c = mock.controller(task, ctx);
+      const closed = new Subject<void>();
+      const logs = (opts: LogOptions) => new Observable<LogLine>((sub) => {
+        const record = kept.get(key);
+        const mine = (l: LogLine) => l.stream === (opts.stream ?? 'stdout');
+        for (const l of record?.lines ?? []) if (mine(l)) sub.next(l);
+        if (!opts.follow) return sub.complete();
+        const live = record?.live.subscribe({ next: (l) => mine(l) && sub.next(l), complete: () => sub.complete() });
+        const end = closed.subscribe(() => sub.complete());
+        return () => (live?.unsubscribe(), end.unsubscribe());
+      });
+      const start = (signal: AbortSignal) => {
         const rec = { lines: [] as LogLine[], live: new Subject<LogLine>() };
         kept.set(key, rec);
-        runs.logs!({ follow: true }).subscribe({ next: (l) => (rec.lines.push(l), rec.live.next(l)), complete: () => rec.live.complete() });
-        return runs;
-      }
-      const closed = new Subject<void>();
-      const reader = {
-        logs: (opts: LogOptions) => new Observable<LogLine>((sub) => {
-          const mine = (l: LogLine) => l.stream === (opts.stream ?? 'stdout');
-          for (const l of record.lines) if (mine(l)) sub.next(l);
-          if (!opts.follow) return sub.complete();
-          const live = record.live.subscribe({ next: (l) => mine(l) && sub.next(l), complete: () => sub.complete() });
-          const end = closed.subscribe(() => sub.complete());
-          return () => (live.unsubscribe(), end.unsubscribe());
-        }),
-        close: async () => closed.next(),
+        c.logs!({ follow: true }).subscribe({ next: (l) => (rec.lines.push(l), rec.live.next(l)), complete: () => rec.live.complete() });
+        return c.start(signal);
       };
-      return reader as unknown as Controller;
+      const close = async () => (closed.next(), c.close());
+      return new Proxy(c, {
+        get(target, prop) {
+          if (prop === 'logs') return logs;
+          if (prop === 'start') return start;
+          if (prop === 'close') return close;
+          const v = Reflect.get(target, prop, target) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      }) as Controller;
     },
   };
 }
