@@ -66,11 +66,16 @@ type Full = { ID: string; TaskStates: Record<string, { State: string; Restarts: 
 const full = async (s: Served, id: string) => (await call(s.socket, 'GET', `/v1/allocation/${id}`)).json<Full>();
 const typesOf = (a: Full, task: string) => a.TaskStates[task]!.Events.map((e) => e.Type);
 const twoTasks = () => mockJob('two', { a: { run_for: '1h', stdout_string: 'hello from a' }, b: { run_for: '1h' } });
+/** Runs the two-task job and waits until both of its tasks run (the allocation runs as soon as one does). */
+async function runTwo(s: Served): Promise<Full> {
+  const alloc = await runJob(s, twoTasks());
+  return until(() => full(s, alloc.ID), (a) => ['a', 'b'].every((t) => a.TaskStates[t]?.State === 'running'), 'both tasks to run');
+}
 
 describe('restart and signal', { timeout: 60_000 }, () => {
   it.each(['PUT', 'POST'])('%s restart with TaskName restarts that task only, and answers {}', async (method) => {
     const s = await serve();
-    const alloc = await runJob(s, twoTasks());
+    const alloc = await runTwo(s);
     const res = await call(s.socket, method, `/v1/client/allocation/${alloc.ID}/restart`, { TaskName: 'a' });
     expect([res.status, res.json()]).toEqual([200, {}]);
     const after = await until(() => full(s, alloc.ID), (a) => a.TaskStates['a']!.Restarts === 1 && a.TaskStates['a']!.State === 'running', 'a to restart');
@@ -95,7 +100,7 @@ describe('restart and signal', { timeout: 60_000 }, () => {
 
   it('signal with Task signals that task only, with the signal named', async () => {
     const s = await serve();
-    const alloc = await runJob(s, twoTasks());
+    const alloc = await runTwo(s);
     const res = await call(s.socket, 'POST', `/v1/client/allocation/${alloc.ID}/signal`, { Signal: 'SIGUSR1', Task: 'a' });
     expect([res.status, res.json()]).toEqual([200, {}]);
     const after = await until(() => full(s, alloc.ID), (a) => typesOf(a, 'a').includes('Signaling'), 'a to be signalled');
@@ -105,7 +110,7 @@ describe('restart and signal', { timeout: 60_000 }, () => {
 
   it.each(['PUT', 'POST'])('%s signal without Task or Signal sends SIGKILL, Nomad\'s default, to every running task', async (method) => {
     const s = await serve();
-    const alloc = await runJob(s, twoTasks());
+    const alloc = await runTwo(s);
     expect((await call(s.socket, method, `/v1/client/allocation/${alloc.ID}/signal`, { Signal: '' })).status).toBe(200);
     const after = await until(() => full(s, alloc.ID), (a) => ['a', 'b'].every((t) => typesOf(a, t).includes('Signaling')), 'both tasks to be signalled');
     for (const t of ['a', 'b']) expect(after.TaskStates[t]!.Events.find((e) => e.Type === 'Signaling')!.Details).toMatchObject({ signal: 'SIGKILL' });
@@ -113,7 +118,7 @@ describe('restart and signal', { timeout: 60_000 }, () => {
 
   it('answers 404 naming a task the allocation does not have, and sends nothing', async () => {
     const s = await serve();
-    const alloc = await runJob(s, twoTasks());
+    const alloc = await runTwo(s);
     for (const [verb, body] of [['restart', { TaskName: 'z' }], ['signal', { Signal: 'SIGUSR1', Task: 'z' }]] as const) {
       const res = await call(s.socket, 'POST', `/v1/client/allocation/${alloc.ID}/${verb}`, body);
       expect([verb, res.status, res.text]).toEqual([verb, 404, `task "z" in allocation ${alloc.ID} not found`]);
@@ -157,7 +162,7 @@ describe('GET /v1/client/fs/logs/:id', { timeout: 60_000 }, () => {
 
   it('reads the whole log plain by default from the start, and skips ?offset bytes with origin=start', async () => {
     const s = await serveKeepingLogs();
-    const alloc = await runJob(s, twoTasks());
+    const alloc = await runTwo(s);
     const whole = await until(async () => (await logsOf(s, alloc.ID, '&plain=true')).text, (t) => t === 'hello from a\n', 'the log line');
     const res = await logsOf(s, alloc.ID, '&plain=true');
     expect(res.headers['content-type']).toMatch(/^text\/plain; charset=utf-8/);
@@ -167,7 +172,7 @@ describe('GET /v1/client/fs/logs/:id', { timeout: 60_000 }, () => {
 
   it('reads the last ?offset bytes with origin=end, all of it when offset is larger', async () => {
     const s = await serveKeepingLogs();
-    const alloc = await runJob(s, twoTasks());
+    const alloc = await runTwo(s);
     await until(async () => (await logsOf(s, alloc.ID, '&plain=true')).text, (t) => t === 'hello from a\n', 'the log line');
     expect((await logsOf(s, alloc.ID, '&plain=true&origin=end&offset=5')).text).toBe('m a\n'.padStart(5, 'o'));
     expect((await logsOf(s, alloc.ID, '&plain=true&origin=end&offset=1000')).text).toBe('hello from a\n');
@@ -176,7 +181,7 @@ describe('GET /v1/client/fs/logs/:id', { timeout: 60_000 }, () => {
 
   it('frames data as Nomad does: base64 Data, the file\'s name, and Offset counting the bytes sent, as JSON', async () => {
     const s = await serveKeepingLogs();
-    const alloc = await runJob(s, twoTasks());
+    const alloc = await runTwo(s);
     await until(async () => (await logsOf(s, alloc.ID, '&plain=true')).text, (t) => t.length > 0, 'the log line');
     const res = await logsOf(s, alloc.ID, '&origin=start&offset=6');
     expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -230,7 +235,7 @@ describe('GET /v1/client/fs/logs/:id', { timeout: 60_000 }, () => {
 
   it('refuses a task the allocation does not have with 404, and a missing task or unknown type with 400', async () => {
     const s = await serveKeepingLogs();
-    const alloc = await runJob(s, twoTasks());
+    const alloc = await runTwo(s);
     const noTask = await call(s.socket, 'GET', `/v1/client/fs/logs/${alloc.ID}?task=z&type=stdout`);
     expect([noTask.status, noTask.text]).toEqual([404, `task "z" in allocation ${alloc.ID} not found`]);
     expect((await call(s.socket, 'GET', `/v1/client/fs/logs/${alloc.ID}?type=stdout`)).status).toBe(400);
@@ -242,7 +247,7 @@ describe('GET /v1/client/fs/logs/:id', { timeout: 60_000 }, () => {
 describe('GET /v1/client/allocation/:id/stats', { timeout: 60_000 }, () => {
   it('answers the allocation\'s and each task\'s usage under Nomad\'s names, and 404 for an unknown one', async () => {
     const s = await serve();
-    const alloc = await runJob(s, twoTasks());
+    const alloc = await runTwo(s);
     const stats = (await call(s.socket, 'GET', `/v1/client/allocation/${alloc.ID}/stats`)).json();
     expect(stats).toMatchObject({ ResourceUsage: { MemoryStats: expect.any(Object), CpuStats: expect.any(Object) }, Timestamp: expect.any(Number) });
     const miss = await call(s.socket, 'GET', '/v1/client/allocation/ffffffff-nope/stats');
