@@ -239,19 +239,16 @@ describe('the output pipes of a supervisor', () => {
     expect(openOutput({ prefix, pid: NO_PID, startTime: undefined })).toBeUndefined();
   });
 
-  it('are its FIFOs when it is gone and left them, and carry what is written to them', async () => {
+  it('are its FIFOs when it is gone and left them', async () => {
     const { prefix } = attempt();
     const fifos = outputFifos(prefix);
     if (spawnSync('mkfifo', [fifos.stdout, fifos.stderr]).status !== 0) return;
     const out = openOutput({ prefix, pid: NO_PID, startTime: undefined })!;
+    // What flows through them is the supervisor suites' (raw-exec-supervisor.test.ts): here, that both open.
     expect(out).toBeDefined();
-    let text = '';
-    out.stdout.on('data', (d: Buffer) => (text += d.toString()));
-    const writer = spawn('/bin/sh', ['-c', 'echo hello > "$1"; echo oops > "$2"', 'sh', fifos.stdout, fifos.stderr], { stdio: 'ignore' });
-    let errText = '';
-    out.stderr.on('data', (d: Buffer) => (errText += d.toString()));
-    await once(writer, 'exit');
+    expect([out.stdout.readable, out.stderr.readable]).toEqual([true, true]);
+    out.stdout.destroy();
+    out.stderr.destroy();
     await Promise.all([once(out.stdout, 'close'), once(out.stderr, 'close')]);
-    expect([text, errText]).toEqual(['hello\n', 'oops\n']);
   });
 });

@@ -134,7 +134,7 @@ describe('a sample is made of the group\'s ticks and memory', () => {
     const clock = new SimulatedClock(0);
     const w = watch({ pid: p.pid, pgid: p.pid, clock });
     await clock.advance(1_000);
-    expect(w.samples[0]!.pids.sort()).toEqual([p.pid, member.pid].sort());
+    expect(w.samples[0]!.pids!.sort()).toEqual([p.pid, member.pid].sort());
     expect(w.samples[0]!.cpu.percent).toBe(0);
     expect(w.samples[0]!.cpu.totalTicks).toBe(processGroupMembers(p.pid).reduce((n, m) => n + m.utime + m.stime, 0));
   });
