@@ -54,41 +54,31 @@ export class DuplicateAllocError extends Error {
 }
 
 /**
- * The least time between the starts of two saves of one runner, ms. A start or a kill is a burst of
- * snapshots spread over tens of milliseconds (each hook, the driver call, the exit): saved one by one they
- * were five writes per start and three per kill (P1, P2 in bench/), each a new file and a rename with the
- * file store, competing in the thread pool with the driver's own files. Within a burst the newest snapshot
- * is saved once the spacing has passed. Real time, not the agent's clock: this paces disk writes, it is
- * no lifecycle timer.
+ * Persists the newest snapshot of one runner, never two writes at once and never an older after a newer.
+ * A save waits for the end of the turn that asked for it (one `setImmediate`), except the allocation's first
+ * (its spec), which is never delayed. A start or a kill is a burst of snapshots; the turn's last one is
+ * the one to write, and by then the rest of the turn's disk work is in the thread pool ahead of it: a KILL's
+ * kill-marker file, which its signal waits for, used to queue behind a hundred KILLs' state saves (P2 in
+ * bench/). Not a timer on the agent's clock: a simulated clock's `advance` settles the same way.
  */
-export const SAVE_SPACING_MS = 50;
-/**
- * How long a change after a quiet spell waits before it is saved, ms: long enough for the rest of its turn
- * (a KILL's kill-marker file, which its signal waits for) to reach the thread pool first. The allocation's
- * first save (its spec) is never delayed.
- */
-export const SAVE_SETTLE_MS = 5;
-
-/** Persists the newest snapshot of one runner, never two writes at once and never an older after a newer. */
 function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner, createdAt: number) {
   let pending = false;
   let writing: Promise<void> | undefined;
   let frozen = false;
-  /** When the last write began (performance.now()). */
-  let lastWrite = Number.NEGATIVE_INFINITY;
-  /** Set while a write waits out the spacing: ends the wait at once (freeze, halt). */
+  /** Whether the first write (the spec) has begun. */
+  let started = false;
+  /** Set while a write waits for the end of its turn: ends the wait at once (freeze, halt). */
   let hurry: (() => void) | undefined;
   let urgent = false;
-  const spacing = async (): Promise<void> => {
-    if (urgent || lastWrite === Number.NEGATIVE_INFINITY) return;
-    const wait = Math.max(SAVE_SETTLE_MS, lastWrite + SAVE_SPACING_MS - performance.now());
+  const endOfTurn = async (): Promise<void> => {
+    if (urgent || !started) return;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
+      const immediate = setImmediate(() => {
         hurry = undefined;
         resolve();
-      }, wait);
+      });
       hurry = () => {
-        clearTimeout(timer);
+        clearImmediate(immediate);
         hurry = undefined;
         resolve();
       };
@@ -96,10 +86,10 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
   };
   const flush = async (): Promise<void> => {
     while (pending && !frozen) {
-      await spacing();
+      await endOfTurn();
       if (!pending || frozen) return;
       pending = false;
-      lastWrite = performance.now();
+      started = true;
       const record: AgentRecord = { spec, state: runner.getState(), createdAt, updatedAt: Date.now(), snapshot: persistedView(runner.actor) };
       await store.save(spec.id, record).catch(() => undefined);
     }
