@@ -24,6 +24,7 @@ import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
 import { ARTIFACT_FLAGS_HELP, ARTIFACT_FLAG_OPTIONS, artifactConfigFromFlags } from './artifact-flags.ts';
 import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
+import { openAgentUi, uiNote } from './agent-ui.ts';
 import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
 
 /** Exit status when a second signal cuts the shutdown short: 128 + SIGINT, as shells report it. */
@@ -43,6 +44,9 @@ signal exits at once (status 130).
 
 A run stopped with two Ctrl-Cs leaves its tasks running; an agent on its data dir takes them over.
 
+The agent's UI, the visualizer, is at /ui on the same addresses, behind the same tokens: open
+http://HOST:PORT/ui/?token=TOKEN once (the token then stays in a browser-session cookie).
+
 The agent serves Nomad's HTTP API (jobs, allocations, logs, the event stream) on a unix socket in
 the data dir (D/agent.sock, mode 0600): 'allocrun job run FILE --data-dir D' and the other 'job'
 and 'alloc' commands talk to it. With --http it also listens on TCP; every request there must
@@ -61,7 +65,8 @@ Flags:
   --task-user NAME    run raw_exec tasks that name no "user" as NAME (the agent must run as root);
                       without it they run as the agent's user
 ${ARTIFACT_FLAGS_HELP}
-  --inspect[=PORT]    serve the visualizer while the agent runs
+  --inspect[=PORT]    also serve the visualizer on a port of its own (it is always at /ui on
+                      the API's addresses, behind the API's tokens)
   --inspect-token T   the visualizer's token (default: kept in D/inspect-token, 0600,
                       so a page left open reconnects after an agent restart)
   --stately           also serve the stream in @statelyai/inspect's format (printed URL)
@@ -126,7 +131,9 @@ Example:
     let api: ServedApi | undefined;
     if (values.stately && inspectPort === undefined) throw new UsageError('agent: --stately needs --inspect (it is served by the visualizer\'s server)', 'agent');
     const token = inspectPort === undefined ? undefined : await inspectorToken(values['inspect-token'], dataDir, 'agent');
-    const inspection = await openInspection({ inspect: inspectPort, record: values.record, token, stately: values.stately, lookup: (id) => agent?.get(id) });
+    // The UI at /ui reads the runners from the start: a page opened later gets the history (issue 29).
+    const ui = await openAgentUi((id) => agent?.get(id));
+    const inspection = await openInspection({ inspect: inspectPort, record: values.record, token, stately: values.stately, lookup: (id) => agent?.get(id), feed: ui.feed });
     if (inspection.statelyUrl) process.stderr.write(`stately: @statelyai/inspect stream at ${inspection.statelyUrl}\n`);
     // Installed before anything runs: a SIGTERM during restore must still end in a graceful shutdown.
     let signals = 0;
@@ -176,10 +183,12 @@ Example:
         token: apiToken,
         services,
         found: [...restored.map((runner) => ({ spec: runner.actor.getSnapshot().context.alloc, state: runner.getState(), updatedAt: Date.now(), runner })), ...finished],
+        ui,
       });
       api.registry.placed$.subscribe(({ spec, runner }) => watchRunner(view, spec, runner));
       view.note(`API listening on ${api.socketPath}`);
       if (api.url) view.note(`API listening on ${api.url} (X-Nomad-Token required; ${api.tokenFrom})`);
+      view.note(uiNote(api));
 
       const signal = await stopRequested;
       view.note(`${signal}: shutting down; tasks keep running (${signal === 'SIGINT' ? 'Ctrl-C' : 'signal'} again to exit at once)`);
@@ -199,6 +208,7 @@ Example:
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       await inspection.close();
+      ui.feed.close();
     }
   },
 };

@@ -18,7 +18,9 @@ interface ControllableRunner {
   logs?(task: string, opts: { follow?: boolean; tail?: number }): unknown;
 }
 type Stream = object;
-type ServeInspector = (opts: { port?: number; host?: string; stream?: Stream; control?: unknown; logs?: unknown; token?: string; stately?: boolean }) => Promise<{
+/** An inspector feed to share (the agent's /ui, inspect/feed.ts): its stream and observer. */
+type Feed = { stream: Stream; inspect: (ev: InspectionEvent) => void };
+type ServeInspector = (opts: { port?: number; host?: string; stream?: Stream; control?: unknown; logs?: unknown; token?: string; stately?: boolean; feed?: Feed }) => Promise<{
   url: string;
   statelyUrl?: string;
   inspect: (ev: InspectionEvent) => void;
@@ -85,6 +87,8 @@ export async function openInspection(opts: {
   /** Also serve the stream in `@statelyai/inspect`'s format (`--stately`). */
   stately?: boolean;
   lookup: (allocId: string) => ControllableRunner | undefined;
+  /** The agent's UI feed: `--inspect` serves it too, `--record` records its stream, and runners report to it. */
+  feed?: Feed;
 }): Promise<Inspection> {
   const closers: (() => Promise<void>)[] = [];
   let inspect: ((ev: InspectionEvent) => void) | undefined;
@@ -101,8 +105,7 @@ export async function openInspection(opts: {
       const server = await serveInspector({
         port: opts.inspect ?? 0,
         host: '127.0.0.1',
-        control: allocRunnerControl(opts.lookup),
-        logs: allocRunnerLogs(opts.lookup),
+        ...(opts.feed ? { feed: opts.feed } : { control: allocRunnerControl(opts.lookup), logs: allocRunnerLogs(opts.lookup) }),
         ...(opts.token ? { token: opts.token } : {}),
         ...(opts.stately ? { stately: true } : {}),
       });
@@ -111,7 +114,7 @@ export async function openInspection(opts: {
     }
     if (opts.record !== undefined) {
       const recordInspection = await importOptional<RecordInspection>('../inspect/record.ts', 'recordInspection', '--record (the inspection recorder, src/inspect/)');
-      const recorder = recordInspection(opts.record, { stream });
+      const recorder = recordInspection(opts.record, { stream: stream ?? opts.feed?.stream });
       closers.push(() => recorder.close());
       machineClock = recorder.machineClock;
       // A shared stream needs one observer; a recorder on its own brings its own.
@@ -121,6 +124,7 @@ export async function openInspection(opts: {
     await Promise.allSettled(closers.map((c) => c()));
     throw err;
   }
+  inspect ??= opts.feed?.inspect;
   return {
     inspect,
     url,
