@@ -66,7 +66,8 @@ Flags:
                       without it they run as the agent's user
 ${ARTIFACT_FLAGS_HELP}
   --inspect[=PORT]    also serve the visualizer on a port of its own (it is always at /ui on
-                      the API's addresses, behind the API's tokens)
+                      the API's addresses, behind the API's tokens); without PORT, the
+                      port is kept in D/inspect-port across restarts
   --inspect-token T   the visualizer's token (default: kept in D/inspect-token, 0600,
                       so a page left open reconnects after an agent restart)
   --stately           also serve the stream in @statelyai/inspect's format (printed URL)
@@ -133,7 +134,7 @@ Example:
     const token = inspectPort === undefined ? undefined : await inspectorToken(values['inspect-token'], dataDir, 'agent');
     // The UI at /ui reads the runners from the start: a page opened later gets the history (issue 29).
     const ui = await openAgentUi((id) => agent?.get(id));
-    const inspection = await openInspection({ inspect: inspectPort, record: values.record, token, stately: values.stately, lookup: (id) => agent?.get(id), feed: ui.feed });
+    const inspection = await openInspection({ inspect: inspectPort, record: values.record, token, stately: values.stately, lookup: (id) => agent?.get(id), feed: ui.feed, dataDir, note: (m) => void process.stderr.write(`allocrun agent: ${m}\n`) });
     if (inspection.statelyUrl) process.stderr.write(`stately: @statelyai/inspect stream at ${inspection.statelyUrl}\n`);
     // Installed before anything runs: a SIGTERM during restore must still end in a graceful shutdown.
     let signals = 0;
