@@ -111,7 +111,8 @@ export function uiRoutes(app: FastifyInstance, ctx: ApiContext & { ui?: AgentUi 
       }),
     );
   });
-  app.addHook('onClose', async () => {
+  // Before the server closes: an upgraded socket is no longer the HTTP server's, and would hold its close.
+  app.addHook('preClose', async () => {
     for (const ws of pages.clients) ws.terminate();
     pages.close();
   });
