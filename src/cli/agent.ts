@@ -33,7 +33,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--no-ui] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -65,6 +65,8 @@ Flags:
   --task-user NAME    run raw_exec tasks that name no "user" as NAME (the agent must run as root);
                       without it they run as the agent's user
 ${ARTIFACT_FLAGS_HELP}
+  --no-ui             do not serve the UI at /ui (nor keep its history: the inspection stream
+                      costs the runners CPU)
   --inspect[=PORT]    also serve the visualizer on a port of its own (it is always at /ui on
                       the API's addresses, behind the API's tokens); without PORT, the
                       port is kept in D/inspect-port across restarts
@@ -84,7 +86,7 @@ Example:
     const parsed = parseCommand(
       this,
       args,
-      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, record: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS },
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, record: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, 'no-ui': { type: 'boolean' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS },
       { min: 0, max: 0, names: '' },
     );
     if (!parsed) return 0;
@@ -133,8 +135,9 @@ Example:
     if (values.stately && inspectPort === undefined) throw new UsageError('agent: --stately needs --inspect (it is served by the visualizer\'s server)', 'agent');
     const token = inspectPort === undefined ? undefined : await inspectorToken(values['inspect-token'], dataDir, 'agent');
     // The UI at /ui reads the runners from the start: a page opened later gets the history (issue 29).
-    const ui = await openAgentUi((id) => agent?.get(id));
-    const inspection = await openInspection({ inspect: inspectPort, record: values.record, token, stately: values.stately, lookup: (id) => agent?.get(id), feed: ui.feed, dataDir, note: (m) => void process.stderr.write(`allocrun agent: ${m}\n`) });
+    // --no-ui: nothing read, nothing kept (the stream costs the runners CPU); /ui then says so.
+    const ui = values['no-ui'] ? undefined : await openAgentUi((id) => agent?.get(id));
+    const inspection = await openInspection({ inspect: inspectPort, record: values.record, token, stately: values.stately, lookup: (id) => agent?.get(id), feed: ui?.feed, dataDir, note: (m) => void process.stderr.write(`allocrun agent: ${m}\n`) });
     if (inspection.statelyUrl) process.stderr.write(`stately: @statelyai/inspect stream at ${inspection.statelyUrl}\n`);
     // Installed before anything runs: a SIGTERM during restore must still end in a graceful shutdown.
     let signals = 0;
@@ -184,12 +187,12 @@ Example:
         token: apiToken,
         services,
         found: [...restored.map((runner) => ({ spec: runner.actor.getSnapshot().context.alloc, state: runner.getState(), updatedAt: Date.now(), runner })), ...finished],
-        ui,
+        ...(ui && { ui }),
       });
       api.registry.placed$.subscribe(({ spec, runner }) => watchRunner(view, spec, runner));
       view.note(`API listening on ${api.socketPath}`);
       if (api.url) view.note(`API listening on ${api.url} (X-Nomad-Token required; ${api.tokenFrom})`);
-      view.note(uiNote(api));
+      if (ui) view.note(uiNote(api));
 
       const signal = await stopRequested;
       view.note(`${signal}: shutting down; tasks keep running (${signal === 'SIGINT' ? 'Ctrl-C' : 'signal'} again to exit at once)`);
@@ -209,7 +212,7 @@ Example:
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       await inspection.close();
-      ui.feed.close();
+      ui?.feed.close();
     }
   },
 };

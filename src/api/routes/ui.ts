@@ -57,7 +57,7 @@ function sameOrigin(req: IncomingMessage): boolean {
 export function uiRoutes(app: FastifyInstance, ctx: ApiContext & { ui?: AgentUi }, token: string | undefined): void {
   const ui = ctx.ui;
   const unavailable = () =>
-    ui === undefined ? 'this agent serves no UI (it was started without one)' : 'missing' in ui.page ? ui.page.missing : undefined;
+    ui === undefined ? 'this agent serves no UI (it was started with --no-ui)' : 'missing' in ui.page ? ui.page.missing : undefined;
 
   app.get('/ui', async (req, reply) => {
     const query = req.url.indexOf('?');
