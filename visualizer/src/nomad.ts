@@ -146,5 +146,7 @@ export function timeText(at: number | undefined, origin: number | undefined): st
     const two = (n: number) => (n < 10 ? `0${n}` : String(n));
     return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
   }
-  return `+${((at - (origin ?? 0)) / 1000).toFixed(3)}s`;
+  // A simulated clock's time against a wall-clock origin (the stream stamps real time): count from zero.
+  const from = origin !== undefined && origin <= 1e11 ? origin : 0;
+  return `+${((at - from) / 1000).toFixed(3)}s`;
 }
