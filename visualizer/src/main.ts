@@ -49,6 +49,14 @@ const probe = {
   pointerUps: [] as { path: string; ms: number }[],
   /** Time-travel picks: ms to rebuild the past model. */
   picks: [] as number[],
+  /** Time-travel picks: pick → the first frame after the page shows that moment. */
+  pickFrames: [] as number[],
+  /** Where render time goes: total and longest ms per part. */
+  parts: {} as Record<string, { total: number; max: number }>,
+  /** Main-thread tasks over 50 ms (the browser's long tasks), in ms. */
+  longTasks: [] as number[],
+  /** Feed batches applied: total and longest ms. */
+  applyMs: { total: 0, max: 0 },
   model,
 };
 (window as unknown as { __allocrun: typeof probe }).__allocrun = probe;
@@ -101,9 +109,11 @@ window.addEventListener('hashchange', () => {
   scheduleRender();
 });
 
+let pendingPick: number | undefined;
 function pick(e: TimelineEntry | undefined): void {
   picked = e;
   past = undefined;
+  pendingPick = e ? performance.now() : undefined;
   // A replay stops at the picked moment: playing on underneath would move what the banner describes.
   if (e && !live && player.state().playing) player.pause();
   scheduleRender();
@@ -155,7 +165,10 @@ function renderBanners(): void {
   const cut = model.historyCut;
   const note = $('history-cut');
   note.hidden = !cut;
-  if (cut) note.textContent = `history before ${timeText(cut.at, model.origin)} dropped (${cut.dropped} events; the page keeps the latest ${model.kept.messages})`;
+  if (cut) {
+    const text = `history before ${timeText(cut.at, model.origin)} dropped (${cut.dropped} events)`;
+    if (note.textContent !== text) note.textContent = text;
+  }
   $('conn').dataset.state = liveStatus?.state ?? 'none';
   $('conn').textContent = !live ? 'offline' : liveStatus?.state === 'open' ? 'connected' : liveStatus?.state === 'closed' ? 'disconnected' : 'connecting';
 }
@@ -190,9 +203,29 @@ function scheduleDataRender(): void {
   }, wait);
 }
 
+/** Times `fn` into probe.parts[name]. */
+function timed<T>(name: string, fn: () => T): T {
+  const t0 = performance.now();
+  try {
+    return fn();
+  } finally {
+    const ms = performance.now() - t0;
+    const p = (probe.parts[name] ??= { total: 0, max: 0 });
+    p.total += ms;
+    if (ms > p.max) p.max = ms;
+  }
+}
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) probe.longTasks.push(e.duration);
+  }).observe({ type: 'longtask', buffered: true });
+} catch {
+  // No long-task timing in this browser: the probe just stays empty.
+}
+
 function render(): void {
   probe.renders++;
-  const m = shownModel();
+  const m = timed('travel', shownModel);
   const changed = model.takeChanged();
   let reveal: string | undefined;
   if (selectedPath) {
@@ -212,22 +245,28 @@ function render(): void {
   if (selected && !m.actors.has(selected)) selected = undefined;
   // The timeline first: following its tail scrolls, and a scroll before any other DOM write needs no fresh layout.
   const onlySelected = $<HTMLInputElement>('only-selected').checked;
-  timeline.render(model, { showInternal, query: $<HTMLInputElement>('timeline-filter').value, within: onlySelected ? selected : undefined, divergence }, picked?.seq);
-  allocs.render(m, selected, { showInternal, query: $<HTMLInputElement>('alloc-filter').value, sort }, picked ? new Set(['*']) : changed);
+  timed('timeline', () => timeline.render(model, { showInternal, query: $<HTMLInputElement>('timeline-filter').value, within: onlySelected ? selected : undefined, divergence }, picked?.seq));
+  timed('allocs', () => allocs.render(m, selected, { showInternal, query: $<HTMLInputElement>('alloc-filter').value, sort }, picked ? new Set(['*']) : changed));
   // Scrolling moves the rows: the scroll event draws them again in the next frame.
   if (reveal && allocs.reveal(reveal)) {
     revealPending = false;
     followInUrl();
   }
-  if (tab === 'chart') void chart.show(m, selected);
-  else sequence.render(m, selected, showInternal, picked?.seq);
-  details.render(m, selected, picked);
-  renderControls();
-  renderBanners();
+  timed('chart', () => (tab === 'chart' ? void chart.show(m, selected) : sequence.render(m, selected, showInternal, picked?.seq)));
+  timed('details', () => details.render(m, selected, picked));
+  timed('controls', () => {
+    renderControls();
+    renderBanners();
+  });
   const pending = probe.pendingClick;
   if (pending && selected && m.pathOf(selected).join('/') === pending.path) {
     probe.clicks.push({ path: pending.path, ms: performance.now() - pending.t0 });
     probe.pendingClick = undefined;
+  }
+  const t0 = pendingPick;
+  if (t0 !== undefined && picked) {
+    pendingPick = undefined;
+    requestAnimationFrame(() => probe.pickFrames.push(performance.now() - t0));
   }
   const up = pendingUp;
   if (up && selectedPath?.join('/') === up.path) {
@@ -239,6 +278,17 @@ function render(): void {
   probe.roots = model.roots.length;
 }
 
+// The feed's cost, for the benchmark: every batch goes through apply.
+{
+  const apply = model.apply.bind(model);
+  model.apply = (messages) => {
+    const t0 = performance.now();
+    apply(messages);
+    const ms = performance.now() - t0;
+    probe.applyMs.total += ms;
+    if (ms > probe.applyMs.max) probe.applyMs.max = ms;
+  };
+}
 model.subscribe((m) => {
   // Lay machines out as soon as they are known, so selecting one is instant.
   for (const [id, def] of m.definitions) chart.prepare(id, def);

@@ -80,6 +80,13 @@ export interface HistoryCut {
 }
 
 const cloneActor = (a: ActorView): ActorView => ({ ...a, children: [...a.children], ...(a.retired && { retired: { ...a.retired } }) });
+/** Checkpoints' actor copies: never changed, so a past model shares them and copies one only when it changes it. */
+const FROZEN = new WeakSet<ActorView>();
+const frozenCopy = (a: ActorView): ActorView => {
+  const c = cloneActor(a);
+  FROZEN.add(c);
+  return c;
+};
 
 /** Short form of a state value: `running`, `pending.prestart`, `running(poststart.done, updates.idle)`. */
 export function valueText(v: StateValue | undefined): string {
@@ -278,6 +285,14 @@ export class Model {
     for (const fn of this.listeners) fn(this);
   }
 
+  /** The actor to change in place: a checkpoint's shared copy is copied first (and replaces it here). */
+  private writable(a: ActorView): ActorView {
+    if (!FROZEN.has(a)) return a;
+    const c = cloneActor(a);
+    this.actors.set(a.sessionId, c);
+    return c;
+  }
+
   /** Marks an actor's row changed, for the views and for the next checkpoint. */
   private touch(sessionId: string): void {
     this.changed.add(sessionId);
@@ -307,12 +322,12 @@ export class Model {
       actors = new Map(prev.actors);
       for (const sid of this.dirty) {
         const a = this.actors.get(sid);
-        if (a) actors.set(sid, cloneActor(a));
+        if (a) actors.set(sid, frozenCopy(a));
         else actors.delete(sid);
       }
     } else {
       actors = new Map();
-      for (const [sid, a] of this.actors) actors.set(sid, cloneActor(a));
+      for (const [sid, a] of this.actors) actors.set(sid, frozenCopy(a));
     }
     this.dirty.clear();
     this.checkpoints.push({ seq, definitions: new Map(this.definitions), actors, roots: [...this.roots], origin: this.origin });
@@ -320,7 +335,8 @@ export class Model {
 
   private restore(cp: Checkpoint): void {
     for (const [k, v] of cp.definitions) this.definitions.set(k, v);
-    for (const [sid, a] of cp.actors) this.actors.set(sid, cloneActor(a));
+    // Shared, not copied: `writable` copies the few actors the replay from here changes.
+    for (const [sid, a] of cp.actors) this.actors.set(sid, a);
     this.roots.push(...cp.roots);
     this.origin = cp.origin;
     this.structure++;
@@ -349,8 +365,9 @@ export class Model {
    */
   private foldRetired(): void {
     let folded = false;
-    for (const p of this.actors.values()) {
-      if (p.children.length < 2) continue;
+    for (const shared of this.actors.values()) {
+      if (shared.children.length < 2) continue;
+      let p = shared;
       const newest = new Map<string, string>();
       for (const sid of p.children) {
         const c = this.actors.get(sid);
@@ -364,9 +381,11 @@ export class Model {
           if (c) kept.push(sid);
           continue;
         }
+        p = this.writable(p);
         p.retired = { ...p.retired, [c.id]: (p.retired?.[c.id] ?? 0) + 1 };
         this.dropSubtree(sid);
       }
+      p = this.writable(p);
       p.children = kept;
       this.touch(p.sessionId);
       folded = true;
@@ -397,7 +416,8 @@ export class Model {
   private settle(m: EventMessage, seq: number): void {
     const done = m.type.startsWith('xstate.done.actor.');
     if (!done && !m.type.startsWith('xstate.error.actor.')) return;
-    const a = m.source === undefined ? undefined : this.actors.get(m.source);
+    const found = m.source === undefined ? undefined : this.actors.get(m.source);
+    const a = found && found.machineId ? this.writable(found) : found;
     if (!a) return;
     const p = m.payload;
     const fields = typeof p === 'object' && p !== null && !Array.isArray(p) ? p : {};
@@ -413,7 +433,8 @@ export class Model {
   }
 
   private addActor(m: ActorMessage): void {
-    const existing = this.actors.get(m.sessionId);
+    const known = this.actors.get(m.sessionId);
+    const existing = known && this.writable(known);
     const view: ActorView = existing ?? {
       sessionId: m.sessionId, id: m.id, createdAt: m.at, updatedAt: m.at, status: 'active', activeNodeIds: [], lastEdges: [], version: 0, children: [],
     };
@@ -422,7 +443,8 @@ export class Model {
     if (existing) return;
     this.structure++;
     this.actors.set(m.sessionId, view);
-    const parent = m.parentSessionId ? this.actors.get(m.parentSessionId) : undefined;
+    const up = m.parentSessionId ? this.actors.get(m.parentSessionId) : undefined;
+    const parent = up && this.writable(up);
     if (parent) {
       parent.children.push(m.sessionId);
       this.touch(parent.sessionId);
@@ -456,8 +478,9 @@ export class Model {
         this.settle(m, seq);
         return;
       case 'transition': {
-        const a = this.actors.get(m.sessionId);
-        if (!a) return;
+        const found = this.actors.get(m.sessionId);
+        if (!found) return;
+        const a = this.writable(found);
         const before = a.machineId ? valueText(a.value) : a.status;
         a.status = m.status;
         a.updatedAt = m.at;

@@ -46,11 +46,26 @@ export interface AllocSummary {
 const obj = (v: JsonValue | undefined): Record<string, JsonValue> | undefined =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? v : undefined;
 
+// Contexts are never changed in place (a patch copies what it changes), so a summary made from one holds
+// for as long as the actor keeps that context: the list redraws 500 allocations without re-reading them.
+const summaries = new WeakMap<object, AllocSummary | null>();
+const names = new WeakMap<object, AllocNames>();
+
 /** The Nomad view of an alloc actor, or undefined for actors that are not allocations. */
 export function allocSummaryOf(a: ActorView): AllocSummary | undefined {
   const ctx = obj(a.context);
+  if (!ctx) return undefined;
+  let s = summaries.get(ctx);
+  if (s === undefined) {
+    s = summaryOf(ctx) ?? null;
+    summaries.set(ctx, s);
+  }
+  return s ?? undefined;
+}
+
+function summaryOf(ctx: Record<string, JsonValue>): AllocSummary | undefined {
   const states = obj(ctx?.taskStates);
-  if (!ctx || !states || typeof ctx.clientStatus !== 'string') return undefined;
+  if (!states || typeof ctx.clientStatus !== 'string') return undefined;
   const tasks: TaskSummary[] = [];
   for (const [name, raw] of Object.entries(states)) {
     const ts = obj(raw);
@@ -92,6 +107,15 @@ export interface AllocNames {
  * `allocrun run` names allocations `<job>-<group>-<index>`, which gives the index back.
  */
 export function allocNamesOf(a: ActorView): AllocNames {
+  const ctx = obj(a.context);
+  const cached = ctx && names.get(ctx);
+  if (cached && cached.id === a.id) return cached;
+  const made = namesOf(a);
+  if (ctx) names.set(ctx, made);
+  return made;
+}
+
+function namesOf(a: ActorView): AllocNames {
   const spec = obj(obj(a.context)?.alloc);
   const job = str(spec?.job);
   const group = str(spec?.group);
