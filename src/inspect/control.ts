@@ -4,7 +4,7 @@
  * shape so inspect/ does not import the runtime.
  */
 import type { InspectorCommandEvent } from './protocol.ts';
-import type { InspectorControl, InspectorLogs } from './server.ts';
+import type { InspectorControl, InspectorLogs } from './feed.ts';
 
 /** What routing needs from an allocation runner (`createAllocRunner`'s result has it). */
 export interface ControllableAllocRunner {

@@ -9,7 +9,7 @@ import { PROTOCOL_VERSION, type CommandResultFrame, type HelloFrame, type Inspec
 import { createAllocList, type SortKey } from './alloc-list.ts';
 import { createChartView } from './chart-view.ts';
 import { createDetailsView } from './details-view.ts';
-import { connectLive, type LiveStatus } from './live-source.ts';
+import { connectLive, liveSocketUrl, servedLive, type LiveStatus } from './live-source.ts';
 import { canvasMeasure } from './measure.ts';
 import { Model, type TimelineEntry } from './model.ts';
 import { allocNamesOf, timeText } from './nomad.ts';
@@ -69,7 +69,7 @@ const timeline = createTimelineView($('timeline'), (e) => pick(e), () => schedul
 let divergence: DivergenceLine | undefined;
 const sequence = createSequenceView($('sequence'), (e) => pick(e));
 const details = createDetailsView($('details-body'), (path) =>
-  token && live && hello?.logs ? `logs?token=${encodeURIComponent(token)}&alloc=${encodeURIComponent(path[0]!)}&task=${encodeURIComponent(path[1] ?? '')}&follow=1` : undefined,
+  live && hello?.logs ? `logs?${token ? `token=${encodeURIComponent(token)}&` : ''}alloc=${encodeURIComponent(path[0]!)}&task=${encodeURIComponent(path[1] ?? '')}&follow=1` : undefined,
 );
 
 /** The model the views show: the past while travelling, else the present. */
@@ -163,7 +163,7 @@ function renderBanners(): void {
       : `Time travel: every actor as it was at event #${n} of ${total} (${timeText(picked.at, model.origin)}). Replay paused; ${after} later event(s) applied.`;
   }
   const cut = model.historyCut;
-  const note = $('history-cut');
+  const note = $('page-cut');
   note.hidden = !cut;
   if (cut) {
     const text = `history before ${timeText(cut.at, model.origin)} dropped (${cut.dropped} events)`;
@@ -472,10 +472,13 @@ if (token && params.get('mode') === 'replay') {
       $('command-status').dataset.ok = 'false';
       $('command-status').textContent = `cannot load the recording: ${err.message}`;
     });
-} else if (token && location.protocol.startsWith('http')) {
+} else if ((token || servedLive(document)) && location.protocol.startsWith('http')) {
   $('mode').textContent = 'live';
-  const wsUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws?token=${encodeURIComponent(token)}`;
-  live = connectLive(wsUrl, model, {
+  live = connectLive(liveSocketUrl(location, token), model, {
+    onHistory: (h) => {
+      // The server kept less than its stream said: the timeline starts later than the run did.
+      $('history-cut').hidden = !h.cut;
+    },
     onHello: (h) => {
       hello = h;
       if (h.version !== PROTOCOL_VERSION) {
