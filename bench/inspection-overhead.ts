@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InspectionEvent } from 'xstate';
 import type { Clock } from '../src/drivers/clock.ts';
+import { createInspectorFeed } from '../src/inspect/feed.ts';
 import { createInputRecorder } from '../src/inspect/input-recorder.ts';
 import { createInspectionStream } from '../src/inspect/inspection-stream.ts';
 import { encodeReplayValue, stepCompactor, type ReplayLine } from '../src/inspect/replay-format.ts';
@@ -61,6 +62,22 @@ const variants: Variant[] = [
         inspect: stream.inspect,
         stats: () =>
           `${batches} batches, ${(bytes / 1024 / 1024).toFixed(1)} MiB, ${(bytes / ALLOCS / 1024).toFixed(1)} KiB and ${(messages / ALLOCS).toFixed(0)} messages per lifecycle`,
+      };
+    },
+  },
+  {
+    // The agent's UI (issue 29): always on, with no page open; every batch serialized once and kept in the
+    // bounded history, checkpoints taken as its segments fill (feed.ts, history.ts).
+    name: 'agent UI feed',
+    make: (clock) => {
+      const feed = createInspectorFeed({ stream: createInspectionStream({ now: () => clock.now() }) });
+      return {
+        inspect: feed.inspect,
+        stats: () => {
+          const h = feed.history!.stats();
+          feed.close();
+          return `history kept: ${h.messages} messages, ${(h.bytes / 1024 / 1024).toFixed(1)} MiB in ${h.segments} segments${h.dropped ? ' (oldest dropped)' : ''}`;
+        },
       };
     },
   },
@@ -173,6 +190,9 @@ async function measure(): Promise<void> {
       `\nP5: throughput with the stream + JSON is ${((baseCpu / json) * 100).toFixed(0)}% of without inspection (goal ≥ 90%); ` +
         `${((noop / json) * 100).toFixed(0)}% of a no-op inspect (XState's own cost: ${((baseCpu / noop) * 100).toFixed(0)}%)`,
     );
+    // Issue 29: what the agent's always-on UI (history kept, no page open) costs against the stream + JSON.
+    const feed = median(cpu.get('agent UI feed')!);
+    console.log(`agent UI: the feed with its history costs ${(feed / json).toFixed(2)}× the CPU of the stream + JSON; throughput ${((baseCpu / feed) * 100).toFixed(0)}% of without inspection`);
     // Issue #30: what recording the machines' inputs and steps adds to the stream a recording was before.
     const replay = median(cpu.get('stream + replay')!);
     console.log(

@@ -96,6 +96,32 @@ describe('serveInspector', () => {
     page.ws.close();
   });
 
+  it('resumes a page that reconnects to the same stream after its last batch, and starts over one from another stream', async () => {
+    const s = await start();
+    const actor = createActor(light, { id: 'l1', inspect: s.inspect }).start();
+    s.stream.flush();
+    const first = connect(wsUrl(s));
+    const hello = await first.until((f): f is Extract<ServerFrame, { type: 'hello' }> => f.type === 'hello');
+    const seen = await first.until(isBatchWith((m) => m.kind === 'actor'));
+    first.ws.close();
+
+    actor.send({ type: 'NEXT' });
+    s.stream.flush();
+    const again = connect(`${wsUrl(s)}&stream=${hello.stream}&after=${seen.seq}`);
+    const resumed = await again.until((f): f is Extract<ServerFrame, { type: 'hello' }> => f.type === 'hello');
+    expect(resumed).toMatchObject({ stream: hello.stream, resumed: true });
+    await again.until(isBatchWith((m) => m.kind === 'transition' && (m as { value?: unknown }).value === 'yellow'));
+    // No checkpoint, and nothing the page had already.
+    expect(again.frames.filter((f) => f.type === 'checkpoint')).toEqual([]);
+    expect(again.frames.filter((f) => f.type === 'batch').every((f) => (f as { seq: number }).seq > seen.seq)).toBe(true);
+    again.ws.close();
+
+    const other = connect(`${wsUrl(s)}&stream=another-server&after=${seen.seq}`);
+    expect(await other.until((f): f is Extract<ServerFrame, { type: 'hello' }> => f.type === 'hello')).toMatchObject({ resumed: false });
+    await other.until((f): f is Extract<ServerFrame, { type: 'checkpoint' }> => f.type === 'checkpoint');
+    other.ws.close();
+  });
+
   it('without history, gives a late joiner the current picture as a cut checkpoint', async () => {
     const s = await start({ history: false });
     const actor = createActor(light, { id: 'l1', inspect: s.inspect }).start();
