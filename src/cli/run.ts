@@ -215,11 +215,13 @@ Examples:
       const failed = results.some((r) => r.error !== undefined || r.state.clientStatus !== 'complete');
       const exitCode = wasForced ? FORCED_EXIT : failed ? 1 : 0;
       view.finish({ dataDir, results, exitCode, forced: wasForced });
-      if (inspection.url && tty && !wasForced) {
-        // Someone watching the visualizer wants to look at the end state before the page goes away.
+      // Someone watching the visualizer wants to look at the end state before the page goes away: also when
+      // the output is piped (`| tee run.log`), as long as a terminal can press Ctrl-C (stdin is one). Scripts
+      // and CI, with no terminal at all, exit as before.
+      if (inspection.url && (tty || process.stdin.isTTY === true) && !wasForced) {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
-        process.stdout.write(`inspector still serving at ${inspection.url} (Ctrl-C to exit)\n`);
+        (tty ? process.stdout : process.stderr).write(`inspector still serving at ${inspection.url} (Ctrl-C to exit)\n`);
         await new Promise<void>((res) => {
           process.once('SIGINT', () => res());
           process.once('SIGTERM', () => res());
