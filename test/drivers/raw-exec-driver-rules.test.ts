@@ -341,3 +341,52 @@ const isAlive = (pid: number) => {
   const stat = readProcStat(pid);
   return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
 };
+
+describe("the driver's intervals, and how long a follower of the logs keeps reading", () => {
+  it('looks for the end of a recovered process every 100 ms by default', async () => {
+    const { pid, startTime } = await sleeper();
+    const ctx = context();
+    const clock = ctx.clock as SimulatedClock;
+    const c = createRawExecDriver({ supervise: false }).recover({ driver: 'raw_exec', taskName: 'web', pid, startTime }, task(), ctx);
+    let got: unknown;
+    void c.wait(never()).then((r) => (got = r));
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 1000 && readProcStat(pid) !== undefined; i++) await new Promise((r) => setTimeout(r, 5));
+    await clock.advance(99);
+    expect(got).toBeUndefined();
+    await clock.advance(1);
+    expect(got).toMatchObject({ exitCode: -1 });
+  });
+
+  it('a follower of a task not yet started keeps looking every 250 ms by default; one of a closed task stops', async () => {
+    const ctx = context();
+    const clock = ctx.clock as SimulatedClock;
+    const c = driver.controller(task(), ctx);
+    let done = false;
+    const sub = c.logs({ follow: true }).subscribe({ complete: () => (done = true) });
+    await clock.advance(250);
+    expect(done).toBe(false);
+    expect(clock.pendingTimers).toBe(1);
+    await c.close();
+    await clock.advance(249);
+    expect(done).toBe(false);
+    await clock.advance(1);
+    expect(done).toBe(true);
+    sub.unsubscribe();
+  });
+
+  it('a follower of a recovered task reads until its process is gone', async () => {
+    const { pid, startTime } = await sleeper();
+    const ctx = context();
+    const clock = ctx.clock as SimulatedClock;
+    const c = createRawExecDriver({ supervise: false, logPollIntervalMs: 10 }).recover({ driver: 'raw_exec', taskName: 'web', pid, startTime }, task(), ctx);
+    let done = false;
+    c.logs({ follow: true }).subscribe({ complete: () => (done = true) });
+    await clock.advance(10);
+    expect(done).toBe(false);
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 1000 && readProcStat(pid) !== undefined; i++) await new Promise((r) => setTimeout(r, 5));
+    await clock.advance(10);
+    expect(done).toBe(true);
+  });
+});
