@@ -1,4 +1,5 @@
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,6 +39,9 @@ describe('allocrun agent --inspect', () => {
 
     const second = await agent();
     expect(new URL(second.url).searchParams.get('token')).toBe(token);
+    // The same address too (the port kept in D/inspect-port): a page left open finds the restarted agent.
+    expect(new URL(second.url).port).toBe(new URL(first.url).port);
+    expect((await readFile(join(dataDir, 'inspect-port'), 'utf8')).trim()).toBe(new URL(first.url).port);
     // The Stately stream answers on the restarted agent, with the kept token.
     const port = new URL(second.url).port;
     const ws = new WebSocket(`ws://127.0.0.1:${port}/stately?token=${encodeURIComponent(token)}`);
@@ -60,5 +64,23 @@ describe('allocrun agent --inspect', () => {
     const alone = await startCli(['agent', '--data-dir', dataDir, '--stately']).exited;
     expect(alone.code).toBe(2);
     expect(alone.stderr).toMatch(/--stately needs --inspect/);
+  }, 60_000);
+
+  it('serves a new port, and says so, when the kept one is taken by another program', async () => {
+    const blocker = createServer();
+    const port = await new Promise<number>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)));
+    try {
+      await writeFile(join(dataDir, 'inspect-port'), `${port}\n`);
+      const cli = startCli(['agent', '--data-dir', dataDir, '--inspect']);
+      await cli.waitFor(/inspector: (\S+)/);
+      const url = /inspector: (\S+)/.exec(cli.stdout())![1]!;
+      expect(new URL(url).port).not.toBe(String(port));
+      expect((await readFile(join(dataDir, 'inspect-port'), 'utf8')).trim()).toBe(new URL(url).port);
+      cli.child.kill('SIGTERM');
+      const r = await cli.exited;
+      expect(r.stderr).toContain(`the inspector's port ${port} (kept in ${join(dataDir, 'inspect-port')}) is taken by another program; serving on port ${new URL(url).port} instead`);
+    } finally {
+      blocker.close();
+    }
   }, 60_000);
 });
