@@ -31,7 +31,7 @@ const PARTS = {
   // task user; the launch, the workloads and the spawner. All three run every raw_exec suite.
   'raw-exec-files': ['src/drivers/raw-exec/{config,errors,process,proc-stat,supervisor,rotating-log,log-reader,stats}.ts'],
   'raw-exec-driver': ['src/drivers/raw-exec/{raw-exec-driver,task-user}.ts'],
-  'raw-exec-launch': ['src/drivers/raw-exec/{launch,workload,spawner}.ts'],
+  'raw-exec-launch': ['src/drivers/raw-exec/{launch,workload,backstop,spawner}.ts'],
 };
 const part = process.env.MUTATE_PART || 'lifecycle';
 if (!(part in PARTS)) throw new Error(`MUTATE_PART=${part}: not one of ${Object.keys(PARTS).join(', ')}`);
