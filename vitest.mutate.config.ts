@@ -115,9 +115,24 @@ class RulesFirst extends BaseSequencer {
 }
 const part = process.env.MUTATE_PART || 'lifecycle';
 
+/**
+ * The suites of a part's slices (MUTATE_SUB, see stryker.config.mjs): only the rule suites of the slice's files.
+ * The api-routes part's whole set starts an agent per test (190 tests, 3 minutes here), and a route's survivor
+ * or timeout costs every test that covers it: most of them, for the registration and the blocking query.
+ */
+const SLICE_SUITES: Record<string, Record<string, string[]>> = {
+  'api-routes': {
+    core: ['test/api/route-jobs-rules.test.ts', 'test/api/route-allocs-evals-events-rules.test.ts', 'test/api/route-acl-rules.test.ts', 'test/api/acl.test.ts'],
+    client: ['test/api/route-client-rules.test.ts', 'test/api/route-blocking-query-rules.test.ts'],
+  },
+};
+const slice = process.env.MUTATE_SUB;
+// The route rule suites give each test a minute (an agent under load); under mutation a hung request fails sooner.
+process.env.MUTATE_TEST_TIMEOUT_MS ??= '15000';
+
 export default defineConfig({
   test: {
-    include: PARTS[part] ?? [],
+    include: (slice && SLICE_SUITES[part]?.[slice]) || (PARTS[part] ?? []),
     // Real processes and agents (raw_exec) only time out under mutation; they do not drive the machines' logic.
     exclude: ['test/properties/broken-variants.test.ts', 'test/runtime/real-processes.test.ts', 'test/runtime/agent.test.ts'],
     // Unmutated, the slowest test here takes about a second. Under a mutant, a test that waits forever (a

@@ -87,6 +87,12 @@ export const mockJob = (id: string, tasks: Record<string, Record<string, unknown
   },
 });
 
+/**
+ * A route rule suite's time limit: a minute (an agent per test on a loaded machine), or under mutation the
+ * limit vitest.mutate.config.ts sets, so a mutant that hangs a request fails in seconds.
+ */
+export const SUITE_TIMEOUT = Number(process.env['MUTATE_TEST_TIMEOUT_MS'] ?? 60_000);
+
 /** Every allocation listed runs. */
 export const running = (list: Alloc[]) => list.length > 0 && list.every((a) => a.ClientStatus === 'running');
 

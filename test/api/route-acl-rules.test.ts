@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { call } from './agent-process.ts';
-import { cleanUp, serve, type Served } from './in-process-agent.ts';
+import { cleanUp, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
 
 afterEach(cleanUp);
 
@@ -17,7 +17,7 @@ async function create(s: Served, Name: string, method = 'POST'): Promise<{ token
   return { token: res.json<Token>(), index: Number(res.headers['x-nomad-index']) };
 }
 
-describe('ACL token routes', { timeout: 60_000 }, () => {
+describe('ACL token routes', { timeout: SUITE_TIMEOUT }, () => {
   it.each(['PUT', 'POST'])('%s /v1/acl/token writes the token at a new index of the agent, answered as X-Nomad-Index', async (method) => {
     const s = await serve();
     const before = Number((await call(s.socket, 'GET', '/v1/jobs')).headers['x-nomad-index']);

@@ -8,7 +8,7 @@ import { Observable } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EventBroker } from '../../src/api/event-broker.ts';
 import { call, stream, waitForAllocs, type Alloc } from './agent-process.ts';
-import { cleanUp, mockJob, runJob, serve, until, type Served } from './in-process-agent.ts';
+import { cleanUp, mockJob, runJob, serve, until, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
 
 afterEach(async () => {
   vi.restoreAllMocks();
@@ -19,7 +19,7 @@ type Placed = Alloc & { EvalID: string };
 type Eval = { ID: string; JobID: string; TriggeredBy: string; Status: string; CreateIndex: number; ModifyIndex: number };
 const evalsOf = async (s: Served, path: string) => (await call(s.socket, 'GET', path)).json<Eval[]>();
 
-describe('allocation routes', { timeout: 60_000 }, () => {
+describe('allocation routes', { timeout: SUITE_TIMEOUT }, () => {
   it('lists every allocation at the newest allocation index, and reads one at its own', async () => {
     const s = await serve();
     const web = await runJob(s, mockJob('web'));
@@ -67,7 +67,7 @@ describe('allocation routes', { timeout: 60_000 }, () => {
   });
 });
 
-describe('evaluation routes', { timeout: 60_000 }, () => {
+describe('evaluation routes', { timeout: SUITE_TIMEOUT }, () => {
   it('lists every write\'s evaluation oldest first at the evaluations\' index, and a job\'s newest first', async () => {
     const s = await serve();
     const first = (await call(s.socket, 'PUT', '/v1/jobs', mockJob('web'))).json<{ EvalID: string }>();
@@ -110,7 +110,7 @@ describe('evaluation routes', { timeout: 60_000 }, () => {
   });
 });
 
-describe('GET /v1/event/stream', { timeout: 60_000 }, () => {
+describe('GET /v1/event/stream', { timeout: SUITE_TIMEOUT }, () => {
   type Batch = { Index?: number; Events?: { Topic: string; Type: string; Key: string; Namespace: string }[] };
   const batchesOf = (text: string) => text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Batch);
 

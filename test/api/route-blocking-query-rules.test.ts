@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { request } from 'node:http';
 import { call } from './agent-process.ts';
-import { cleanUp, mockJob, serve, until, type Served } from './in-process-agent.ts';
+import { cleanUp, mockJob, serve, until, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
 
 afterEach(async () => {
   vi.restoreAllMocks();
@@ -39,7 +39,7 @@ async function openWait(s: Served, path: string, waits: ReturnType<typeof watchW
 
 const indexOf = async (s: Served, path: string) => Number((await call(s.socket, 'GET', path)).headers['x-nomad-index']);
 
-describe('blocking queries', { timeout: 60_000 }, () => {
+describe('blocking queries', { timeout: SUITE_TIMEOUT }, () => {
   it.each([
     ['no wait: Nomad\'s 5 minutes', '', 300_000],
     ['wait=2s', '&wait=2s', 2_000],

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Controller, Driver, LogLine, LogOptions } from '../../src/drivers/controller.ts';
 import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
 import { call, stream, waitForAllocs, type Alloc } from './agent-process.ts';
-import { cleanUp, mockJob, runJob, serve, until, type Served } from './in-process-agent.ts';
+import { cleanUp, mockJob, runJob, serve, until, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
 
 /**
  * The mock driver with its tasks' output kept, as raw_exec keeps it in files: Nomad's mock writes only to the
@@ -72,7 +72,7 @@ async function runTwo(s: Served): Promise<Full> {
   return until(() => full(s, alloc.ID), (a) => ['a', 'b'].every((t) => a.TaskStates[t]?.State === 'running'), 'both tasks to run');
 }
 
-describe('restart and signal', { timeout: 60_000 }, () => {
+describe('restart and signal', { timeout: SUITE_TIMEOUT }, () => {
   it.each(['PUT', 'POST'])('%s restart with TaskName restarts that task only, and answers {}', async (method) => {
     const s = await serve();
     const alloc = await runTwo(s);
@@ -157,7 +157,7 @@ describe('restart and signal', { timeout: 60_000 }, () => {
   });
 });
 
-describe('GET /v1/client/fs/logs/:id', { timeout: 60_000 }, () => {
+describe('GET /v1/client/fs/logs/:id', { timeout: SUITE_TIMEOUT }, () => {
   const logsOf = async (s: Served, id: string, query: string) => call(s.socket, 'GET', `/v1/client/fs/logs/${id}?task=a&type=stdout${query}`);
 
   it('reads the whole log plain by default from the start, and skips ?offset bytes with origin=start', async () => {
@@ -244,7 +244,7 @@ describe('GET /v1/client/fs/logs/:id', { timeout: 60_000 }, () => {
   });
 });
 
-describe('GET /v1/client/allocation/:id/stats', { timeout: 60_000 }, () => {
+describe('GET /v1/client/allocation/:id/stats', { timeout: SUITE_TIMEOUT }, () => {
   it('answers the allocation\'s and each task\'s usage under Nomad\'s names, and 404 for an unknown one', async () => {
     const s = await serve();
     const alloc = await runTwo(s);

@@ -6,13 +6,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, waitForAllocs } from './agent-process.ts';
-import { cleanUp, mockJob, runJob, serve, type Served } from './in-process-agent.ts';
+import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
 
 afterEach(cleanUp);
 
 const job = async (s: Served, id: string) => call(s.socket, 'GET', `/v1/job/${id}`);
 
-describe('registering a job', { timeout: 60_000 }, () => {
+describe('registering a job', { timeout: SUITE_TIMEOUT }, () => {
   it.each([
     ['PUT', '/v1/jobs'],
     ['POST', '/v1/jobs'],
@@ -64,7 +64,7 @@ describe('registering a job', { timeout: 60_000 }, () => {
   });
 });
 
-describe('EnforceIndex', { timeout: 60_000 }, () => {
+describe('EnforceIndex', { timeout: SUITE_TIMEOUT }, () => {
   it('registers a new job at JobModifyIndex 0 (or none), and refuses any other index: the job does not exist', async () => {
     const s = await serve();
     const stale = await call(s.socket, 'PUT', '/v1/jobs', { ...mockJob('fresh'), EnforceIndex: true, JobModifyIndex: 5 });
@@ -99,7 +99,7 @@ describe('EnforceIndex', { timeout: 60_000 }, () => {
   });
 });
 
-describe('parse and validate', { timeout: 60_000 }, () => {
+describe('parse and validate', { timeout: SUITE_TIMEOUT }, () => {
   const hcl = 'job "p" {\n  group "g" {\n    task "t" {\n      driver = "mock"\n      config {\n        run_for = "1h"\n      }\n    }\n  }\n}\n';
 
   it('POST /v1/jobs/parse answers the file\'s job as API JSON; with Canonicalize, with Nomad\'s defaults filled', async () => {
@@ -144,7 +144,7 @@ describe('parse and validate', { timeout: 60_000 }, () => {
   });
 });
 
-describe('reading jobs', { timeout: 60_000 }, () => {
+describe('reading jobs', { timeout: SUITE_TIMEOUT }, () => {
   it('answers 404 "job not found" for every read of an unknown job, and for its stop', async () => {
     const s = await serve();
     for (const [method, path] of [['GET', '/v1/job/nope'], ['GET', '/v1/job/nope/allocations'], ['GET', '/v1/job/nope/summary'], ['GET', '/v1/job/nope/versions'], ['DELETE', '/v1/job/nope'], ['GET', '/v1/job/nope/evaluations']] as const) {
@@ -207,7 +207,7 @@ describe('reading jobs', { timeout: 60_000 }, () => {
   });
 });
 
-describe('stopping and purging a job', { timeout: 60_000 }, () => {
+describe('stopping and purging a job', { timeout: SUITE_TIMEOUT }, () => {
   it('DELETE stops the job and answers its deregistration evaluation; the job stays readable', async () => {
     const s = await serve();
     await runJob(s, mockJob('web'));
