@@ -39,8 +39,9 @@ const PARTS = {
  */
 const SLICES = {
   'api-routes': {
-    // The routes users hit most: jobs (register, update, stop), allocations, evaluations, the event stream, ACL tokens.
-    core: ['src/api/routes/jobs.ts', 'src/api/routes/allocations.ts', 'src/api/routes/evaluations.ts', 'src/api/routes/events.ts', 'src/api/routes/acl.ts'],
+    // The routes users hit most: jobs (register, update, stop), then allocations, evaluations, the event stream, ACL tokens.
+    jobs: ['src/api/routes/jobs.ts'],
+    core: ['src/api/routes/allocations.ts', 'src/api/routes/evaluations.ts', 'src/api/routes/events.ts', 'src/api/routes/acl.ts'],
     // An allocation's restart, signal, logs and stats, and the blocking query every read runs.
     client: ['src/api/routes/client.ts', 'src/api/context.ts'],
   },
