@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { request } from 'node:http';
+import { HttpError, notFound } from '../../src/api/context.ts';
 import { call } from './agent-process.ts';
 import { cleanUp, mockJob, serve, until, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
 
@@ -103,5 +104,14 @@ describe('blocking queries', { timeout: SUITE_TIMEOUT }, () => {
     expect(waits.cleared).not.toContain(timer);
     close();
     await until(async () => waits.cleared.includes(timer), (ok) => ok, 'the wait to be given up', 5_000);
+  });
+});
+
+describe('HttpError', () => {
+  it('carries its status and message under its own name; notFound says "<what> not found" with 404', () => {
+    const e = new HttpError(409, 'conflict');
+    expect([e.name, e.statusCode, e.message, e instanceof Error]).toEqual(['HttpError', 409, 'conflict', true]);
+    const nf = notFound('job');
+    expect([nf.name, nf.statusCode, nf.message]).toEqual(['HttpError', 404, 'job not found']);
   });
 });

@@ -27,6 +27,8 @@ function mockWithKeptLogs(): Driver {
       const c = mock.controller(task, ctx);
       const closed = new Subject<void>();
       const logs = (opts: LogOptions) => new Observable<LogLine>((sub) => {
+        // A task named `unreadable` stands for one whose log files are gone.
+        if (task.name === 'unreadable') return sub.error(new Error('log file gone'));
         const record = kept.get(key);
         const mine = (l: LogLine) => l.stream === (opts.stream ?? 'stdout');
         for (const l of record?.lines ?? []) if (mine(l)) sub.next(l);
@@ -114,6 +116,14 @@ describe('restart and signal', { timeout: SUITE_TIMEOUT }, () => {
     expect((await call(s.socket, method, `/v1/client/allocation/${alloc.ID}/signal`, { Signal: '' })).status).toBe(200);
     const after = await until(() => full(s, alloc.ID), (a) => ['a', 'b'].every((t) => typesOf(a, t).includes('Signaling')), 'both tasks to be signalled');
     for (const t of ['a', 'b']) expect(after.TaskStates[t]!.Events.find((e) => e.Type === 'Signaling')!.Details).toMatchObject({ signal: 'SIGKILL' });
+  });
+
+  it('refuses a signal the system does not have with 400 naming Signal, and sends nothing', async () => {
+    const s = await serve();
+    const alloc = await runTwo(s);
+    const res = await call(s.socket, 'POST', `/v1/client/allocation/${alloc.ID}/signal`, { Signal: 'SIGNOPE', Task: 'a' });
+    expect([res.status, res.text]).toEqual([400, expect.stringContaining('Signal')]);
+    expect(typesOf(await full(s, alloc.ID), 'a')).not.toContain('Signaling');
   });
 
   it('answers 404 naming a task the allocation does not have, and sends nothing', async () => {
@@ -231,6 +241,34 @@ describe('GET /v1/client/fs/logs/:id', { timeout: SUITE_TIMEOUT }, () => {
     const ending = await stream(s.socket, `/v1/client/fs/logs/${alloc.ID}?task=a&type=stdout&follow=true&plain=true`);
     await call(s.socket, 'POST', `/v1/allocation/${alloc.ID}/stop`);
     expect(await ending.ended).toBe('bye\n');
+  });
+
+  it('skips ?offset bytes from the start across what was written and what comes next, when following', async () => {
+    const s = await serveKeepingLogs();
+    const alloc = await runJob(s, mockJob('tick', { a: { run_for: '1h', stdout_string: 'tick', stdout_repeat: 100, stdout_repeat_duration: '150ms' } }));
+    const written = await until(async () => (await logsOf(s, alloc.ID, '&plain=true')).text, (t) => t.length >= 5, 'a first line');
+    // Two bytes more than what is written now: the rest of the skip cuts into the lines that follow.
+    const live = await stream(s.socket, `/v1/client/fs/logs/${alloc.ID}?task=a&type=stdout&follow=true&plain=true&origin=start&offset=${written.length + 2}`);
+    const text = await live.until((t) => t.length >= 8);
+    live.close();
+    expect(text.startsWith('ck\ntick\n')).toBe(true);
+  });
+
+  it('answers the headers of a followed plain stream at once, before any output', async () => {
+    const s = await serveKeepingLogs();
+    const alloc = await runJob(s, mockJob('quiet', { a: { run_for: '1h' } }));
+    const live = await stream(s.socket, `/v1/client/fs/logs/${alloc.ID}?task=a&type=stdout&follow=true&plain=true&origin=end`);
+    expect([live.status, live.text()]).toEqual([200, '']);
+    live.close();
+  });
+
+  it('ends the stream with the reader\'s error: a JSON Error frame when framed, nothing more when plain', async () => {
+    const s = await serveKeepingLogs();
+    const alloc = await runJob(s, mockJob('broken', { unreadable: { run_for: '1h' } }));
+    const framed = await call(s.socket, 'GET', `/v1/client/fs/logs/${alloc.ID}?task=unreadable&type=stdout`);
+    expect([framed.status, framed.text]).toEqual([200, '{"Error":"log file gone"}\n']);
+    const plain = await call(s.socket, 'GET', `/v1/client/fs/logs/${alloc.ID}?task=unreadable&type=stdout&plain=true`);
+    expect([plain.status, plain.text]).toEqual([200, '']);
   });
 
   it('refuses a task the allocation does not have with 404, and a missing task or unknown type with 400', async () => {
