@@ -99,7 +99,8 @@ Flags:
   -g, --group G       run only the allocations of task group G
   -d, --data-dir D    where alloc dirs, logs and state go (default: a new temp dir, printed)
   --inspect[=PORT]    serve the visualizer while the job runs (after the run it stays up
-                      until Ctrl-C on a terminal, else while a page is open); without PORT, the port is kept in
+                      until Ctrl-C where a terminal can press it, else while a page is
+                      open); without PORT, the port is kept in
                       D/inspect-port so a re-run on D serves the same address
   --inspect-token T   the visualizer's token (default: kept in D/inspect-token, 0600)
   --stately           also serve the stream in @statelyai/inspect's format (printed URL)
@@ -215,18 +216,20 @@ Examples:
       const failed = results.some((r) => r.error !== undefined || r.state.clientStatus !== 'complete');
       const exitCode = wasForced ? FORCED_EXIT : failed ? 1 : 0;
       view.finish({ dataDir, results, exitCode, forced: wasForced });
-      // Someone watching the visualizer wants to look at the end state before the page goes away: on a
-      // terminal until Ctrl-C; with output piped (a script, `npm start | tee`), while a page is open.
-      const watched = !tty && (inspection.openPages?.() ?? 0) > 0;
-      if (inspection.url && (tty || watched) && !wasForced) {
+      // Someone watching the visualizer wants to look at the end state before the page goes away: while a
+      // terminal can press Ctrl-C (stdout, or stdin when the output is piped: `| tee run.log`), until it does;
+      // with no terminal at all (scripts, CI), while a page is open, else it exits as before.
+      const terminal = tty || process.stdin.isTTY === true;
+      const watched = !terminal && (inspection.openPages?.() ?? 0) > 0;
+      if (inspection.url && (terminal || watched) && !wasForced) {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
-        if (tty) process.stdout.write(`inspector still serving at ${inspection.url} (Ctrl-C to exit)\n`);
+        if (terminal) (tty ? process.stdout : process.stderr).write(`inspector still serving at ${inspection.url} (Ctrl-C to exit)\n`);
         else process.stderr.write(`allocrun run: inspector still serving at ${inspection.url} while a page is open (close it, or SIGINT/SIGTERM, to exit)\n`);
         await new Promise<void>((res) => {
           process.once('SIGINT', () => res());
           process.once('SIGTERM', () => res());
-          if (!tty) void inspection.whenNoPages?.().then(() => res());
+          if (!terminal) void inspection.whenNoPages?.().then(() => res());
         });
       }
       return exitCode;
