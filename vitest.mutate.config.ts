@@ -90,7 +90,8 @@ const PARTS: Record<string, string[]> = {
 PARTS['mock-driver'] = PARTS.drivers!;
 // raw_exec's sub-parts (stryker.config.mjs), each under an hour: the same suites, different files mutated.
 PARTS['raw-exec-files'] = PARTS['raw-exec']!;
-PARTS['raw-exec-processes'] = PARTS['raw-exec']!;
+PARTS['raw-exec-driver'] = PARTS['raw-exec']!;
+PARTS['raw-exec-launch'] = PARTS['raw-exec']!;
 
 /** raw_exec's suites that start real processes (seconds per test); the others take milliseconds. */
 const REAL_PROCESS_SUITE = /\/raw-exec(-claim-reap|-spawner|-supervisor|-task-user)?\.test\.ts$/;
