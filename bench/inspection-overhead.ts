@@ -196,14 +196,15 @@ async function measure(): Promise<void> {
       `replay lines: a recording with its inputs and steps costs ${(replay / json).toFixed(2)}× the CPU of the stream + JSON alone; ` +
         `throughput ${((baseCpu / replay) * 100).toFixed(0)}% of without inspection`,
     );
+    // Issue #31's goal is against XState's own inspection cost (the no-op inspect), measured in the same run.
     printGoalRows([
       {
         item: 'P5 throughput with the live inspection stream (JSON, as sent)',
         figure: `${((ALLOCS / json) * 1000).toFixed(0)} lifecycles per CPU-s; ${stats.get('stream + JSON')}`,
-        baseline: `${((ALLOCS / baseCpu) * 1000).toFixed(0)}/s without inspection; no-op inspect ${((baseCpu / noop) * 100).toFixed(0)}%`,
-        ratio: `${((baseCpu / json) * 100).toFixed(0)}% of without`,
-        goal: '≥ 90%',
-        met: baseCpu / json >= 0.9,
+        baseline: `no-op inspect ${((ALLOCS / noop) * 1000).toFixed(0)}/s (${((baseCpu / noop) * 100).toFixed(0)}% of ${((ALLOCS / baseCpu) * 1000).toFixed(0)}/s without inspection)`,
+        ratio: `${((noop / json) * 100).toFixed(0)}% of a no-op inspect (${((baseCpu / json) * 100).toFixed(0)}% of without)`,
+        goal: '≥ 90% of a no-op inspect',
+        met: noop / json >= 0.9,
       },
     ]);
     await printBreakdown(dataDir);
