@@ -1,3 +1,4 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 // The suites Stryker runs against each mutant of one part (MUTATE_PART, see stryker.config.mjs): the ones
@@ -81,13 +82,37 @@ const PARTS: Record<string, string[]> = {
     'test/api/port-allocator.test.ts',
     'test/api/openapi-conformance.test.ts',
     'test/api/registry-*-rules.test.ts',
+    // (nomad-parity.test.ts is left out: its stats test runs raw_exec, whose pipes abort the next suite in the worker.)
+    // The routes' rules over an in-process agent: the HTTP semantics of the jobs, allocations, evaluations,
+    // events and ACL routes (what each changes, answers and refuses), and the suites that already drove them.
+    'test/api/route-*-rules.test.ts',
+    'test/api/acl.test.ts',
+    'test/api/nomad-cluster.test.ts',
   ],
-  // raw_exec: its driver suite, with real processes. Only the one file: Stryker's vitest runner runs suites in
-  // worker threads, and a worker that ran one raw_exec suite aborts the process (Node: "File descriptor opened
-  // in unmanaged mode twice", the pipes raw_exec reads) when a second file follows it in the same run.
-  'raw-exec': ['test/drivers/raw-exec.test.ts'],
+  // raw_exec: its suites run real processes, and the pure rules' tables (raw-exec-*-rules) kill most mutants
+  // in milliseconds. All of them run in one worker thread (isolate: false below).
+  'raw-exec': ['test/drivers/raw-exec*.test.ts', 'test/drivers/proc-stat.test.ts', 'test/drivers/rotating-log.test.ts'],
 };
 PARTS['mock-driver'] = PARTS.drivers!;
+// raw_exec's sub-parts (stryker.config.mjs), each under an hour: the same suites, different files mutated.
+PARTS['raw-exec-files'] = PARTS['raw-exec']!;
+PARTS['raw-exec-driver'] = PARTS['raw-exec']!;
+PARTS['raw-exec-launch'] = PARTS['raw-exec']!;
+
+/** raw_exec's suites that start real processes (seconds per test); the others take milliseconds. */
+const REAL_PROCESS_SUITE = /\/raw-exec(-claim-reap|-spawner|-supervisor|-task-user)?\.test\.ts$/;
+
+/**
+ * Runs the rule tables (milliseconds) before the suites of real processes. Stryker stops a mutant's run at
+ * its first failing test, so a mutant a table kills never waits for a process; vitest's own order (the
+ * slowest file first) would make every mutant pay for the slow suites first.
+ */
+class RulesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (f: TestSpecification) => (REAL_PROCESS_SUITE.test(f.moduleId) ? 1 : 0);
+    return [...files].sort((a, b) => rank(a) - rank(b) || a.moduleId.localeCompare(b.moduleId));
+  }
+}
 const part = process.env.MUTATE_PART || 'lifecycle';
 
 export default defineConfig({
@@ -100,5 +125,13 @@ export default defineConfig({
     // than wait for Stryker's own limit, which also restarts the test process.
     testTimeout: 15_000,
     hookTimeout: 15_000,
+    // raw_exec reads its task's pipes through sockets made on fds it opened with fs.openSync. In a worker
+    // thread Node tracks such fds as "unmanaged" until fs.close, and the socket closes them through libuv
+    // instead, so the tracking keeps their numbers ("opened in unmanaged mode twice") and, when the worker is
+    // torn down, Node closes those numbers, by then another handle's (the next worker's), and the process
+    // aborts. Stryker forces worker threads, and vitest gives each file a new worker unless isolate is off:
+    // with one worker for the whole run, no worker is torn down between files. The agent runs raw_exec on
+    // the main thread, where Node tracks nothing.
+    ...(part.startsWith('raw-exec') ? { isolate: false, sequence: { sequencer: RulesFirst } } : {}),
   },
 });

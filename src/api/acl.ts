@@ -19,6 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { AgentStore, DamagedValue } from '../state/agent-store.ts';
 import { tokenMatches } from './agent-token.ts';
+import { isUiPath, refuseUi, uiTokenOf } from './ui-auth.ts';
 
 /** The policies a client token may carry: Nomad's policy names, built in. */
 export const POLICIES = ['read', 'submit', 'lifecycle'] as const;
@@ -128,6 +129,13 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/acl/token/:accessor': 'management',
   'DELETE /v1/acl/token/:accessor': 'management',
   'GET /v1/acl/token/self': 'read',
+  // the visualizer, served at /ui (issue 29): watching is reading; its commands are checked as lifecycle
+  // writes when they arrive on the socket (routes/ui.ts)
+  'GET /ui': 'read',
+  'GET /ui/': 'read',
+  'GET /ui/app.js': 'read',
+  'GET /ui/logs': 'read',
+  'GET /ui/ws': 'read',
 };
 
 /** The class of `method url` (a route's pattern, not a request's path), or undefined when it has none. */
@@ -329,6 +337,17 @@ export function identityOf(req: FastifyRequest): Identity {
 const deny = (reply: FastifyReply) => reply.code(403).type('text/plain; charset=utf-8').send('Permission denied');
 
 /**
+ * Who presents `presented` to an agent guarded by `token` (undefined: the socket, everyone is management):
+ * management for the agent's token, the stored client token whose secret it is, else undefined.
+ */
+export function identify(store: AgentStore, token: string | undefined, presented: unknown): Identity | undefined {
+  if (token === undefined) return { kind: 'socket' };
+  if (tokenMatches(presented, token)) return { kind: 'management' };
+  const client = findTokenBySecret(store, presented);
+  return client && { kind: 'client', token: client };
+}
+
+/**
  * Records every route registered on `app` from now on, and checks every request: with `token` undefined
  * (the unix socket) everyone is the management identity; otherwise the agent's token is management, a
  * stored client token may use the routes its policies allow, and anything else is 403 "Permission denied".
@@ -342,12 +361,13 @@ export function installAcl(app: FastifyInstance, store: AgentStore, token: strin
   });
   app.addHook('onRequest', async (req, reply) => {
     if (token === undefined) return void identities.set(req, { kind: 'socket' });
-    const presented = req.headers['x-nomad-token'];
-    if (tokenMatches(presented, token)) return void identities.set(req, { kind: 'management' });
-    const client = findTokenBySecret(store, presented);
-    if (!client) return deny(reply);
-    identities.set(req, { kind: 'client', token: client });
-    if (req.is404) return;
-    if (!policiesAllow(client.Policies, routeClass(req.method, req.routeOptions.url ?? ''))) return deny(reply);
+    // A browser cannot send the header: the UI's pages carry the token in their sign-in cookie (ui-auth.ts).
+    const ui = isUiPath(req.url);
+    const presented = req.headers['x-nomad-token'] ?? (ui ? uiTokenOf(req.raw) : undefined);
+    const identity = identify(store, token, presented);
+    if (!identity) return ui ? refuseUi(req.raw, reply, presented !== undefined) : deny(reply);
+    identities.set(req, identity);
+    if (identity.kind !== 'client' || req.is404) return;
+    if (!policiesAllow(identity.token.Policies, routeClass(req.method, req.routeOptions.url ?? ''))) return deny(reply);
   });
 }

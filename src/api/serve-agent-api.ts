@@ -23,6 +23,7 @@ import { loadNodeId, registerNode } from './node.ts';
 import { watchDeployments } from './routes/deployments.ts';
 import { publishServiceEvents } from './routes/services.ts';
 import { buildApi } from './server.ts';
+import type { AgentUi } from './routes/ui.ts';
 import { StateIndex } from './state-index.ts';
 import { variablesOf } from '../variables/variable-store.ts';
 
@@ -63,6 +64,8 @@ export interface ServeOptions {
   bodyLimit?: number;
   /** The service catalog the agent's allocations register in (AgentOptions.services); default: a new, empty one. */
   services?: ServiceRegistry;
+  /** The visualizer to serve at /ui (routes/ui.ts); without it /ui answers 503. */
+  ui?: AgentUi;
 }
 
 /** A serving API. */
@@ -153,7 +156,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   // Before the API answers anyone: what a crash left half done is made good first.
   await registry.heal();
   const address = tcp ? `${tcp.host}:${tcp.port}` : socketPath;
-  const ctx = { agent: opts.agent, registry, index, events, services, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000 };
+  const ctx = { agent: opts.agent, registry, index, events, services, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000, ui: opts.ui };
   registerNode(ctx);
   watchDeployments(ctx);
   const stopServiceEvents = publishServiceEvents(ctx);

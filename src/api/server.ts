@@ -26,6 +26,7 @@ import { jobPlanRoutes } from './routes/job-plan.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { nodeRoutes } from './routes/nodes.ts';
 import { variableRoutes } from './routes/variables.ts';
+import { uiRoutes } from './routes/ui.ts';
 import { zodValidatorCompiler } from './schemas.ts';
 
 /** Bodies over this are refused with 413: a job is a few kilobytes, a megabyte is already generous. */
@@ -120,5 +121,6 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   listQueryOptions(app);
   aclRoutes(app, ctx);
   variableRoutes(app, ctx);
+  uiRoutes(app, ctx, opts.token);
   return app;
 }

@@ -24,6 +24,7 @@ import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
 import { ARTIFACT_FLAGS_HELP, ARTIFACT_FLAG_OPTIONS, artifactConfigFromFlags } from './artifact-flags.ts';
 import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
+import { openAgentUi, uiNote } from './agent-ui.ts';
 import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
 
 /** Exit status when a second signal cuts the shutdown short: 128 + SIGINT, as shells report it. */
@@ -32,7 +33,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--no-ui] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -42,6 +43,9 @@ gracefully: state is saved and tasks keep running, for the next agent to pick up
 signal exits at once (status 130).
 
 A run stopped with two Ctrl-Cs leaves its tasks running; an agent on its data dir takes them over.
+
+The agent's UI, the visualizer, is at /ui on the same addresses, behind the same tokens: open
+http://HOST:PORT/ui/?token=TOKEN once (the token then stays in a browser-session cookie).
 
 The agent serves Nomad's HTTP API (jobs, allocations, logs, the event stream) on a unix socket in
 the data dir (D/agent.sock, mode 0600): 'allocrun job run FILE --data-dir D' and the other 'job'
@@ -61,7 +65,11 @@ Flags:
   --task-user NAME    run raw_exec tasks that name no "user" as NAME (the agent must run as root);
                       without it they run as the agent's user
 ${ARTIFACT_FLAGS_HELP}
-  --inspect[=PORT]    serve the visualizer while the agent runs
+  --no-ui             do not serve the UI at /ui (nor keep its history: the inspection stream
+                      costs the runners CPU)
+  --inspect[=PORT]    also serve the visualizer on a port of its own (it is always at /ui on
+                      the API's addresses, behind the API's tokens); without PORT, the
+                      port is kept in D/inspect-port across restarts
   --inspect-token T   the visualizer's token (default: kept in D/inspect-token, 0600,
                       so a page left open reconnects after an agent restart)
   --stately           also serve the stream in @statelyai/inspect's format (printed URL)
@@ -78,7 +86,7 @@ Example:
     const parsed = parseCommand(
       this,
       args,
-      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, record: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS },
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, record: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, 'no-ui': { type: 'boolean' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS },
       { min: 0, max: 0, names: '' },
     );
     if (!parsed) return 0;
@@ -126,7 +134,10 @@ Example:
     let api: ServedApi | undefined;
     if (values.stately && inspectPort === undefined) throw new UsageError('agent: --stately needs --inspect (it is served by the visualizer\'s server)', 'agent');
     const token = inspectPort === undefined ? undefined : await inspectorToken(values['inspect-token'], dataDir, 'agent');
-    const inspection = await openInspection({ inspect: inspectPort, record: values.record, token, stately: values.stately, lookup: (id) => agent?.get(id) });
+    // The UI at /ui reads the runners from the start: a page opened later gets the history (issue 29).
+    // --no-ui: nothing read, nothing kept (the stream costs the runners CPU); /ui then says so.
+    const ui = values['no-ui'] ? undefined : await openAgentUi((id) => agent?.get(id));
+    const inspection = await openInspection({ inspect: inspectPort, record: values.record, token, stately: values.stately, lookup: (id) => agent?.get(id), feed: ui?.feed, dataDir, note: (m) => void process.stderr.write(`allocrun agent: ${m}\n`) });
     if (inspection.statelyUrl) process.stderr.write(`stately: @statelyai/inspect stream at ${inspection.statelyUrl}\n`);
     // Installed before anything runs: a SIGTERM during restore must still end in a graceful shutdown.
     let signals = 0;
@@ -176,10 +187,12 @@ Example:
         token: apiToken,
         services,
         found: [...restored.map((runner) => ({ spec: runner.actor.getSnapshot().context.alloc, state: runner.getState(), updatedAt: Date.now(), runner })), ...finished],
+        ...(ui && { ui }),
       });
       api.registry.placed$.subscribe(({ spec, runner }) => watchRunner(view, spec, runner));
       view.note(`API listening on ${api.socketPath}`);
       if (api.url) view.note(`API listening on ${api.url} (X-Nomad-Token required; ${api.tokenFrom})`);
+      if (ui) view.note(uiNote(api));
 
       const signal = await stopRequested;
       view.note(`${signal}: shutting down; tasks keep running (${signal === 'SIGINT' ? 'Ctrl-C' : 'signal'} again to exit at once)`);
@@ -199,6 +212,7 @@ Example:
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       await inspection.close();
+      ui?.feed.close();
     }
   },
 };

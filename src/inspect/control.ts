@@ -4,7 +4,7 @@
  * shape so inspect/ does not import the runtime.
  */
 import type { InspectorCommandEvent } from './protocol.ts';
-import type { InspectorControl, InspectorLogs } from './server.ts';
+import type { InspectorControl, InspectorLogs } from './feed.ts';
 
 /** What routing needs from an allocation runner (`createAllocRunner`'s result has it). */
 export interface ControllableAllocRunner {
@@ -36,7 +36,8 @@ function sendOrThrow(runner: ControllableAllocRunner, send: () => void): void {
 /**
  * `['alloc']` → the alloc actor; `['alloc', 'task']` → RESTART and SIGNAL through the alloc (so it tracks
  * them), KILL straight to the task actor (the alloc has no per-task kill). Anything deeper is refused, and
- * so are commands that would do nothing: a KILL to a dead task or to a finished allocation.
+ * so are commands that would do nothing: a KILL to a dead task, to a complete (failed, lost) allocation or to a
+ * finished runner.
  */
 export function allocRunnerControl(lookup: (allocId: string) => ControllableAllocRunner | undefined): InspectorControl {
   return (path: string[], event: InspectorCommandEvent) => {
@@ -47,6 +48,11 @@ export function allocRunnerControl(lookup: (allocId: string) => ControllableAllo
     const snap = runner.actor.getSnapshot();
     if (snap.status !== undefined && snap.status !== 'active') {
       throw new Error(`cannot ${event.type.toLowerCase()} allocation ${allocId}: its runner has finished (${snap.status})`);
+    }
+    // Nomad's words for a stop that has nothing left to stop: the client status.
+    const clientStatus = (snap.context as { clientStatus?: string } | undefined)?.clientStatus;
+    if (task === undefined && event.type === 'KILL' && (clientStatus === 'complete' || clientStatus === 'failed' || clientStatus === 'lost')) {
+      throw new Error(`allocation is ${clientStatus}`);
     }
     if (task === undefined) return sendOrThrow(runner, () => runner.send(event));
     const children = snap.children as Record<string, { send(ev: { type: string }): void; logic?: object } | undefined>;

@@ -12,9 +12,10 @@
  * Bumped on changes a page built for the previous version cannot read. 3: transitions leave out an
  * unchanged state value and an output (error) their done (error) event already carried; children's actor
  * messages leave out the root. 4: a promise or callback actor created and settled in one batch is one actor
- * message with `settled`.
+ * message with `settled`. 5: a connection starts with a checkpoint frame (the page resets to it) and the
+ * history after it, or resumes after the batch the page asked for; hello names the stream.
  */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /** The oldest recording version this protocol's readers replay: each version's streams are a later one's, said at more length. */
 export const OLDEST_REPLAYABLE_VERSION = 2;
@@ -210,12 +211,36 @@ export interface HelloFrame {
   controls: boolean;
   /** Whether `/logs` serves task logs (the server was given a `logs` callback). */
   logs?: boolean;
+  /**
+   * This server's stream (new on every start): a page that reconnects to the same stream may ask for the
+   * batches after the last it has (`?stream=ID&after=SEQ` on the socket's URL) instead of the whole history.
+   */
+  stream?: string;
+  /** Whether this connection resumes after the page's last batch (no checkpoint follows). */
+  resumed?: boolean;
+  /**
+   * Whether commands sent on this connection may be carried out: false when the token may only read
+   * (commands are refused with "Permission denied"). Absent: as `controls` says.
+   */
+  mayCommand?: boolean;
+}
+
+/**
+ * Server → page: the picture (every definition, the actors, recent events, each actor's latest state and
+ * whole context) as it was right after batch `seq`; the page starts over from it, and the batches that
+ * follow say what changed. `cut`: the stream said more before it than the server kept.
+ */
+export interface CheckpointFrame {
+  type: 'checkpoint';
+  seq: number;
+  cut: boolean;
+  messages: InspectMessage[];
 }
 
 /** Server → page: messages in stream order. */
 export interface BatchFrame {
   type: 'batch';
-  /** The stream's batch number; a late joiner's picture carries the number of the last batch it covers. */
+  /** The stream's batch number: one more than the previous batch's (or the checkpoint's). */
   seq: number;
   messages: InspectMessage[];
 }
@@ -229,7 +254,7 @@ export interface CommandResultFrame {
 }
 
 /** Frames the server sends. */
-export type ServerFrame = HelloFrame | BatchFrame | CommandResultFrame;
+export type ServerFrame = HelloFrame | CheckpointFrame | BatchFrame | CommandResultFrame;
 
 /** Page → server: send `event` to the actor `target` (its sessionId, or its id path from the root). */
 export interface CommandFrame {

@@ -1,24 +1,20 @@
 /**
  * `serveInspector()`: the visualizer page over HTTP and the inspection stream over a WebSocket on the
- * same port, bound to 127.0.0.1 and guarded by a per-run token. Late joiners get the current picture,
+ * same port, bound to 127.0.0.1 and guarded by a per-run token. Pages get the feed's history (feed.ts),
  * then live batches. Commands from the page (KILL, RESTART, SIGNAL) go to the `control` callback.
  */
 import { listen } from './listen.ts';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import type { InspectionEvent } from 'xstate';
-import { parseCommandFrame } from './command.ts';
+import { createInspectorFeed, resumeOf, type InspectorControl, type InspectorFeed, type InspectorLogs } from './feed.ts';
+import type { HistoryLimits } from './history.ts';
 import { createStatelyFeed } from './stately.ts';
-import { createInspectionStream, type InspectionStream } from './inspection-stream.ts';
+import type { InspectionStream } from './inspection-stream.ts';
 import { forbid, hasToken, loadPageFiles, newToken, servePage, urlHost } from './page-files.ts';
-import { PROTOCOL_VERSION, type InspectorCommandEvent, type ServerFrame } from './protocol.ts';
 
-/**
- * Applies a command from the page. `targetPath` is the actor's id path from its root: `['a1']` for an
- * allocation, `['a1', 'web']` for its task. Throw (or reject) to refuse; the message is shown on the page.
- */
-export type InspectorControl = (targetPath: string[], event: InspectorCommandEvent) => void | Promise<void>;
+export type { InspectorControl, InspectorLogLine, InspectorLogs } from './feed.ts';
 
 /** Options for `serveInspector`. */
 export interface InspectorServerOptions {
@@ -40,21 +36,14 @@ export interface InspectorServerOptions {
   token?: string;
   /** Serves a task's log lines at `/logs?alloc=A&task=T[&follow=1][&tail=N]` (`allocRunnerLogs` routes them to runners). */
   logs?: InspectorLogs;
+  /** How much history a page that connects late gets (feed.ts, history.ts); `false`: only the current picture. */
+  history?: Partial<HistoryLimits> | false;
+  /**
+   * Serve an existing feed (the agent's, shared with its /ui) instead of making one; `stream`, `control`,
+   * `logs` and `history` are then the feed's.
+   */
+  feed?: InspectorFeed;
 }
-
-/** One log line, as `Controller.logs()` gives it. */
-export interface InspectorLogLine {
-  stream: 'stdout' | 'stderr';
-  line: string;
-  time: number;
-}
-
-/** Reads a task's logs: a subscribable of lines (rxjs Observables fit), completing when there is no more. */
-export type InspectorLogs = (
-  allocId: string,
-  task: string,
-  opts: { follow: boolean; tail?: number },
-) => { subscribe(o: { next(l: InspectorLogLine): void; error(e: unknown): void; complete(): void }): { unsubscribe(): void } };
 
 /** A running inspector. */
 export interface InspectorServer {
@@ -65,47 +54,14 @@ export interface InspectorServer {
   /** Pass as `inspect` to `createAllocRunner` / `createAgent`. */
   inspect: (ev: InspectionEvent) => void;
   stream: InspectionStream;
+  /** Pages connected now (to this server's feed). */
+  openPages(): number;
+  /** Resolves once no page is connected (at once when none is). */
+  whenNoPages(): Promise<void>;
   close(): Promise<void>;
 }
 
-// A page that cannot keep up is dropped rather than buffered without bound.
-const MAX_BUFFERED = 16 * 1024 * 1024;
 const STATELY_REPLAY = 200;
-
-/** `/logs`: a task's lines as plain text, streamed while `follow` lasts; ends when the reader completes or the client goes. */
-function serveLogs(req: IncomingMessage, res: ServerResponse, logs: InspectorLogs | undefined): void {
-  const q = new URL(req.url ?? '/', 'http://x').searchParams;
-  const alloc = q.get('alloc');
-  const task = q.get('task');
-  const text = { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
-  if (!logs) return void res.writeHead(404, text).end('this inspector serves no logs: the app did not pass `logs` to serveInspector\n');
-  if (!alloc || !task) return void res.writeHead(400, text).end('/logs needs ?alloc=ALLOC&task=TASK\n');
-  const tail = q.get('tail');
-  let sub: { unsubscribe(): void } | undefined;
-  try {
-    sub = logs(alloc, task, { follow: q.get('follow') === '1', ...(tail && /^\d+$/.test(tail) ? { tail: Number(tail) } : { tail: 200 }) }).subscribe({
-      next: (l) => {
-        if (!res.headersSent) res.writeHead(200, text);
-        res.write(`${l.stream === 'stderr' ? '[stderr] ' : ''}${l.line}\n`);
-      },
-      error: (e) => {
-        if (!res.headersSent) res.writeHead(404, text);
-        res.end(`${(e as Error)?.message ?? String(e)}\n`);
-      },
-      complete: () => {
-        if (!res.headersSent) res.writeHead(200, text);
-        res.end();
-      },
-    });
-  } catch (e) {
-    if (!res.headersSent) res.writeHead(404, text);
-    res.end(`${(e as Error)?.message ?? String(e)}\n`);
-    return;
-  }
-  // Until the first line the browser shows nothing: send the headers now so a quiet task reads as "waiting".
-  if (!res.headersSent && !res.writableEnded) res.writeHead(200, text).write('');
-  res.on('close', () => sub?.unsubscribe());
-}
 
 /** Starts the inspector; resolves once it listens. */
 export async function serveInspector(opts: InspectorServerOptions = {}): Promise<InspectorServer> {
@@ -113,13 +69,14 @@ export async function serveInspector(opts: InspectorServerOptions = {}): Promise
   const files = await loadPageFiles(opts.pageDir);
   const token = opts.token ?? newToken();
   if (token.length < 16) throw new Error('serveInspector: a token must be at least 16 characters (it is the only thing guarding commands)');
-  const stream = opts.stream ?? createInspectionStream();
-  const control = opts.control;
+  const feed = opts.feed ?? createInspectorFeed({ stream: opts.stream, control: opts.control, logs: opts.logs, history: opts.history });
+  const ownFeed = opts.feed === undefined;
+  const stream = feed.stream;
 
   const http = createServer((req, res) => {
     if (!hasToken(req, token)) return forbid(res);
     if (servePage(req, res, files, token)) return;
-    if (new URL(req.url ?? '/', 'http://x').pathname === '/logs') return serveLogs(req, res, opts.logs);
+    if (new URL(req.url ?? '/', 'http://x').pathname === '/logs') return feed.serveLogs(req, res);
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
   });
 
@@ -134,77 +91,29 @@ export async function serveInspector(opts: InspectorServerOptions = {}): Promise
     }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
-
-  const sendRaw = (ws: WebSocket, data: string) => {
-    if (ws.readyState !== WebSocket.OPEN) return;
-    if (ws.bufferedAmount > MAX_BUFFERED) return ws.close(1013, 'inspector page too slow');
-    ws.send(data);
-  };
-  const send = (ws: WebSocket, frame: ServerFrame) => sendRaw(ws, JSON.stringify(frame));
-
-  // One subscription for all pages, held while at least one is connected: each batch is serialized once,
-  // whatever the number of pages, and with no page open the stream builds no messages at all.
-  let seq = 0;
-  let unsubscribePages: (() => void) | undefined;
-  const readStream = () =>
-    stream.subscribe((messages) => {
-      const data = JSON.stringify({ type: 'batch', seq: seq++, messages } satisfies ServerFrame);
-      for (const ws of pages.clients) sendRaw(ws, data);
-    });
-
-  pages.on('connection', (ws) => {
-    send(ws, { type: 'hello', version: PROTOCOL_VERSION, mode: 'live', controls: control !== undefined, logs: opts.logs !== undefined });
-    // Subscribe before taking the picture: the stream's next batch says what changed since this picture.
-    unsubscribePages ??= readStream();
-    // The picture stands for every batch so far, so it carries the last one's number.
-    send(ws, { type: 'batch', seq: seq - 1, messages: stream.snapshotForLateJoiner() });
-    ws.on('message', (data: RawData) => void onCommand(ws, data));
-    ws.on('close', () => {
-      // The server drops a closed socket from `clients` before this listener runs.
-      if (pages.clients.size > 0 || !unsubscribePages) return;
-      unsubscribePages();
-      unsubscribePages = undefined;
-    });
-  });
-
-  const onCommand = async (ws: WebSocket, data: RawData) => {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(data.toString());
-    } catch {
-      return send(ws, { type: 'command-result', id: '', ok: false, message: 'frames must be JSON' });
-    }
-    const cmd = parseCommandFrame(raw);
-    if (typeof cmd === 'string') {
-      const id = typeof (raw as { id?: unknown })?.id === 'string' ? (raw as { id: string }).id : '';
-      return send(ws, { type: 'command-result', id, ok: false, message: cmd });
-    }
-    const reply = (ok: boolean, message?: string) => send(ws, { type: 'command-result', id: cmd.id, ok, ...(message ? { message } : {}) });
-    if (!control) return reply(false, 'this inspector is read-only: the app did not pass `control` to serveInspector');
-    const path = typeof cmd.target === 'string' ? stream.pathOf(cmd.target) : cmd.target;
-    if (!path) return reply(false, `no actor ${JSON.stringify(cmd.target)} is known to this inspector`);
-    try {
-      await control(path, cmd.event);
-      reply(true);
-    } catch (err) {
-      reply(false, err instanceof Error ? err.message : String(err));
-    }
-  };
+  pages.on('connection', (ws: WebSocket, req: IncomingMessage) => feed.connect(ws, { resume: resumeOf(req.url) }));
 
   const statelyLog: string[] = [];
   let unsubscribeStately: (() => void) | undefined;
   if (opts.stately) {
-    const feed = await createStatelyFeed((ev) => {
+    const statelyFeed = await createStatelyFeed((ev) => {
       const line = JSON.stringify(ev);
       statelyLog.push(line);
       if (statelyLog.length > STATELY_REPLAY) statelyLog.shift();
       for (const ws of statelyClients.clients) if (ws.readyState === WebSocket.OPEN) ws.send(line);
     });
-    unsubscribeStately = stream.subscribeRaw(feed);
+    unsubscribeStately = stream.subscribeRaw(statelyFeed);
     statelyClients.on('connection', (ws) => statelyLog.forEach((line) => ws.send(line)));
   }
 
-  const port = await listen(http, opts.port ?? 0, host);
+  let port: number;
+  try {
+    port = await listen(http, opts.port ?? 0, host);
+  } catch (err) {
+    unsubscribeStately?.();
+    if (ownFeed) feed.close();
+    throw err;
+  }
   const base = urlHost(host, port);
 
   return {
@@ -212,8 +121,12 @@ export async function serveInspector(opts: InspectorServerOptions = {}): Promise
     ...(opts.stately ? { statelyUrl: `ws://${base}/stately?token=${encodeURIComponent(token)}` } : {}),
     inspect: stream.inspect,
     stream,
+    openPages: () => feed.openPages(),
+    whenNoPages: () => feed.whenNoPages(),
     async close() {
-      unsubscribePages?.();
+      // A shared feed is its owner's to close; this server's pages go with it.
+      if (ownFeed) feed.close();
+      for (const ws of pages.clients) ws.terminate();
       unsubscribeStately?.();
       for (const wss of [pages, statelyClients]) {
         for (const ws of wss.clients) ws.terminate();

@@ -20,7 +20,7 @@ describe('benchmark smoke runs', () => {
   it('P3 runs lifecycles of allocrun and of the bare XState alloc to the end', async () => {
     const r = await runP3({ n: 3, rounds: 1 });
     expect(r.rows).toHaveLength(3);
-    expect(p3Goals(r).map((g) => g.goal)).toEqual(['≥ 15% of bare', '≥ 25% of bare']);
+    expect(p3Goals(r)).toHaveLength(1);
   });
 
   it('P4 restores every allocation it did not kill', async () => {

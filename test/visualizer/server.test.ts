@@ -74,7 +74,7 @@ describe('serveInspector', () => {
     expect(status).toBe(403);
   });
 
-  it('gives a late joiner the current picture, then live batches', async () => {
+  it('gives a page that opens late the history from the start, then live batches', async () => {
     const s = await start();
     const actor = createActor(light, { id: 'l1', inspect: s.inspect }).start();
     actor.send({ type: 'NEXT' });
@@ -82,17 +82,59 @@ describe('serveInspector', () => {
 
     const page = connect(wsUrl(s));
     const hello = await page.until((f): f is Extract<ServerFrame, { type: 'hello' }> => f.type === 'hello');
-    expect(hello).toMatchObject({ mode: 'live', controls: false, version: PROTOCOL_VERSION, logs: false });
-    const picture = await page.until(isBatchWith((m) => m.kind === 'definition'));
-    expect(picture.messages.find((m) => m.kind === 'transition')).toMatchObject({ value: 'yellow' });
+    expect(hello).toMatchObject({ mode: 'live', controls: false, version: PROTOCOL_VERSION, logs: false, resumed: false });
+    const checkpoint = await page.until((f): f is Extract<ServerFrame, { type: 'checkpoint' }> => f.type === 'checkpoint');
+    // The server started before the actor: its first checkpoint is the empty start, nothing was cut.
+    expect(checkpoint).toMatchObject({ seq: -1, cut: false, messages: [] });
+    // The transition to yellow, from before the page opened, is in the history that follows.
+    const before = await page.until(isBatchWith((m) => m.kind === 'transition' && (m as { value?: unknown }).value === 'yellow'));
+    expect(before.seq).toBeGreaterThan(checkpoint.seq);
 
     actor.send({ type: 'NEXT' });
     const live = await page.until(isBatchWith((m) => m.kind === 'transition' && (m as { value?: unknown }).value === 'red'));
-    expect(live.seq).toBeGreaterThan(picture.seq);
+    expect(live.seq).toBeGreaterThan(before.seq);
     page.ws.close();
   });
 
-  it('reads the stream only while a page is connected: with none, no messages are built', async () => {
+  it('resumes a page that reconnects to the same stream after its last batch, and starts over one from another stream', async () => {
+    const s = await start();
+    const actor = createActor(light, { id: 'l1', inspect: s.inspect }).start();
+    s.stream.flush();
+    const first = connect(wsUrl(s));
+    const hello = await first.until((f): f is Extract<ServerFrame, { type: 'hello' }> => f.type === 'hello');
+    const seen = await first.until(isBatchWith((m) => m.kind === 'actor'));
+    first.ws.close();
+
+    actor.send({ type: 'NEXT' });
+    s.stream.flush();
+    const again = connect(`${wsUrl(s)}&stream=${hello.stream}&after=${seen.seq}`);
+    const resumed = await again.until((f): f is Extract<ServerFrame, { type: 'hello' }> => f.type === 'hello');
+    expect(resumed).toMatchObject({ stream: hello.stream, resumed: true });
+    await again.until(isBatchWith((m) => m.kind === 'transition' && (m as { value?: unknown }).value === 'yellow'));
+    // No checkpoint, and nothing the page had already.
+    expect(again.frames.filter((f) => f.type === 'checkpoint')).toEqual([]);
+    expect(again.frames.filter((f) => f.type === 'batch').every((f) => (f as { seq: number }).seq > seen.seq)).toBe(true);
+    again.ws.close();
+
+    const other = connect(`${wsUrl(s)}&stream=another-server&after=${seen.seq}`);
+    expect(await other.until((f): f is Extract<ServerFrame, { type: 'hello' }> => f.type === 'hello')).toMatchObject({ resumed: false });
+    await other.until((f): f is Extract<ServerFrame, { type: 'checkpoint' }> => f.type === 'checkpoint');
+    other.ws.close();
+  });
+
+  it('without history, gives a late joiner the current picture as a cut checkpoint', async () => {
+    const s = await start({ history: false });
+    const actor = createActor(light, { id: 'l1', inspect: s.inspect }).start();
+    actor.send({ type: 'NEXT' });
+    s.stream.flush();
+    const page = connect(wsUrl(s));
+    const picture = await page.until((f): f is Extract<ServerFrame, { type: 'checkpoint' }> => f.type === 'checkpoint');
+    expect(picture.cut).toBe(true);
+    expect(picture.messages.find((m) => m.kind === 'transition')).toMatchObject({ value: 'yellow' });
+    page.ws.close();
+  });
+
+  it('without history, reads the stream only while a page is connected: with none, no messages are built', async () => {
     const stream = createInspectionStream();
     const read = stream.subscribe.bind(stream);
     let reading = 0;
@@ -101,14 +143,14 @@ describe('serveInspector', () => {
       const off = read(fn);
       return () => (reading--, off());
     });
-    const s = await start({ stream });
+    const s = await start({ stream, history: false });
     const actor = createActor(light, { id: 'l1', inspect: s.inspect }).start();
     actor.send({ type: 'NEXT' });
     stream.flush();
     expect(reading).toBe(0);
 
     const page = connect(wsUrl(s));
-    await page.until(isBatchWith((m) => m.kind === 'definition'));
+    await page.until((f): f is Extract<ServerFrame, { type: 'checkpoint' }> => f.type === 'checkpoint' && f.messages.some((m) => m.kind === 'definition'));
     expect(reading).toBe(1);
     actor.send({ type: 'NEXT' });
     await page.until(isBatchWith((m) => m.kind === 'transition' && (m as { value?: unknown }).value === 'red'));

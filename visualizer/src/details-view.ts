@@ -7,7 +7,7 @@
 import { eventLabel } from '../../src/inspect/statechart.ts';
 import { esc } from './html.ts';
 import { valueText, type Model, type TimelineEntry } from './model.ts';
-import { allocSummaryOf, timeText, type CheckSummary } from './nomad.ts';
+import { allocNamesOf, allocSummaryOf, eventTimeText, timeText, type CheckSummary, type TaskSummary } from './nomad.ts';
 
 /** The Checks table of an allocation: name, task (or group), status and output; empty without checks. */
 export function checksTableHtml(checks: readonly CheckSummary[], origin: number | undefined): string {
@@ -20,13 +20,29 @@ export function checksTableHtml(checks: readonly CheckSummary[], origin: number 
   return `<h3>checks</h3><table class="checks"><tr><th>check</th><th>task</th><th>status</th><th>output</th></tr>${rows.join('')}</table>`;
 }
 
+/**
+ * A task's Recent Events table as Nomad's task page shows it: newest first, time, type and description
+ * ("No message" when the event has none).
+ */
+export function recentEventsHtml(task: TaskSummary, origin: number | undefined, title = 'recent events'): string {
+  const rows = [...task.events].reverse().map(
+    (e) =>
+      `<tr data-event-type="${esc(e.type)}"><td class="ev-time">${esc(eventTimeText(e.time, origin))}</td><td class="ev-type">${esc(e.type)}</td>` +
+      `<td class="ev-message">${e.message ? esc(e.message) : '<em>No message</em>'}</td></tr>`,
+  );
+  const body = rows.length > 0 ? rows.join('') : '<tr><td colspan="3"><em>No events</em></td></tr>';
+  return `<h3>${esc(title)}</h3><table class="events" data-task="${esc(task.name)}"><tr><th>Time</th><th>Type</th><th>Description</th></tr>${body}</table>`;
+}
+
 /** Renders the details pane into `el`; `logsUrl` builds a task's log link when the server offers logs. */
 export function createDetailsView(el: HTMLElement, logsUrl: (path: string[]) => string | undefined) {
   let lastKey = '';
   return {
     render(m: Model, selected: string | undefined, picked: TimelineEntry | undefined): void {
       const a = selected ? m.actors.get(selected) : undefined;
-      const key = `${a ? `${a.sessionId}@${a.version}` : ''}|${picked?.seq}|${m.structure}`;
+      // A task's Nomad state and events live in its allocation's context: its changes redraw the task too.
+      const up = a?.parentSessionId ? m.actors.get(a.parentSessionId) : undefined;
+      const key = `${a ? `${a.sessionId}@${a.version}` : ''}|${up?.version}|${picked?.seq}|${m.structure}`;
       if (key === lastKey) return;
       lastKey = key;
       const json = (title: string, v: unknown, open: boolean, attr = '') =>
@@ -54,7 +70,10 @@ export function createDetailsView(el: HTMLElement, logsUrl: (path: string[]) => 
       ];
       if (a.value !== undefined) rows.push(['state', valueText(a.value)]);
       const alloc = allocSummaryOf(a);
-      if (alloc) rows.unshift(['client status', alloc.clientStatus]);
+      if (alloc) {
+        const names = allocNamesOf(a);
+        rows.unshift(['name', names.name], ['ID', names.id], ['client status', alloc.clientStatus]);
+      }
       // A task's Nomad state lives in its alloc's context.
       const parent = a.parentSessionId ? m.actors.get(a.parentSessionId) : undefined;
       const task = parent && a.machineId ? allocSummaryOf(parent)?.tasks.find((t) => t.name === a.id) : undefined;
@@ -63,7 +82,11 @@ export function createDetailsView(el: HTMLElement, logsUrl: (path: string[]) => 
         if (task.lastEvent) rows.push(['last event', `${task.lastEvent.type}${task.lastEvent.message ? `: ${task.lastEvent.message}` : ''} (${timeText(task.lastEvent.time, m.origin)})`]);
       }
       parts.push(`<h3>${picked ? 'actor, at that moment' : 'actor'}</h3><table class="facts">${rows.map(([k, v]) => `<tr><th>${k}</th><td data-fact="${k}">${esc(v)}</td></tr>`).join('')}</table>`);
-      if (alloc) parts.push(checksTableHtml(alloc.checks, m.origin));
+      if (task) parts.push(recentEventsHtml(task, m.origin));
+      if (alloc) {
+        parts.push(checksTableHtml(alloc.checks, m.origin));
+        for (const t of alloc.tasks) parts.push(recentEventsHtml(t, m.origin, `${t.name}: recent events`));
+      }
       const logs = task ? logsUrl(path) : undefined;
       if (logs) parts.push(`<p><a class="logs-link" href="${esc(logs)}" target="_blank" rel="noopener">logs: live stdout/stderr tail ↗</a></p>`);
       if (a.context !== undefined) parts.push(json('context', a.context, !picked));

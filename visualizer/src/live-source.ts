@@ -1,8 +1,10 @@
 /**
- * The live feed: the inspector's WebSocket (hello, the late joiner's picture, then batches) and commands
- * back. When the socket drops it reconnects with backoff (0.5 s doubling to 10 s); on reconnecting the
- * model is rebuilt from the server's fresh picture, so a restarted agent shows as it is now. A server that
- * speaks another protocol version is not read (nor reconnected to): the page says to reload.
+ * The live feed: the inspector's WebSocket (hello, the history from a checkpoint, then batches) and
+ * commands back. When the socket drops it reconnects with backoff (0.5 s doubling to 5 s). A reconnect
+ * to the same server's stream asks for the batches after the last one the page has (`?stream=ID&after=N`)
+ * and keeps its model; a restarted server has a new stream, so the page starts over from its checkpoint
+ * and history. A server that speaks another protocol version is not read (nor reconnected to): the page
+ * says to reload.
  */
 import { PROTOCOL_VERSION, type ClientFrame, type CommandResultFrame, type HelloFrame, type ServerFrame } from '../../src/inspect/protocol.ts';
 import type { Model } from './model.ts';
@@ -13,15 +15,42 @@ export type LiveStatus =
   | { state: 'open' }
   | { state: 'closed'; since: number; retryAt: number; attempt: number };
 
+/** What the page learns of the history it was given: `cut` when the server kept less than its stream said. */
+export interface LiveHistory {
+  cut: boolean;
+  /** The batch the checkpoint stands for (-1: the stream's start). */
+  from: number;
+}
+
 /** What the page learns from the connection besides messages. */
 export interface LiveHooks {
   onHello(h: HelloFrame): void;
   onStatus(s: LiveStatus): void;
   onResult(r: CommandResultFrame): void;
+  /** A checkpoint arrived: the model was reset to it. */
+  onHistory?(h: LiveHistory): void;
 }
 
 const FIRST_DELAY = 500;
-const MAX_DELAY = 10_000;
+// An agent restart takes a few seconds: a page left open should be back within moments of it.
+const MAX_DELAY = 5_000;
+
+/**
+ * Where the page's socket is: `ws` next to the page (`/ws` for the inspector's own server, `/ui/ws` on the
+ * agent), with the inspector's `?token=` when the page has one (the agent's /ui carries its sign-in in a cookie).
+ */
+export function liveSocketUrl(page: { href: string }, token: string | null): string {
+  const url = new URL('ws', page.href);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.search = token ? `?token=${encodeURIComponent(token)}` : '';
+  url.hash = '';
+  return url.href;
+}
+
+/** Whether the page was served live by an agent (its /ui marks the page so: no token in the URL there). */
+export function servedLive(doc: { querySelector(s: string): unknown }): boolean {
+  return doc.querySelector('meta[name="allocrun-feed"][content="live"]') !== null;
+}
 
 /** Connects to `url` and feeds `model`, reconnecting until `close()`; returns a sender for command frames. */
 export function connectLive(url: string, model: Model, hooks: LiveHooks) {
@@ -30,18 +59,24 @@ export function connectLive(url: string, model: Model, hooks: LiveHooks) {
   let closedSince: number | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
-  let fresh = false;
+  /** The stream the model was built from and the last batch applied: what a reconnect resumes after. */
+  let stream: string | undefined;
+  let lastSeq: number | undefined;
 
   const open = () => {
     timer = undefined;
     attempt++;
     hooks.onStatus({ state: 'connecting', attempt });
-    const sock = new WebSocket(url);
+    const target = new URL(url);
+    if (stream !== undefined && lastSeq !== undefined) {
+      target.searchParams.set('stream', stream);
+      target.searchParams.set('after', String(lastSeq));
+    }
+    const sock = new WebSocket(target.href);
     ws = sock;
     sock.addEventListener('open', () => {
       attempt = 0;
       closedSince = undefined;
-      fresh = true;
       hooks.onStatus({ state: 'open' });
     });
     sock.addEventListener('close', () => {
@@ -60,12 +95,21 @@ export function connectLive(url: string, model: Model, hooks: LiveHooks) {
           stopped = true;
           sock.close();
         }
+        // Another stream (a restarted server): what the page has cannot be resumed; a checkpoint follows.
+        if (!frame.resumed) lastSeq = undefined;
+        stream = frame.stream;
         hooks.onHello(frame);
-      } else if (frame.type === 'batch') {
-        // The first batch on a connection is the server's whole picture: start from it, not on top of the old one.
-        if (fresh) model.reset();
-        fresh = false;
+      } else if (frame.type === 'checkpoint') {
+        // The server's picture at batch `seq`: start from it, not on top of the old one.
+        model.reset();
         model.apply(frame.messages);
+        lastSeq = frame.seq;
+        hooks.onHistory?.({ cut: frame.cut, from: frame.seq });
+      } else if (frame.type === 'batch') {
+        // A batch the page has already (a resume racing a batch in flight) is not applied twice.
+        if (lastSeq !== undefined && frame.seq <= lastSeq) return;
+        model.apply(frame.messages);
+        lastSeq = frame.seq;
       } else if (frame.type === 'command-result') hooks.onResult(frame);
     });
   };

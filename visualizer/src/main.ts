@@ -6,13 +6,14 @@
  */
 import ELK from 'elkjs/lib/elk.bundled.js';
 import { PROTOCOL_VERSION, type CommandResultFrame, type HelloFrame, type InspectorCommandEvent } from '../../src/inspect/protocol.ts';
-import { createAllocList } from './alloc-list.ts';
+import { createAllocList, type SortKey } from './alloc-list.ts';
 import { createChartView } from './chart-view.ts';
 import { createDetailsView } from './details-view.ts';
-import { connectLive, type LiveStatus } from './live-source.ts';
+import { connectLive, liveSocketUrl, servedLive, type LiveStatus } from './live-source.ts';
 import { canvasMeasure } from './measure.ts';
 import { Model, type TimelineEntry } from './model.ts';
-import { timeText } from './nomad.ts';
+import { allocNamesOf, timeText } from './nomad.ts';
+import { hashOf, pathOfHash } from './url-state.ts';
 import { createReplayPlayer, parseRecording, type PlayerState } from './replay-player.ts';
 import { createSequenceView } from './sequence-view.ts';
 import { createTimelineView } from './timeline-view.ts';
@@ -26,7 +27,10 @@ const token = params.get('token');
 const model = new Model();
 let selected: string | undefined;
 /** The selection by id path: survives reconnects (new sessionIds) and restarts (a task's new runner). */
-let selectedPath: string[] | undefined = params.get('select')?.split('/');
+let selectedPath: string[] | undefined = pathOfHash(location.hash) ?? params.get('select')?.split('/');
+/** A link (`#/alloc/<id>/task/<name>`, `?select=`) names a row to show: scroll it into view once it exists. */
+let revealPending = selectedPath !== undefined;
+let sort: { key: SortKey; descending: boolean } | undefined;
 let hello: HelloFrame | undefined;
 let live: ReturnType<typeof connectLive> | undefined;
 let liveStatus: LiveStatus | undefined;
@@ -36,38 +40,82 @@ let showInternal = false;
 let tab: 'chart' | 'sequence' = 'chart';
 
 /** Measurements the benchmark reads (bench/visualizer.ts): renders, and click → updated-page latencies. */
-const probe = { renders: 0, roots: 0, clicks: [] as { path: string; ms: number }[], pendingClick: undefined as { path: string; t0: number } | undefined };
+const probe = {
+  renders: 0,
+  roots: 0,
+  clicks: [] as { path: string; ms: number }[],
+  pendingClick: undefined as { path: string; t0: number } | undefined,
+  /** Pointer-up on a row → the first frame after the page shows that row selected. */
+  pointerUps: [] as { path: string; ms: number }[],
+  /** Time-travel picks: ms to rebuild the past model. */
+  picks: [] as number[],
+  /** Time-travel picks: pick → the first frame after the page shows that moment. */
+  pickFrames: [] as number[],
+  /** Where render time goes: total and longest ms per part. */
+  parts: {} as Record<string, { total: number; max: number }>,
+  /** Main-thread tasks over 50 ms (the browser's long tasks), in ms. */
+  longTasks: [] as number[],
+  /** Feed batches applied: total and longest ms. */
+  applyMs: { total: 0, max: 0 },
+  model,
+};
 (window as unknown as { __allocrun: typeof probe }).__allocrun = probe;
 
 // elk.bundled.js is CommonJS whose export is the constructor with itself as `.default`; typed, `.default` is the way in.
 const chart = createChartView($('chart'), new ELK.default(), canvasMeasure('11px system-ui, -apple-system, "Segoe UI", sans-serif'));
-const allocs = createAllocList($('allocs'), (sid) => select(sid), () => scheduleRender());
+const allocs = createAllocList($('allocs'), { onSelect: (sid) => select(sid), onScroll: () => scheduleRender() });
 const timeline = createTimelineView($('timeline'), (e) => pick(e), () => scheduleRender());
 /** A checked replay's divergence (`replay --check --open`), marked on the timeline. */
 let divergence: DivergenceLine | undefined;
 const sequence = createSequenceView($('sequence'), (e) => pick(e));
 const details = createDetailsView($('details-body'), (path) =>
-  token && live && hello?.logs ? `logs?token=${encodeURIComponent(token)}&alloc=${encodeURIComponent(path[0]!)}&task=${encodeURIComponent(path[1] ?? '')}&follow=1` : undefined,
+  live && hello?.logs ? `logs?${token ? `token=${encodeURIComponent(token)}&` : ''}alloc=${encodeURIComponent(path[0]!)}&task=${encodeURIComponent(path[1] ?? '')}&follow=1` : undefined,
 );
 
 /** The model the views show: the past while travelling, else the present. */
 function shownModel(): Model {
   if (!picked) return model;
-  if (past?.seq !== picked.seq) past = { seq: picked.seq, model: model.at(picked.seq) };
+  if (past?.seq !== picked.seq) {
+    const t0 = performance.now();
+    past = { seq: picked.seq, model: model.at(picked.seq) };
+    probe.picks.push(performance.now() - t0);
+  }
   return past.model;
 }
 
 function select(sessionId: string): void {
   const m = shownModel();
+  const path = m.pathOf(sessionId);
+  if (path.join('/') !== selectedPath?.join('/')) clearCommandStatus();
   selected = sessionId;
-  selectedPath = m.pathOf(sessionId);
+  selectedPath = path;
   probe.pendingClick = { path: selectedPath.join('/'), t0: performance.now() };
+  followInUrl();
   scheduleRender();
 }
 
+/** The URL names the selection (`#/alloc/<id>/task/<name>`), so a copied link opens there. */
+function followInUrl(): void {
+  const hash = selectedPath ? hashOf(selectedPath) : '';
+  if (hash !== location.hash) history.replaceState(null, '', `${location.pathname}${location.search}${hash}`);
+}
+window.addEventListener('hashchange', () => {
+  const path = pathOfHash(location.hash);
+  if (!path || path.join('/') === selectedPath?.join('/')) return;
+  clearCommandStatus();
+  selectedPath = path;
+  selected = undefined;
+  revealPending = true;
+  scheduleRender();
+});
+
+let pendingPick: number | undefined;
 function pick(e: TimelineEntry | undefined): void {
   picked = e;
   past = undefined;
+  pendingPick = e ? performance.now() : undefined;
+  // A replay stops at the picked moment: playing on underneath would move what the banner describes.
+  if (e && !live && player.state().playing) player.pause();
   scheduleRender();
 }
 
@@ -107,7 +155,19 @@ function renderBanners(): void {
   const travel = $('travel');
   travel.hidden = !picked;
   if (picked) {
-    $('travel-text').textContent = `Time travel: every actor as it was at event #${picked.seq} (${timeText(picked.at, model.origin)}). The live feed keeps arriving underneath.`;
+    const n = model.eventNumber(picked.seq);
+    const after = model.nextSeq - 1 - picked.seq;
+    const total = model.nextSeq - model.resetSeq;
+    $('travel-text').textContent = live
+      ? `Time travel: every actor as it was at event #${n} (${timeText(picked.at, model.origin)}). Live updates are buffered meanwhile: ${after} arrived since this event; back to live (Esc) shows them.`
+      : `Time travel: every actor as it was at event #${n} of ${total} (${timeText(picked.at, model.origin)}). Replay paused; ${after} later event(s) applied.`;
+  }
+  const cut = model.historyCut;
+  const note = $('page-cut');
+  note.hidden = !cut;
+  if (cut) {
+    const text = `history before ${timeText(cut.at, model.origin)} dropped (${cut.dropped} events)`;
+    if (note.textContent !== text) note.textContent = text;
   }
   $('conn').dataset.state = liveStatus?.state ?? 'none';
   $('conn').textContent = !live ? 'offline' : liveStatus?.state === 'open' ? 'connected' : liveStatus?.state === 'closed' ? 'disconnected' : 'connecting';
@@ -143,62 +203,145 @@ function scheduleDataRender(): void {
   }, wait);
 }
 
+/** Times `fn` into probe.parts[name]. */
+function timed<T>(name: string, fn: () => T): T {
+  const t0 = performance.now();
+  try {
+    return fn();
+  } finally {
+    const ms = performance.now() - t0;
+    const p = (probe.parts[name] ??= { total: 0, max: 0 });
+    p.total += ms;
+    if (ms > p.max) p.max = ms;
+  }
+}
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) probe.longTasks.push(e.duration);
+  }).observe({ type: 'longtask', buffered: true });
+} catch {
+  // No long-task timing in this browser: the probe just stays empty.
+}
+
 function render(): void {
   probe.renders++;
-  const m = shownModel();
+  const m = timed('travel', shownModel);
   const changed = model.takeChanged();
+  let reveal: string | undefined;
   if (selectedPath) {
     const found = m.findByPath(selectedPath);
     if (found) {
       selected = found.sessionId;
-      let root = found;
-      while (root.parentSessionId && m.actors.has(root.parentSessionId)) root = m.actors.get(root.parentSessionId)!;
-      if (root !== found) allocs.expand(root.sessionId);
+      if (revealPending) {
+        // Opened from a link: open its allocation and scroll the row into view.
+        let root = found;
+        while (root.parentSessionId && m.actors.has(root.parentSessionId)) root = m.actors.get(root.parentSessionId)!;
+        if (root !== found) allocs.expand(root.sessionId);
+        reveal = found.sessionId;
+      }
     }
   }
   if ((!selected || !m.actors.has(selected)) && !selectedPath && m.roots.length > 0) selected = m.roots[0];
   if (selected && !m.actors.has(selected)) selected = undefined;
   // The timeline first: following its tail scrolls, and a scroll before any other DOM write needs no fresh layout.
   const onlySelected = $<HTMLInputElement>('only-selected').checked;
-  timeline.render(model, { showInternal, query: $<HTMLInputElement>('timeline-filter').value, within: onlySelected ? selected : undefined, divergence }, picked?.seq);
-  allocs.render(m, selected, { showInternal, query: $<HTMLInputElement>('alloc-filter').value }, picked ? new Set(['*']) : changed);
-  if (tab === 'chart') void chart.show(m, selected);
-  else sequence.render(m, selected, showInternal, picked?.seq);
-  details.render(m, selected, picked);
-  renderControls();
-  renderBanners();
+  timed('timeline', () => timeline.render(model, { showInternal, query: $<HTMLInputElement>('timeline-filter').value, within: onlySelected ? selected : undefined, divergence }, picked?.seq));
+  timed('allocs', () => allocs.render(m, selected, { showInternal, query: $<HTMLInputElement>('alloc-filter').value, sort }, picked ? new Set(['*']) : changed));
+  // Scrolling moves the rows: the scroll event draws them again in the next frame.
+  if (reveal && allocs.reveal(reveal)) {
+    revealPending = false;
+    followInUrl();
+  }
+  timed('chart', () => (tab === 'chart' ? void chart.show(m, selected) : sequence.render(m, selected, showInternal, picked?.seq)));
+  timed('details', () => details.render(m, selected, picked));
+  timed('controls', () => {
+    renderControls();
+    renderBanners();
+  });
   const pending = probe.pendingClick;
   if (pending && selected && m.pathOf(selected).join('/') === pending.path) {
     probe.clicks.push({ path: pending.path, ms: performance.now() - pending.t0 });
     probe.pendingClick = undefined;
   }
+  const t0 = pendingPick;
+  if (t0 !== undefined && picked) {
+    pendingPick = undefined;
+    requestAnimationFrame(() => probe.pickFrames.push(performance.now() - t0));
+  }
+  const up = pendingUp;
+  if (up && selectedPath?.join('/') === up.path) {
+    pendingUp = undefined;
+    // The frame after this render is the one that shows it.
+    requestAnimationFrame(() => probe.pointerUps.push({ path: up.path, ms: performance.now() - up.t0 }));
+  }
   document.body.dataset.applied = String(model.nextSeq);
   probe.roots = model.roots.length;
 }
 
+// The feed's cost, for the benchmark: every batch goes through apply.
+{
+  const apply = model.apply.bind(model);
+  model.apply = (messages) => {
+    const t0 = performance.now();
+    apply(messages);
+    const ms = performance.now() - t0;
+    probe.applyMs.total += ms;
+    if (ms > probe.applyMs.max) probe.applyMs.max = ms;
+  };
+}
 model.subscribe((m) => {
   // Lay machines out as soon as they are known, so selecting one is instant.
   for (const [id, def] of m.definitions) chart.prepare(id, def);
   scheduleDataRender();
 });
 
+let pendingUp: { path: string; t0: number } | undefined;
+$('allocs').addEventListener('pointerup', (e) => {
+  const row = (e.target as HTMLElement).closest<HTMLElement>('[data-path]');
+  if (row?.dataset.path && !(e.target as HTMLElement).closest('.twisty')) pendingUp = { path: row.dataset.path, t0: performance.now() };
+});
+
 // Commands.
 let commandSeq = 0;
+/** The command awaiting its answer: its answer is shown only while the same actor is selected. */
+let awaiting: { id: string; path: string; done: string } | undefined;
+function clearCommandStatus(): void {
+  awaiting = undefined;
+  const status = $('command-status');
+  status.dataset.ok = '';
+  status.textContent = '';
+}
+/** What a command does, in Nomad's words (`nomad alloc stop`, `alloc restart`, `alloc signal`). */
+function commandText(event: InspectorCommandEvent, path: string[]): { sent: string; done: string } {
+  const m = shownModel();
+  const alloc = m.findByPath(path.slice(0, 1));
+  const what = path.length > 1 ? `task ${path[1]}` : `allocation ${alloc ? allocNamesOf(alloc).shortId : path[0]}`;
+  if (event.type === 'KILL') return path.length > 1 ? { sent: `killing ${what}…`, done: `${what} killed` } : { sent: `stopping ${what}…`, done: `${what} stopping` };
+  if (event.type === 'RESTART') return { sent: `restarting ${what}…`, done: `${what} restarting` };
+  return { sent: `signalling ${what}…`, done: `${what} signalled with ${event.signal}` };
+}
 function sendCommand(event: InspectorCommandEvent): void {
   if (!live || !selected || canCommand()) return;
   const id = `c${++commandSeq}`;
+  const path = selectedPath ?? shownModel().pathOf(selected);
+  const text = commandText(event, path);
   const status = $('command-status');
   status.dataset.ok = '';
-  status.textContent = `${event.type} sent…`;
-  if (!live.send({ type: 'command', id, target: selectedPath ?? selected, event })) {
+  status.textContent = text.sent;
+  awaiting = { id, path: path.join('/'), done: text.done };
+  if (!live.send({ type: 'command', id, target: path, event })) {
+    awaiting = undefined;
     status.dataset.ok = 'false';
     status.textContent = 'not connected';
   }
 }
 function onResult(r: CommandResultFrame): void {
+  // An answer to a command sent for another selection (or cleared) is not this selection's.
+  if (!awaiting || awaiting.id !== r.id) return;
   const status = $('command-status');
   status.dataset.ok = String(r.ok);
-  status.textContent = r.ok ? `done (${r.id})` : `refused: ${r.message ?? 'unknown reason'}`;
+  status.textContent = r.ok ? awaiting.done : `refused: ${r.message ?? 'unknown reason'}`;
+  awaiting = undefined;
 }
 $('cmd-kill').addEventListener('click', () => sendCommand({ type: 'KILL' }));
 $('cmd-restart').addEventListener('click', () => sendCommand({ type: 'RESTART' }));
@@ -215,6 +358,30 @@ $<HTMLInputElement>('show-internal').addEventListener('change', (e) => {
   scheduleRender();
 });
 for (const id of ['only-selected', 'alloc-filter', 'timeline-filter']) $(id).addEventListener('input', () => scheduleRender());
+// Sorting: a header clicked once sorts ascending, again descending, a third time back to arrival order.
+for (const b of Array.from(document.querySelectorAll<HTMLButtonElement>('#alloc-sort button[data-sort]'))) {
+  b.addEventListener('click', () => {
+    const key = b.dataset.sort as SortKey;
+    sort = sort?.key !== key ? { key, descending: false } : !sort.descending ? { key, descending: true } : undefined;
+    for (const o of Array.from(document.querySelectorAll<HTMLButtonElement>('#alloc-sort button[data-sort]'))) {
+      const on = sort?.key === o.dataset.sort;
+      o.setAttribute('aria-sort', on ? (sort!.descending ? 'descending' : 'ascending') : 'none');
+      o.dataset.dir = on ? (sort!.descending ? '▼' : '▲') : '';
+    }
+    scheduleRender();
+  });
+}
+// Keyboard: `/` finds, Esc goes back to live; the allocation list has its own keys when focused.
+document.addEventListener('keydown', (e) => {
+  const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.target instanceof HTMLTextAreaElement;
+  if (e.key === '/' && !typing && !e.ctrlKey && !e.metaKey && !e.altKey) {
+    e.preventDefault();
+    $<HTMLInputElement>('alloc-filter').focus();
+  } else if (e.key === 'Escape' && picked) {
+    e.preventDefault();
+    pick(undefined);
+  }
+});
 $('back-to-live').addEventListener('click', () => pick(undefined));
 for (const t of ['chart', 'sequence'] as const) {
   $(`tab-${t}`).addEventListener('click', () => {
@@ -305,10 +472,13 @@ if (token && params.get('mode') === 'replay') {
       $('command-status').dataset.ok = 'false';
       $('command-status').textContent = `cannot load the recording: ${err.message}`;
     });
-} else if (token && location.protocol.startsWith('http')) {
+} else if ((token || servedLive(document)) && location.protocol.startsWith('http')) {
   $('mode').textContent = 'live';
-  const wsUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws?token=${encodeURIComponent(token)}`;
-  live = connectLive(wsUrl, model, {
+  live = connectLive(liveSocketUrl(location, token), model, {
+    onHistory: (h) => {
+      // The server kept less than its stream said: the timeline starts later than the run did.
+      $('history-cut').hidden = !h.cut;
+    },
     onHello: (h) => {
       hello = h;
       if (h.version !== PROTOCOL_VERSION) {

@@ -1,7 +1,11 @@
 /**
  * The page's picture of the system, rebuilt from protocol messages: definitions, the actor tree with each
  * actor's latest state, and the timeline. Live and replay feed it the same way. It keeps the messages it
- * applied (bounded), so `at(seq)` can rebuild the picture as it was at any timeline entry: time travel.
+ * applied and a checkpoint of the picture every `checkpointEvery` messages, so `at(seq)` rebuilds the
+ * picture at any timeline entry from the nearest checkpoint (time travel) instead of from the first message.
+ * Both are capped: past `maxLog` messages the oldest checkpoint and what it covers are dropped, and
+ * `historyCut` says so. Finished actors replaced by a newer one of the same id are folded into a count on
+ * their parent at each checkpoint boundary, so a long run's restarts do not pile up either.
  */
 import { applyContextPatch, type ActorMessage, type ActorStatus, type EventMessage, type InspectMessage, type JsonValue, type MachineDef, type StateValue } from '../../src/inspect/protocol.ts';
 import { activeNodeIdsOf, isInternalEvent, transitionsOf } from '../../src/inspect/statechart.ts';
@@ -27,6 +31,8 @@ export interface ActorView {
   children: string[];
   /** When the latest transition happened. */
   updatedAt: number;
+  /** Children folded away (finished, replaced by a newer one of the same id): how many per id. */
+  retired?: Record<string, number>;
 }
 
 /** A row of the timeline: an event delivered, or an actor's state or status changing. */
@@ -39,8 +45,48 @@ export type ModelListener = (m: Model) => void;
 
 // The page keeps more history than a late joiner gets, but not without bound.
 const MAX_TIMELINE = 20_000;
-// Messages kept for time travel; beyond it the oldest half is folded into a picture of that moment.
-const MAX_LOG = 400_000;
+/**
+ * Messages between checkpoints. A pick replays at most this many from its checkpoint; bench/visualizer.ts
+ * measures the pick (≤ 100 ms at 500 allocations) and the heap the checkpoints cost.
+ */
+export const CHECKPOINT_EVERY = 2_000;
+/** Messages kept for time travel (~1-2 minutes at 500 busy allocations); older ones are dropped by checkpoint. */
+export const MAX_LOG = 60_000;
+
+/** How the model keeps history. */
+export interface ModelOptions {
+  /** Keep messages and checkpoints for time travel (the views' past models do not). */
+  keepLog?: boolean;
+  checkpointEvery?: number;
+  maxLog?: number;
+}
+
+/** The picture before message `seq`: actors are frozen copies, shared with the next checkpoint while unchanged. */
+interface Checkpoint {
+  seq: number;
+  definitions: Map<string, MachineDef>;
+  actors: Map<string, ActorView>;
+  roots: string[];
+  origin: number | undefined;
+}
+
+/** What was dropped from the oldest end of the history. */
+export interface HistoryCut {
+  /** Messages dropped so far. */
+  dropped: number;
+  /** The oldest moment time travel reaches now. */
+  seq: number;
+  at: number | undefined;
+}
+
+const cloneActor = (a: ActorView): ActorView => ({ ...a, children: [...a.children], ...(a.retired && { retired: { ...a.retired } }) });
+/** Checkpoints' actor copies: never changed, so a past model shares them and copies one only when it changes it. */
+const FROZEN = new WeakSet<ActorView>();
+const frozenCopy = (a: ActorView): ActorView => {
+  const c = cloneActor(a);
+  FROZEN.add(c);
+  return c;
+};
 
 /** Short form of a state value: `running`, `pending.prestart`, `running(poststart.done, updates.idle)`. */
 export function valueText(v: StateValue | undefined): string {
@@ -64,15 +110,33 @@ export class Model {
   origin: number | undefined;
   /** Actors whose row may have changed since the views last asked (`takeChanged`). */
   private changed = new Set<string>();
+  /** Actors changed since the last checkpoint (their frozen copy must be renewed). */
+  private dirty = new Set<string>();
   /** Bumped when actors are added or the model is reset: lists must rebuild their rows. */
   structure = 0;
   /** Sequence number of the next message applied (never reused, also across trims). */
   nextSeq = 0;
+  /** The first sequence number since the last reset: event numbers count from here (`eventNumber`). */
+  resetSeq = 0;
+  /** What the cap dropped from the oldest end, if anything. */
+  historyCut: HistoryCut | undefined;
+  /** Names of folded-away actors the timeline still mentions. */
+  private retiredNames = new Map<string, string>();
   private log: InspectMessage[] = [];
   private logBase = 0;
+  private checkpoints: Checkpoint[] = [];
   private readonly listeners = new Set<ModelListener>();
+  private readonly keepLog: boolean;
+  readonly checkpointEvery: number;
+  private readonly maxLog: number;
 
-  constructor(private readonly keepLog = true) {}
+  constructor(opts: boolean | ModelOptions = true) {
+    const o = typeof opts === 'boolean' ? { keepLog: opts } : opts;
+    this.keepLog = o.keepLog ?? true;
+    this.checkpointEvery = Math.max(1, o.checkpointEvery ?? CHECKPOINT_EVERY);
+    // At least two checkpoints' worth, so dropping the oldest always leaves one to start from.
+    this.maxLog = Math.max(2 * this.checkpointEvery, o.maxLog ?? MAX_LOG);
+  }
 
   subscribe(fn: ModelListener): void {
     this.listeners.add(fn);
@@ -86,19 +150,30 @@ export class Model {
     this.timeline = [];
     this.origin = undefined;
     this.changed.clear();
+    this.dirty.clear();
+    this.retiredNames.clear();
     this.structure++;
     this.log = [];
+    this.checkpoints = [];
     this.logBase = this.nextSeq;
+    this.resetSeq = this.nextSeq;
+    this.historyCut = undefined;
     this.notify();
   }
 
   /** Applies messages in order, then tells the views once. */
   apply(messages: readonly InspectMessage[]): void {
     const before = this.timeline.length;
+    const every = this.checkpointEvery;
     for (const m of messages) {
       const seq = this.nextSeq++;
       if (this.keepLog) this.log.push(m);
       this.applyOne(m, seq);
+      // Boundaries are absolute sequence numbers: a rebuild from a checkpoint folds at the same points as the live picture did.
+      if ((seq + 1) % every === 0) {
+        this.foldRetired();
+        if (this.keepLog) this.checkpoint(seq + 1);
+      }
     }
     // A late joiner's picture lists events before the latest transitions; put the rows back in time order.
     const t = this.timeline;
@@ -108,8 +183,8 @@ export class Model {
         break;
       }
     }
-    if (this.timeline.length > MAX_TIMELINE) this.timeline = this.timeline.slice(-MAX_TIMELINE / 2);
-    if (this.log.length > MAX_LOG) this.trimLog();
+    if (this.log.length > this.maxLog) this.trimLog();
+    if (this.timeline.length > MAX_TIMELINE) this.setTimeline(this.timeline.slice(-MAX_TIMELINE / 2));
     this.notify();
   }
 
@@ -125,12 +200,51 @@ export class Model {
     return this.logBase;
   }
 
-  /** The picture as it was right after message `seq`: a separate model, for time travel. */
+  /** Messages kept for time travel, and checkpoints kept: what the cap bounds. */
+  get kept(): { messages: number; checkpoints: number } {
+    return { messages: this.log.length, checkpoints: this.checkpoints.length };
+  }
+
+  /** The 1-based number of message `seq` since the last reset: what a replay's position bar counts. */
+  eventNumber(seq: number): number {
+    return seq - this.resetSeq + 1;
+  }
+
+  /**
+   * The picture as it was right after message `seq`: a separate model, for time travel. It starts from the
+   * newest checkpoint at or before `seq` and replays at most `checkpointEvery` messages.
+   */
   at(seq: number): Model {
-    const past = new Model(false);
-    const end = Math.max(0, Math.min(this.log.length, seq - this.logBase + 1));
+    const past = new Model({ keepLog: false, checkpointEvery: this.checkpointEvery });
+    const target = Math.max(this.logBase - 1, Math.min(this.nextSeq - 1, seq));
+    let from = this.logBase;
+    for (let i = this.checkpoints.length - 1; i >= 0; i--) {
+      const cp = this.checkpoints[i]!;
+      if (cp.seq <= target + 1) {
+        past.restore(cp);
+        from = cp.seq;
+        break;
+      }
+    }
+    past.nextSeq = from;
+    past.apply(this.log.slice(from - this.logBase, target + 1 - this.logBase));
+    past.resetSeq = this.resetSeq;
+    past.retiredNames = this.retiredNames;
+    // The past's timeline is the present's up to that moment (the rows rebuilt from a checkpoint would start there).
+    past.timeline = this.timeline.filter((e) => e.seq <= target);
+    return past;
+  }
+
+  /**
+   * The picture rebuilt from the oldest kept message without checkpoints: what `at` must equal (the
+   * property test checks it). O(history); only for tests.
+   */
+  rebuiltFromStart(seq: number): Model {
+    const past = new Model({ keepLog: false, checkpointEvery: this.checkpointEvery });
+    const first = this.checkpoints.find((cp) => cp.seq === this.logBase);
+    if (first) past.restore(first);
     past.nextSeq = this.logBase;
-    past.apply(this.log.slice(0, end));
+    past.apply(this.log.slice(0, Math.max(0, Math.min(this.log.length, seq - this.logBase + 1))));
     return past;
   }
 
@@ -145,7 +259,7 @@ export class Model {
   nameOf(sessionId: string | undefined): string {
     if (sessionId === undefined) return '';
     const a = this.actors.get(sessionId);
-    return a ? this.pathOf(sessionId).join('/') : sessionId;
+    return a ? this.pathOf(sessionId).join('/') : this.retiredNames.get(sessionId) ?? sessionId;
   }
 
   /** The newest actor with this id path (a restarted task's runner replaces the old one under the same name). */
@@ -171,20 +285,122 @@ export class Model {
     for (const fn of this.listeners) fn(this);
   }
 
-  // Folds the oldest half of the log into messages that rebuild the picture at that point.
+  /** The actor to change in place: a checkpoint's shared copy is copied first (and replaces it here). */
+  private writable(a: ActorView): ActorView {
+    if (!FROZEN.has(a)) return a;
+    const c = cloneActor(a);
+    this.actors.set(a.sessionId, c);
+    return c;
+  }
+
+  /** Marks an actor's row changed, for the views and for the next checkpoint. */
+  private touch(sessionId: string): void {
+    this.changed.add(sessionId);
+    if (this.keepLog) this.dirty.add(sessionId);
+  }
+
+  private setTimeline(t: TimelineEntry[]): void {
+    this.timeline = t;
+    // Folded actors' names are kept only while a row still mentions them.
+    if (this.retiredNames.size === 0) return;
+    const mentioned = new Set<string>();
+    for (const e of t) {
+      if (e.kind === 'state') mentioned.add(e.sessionId);
+      else {
+        mentioned.add(e.target);
+        if (e.source !== undefined) mentioned.add(e.source);
+      }
+    }
+    for (const sid of this.retiredNames.keys()) if (!mentioned.has(sid)) this.retiredNames.delete(sid);
+  }
+
+  /** Freezes the picture before message `seq`, sharing the previous checkpoint's copies of unchanged actors. */
+  private checkpoint(seq: number): void {
+    const prev = this.checkpoints.at(-1);
+    let actors: Map<string, ActorView>;
+    if (prev) {
+      actors = new Map(prev.actors);
+      for (const sid of this.dirty) {
+        const a = this.actors.get(sid);
+        if (a) actors.set(sid, frozenCopy(a));
+        else actors.delete(sid);
+      }
+    } else {
+      actors = new Map();
+      for (const [sid, a] of this.actors) actors.set(sid, frozenCopy(a));
+    }
+    this.dirty.clear();
+    this.checkpoints.push({ seq, definitions: new Map(this.definitions), actors, roots: [...this.roots], origin: this.origin });
+  }
+
+  private restore(cp: Checkpoint): void {
+    for (const [k, v] of cp.definitions) this.definitions.set(k, v);
+    // Shared, not copied: `writable` copies the few actors the replay from here changes.
+    for (const [sid, a] of cp.actors) this.actors.set(sid, a);
+    this.roots.push(...cp.roots);
+    this.origin = cp.origin;
+    this.structure++;
+  }
+
+  /** Drops the oldest checkpoints, and the messages before the oldest one kept, until the log fits the cap. */
   private trimLog(): void {
-    const cut = Math.floor(this.log.length / 2);
-    const head = new Model(false);
-    head.apply(this.log.slice(0, cut));
-    const picture: InspectMessage[] = [...head.definitions].map(([machineId, definition]) => ({ kind: 'definition', machineId, definition }));
-    for (const a of head.actors.values()) {
-      picture.push({ kind: 'actor', at: a.createdAt, sessionId: a.sessionId, id: a.id, parentSessionId: a.parentSessionId, machineId: a.machineId, src: a.src });
+    let keep = 0;
+    while (keep < this.checkpoints.length - 1 && this.nextSeq - this.checkpoints[keep]!.seq > this.maxLog) keep++;
+    const cp = this.checkpoints[keep];
+    if (!cp || cp.seq <= this.logBase) return;
+    const cut = cp.seq - this.logBase;
+    this.log = this.log.slice(cut);
+    this.checkpoints = this.checkpoints.slice(keep);
+    this.logBase = cp.seq;
+    const first = this.log[0];
+    this.historyCut = { dropped: (this.historyCut?.dropped ?? 0) + cut, seq: cp.seq, at: first && 'at' in first ? first.at : undefined };
+    // Timeline rows older than the oldest reachable moment could not be travelled to.
+    if (this.timeline.some((e) => e.seq < cp.seq)) this.setTimeline(this.timeline.filter((e) => e.seq >= cp.seq));
+  }
+
+  /**
+   * Folds away children that a newer child of the same id replaced (a task's runner after a restart, a
+   * hook called again): XState ids are unique among live children, so the older one has finished. Their
+   * count stays on the parent, their names while the timeline mentions them.
+   */
+  private foldRetired(): void {
+    let folded = false;
+    for (const shared of this.actors.values()) {
+      if (shared.children.length < 2) continue;
+      let p = shared;
+      const newest = new Map<string, string>();
+      for (const sid of p.children) {
+        const c = this.actors.get(sid);
+        if (c) newest.set(c.id, sid);
+      }
+      if (newest.size === p.children.length) continue;
+      const kept: string[] = [];
+      for (const sid of p.children) {
+        const c = this.actors.get(sid);
+        if (!c || newest.get(c.id) === sid) {
+          if (c) kept.push(sid);
+          continue;
+        }
+        p = this.writable(p);
+        p.retired = { ...p.retired, [c.id]: (p.retired?.[c.id] ?? 0) + 1 };
+        this.dropSubtree(sid);
+      }
+      p = this.writable(p);
+      p.children = kept;
+      this.touch(p.sessionId);
+      folded = true;
     }
-    for (const a of head.actors.values()) {
-      picture.push({ kind: 'transition', at: a.updatedAt, sessionId: a.sessionId, event: '', status: a.status, value: a.value, context: a.context, output: a.output, error: a.error });
-    }
-    this.logBase += cut - picture.length;
-    this.log = [...picture, ...this.log.slice(cut)];
+    if (folded) this.structure++;
+  }
+
+  private dropSubtree(sid: string): void {
+    const a = this.actors.get(sid);
+    if (!a) return;
+    for (const c of a.children) this.dropSubtree(c);
+    this.retiredNames.set(sid, this.pathOf(sid).join('/'));
+    this.actors.delete(sid);
+    if (this.keepLog) this.dirty.add(sid);
+    this.changed.delete(sid);
   }
 
   private isHook(sessionId: string | undefined): boolean {
@@ -200,7 +416,8 @@ export class Model {
   private settle(m: EventMessage, seq: number): void {
     const done = m.type.startsWith('xstate.done.actor.');
     if (!done && !m.type.startsWith('xstate.error.actor.')) return;
-    const a = m.source === undefined ? undefined : this.actors.get(m.source);
+    const found = m.source === undefined ? undefined : this.actors.get(m.source);
+    const a = found && found.machineId ? this.writable(found) : found;
     if (!a) return;
     const p = m.payload;
     const fields = typeof p === 'object' && p !== null && !Array.isArray(p) ? p : {};
@@ -209,26 +426,28 @@ export class Model {
       if (v === undefined) return;
       if (done) a.output = v;
       else a.error = v;
-      this.changed.add(a.sessionId);
+      this.touch(a.sessionId);
       return;
     }
     this.applyOne({ kind: 'transition', at: m.at, sessionId: a.sessionId, event: m.type, status: done ? 'done' : 'error', ...(v === undefined ? {} : done ? { output: v } : { error: v }) }, seq);
   }
 
   private addActor(m: ActorMessage): void {
-    const existing = this.actors.get(m.sessionId);
+    const known = this.actors.get(m.sessionId);
+    const existing = known && this.writable(known);
     const view: ActorView = existing ?? {
       sessionId: m.sessionId, id: m.id, createdAt: m.at, updatedAt: m.at, status: 'active', activeNodeIds: [], lastEdges: [], version: 0, children: [],
     };
     Object.assign(view, { id: m.id, parentSessionId: m.parentSessionId, machineId: m.machineId, src: m.src });
-    this.changed.add(m.sessionId);
+    this.touch(m.sessionId);
     if (existing) return;
     this.structure++;
     this.actors.set(m.sessionId, view);
-    const parent = m.parentSessionId ? this.actors.get(m.parentSessionId) : undefined;
+    const up = m.parentSessionId ? this.actors.get(m.parentSessionId) : undefined;
+    const parent = up && this.writable(up);
     if (parent) {
       parent.children.push(m.sessionId);
-      this.changed.add(parent.sessionId);
+      this.touch(parent.sessionId);
     } else this.roots.push(m.sessionId);
   }
 
@@ -259,8 +478,9 @@ export class Model {
         this.settle(m, seq);
         return;
       case 'transition': {
-        const a = this.actors.get(m.sessionId);
-        if (!a) return;
+        const found = this.actors.get(m.sessionId);
+        if (!found) return;
+        const a = this.writable(found);
         const before = a.machineId ? valueText(a.value) : a.status;
         a.status = m.status;
         a.updatedAt = m.at;
@@ -282,7 +502,7 @@ export class Model {
           }
         }
         a.version++;
-        this.changed.add(a.sessionId);
+        this.touch(a.sessionId);
         // The alloc's row shows its tasks' states: a task changing changes its parent's row too.
         if (a.parentSessionId) this.changed.add(a.parentSessionId);
         const after = a.machineId ? valueText(a.value) : a.status;

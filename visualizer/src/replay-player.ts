@@ -112,12 +112,15 @@ export function createReplayPlayer(model: Model, onChange: (s: PlayerState) => v
       onChange(state());
     },
     pause,
-    /** Jumps to position `n` (messages applied), paused: the picture is rebuilt from the start in one go. */
+    /** Jumps to position `n` (messages applied), paused: forward by applying the gap, back by rebuilding from the start. */
     seek(n: number): void {
       pause();
       const target = Math.max(0, Math.min(messages.length, n));
-      model.reset();
-      model.apply(messages.slice(0, target));
+      if (target >= cursor) model.apply(messages.slice(cursor, target));
+      else {
+        model.reset();
+        model.apply(messages.slice(0, target));
+      }
       cursor = target;
       onChange(state());
     },

@@ -33,7 +33,9 @@ export function createTimelineView(el: HTMLElement, onPick: (e: TimelineEntry) =
   let shown: Row[] = [];
   let builtFor = '';
 
-  el.addEventListener('click', (e) => {
+  // Picked on pointer-down: a row redrawn before pointer-up would otherwise swallow the click.
+  el.addEventListener('pointerdown', (e) => {
+    if (e.button !== 0) return;
     const row = (e.target as HTMLElement).closest<HTMLElement>('[data-seq]');
     const seq = Number(row?.dataset.seq);
     const entry = shown.find((x) => x.seq === seq);
@@ -102,14 +104,17 @@ export function createTimelineView(el: HTMLElement, onPick: (e: TimelineEntry) =
           count: shown.length,
           key: (i) => String(shown[i]!.seq),
           signature: (i) => `${shown[i]!.seq === picked}|${m.origin}`,
-          html: (i) => rowHtml(m, shown[i]!),
-          attrs: (i) => {
+          draw: (el, i) => {
             const e = shown[i]!;
-            return {
-              class: `tl-row tl-${e.kind}${e.kind !== 'divergence' && e.internal ? ' tl-internal' : ''}${e.seq === picked ? ' picked' : ''}`,
-              'data-seq': String(e.seq),
-              'data-type': e.kind === 'event' ? e.type : e.kind === 'state' ? e.event : 'divergence',
-            };
+            el.className = `tl-row tl-${e.kind}${e.kind !== 'divergence' && e.internal ? ' tl-internal' : ''}${e.seq === picked ? ' picked' : ''}`;
+            el.dataset.seq = String(e.seq);
+            el.dataset.type = e.kind === 'event' ? e.type : e.kind === 'state' ? e.event : 'divergence';
+            // A row's text changes only with the origin (relative times); picking it changes its class alone.
+            const origin = String(m.origin);
+            if (el.dataset.origin !== origin) {
+              el.innerHTML = rowHtml(m, e);
+              el.dataset.origin = origin;
+            }
           },
         },
         'no events yet',

@@ -55,7 +55,7 @@ function uptimeSeconds(): number {
 }
 
 /** The first slot of the shared grid at least half an interval away, so samples of all tasks coincide. */
-function nextSlot(now: number, interval: number): number {
+export function nextSlot(now: number, interval: number): number {
   let due = (Math.floor(now / interval) + 1) * interval;
   if (due - now < interval / 2) due += interval;
   return due;
