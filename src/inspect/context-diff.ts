@@ -18,6 +18,13 @@ function kept(v: unknown): boolean {
   return v !== undefined && typeof v !== 'function';
 }
 
+/** The number of own enumerable keys, up to `max + 1` (enough to tell "too wide"). */
+function width(o: Record<string, unknown>, max: number): number {
+  let n = 0;
+  for (const _k in o) if (++n > max) break;
+  return n;
+}
+
 /** One diff's state, handed down the walk (plain functions, no closures per call: a diff runs per transition). */
 interface Diff {
   out: ContextPatch[];
@@ -45,7 +52,18 @@ function valueAt(v: unknown, depth: number, d: Diff): JsonValue {
 function walk(a: unknown, b: unknown, d: Diff): void {
   const { path, limits, out } = d;
   const depth = path.length;
-  if (depth < MAX_DEPTH && isPlainObject(a) && isPlainObject(b) && walkObject(a, b, d)) return;
+  if (depth < MAX_DEPTH && isPlainObject(a) && isPlainObject(b) && width(a, limits.items) <= limits.items && width(b, limits.items) <= limits.items) {
+    // (Wide objects would be cut by the sanitizer's item limit: they are sent whole so the cut stays the same.)
+    for (const k in a) if (kept(a[k]) && !kept(b[k])) out.push({ path: [...path, k], remove: true });
+    for (const k in b) {
+      const v = b[k];
+      if (v === a[k] || !kept(v)) continue;
+      path.push(k);
+      walk(a[k], v, d);
+      path.pop();
+    }
+    return;
+  }
   // Lists that only grew (task events, hook errors) send just the new items.
   if (Array.isArray(a) && Array.isArray(b) && b.length > a.length && b.length <= limits.items && isPrefix(a, b)) {
     const added: JsonValue[] = [];
@@ -54,37 +72,6 @@ function walk(a: unknown, b: unknown, d: Diff): void {
     return;
   }
   out.push({ path: [...path], value: valueAt(b, depth, d) });
-}
-
-/**
- * Diffs two plain objects field by field, in one pass over each (a diff runs for every transition sent):
- * removed fields first, then changed ones in `b`'s order. False, having written nothing, when either is
- * wider than the item limit: the sanitizer would cut it, so it is sent whole and the cut stays the same.
- */
-function walkObject(a: Record<string, unknown>, b: Record<string, unknown>, d: Diff): boolean {
-  const { path, limits, out } = d;
-  let removed: string[] | undefined;
-  let n = 0;
-  for (const k in a) {
-    if (++n > limits.items) return false;
-    if (kept(a[k]) && !kept(b[k])) (removed ??= []).push(k);
-  }
-  let changed: string[] | undefined;
-  n = 0;
-  for (const k in b) {
-    if (++n > limits.items) return false;
-    const v = b[k];
-    if (v !== a[k] && kept(v)) (changed ??= []).push(k);
-  }
-  if (removed) for (const k of removed) out.push({ path: [...path, k], remove: true });
-  if (changed) {
-    for (const k of changed) {
-      path.push(k);
-      walk(a[k], b[k], d);
-      path.pop();
-    }
-  }
-  return true;
 }
 
 function isPrefix(a: readonly unknown[], b: readonly unknown[]): boolean {
