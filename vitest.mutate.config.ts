@@ -124,7 +124,7 @@ const SLICE_SUITES: Record<string, Record<string, string[]>> = {
   'api-routes': {
     jobs: ['test/api/route-jobs-rules.test.ts', 'test/api/route-jobs-input-rules.test.ts', 'test/api/route-allocs-evals-events-rules.test.ts'],
     core: ['test/api/route-jobs-rules.test.ts', 'test/api/route-allocs-evals-events-rules.test.ts', 'test/api/route-acl-rules.test.ts', 'test/api/acl.test.ts', 'test/api/route-reads-input-rules.test.ts'],
-    client: ['test/api/route-client-rules.test.ts', 'test/api/route-blocking-query-rules.test.ts'],
+    client: ['test/api/route-client-rules.test.ts', 'test/api/route-blocking-query-rules.test.ts', 'test/api/route-client-input-rules.test.ts'],
   },
 };
 const slice = process.env.MUTATE_SUB;
