@@ -22,27 +22,43 @@ const PARTS = {
   // The API's routes and the registry they write through (issue 32), pinned by in-process agents. Its suites
   // start an agent per test, so a whole run takes hours here: measure it a few files (or line ranges) at a
   // time with --mutate (docs/testing.md says which were measured).
-  'api-routes': ['src/api/routes/**/*.ts', 'src/api/job-registry.ts', 'src/api/serve-agent-api.ts', 'src/api/server.ts', 'src/api/blocked-evals.ts', 'src/api/node-capacity.ts'],
+  'api-routes': ['src/api/routes/**/*.ts', 'src/api/context.ts', 'src/api/job-registry.ts', 'src/api/serve-agent-api.ts', 'src/api/server.ts', 'src/api/blocked-evals.ts', 'src/api/node-capacity.ts'],
   // raw_exec (issue 32): its suites run real processes; the driver's code runs in the test process, so per-test
   // coverage sees it (the supervisor's sh and the spawner helper run in children and are not measured).
   'raw-exec': ['src/drivers/raw-exec/**/*.ts'],
-  // raw_exec in two sub-parts that each finish in under an hour: the files and parsers (claim, status, /proc,
-  // config, logs, stats), mostly pinned by rule tables, and the code that starts, adopts and stops processes.
+  // raw_exec in three sub-parts that each finish in under an hour here (the whole part takes hours): the files
+  // and parsers (claim, status, /proc, config, logs, stats), mostly pinned by rule tables; the driver and the
+  // task user; the launch, the workloads and the spawner. All three run every raw_exec suite.
   'raw-exec-files': ['src/drivers/raw-exec/{config,errors,process,proc-stat,supervisor,rotating-log,log-reader,stats}.ts'],
-  'raw-exec-processes': ['src/drivers/raw-exec/{raw-exec-driver,launch,workload,spawner,task-user}.ts'],
+  'raw-exec-driver': ['src/drivers/raw-exec/{raw-exec-driver,task-user}.ts'],
+  'raw-exec-launch': ['src/drivers/raw-exec/{launch,workload,backstop,spawner}.ts'],
+};
+/**
+ * Slices of a part too slow to run whole here (MUTATE_SUB=<slice>, e.g. `MUTATE_SUB=client npm run mutate:api-routes`):
+ * each has its own incremental file, report and temp dir, so slices of one part can run side by side.
+ */
+const SLICES = {
+  'api-routes': {
+    // The routes users hit most: jobs (register, update, stop), allocations, evaluations, the event stream, ACL tokens.
+    core: ['src/api/routes/jobs.ts', 'src/api/routes/allocations.ts', 'src/api/routes/evaluations.ts', 'src/api/routes/events.ts', 'src/api/routes/acl.ts'],
+    // An allocation's restart, signal, logs and stats, and the blocking query every read runs.
+    client: ['src/api/routes/client.ts', 'src/api/context.ts'],
+  },
 };
 const part = process.env.MUTATE_PART || 'lifecycle';
 if (!(part in PARTS)) throw new Error(`MUTATE_PART=${part}: not one of ${Object.keys(PARTS).join(', ')}`);
+const slice = process.env.MUTATE_SUB || '';
+if (slice && !(slice in (SLICES[part] ?? {}))) throw new Error(`MUTATE_SUB=${slice}: not a slice of ${part} (${Object.keys(SLICES[part] ?? {}).join(', ') || 'it has none'})`);
 // The lifecycle part keeps the file names it had before there were parts, so its incremental results stay.
-const suffix = part === 'lifecycle' ? '' : `-${part}`;
-const reportDir = part === 'lifecycle' ? 'reports/mutation' : `reports/mutation/${part}`;
+const suffix = (part === 'lifecycle' ? '' : `-${part}`) + (slice && `-${slice}`);
+const reportDir = (part === 'lifecycle' ? 'reports/mutation' : `reports/mutation/${part}`) + (slice && `/${slice}`);
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutate.config.ts', related: true },
   plugins: ['@stryker-mutator/vitest-runner'],
-  mutate: PARTS[part],
+  mutate: slice ? SLICES[part][slice] : PARTS[part],
   coverageAnalysis: 'perTest',
   incremental: true,
   incrementalFile: `reports/stryker-incremental${suffix}.json`,

@@ -16,6 +16,7 @@ import { benchArgs, isMain } from './lib/args.ts';
 import { compiledEntry } from './lib/compiled-entry.ts';
 import { killTracked, trackPid } from './lib/pids.ts';
 import type { RestoreReport, ScaleReport } from './lib/scale-agent.ts';
+import { P4_GOAL } from './lib/goals.ts';
 import { fmt, printGoalRows, printTable, type GoalRow } from './lib/stats.ts';
 
 /** Everything P4 measures: the first agent's figures and the restarted agent's. */
@@ -62,24 +63,24 @@ export function p4Goals(r: P4Report): GoalRow[] {
       figure: `${fmt(kb, 1)} KB`,
       baseline: `bare XState ${fmt(r.bareHeapPerAlloc / 1024, 1)} KB`,
       ratio: `${fmt(r.heapPerAlloc / r.bareHeapPerAlloc, 1)}×`,
-      goal: '≤ 40 KB',
-      met: kb <= 40,
+      goal: P4_GOAL.heap.text,
+      met: P4_GOAL.heap.met(kb),
     },
     {
       item: `P4 KILL → dead p99 among ${r.allocs} live allocs`,
       figure: `${fmt(r.killP99, 1)} ms (p50 ${fmt(r.killP50, 1)})`,
       baseline: '',
       ratio: '',
-      goal: '≤ 50 ms',
-      met: r.killP99 <= 50,
+      goal: P4_GOAL.killP99.text,
+      met: P4_GOAL.killP99.met(r.killP99),
     },
     {
       item: `P4 agent restart restores all`,
       figure: `${r.restored} in ${fmt(r.restoreMs / 1000, 2)} s`,
       baseline: `first start ${fmt(r.startMs / 1000, 1)} s`,
       ratio: `${fmt(r.restoreMs / r.startMs, 2)}×`,
-      goal: '≤ 10 s',
-      met: r.restoreMs <= 10_000 && r.restored === r.allocs - r.kills,
+      goal: P4_GOAL.restore.text,
+      met: P4_GOAL.restore.met(r.restoreMs, r.restored === r.allocs - r.kills),
     },
   ];
 }

@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { GOAL_TABLE_HEADER } from './lib/stats.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const self = basename(fileURLToPath(import.meta.url));
@@ -51,8 +52,13 @@ for (const file of files) {
   rows.push(...r.rows);
 }
 if (rows.length > 0) {
-  console.log('\n=== goal table ===\n| item | figure | baseline | ratio | goal | met? |\n|---|---|---|---|---|---|');
+  // Every row as its bench printed it: figure, floors of the same run, and met / not met against the goals
+  // of bench/lib/goals.ts.
+  console.log(`\n=== goal table ===\n${GOAL_TABLE_HEADER}`);
   for (const r of rows) console.log(r);
+  const judged = rows.filter((r) => / (met|not met|n\/a) \|$/.test(r));
+  const missed = judged.filter((r) => r.endsWith(' not met |')).length;
+  console.log(`\n${judged.length - missed} of ${judged.length} goals met`);
 }
 if (failed.length > 0) {
   console.error(`\nfailed: ${failed.join(', ')}`);

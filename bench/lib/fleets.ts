@@ -9,7 +9,8 @@ import { firstValueFrom, filter } from 'rxjs';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { createAgent, type Agent } from '../../src/runtime/create-agent.ts';
 import { startBareProcessAlloc } from './bare-process-alloc.ts';
-import { descendantPidsOf, trackPid } from './pids.ts';
+import { spawnerPid } from '../../src/drivers/raw-exec/spawner.ts';
+import { descendantPidsOf, reapedChildrenCpuMs, trackPid } from './pids.ts';
 
 /** The command every fleet runs: a process that sits until killed. */
 export const SLEEP = { command: '/usr/bin/sleep', args: ['1000'] };
@@ -106,6 +107,16 @@ export class AllocrunFleet {
     const runners = this.agent.list();
     for (const r of runners) r.send({ type: 'KILL' });
     await Promise.all(runners.map((r) => r.done));
+  }
+
+  /**
+   * CPU (ms) of the raw_exec supervisors that have exited so far: the spawner helper's reaped children, each
+   * with the shell it runs the task from (up to its exec). A difference of two marks is what the supervisors
+   * of a start-and-kill cost, outside the agent's own usage (P1's goal counts it).
+   */
+  supervisorsCpuMark(): number {
+    const helper = spawnerPid();
+    return helper === undefined ? 0 : (reapedChildrenCpuMs(helper) ?? 0);
   }
 
   /** The allocations' runners. */

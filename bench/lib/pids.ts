@@ -3,7 +3,7 @@
  * ends however it ends (never by name: other work shares the machine). The start time guards against
  * killing an unrelated process that reused a pid.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { isLive, readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 
 const tracked = new Map<number, number | undefined>();
@@ -69,6 +69,23 @@ export function descendantPidsOf(pid: number): number[] {
     queue = next;
   }
   return out;
+}
+
+/**
+ * CPU time (user + system, ms) of the children `pid` has reaped, theirs included (proc(5) fields 16 and 17,
+ * cutime and cstime): summed by the kernel at full precision, where a short-lived child's own figures
+ * round to zero ticks.
+ */
+export function reapedChildrenCpuMs(pid: number, ticksPerSecond = 100): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const rest = text.slice(text.lastIndexOf(')') + 2).trim().split(/\s+/);
+  // rest[0] is field 3, so field n is rest[n - 3].
+  return ((Number(rest[16 - 3]) + Number(rest[17 - 3])) * 1000) / ticksPerSecond;
 }
 
 /** CPU time (user + system, ms) and resident memory (bytes) of `pid` from /proc. */

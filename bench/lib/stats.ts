@@ -32,19 +32,28 @@ export function printTable(header: readonly string[], rows: readonly (readonly s
 export interface GoalRow {
   item: string;
   figure: string;
+  /** What the ratio divides by. */
   baseline: string;
+  /** The floors measured in the same run (bare XState, pm2, ...), each with its own ratio. */
+  floor?: string;
   ratio: string;
   goal: string;
   met: boolean | undefined;
 }
 
+/** The header of the goal table, matching `goalRowLine`. */
+export const GOAL_TABLE_HEADER = '| item | figure | baseline | floors, same run | ratio | goal | met? |\n|---|---|---|---|---|---|---|';
+
+/** One goal row as a Markdown table line. */
+export function goalRowLine(r: GoalRow): string {
+  const met = r.met === undefined ? 'n/a' : r.met ? 'met' : 'not met';
+  return `| ${r.item} | ${r.figure} | ${r.baseline} | ${r.floor ?? ''} | ${r.ratio} | ${r.goal} | ${met} |`;
+}
+
 /** Prints goal rows as Markdown, ready for the README's benchmark table. */
 export function printGoalRows(rows: readonly GoalRow[]): void {
   console.log('');
-  for (const r of rows) {
-    const met = r.met === undefined ? 'n/a' : r.met ? 'yes' : 'no';
-    console.log(`| ${r.item} | ${r.figure} | ${r.baseline} | ${r.ratio} | ${r.goal} | ${met} |`);
-  }
+  for (const r of rows) console.log(goalRowLine(r));
 }
 
 /** Where a CPU measurement starts: this process's usage and its raw_exec spawner helper's, if one runs. */

@@ -25,6 +25,8 @@ type ServeInspector = (opts: { port?: number; host?: string; stream?: Stream; co
   statelyUrl?: string;
   inspect: (ev: InspectionEvent) => void;
   stream: Stream;
+  openPages(): number;
+  whenNoPages(): Promise<void>;
   close(): Promise<void>;
 }>;
 type MachineClock = (clock: Clock) => Clock;
@@ -73,6 +75,9 @@ export interface Inspection {
   url?: string;
   /** Where `@statelyai/inspect` receivers connect, with `--stately`. */
   statelyUrl?: string;
+  /** With `--inspect`: pages connected now, and a promise that resolves once none is. */
+  openPages?(): number;
+  whenNoPages?(): Promise<void>;
   /** With `--record`: the runners' `machineClock`, so the recording's replay lines reproduce the machines' clock readings. */
   machineClock?: MachineClock;
   close(): Promise<void>;
@@ -110,6 +115,7 @@ export async function openInspection(opts: {
   let url: string | undefined;
   let statelyUrl: string | undefined;
   let machineClock: MachineClock | undefined;
+  let pages: { openPages(): number; whenNoPages(): Promise<void> } | undefined;
   try {
     if (opts.inspect !== undefined) {
       const what = '--inspect (the visualizer, src/inspect/)';
@@ -138,6 +144,7 @@ export async function openInspection(opts: {
       if (portFile) await writeFile(portFile, `${new URL(server.url).port}\n`).catch((err: Error) => opts.note?.(`cannot keep the inspector's port in ${portFile}: ${err.message}`));
       closers.push(() => server.close());
       ({ inspect, stream, url, statelyUrl } = server);
+      pages = server;
     }
     if (opts.record !== undefined) {
       const recordInspection = await importOptional<RecordInspection>('../inspect/record.ts', 'recordInspection', '--record (the inspection recorder, src/inspect/)');
@@ -157,6 +164,7 @@ export async function openInspection(opts: {
     url,
     statelyUrl,
     ...(machineClock && { machineClock }),
+    ...(pages && { openPages: () => pages.openPages(), whenNoPages: () => pages.whenNoPages() }),
     close: async () => {
       // The recorder flushes first, then the server goes: the file gets every message the page got.
       for (const c of closers.reverse()) await c().catch(() => {});

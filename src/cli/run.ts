@@ -98,8 +98,9 @@ Exit status: 0 when every allocation completed, 1 when any failed.
 Flags:
   -g, --group G       run only the allocations of task group G
   -d, --data-dir D    where alloc dirs, logs and state go (default: a new temp dir, printed)
-  --inspect[=PORT]    serve the visualizer while the job runs (on a terminal it stays
-                      up after the run, until Ctrl-C); without PORT, the port is kept in
+  --inspect[=PORT]    serve the visualizer while the job runs (after the run it stays up
+                      until Ctrl-C where a terminal can press it, else while a page is
+                      open); without PORT, the port is kept in
                       D/inspect-port so a re-run on D serves the same address
   --inspect-token T   the visualizer's token (default: kept in D/inspect-token, 0600)
   --stately           also serve the stream in @statelyai/inspect's format (printed URL)
@@ -215,16 +216,20 @@ Examples:
       const failed = results.some((r) => r.error !== undefined || r.state.clientStatus !== 'complete');
       const exitCode = wasForced ? FORCED_EXIT : failed ? 1 : 0;
       view.finish({ dataDir, results, exitCode, forced: wasForced });
-      // Someone watching the visualizer wants to look at the end state before the page goes away: also when
-      // the output is piped (`| tee run.log`), as long as a terminal can press Ctrl-C (stdin is one). Scripts
-      // and CI, with no terminal at all, exit as before.
-      if (inspection.url && (tty || process.stdin.isTTY === true) && !wasForced) {
+      // Someone watching the visualizer wants to look at the end state before the page goes away: while a
+      // terminal can press Ctrl-C (stdout, or stdin when the output is piped: `| tee run.log`), until it does;
+      // with no terminal at all (scripts, CI), while a page is open, else it exits as before.
+      const terminal = tty || process.stdin.isTTY === true;
+      const watched = !terminal && (inspection.openPages?.() ?? 0) > 0;
+      if (inspection.url && (terminal || watched) && !wasForced) {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
-        (tty ? process.stdout : process.stderr).write(`inspector still serving at ${inspection.url} (Ctrl-C to exit)\n`);
+        if (terminal) (tty ? process.stdout : process.stderr).write(`inspector still serving at ${inspection.url} (Ctrl-C to exit)\n`);
+        else process.stderr.write(`allocrun run: inspector still serving at ${inspection.url} while a page is open (close it, or SIGINT/SIGTERM, to exit)\n`);
         await new Promise<void>((res) => {
           process.once('SIGINT', () => res());
           process.once('SIGTERM', () => res());
+          if (!terminal) void inspection.whenNoPages?.().then(() => res());
         });
       }
       return exitCode;

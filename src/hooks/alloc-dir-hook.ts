@@ -8,7 +8,9 @@ export function allocDirHook(allocDir: string): AllocRunnerHook {
   return {
     name: 'alloc_dir',
     async prerun() {
-      for (const sub of ['alloc/logs', 'alloc/data', 'alloc/tmp']) await mkdir(join(allocDir, sub), { recursive: true });
+      // logs makes the alloc dir and alloc/ on its way; data and tmp then go at once.
+      await mkdir(join(allocDir, 'alloc/logs'), { recursive: true });
+      await Promise.all([mkdir(join(allocDir, 'alloc/data'), { recursive: true }), mkdir(join(allocDir, 'alloc/tmp'), { recursive: true })]);
     },
     async destroy() {
       await rm(allocDir, { recursive: true, force: true });

@@ -14,6 +14,11 @@ function built(previous: unknown): boolean {
   return typeof previous === 'object' && previous !== null && (previous as { is_done?: unknown }).is_done === 'true';
 }
 
+/** Whether the process's umask clears any of the owner's bits (then mkdir's 0700 is not 0700). */
+function umaskTakesOwnerBits(): boolean {
+  return (process.umask() & 0o700) !== 0;
+}
+
 /** `local/` for the task, `secrets/` readable only by it (0700), and `tmp/`. */
 export function taskDirHook(): TaskHook {
   return {
@@ -22,10 +27,12 @@ export function taskDirHook(): TaskHook {
       const local = join(req.taskDir, 'local');
       const secrets = join(req.taskDir, 'secrets');
       if (!built(req.previousState)) {
+        // `local` first: its mkdir makes the task dir with the default mode (a recursive mkdir gives every
+        // dir it makes its mode, so secrets' must not be the one to make it). Then the other two at once.
         await mkdir(local, { recursive: true });
-        await mkdir(join(req.taskDir, 'tmp'), { recursive: true });
-        await mkdir(secrets, { recursive: true, mode: 0o700 });
-        await chmod(secrets, 0o700);
+        const [, made] = await Promise.all([mkdir(join(req.taskDir, 'tmp'), { recursive: true }), mkdir(secrets, { recursive: true, mode: 0o700 })]);
+        // A dir mkdir made has 0700 unless the umask takes owner bits; one that was there keeps its mode.
+        if (made === undefined || umaskTakesOwnerBits()) await chmod(secrets, 0o700);
       }
       res.state = TASK_DIR_BUILT;
       res.env = { NOMAD_TASK_DIR: local, NOMAD_SECRETS_DIR: secrets };

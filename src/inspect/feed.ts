@@ -69,6 +69,10 @@ export interface InspectorFeed {
   connect(ws: WebSocket, how?: PageConnection): void;
   /** `?alloc=A&task=T[&follow=1][&tail=N]`: a task's lines as plain text. */
   serveLogs(req: IncomingMessage, res: ServerResponse): void;
+  /** Pages connected now. */
+  openPages(): number;
+  /** Resolves once no page is connected (at once when none is). */
+  whenNoPages(): Promise<void>;
   /** Kept history, when there is one (tests, bench). */
   history?: History;
   /** Ends every page connection and stops reading the stream. */
@@ -154,10 +158,13 @@ export function createInspectorFeed(opts: InspectorFeedOptions = {}): InspectorF
     }
   };
 
+  const noPages: (() => void)[] = [];
   return {
     stream,
     inspect: stream.inspect,
     streamId,
+    openPages: () => pages.size,
+    whenNoPages: () => (pages.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => noPages.push(resolve))),
     controls: control !== undefined,
     logs: opts.logs !== undefined,
     history,
@@ -180,6 +187,7 @@ export function createInspectorFeed(opts: InspectorFeedOptions = {}): InspectorF
       ws.on('message', (data: RawData) => void onCommand(ws, data, how));
       ws.on('close', () => {
         pages.delete(ws);
+        if (pages.size === 0) for (const resolve of noPages.splice(0)) resolve();
         // Without history, nothing is built while no page looks.
         if (history || pages.size > 0 || !unsubscribe) return;
         unsubscribe();
@@ -192,6 +200,7 @@ export function createInspectorFeed(opts: InspectorFeedOptions = {}): InspectorF
       unsubscribe = undefined;
       for (const ws of pages) ws.terminate();
       pages.clear();
+      for (const resolve of noPages.splice(0)) resolve();
     },
   };
 }

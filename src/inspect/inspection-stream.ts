@@ -58,9 +58,13 @@ function machineOf(ref: InspectedRef): AnyStateMachine | undefined {
 // Payload limits are tighter than context's: the timeline shows them one line at a time.
 const PAYLOAD_LIMITS: SanitizeLimits = { depth: 6, items: 50, chars: 1_000 };
 
+/** The event's fields but `type`, as JSON; undefined (and no copy made: most events have none) when it has none. */
 function payloadOf(event: { type: string }): JsonValue | undefined {
-  const { type: _type, ...rest } = event as Record<string, unknown>;
-  for (const _k in rest) return sanitize(rest, PAYLOAD_LIMITS);
+  for (const k in event) {
+    if (k === 'type') continue;
+    const { type: _type, ...rest } = event as Record<string, unknown>;
+    return sanitize(rest, PAYLOAD_LIMITS);
+  }
   return undefined;
 }
 

@@ -54,6 +54,10 @@ export interface InspectorServer {
   /** Pass as `inspect` to `createAllocRunner` / `createAgent`. */
   inspect: (ev: InspectionEvent) => void;
   stream: InspectionStream;
+  /** Pages connected now (to this server's feed). */
+  openPages(): number;
+  /** Resolves once no page is connected (at once when none is). */
+  whenNoPages(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -117,6 +121,8 @@ export async function serveInspector(opts: InspectorServerOptions = {}): Promise
     ...(opts.stately ? { statelyUrl: `ws://${base}/stately?token=${encodeURIComponent(token)}` } : {}),
     inspect: stream.inspect,
     stream,
+    openPages: () => feed.openPages(),
+    whenNoPages: () => feed.whenNoPages(),
     async close() {
       // A shared feed is its owner's to close; this server's pages go with it.
       if (ownFeed) feed.close();

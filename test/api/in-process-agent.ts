@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { globalAgent } from 'node:http';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { serveAgentApi, type ServedApi } from '../../src/api/serve-agent-api.ts';
+import { serveAgentApi, type ServedApi, type ServeOptions } from '../../src/api/serve-agent-api.ts';
 import { createAgent, type Agent, type AgentOptions } from '../../src/runtime/create-agent.ts';
 import { AgentStore, type StoreFaults } from '../../src/state/agent-store.ts';
 import { ServiceRegistry } from '../../src/services/index.ts';
@@ -45,9 +45,9 @@ export interface Served {
 
 /**
  * Opens the store in `dataDir` (after `seed`; with `faults`, the store's test seam), starts an agent that
- * restores what the store holds, and serves its API on the dir's socket.
+ * restores what the store holds, and serves its API on the dir's socket (with `api`, the serve options given).
  */
-export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => Promise<void>, opts: { faults?: StoreFaults; agent?: Partial<AgentOptions> } = {}): Promise<Served> {
+export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => Promise<void>, opts: { faults?: StoreFaults; agent?: Partial<AgentOptions>; api?: Pick<ServeOptions, 'heartbeatMs'> } = {}): Promise<Served> {
   const store = AgentStore.open(dataDir, { faults: opts.faults });
   await seed?.(store);
   const services = new ServiceRegistry();
@@ -58,7 +58,7 @@ export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => 
   let api: ServedApi;
   try {
     const found = (await store.runners().list()).map((r) => ({ ...r, runner: agent.get(r.spec.id) }));
-    api = await serveAgentApi({ agent, dataDir, store, version: 'test', found, services });
+    api = await serveAgentApi({ agent, dataDir, store, version: 'test', found, services, ...opts.api });
   } catch (err) {
     await store.close();
     throw err;

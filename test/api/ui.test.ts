@@ -188,6 +188,18 @@ describe("the agent's UI at /ui", { timeout: 60_000 }, () => {
     expect(await ws.refused).toBe(403);
   });
 
+  it('answers 503 at /ui when the agent serves no UI (agent --no-ui)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'allocrun-ui-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const store = AgentStore.open(dataDir);
+    const agent = createAgent({ dataDir, store: store.runners() });
+    await agent.start();
+    const api = await serveAgentApi({ agent, dataDir, store, version: 'test' });
+    cleanups.push(async () => (await api.close(), await store.close()));
+    const res = await call({ socketPath: api.socketPath }, 'GET', '/ui/');
+    expect([res.status, res.text]).toEqual([503, 'this agent serves no UI (it was started with --no-ui)\n']);
+  });
+
   it('serves the UI on the socket without a token, as the API there', async () => {
     const s = await serve();
     const res = await call(s.socket, 'GET', '/ui/');

@@ -229,3 +229,164 @@ describe('the checks before a spawn', () => {
     expect(existsSync(join(allocLogDir(ctx.allocDir), 'web.stdout.0'))).toBe(false);
   });
 });
+
+describe('a stop sends the kill signal, then SIGKILL once the kill timeout (at most max_kill_timeout) has passed', () => {
+  /** A recovered task that ignores SIGTERM (its sleep inherits the ignored signal), on a simulated clock. */
+  async function stubborn(options: { maxKillTimeout?: number } = {}) {
+    const { pid, startTime } = await sleeper('trap "" TERM; exec sleep 600');
+    // Once it is the sleep, SIGTERM is ignored for good.
+    for (let i = 0; i < 1000 && readProcStat(pid)?.comm !== 'sleep'; i++) await new Promise((r) => setTimeout(r, 5));
+    const ctx = context();
+    const clock = ctx.clock as SimulatedClock;
+    const c = createRawExecDriver({ supervise: false, pollIntervalMs: 100, ...options }).recover({ driver: 'raw_exec', taskName: 'web', pid, startTime }, task(), ctx);
+    return { pid, clock, c };
+  }
+
+  /** Steps the clock until the stop resolves: the process dies in real time, its end is seen at a poll. */
+  async function finish(clock: SimulatedClock, stopping: Promise<void>): Promise<void> {
+    let done = false;
+    void stopping.then(() => (done = true));
+    for (let i = 0; i < 2_000 && !done; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+      await clock.advance(100);
+    }
+    await stopping;
+  }
+
+  it('waits the task\'s timeout when it is under max_kill_timeout', async () => {
+    const { pid, clock, c } = await stubborn({ maxKillTimeout: 10_000 });
+    const stopping = c.shutdown({ signal: 'SIGTERM', timeout: 300 }, never());
+    await clock.advance(299);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(isAlive(pid)).toBe(true);
+    await clock.advance(1);
+    await finish(clock, stopping);
+    await expect(c.wait(never())).resolves.toEqual({ exitCode: 137, signal: 9 });
+  });
+
+  it('waits no longer than max_kill_timeout', async () => {
+    const { pid, clock, c } = await stubborn({ maxKillTimeout: 500 });
+    const stopping = c.shutdown({ signal: 'SIGTERM', timeout: 60_000 }, never());
+    await clock.advance(499);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(isAlive(pid)).toBe(true);
+    await clock.advance(1);
+    await finish(clock, stopping);
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it('takes a negative timeout as none: SIGKILL at once', async () => {
+    const { pid, clock, c } = await stubborn();
+    const stopping = c.shutdown({ signal: 'SIGTERM', timeout: -5 }, never());
+    await clock.advance(0);
+    await finish(clock, stopping);
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it('defaults max_kill_timeout to 30 s', async () => {
+    const { pid, clock, c } = await stubborn();
+    const stopping = c.shutdown({ signal: 'SIGTERM', timeout: 120_000 }, never());
+    await clock.advance(29_999);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(isAlive(pid)).toBe(true);
+    await clock.advance(1);
+    await finish(clock, stopping);
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it('a task that exits on the kill signal is not sent SIGKILL: its end is the signal', async () => {
+    const { pid, startTime } = await sleeper();
+    const ctx = context();
+    const clock = ctx.clock as SimulatedClock;
+    const c = createRawExecDriver({ supervise: false, pollIntervalMs: 100 }).recover({ driver: 'raw_exec', taskName: 'web', pid, startTime }, task(), ctx);
+    await finish(clock, c.shutdown({ signal: 'SIGINT', timeout: 10_000 }, never()));
+    expect(clock.now()).toBeLessThan(10_000);
+    await expect(c.wait(never())).resolves.toEqual({ exitCode: 130, signal: 2 });
+  });
+
+  it('terminate sends SIGKILL at once, whatever the task ignores', async () => {
+    const { pid, clock, c } = await stubborn();
+    await finish(clock, c.terminate(never()));
+    expect(isAlive(pid)).toBe(false);
+    await expect(c.wait(never())).resolves.toEqual({ exitCode: 137, signal: 9 });
+    // Stopped already: both succeed at once.
+    await expect(c.shutdown({ signal: 'SIGTERM', timeout: 1_000 }, never())).resolves.toBeUndefined();
+    await expect(c.terminate(never())).resolves.toBeUndefined();
+  });
+
+  it('an aborted stop sends nothing', async () => {
+    const { pid, c } = await stubborn();
+    const ac = new AbortController();
+    ac.abort(new Error('stop'));
+    await expect(c.terminate(ac.signal)).rejects.toThrow('stop');
+    await expect(c.shutdown({ signal: 'SIGTERM', timeout: 0 }, ac.signal)).rejects.toThrow('stop');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(isAlive(pid)).toBe(true);
+  });
+
+  it('a signal goes to the main process only', async () => {
+    const { pid, startTime } = await sleeper('trap "exit 7" HUP; sleep 600 & wait');
+    // The trap is set before the background sleep starts: once it runs, a HUP ends the shell alone.
+    for (let i = 0; i < 1000 && processGroupMembers(pid).length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    const child = processGroupMembers(pid).find((m) => m.pid !== pid)!;
+    const c = driver.recover({ driver: 'raw_exec', taskName: 'web', pid, startTime }, task(), context());
+    await c.signal('SIGHUP', never());
+    for (let i = 0; i < 1000 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(isAlive(pid)).toBe(false);
+    expect(isAlive(child.pid)).toBe(true);
+  });
+});
+
+const isAlive = (pid: number) => {
+  const stat = readProcStat(pid);
+  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
+};
+
+describe("the driver's intervals, and how long a follower of the logs keeps reading", () => {
+  it('looks for the end of a recovered process every 100 ms by default', async () => {
+    const { pid, startTime } = await sleeper();
+    const ctx = context();
+    const clock = ctx.clock as SimulatedClock;
+    const c = createRawExecDriver({ supervise: false }).recover({ driver: 'raw_exec', taskName: 'web', pid, startTime }, task(), ctx);
+    let got: unknown;
+    void c.wait(never()).then((r) => (got = r));
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 1000 && readProcStat(pid) !== undefined; i++) await new Promise((r) => setTimeout(r, 5));
+    await clock.advance(99);
+    expect(got).toBeUndefined();
+    await clock.advance(1);
+    expect(got).toMatchObject({ exitCode: -1 });
+  });
+
+  it('a follower of a task not yet started keeps looking every 250 ms by default; one of a closed task stops', async () => {
+    const ctx = context();
+    const clock = ctx.clock as SimulatedClock;
+    const c = driver.controller(task(), ctx);
+    let done = false;
+    const sub = c.logs({ follow: true }).subscribe({ complete: () => (done = true) });
+    await clock.advance(250);
+    expect(done).toBe(false);
+    expect(clock.pendingTimers).toBe(1);
+    await c.close();
+    await clock.advance(249);
+    expect(done).toBe(false);
+    await clock.advance(1);
+    expect(done).toBe(true);
+    sub.unsubscribe();
+  });
+
+  it('a follower of a recovered task reads until its process is gone', async () => {
+    const { pid, startTime } = await sleeper();
+    const ctx = context();
+    const clock = ctx.clock as SimulatedClock;
+    const c = createRawExecDriver({ supervise: false, logPollIntervalMs: 10 }).recover({ driver: 'raw_exec', taskName: 'web', pid, startTime }, task(), ctx);
+    let done = false;
+    c.logs({ follow: true }).subscribe({ complete: () => (done = true) });
+    await clock.advance(10);
+    expect(done).toBe(false);
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 1000 && readProcStat(pid) !== undefined; i++) await new Promise((r) => setTimeout(r, 5));
+    await clock.advance(10);
+    expect(done).toBe(true);
+  });
+});

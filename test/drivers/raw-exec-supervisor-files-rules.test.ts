@@ -230,6 +230,7 @@ describe('the exit status is on file only once written whole ($? and a newline)'
     ['3x\n', undefined],
     [' 3\n', undefined],
     ['-1\n', undefined],
+    ['3\n4\n', undefined],
   ])('a status file holding %j reads as %j', (text, status) => {
     expect(readExitStatus(prefixWith({ '.status': text }))).toEqual(status);
   });

@@ -4,7 +4,7 @@
  * state), and trusts only an `is_done` of "true" in its previous state; alloc_dir's destroy of a dir that
  * is already gone succeeds.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -36,6 +36,23 @@ describe('task_dir', () => {
     const res = await prestart(taskDir, undefined);
     expect(res.state).toEqual({ is_done: 'true' });
     expect(statSync(join(taskDir, 'secrets')).mode & 0o777).toBe(0o700);
+  });
+
+  it('makes secrets 0700 again when a secrets dir was already there with a looser mode', async () => {
+    const taskDir = join(fresh(), 't');
+    mkdirSync(join(taskDir, 'secrets'), { recursive: true });
+    chmodSync(join(taskDir, 'secrets'), 0o755);
+    await prestart(taskDir, undefined);
+    expect(statSync(join(taskDir, 'secrets')).mode & 0o777).toBe(0o700);
+  });
+
+  it('gives the task dir itself the default mode, not the secrets dir\'s 0700', async () => {
+    const taskDir = join(fresh(), 't');
+    await prestart(taskDir, undefined);
+    const mask = process.umask();
+    expect(statSync(taskDir).mode & 0o777).toBe(0o777 & ~mask);
+    expect(statSync(join(taskDir, 'secrets')).mode & 0o777).toBe(0o700);
+    for (const sub of ['local', 'tmp']) expect(exists(join(taskDir, sub))).toBe(true);
   });
 
   it.each<[string, unknown, boolean]>([

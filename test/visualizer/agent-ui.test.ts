@@ -77,5 +77,22 @@ describe('the visualizer served by the agent at /ui', () => {
     await page.locator('#chart[data-session] g.active').first().waitFor({ timeout: 20_000 });
     await page.screenshot({ path: `${OUTPUT_DIR}/agent-ui-2-after-restart.png` });
     await page.close();
+
+    // A read token watches but may not KILL: the page shows the refusal in Nomad's words, and the task runs on.
+    const created = await call(agent.socket, 'POST', '/v1/acl/token', { Name: 'watcher', Type: 'client', Policies: ['read'] });
+    expect(created.status, created.text).toBe(200);
+    const reader = await browser.context.newPage();
+    reader.on('pageerror', (err) => console.error('page error:', err));
+    await reader.goto(`http://127.0.0.1:${port}/ui/?token=${encodeURIComponent(created.json<{ SecretID: string }>().SecretID)}`);
+    await reader.locator('#conn[data-state="open"]').waitFor({ timeout: 20_000 });
+    await reader.locator(`#allocs [data-path="${id}"]`).waitFor({ timeout: 20_000 });
+    await reader.click(`#allocs [data-path="${id}"]`);
+    await reader.locator('#cmd-kill:not([disabled])').waitFor({ timeout: 20_000 });
+    await reader.click('#cmd-kill');
+    await reader.locator('#command-status[data-ok="false"]').filter({ hasText: 'refused: Permission denied' }).waitFor({ timeout: 20_000 });
+    await reader.screenshot({ path: `${OUTPUT_DIR}/agent-ui-3-read-token-kill-refused.png` });
+    const [still] = await waitForAllocs(agent.socket, '/v1/job/sleeper/allocations', () => true);
+    expect(still!.ClientStatus).toBe('running');
+    await reader.close();
   }, 180_000);
 });

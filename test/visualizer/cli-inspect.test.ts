@@ -84,3 +84,33 @@ describe('allocrun agent --inspect', () => {
     }
   }, 60_000);
 });
+
+describe('allocrun run --inspect with its output piped', () => {
+  it('keeps serving after the run while a page is open, and exits once it closes', async () => {
+    const job = join(dataDir, 'wait.nomad');
+    await writeFile(job, 'job "wait" {\n  type = "batch"\n  group "g" {\n    task "t" {\n      driver = "mock"\n      config {\n        run_for = "2s"\n      }\n    }\n  }\n}\n');
+    const cli = startCli(['run', job, '--data-dir', join(dataDir, 'piped'), '--inspect']);
+    let stderr = '';
+    cli.child.stderr!.on('data', (d: string) => (stderr += d));
+    await cli.waitFor(/inspector: (\S+)/);
+    const url = new URL(/inspector: (\S+)/.exec(cli.stdout())![1]!);
+    const page = new WebSocket(`ws://${url.host}/ws${url.search}`);
+    await new Promise<void>((resolve, reject) => (page.once('open', () => resolve()), page.once('error', reject)));
+    // The run ends (the task ran its 2 s), and the page still has its server.
+    await cli.waitFor(/complete/);
+    const deadline = Date.now() + 30_000;
+    while (!stderr.includes('inspector still serving') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(stderr).toContain(`inspector still serving at ${url.href} while a page is open`);
+    expect(page.readyState).toBe(WebSocket.OPEN);
+    page.close();
+    const r = await cli.exited;
+    expect(r.code).toBe(0);
+  }, 60_000);
+
+  it('exits at the end of the run when no page is open', async () => {
+    const cli = startCli(['run', join(dataDir, 'wait.nomad'), '--data-dir', join(dataDir, 'unwatched'), '--inspect']);
+    const r = await cli.exited;
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toContain('inspector still serving');
+  }, 60_000);
+});

@@ -308,6 +308,17 @@ describe('context patches', () => {
     expect(before).toEqual(sanitize(a));
   });
 
+  it('send an object wider than the item limit whole, cut as the sanitizer cuts it', () => {
+    const narrow = { depth: 12, items: 3, chars: 100 };
+    const a = { m: { a: 1, b: 2, c: 3 }, keep: 1 };
+    const b = { m: { a: 1, b: 2, c: 3, d: 4 }, keep: 1 };
+    const patch = diffContext(a, b, narrow);
+    expect(patch).toEqual([{ path: ['m'], value: sanitize(b.m, { ...narrow, depth: 11 }) }]);
+    expect(applyContextPatch(sanitize(a, narrow), patch)).toEqual(sanitize(b, narrow));
+    // Within the limit, only the changed field.
+    expect(diffContext(a, { m: { a: 1, b: 5, c: 3 }, keep: 1 }, narrow)).toEqual([{ path: ['m', 'b'], value: 5 }]);
+  });
+
   it('send nothing when the context is the same object', () => {
     const a = { x: [1] };
     expect(diffContext(a, a, limits)).toEqual([]);

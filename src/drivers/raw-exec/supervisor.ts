@@ -93,7 +93,15 @@ export function privateDir(taskDir: string): string {
  */
 export function ensurePrivateDir(taskDir: string): string {
   const dir = privateDir(taskDir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    // Made here, now: the agent's own, 0700 or tighter (umask), nothing to check (one call per start, not two).
+    mkdirSync(dir, { mode: 0o700 });
+    return dir;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') mkdirSync(dir, { recursive: true, mode: 0o700 });
+    else if (code !== 'EEXIST') throw err;
+  }
   const st = lstatSync(dir);
   const uid = process.geteuid?.();
   if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) {
@@ -119,11 +127,22 @@ function readText(path: string): string | undefined {
 }
 
 /**
- * Records, before spawning, which token attempt `attempt` uses (atomically: a crash leaves old or new).
- * The private dir must exist (ensurePrivateDir).
+ * Records, before spawning, which token attempt `attempt` uses (a crash leaves old or new, or for the
+ * attempt's first intent possibly a blank or cut one). The private dir must exist (ensurePrivateDir).
  */
 export function writeIntent(taskDir: string, attempt: number, token: string): void {
   const path = join(privateDir(taskDir), `exec-${attempt}.intent`);
+  try {
+    // The attempt's first intent is created in place, one file call fewer per start than a temp file and a
+    // rename: a crash while writing it leaves a blank intent (read as none) or a cut token, which names no
+    // claim, since no supervisor of this attempt was spawned before it; a restore cancels that token and
+    // spawns afresh, as it would with no intent.
+    writeFileSync(path, `${token}\n`, { mode: 0o600, flag: 'wx' });
+    return;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  // A later intent of the same attempt (it is spawned again after a restore cancelled the first): atomically.
   writeFileSync(`${path}.tmp`, `${token}\n`, { mode: 0o600 });
   renameSync(`${path}.tmp`, path);
 }

@@ -10,6 +10,7 @@ import type { ChildExit } from './spawner.ts';
 import type { ExitResult } from '../controller.ts';
 import { WorkloadLostError } from './errors.ts';
 import { decodeWaitStatus, isLive, readProcStat } from './proc-stat.ts';
+import { backstopRound } from './backstop.ts';
 import { signalGroup, signalPid } from './process.ts';
 import { decodeShellStatus, readExitStatus, supervisorLive, stoppingReason, type SupervisorRef } from './supervisor.ts';
 
@@ -152,8 +153,9 @@ export class SpawnedWorkload implements Workload {
  *
  * An agent that reads a supervised workload's output pipes again is told of the exit without polling: the
  * pipes end once the supervisor and the workload are both gone (`outputEnded`). Polling then only backs
- * that up, at `watchedPollMs`: an agent restarted under 10,000 running tasks would otherwise read /proc
- * 100,000 times a second to learn of exits that the pipes announce anyway.
+ * that up, at `watchedPollMs`, in a round shared by every such workload (backstop.ts): an agent restarted
+ * under 10,000 running tasks would otherwise read /proc 100,000 times a second to learn of exits that the
+ * pipes announce anyway.
  */
 export class AdoptedWorkload implements Workload {
   result: ExitResult | undefined;
@@ -161,6 +163,8 @@ export class AdoptedWorkload implements Workload {
   private settled = false;
   private readonly waiters = new Set<{ resolve: (r: ExitResult) => void; reject: (e: unknown) => void }>();
   private timer: unknown;
+  /** Set while the workload waits in the shared backstop round: how to leave it. */
+  private backstop: (() => void) | undefined;
   /** The last signal we sent: the best evidence of how the process died when its status is lost. */
   private lastSignal: number | undefined;
   /** Set while the supervisor's output pipes are read: their end will say the workload is gone. */
@@ -213,7 +217,7 @@ export class AdoptedWorkload implements Workload {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.add(waiter);
-      if (this.timer === undefined) this.poll();
+      if (this.timer === undefined && this.backstop === undefined) this.poll();
     });
   }
 
@@ -241,9 +245,14 @@ export class AdoptedWorkload implements Workload {
 
   private poll = (): void => {
     this.timer = undefined;
+    this.backstop = undefined;
     const stat = readProcStat(this.pid);
     const ours = stat !== undefined && stat.startTime === this.startTime;
-    if (ours && isLive(stat)) return this.pollAgain(this.outputWatched ? this.watchedPollMs : this.pollMs);
+    if (ours && isLive(stat)) {
+      if (!this.outputWatched) return this.pollAgain();
+      if (this.waiters.size > 0) this.backstop = backstopRound(this.clock, this.watchedPollMs).add(this.pid, this.poll);
+      return;
+    }
     if (!this.supervisor) return this.finish(this.exitFrom(ours ? stat.exitStatus : undefined));
     const recorded = this.recordedExit();
     if (recorded) return this.finish(recorded);
@@ -313,5 +322,7 @@ export class AdoptedWorkload implements Workload {
   private stopPolling(): void {
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
+    this.backstop?.();
+    this.backstop = undefined;
   }
 }
