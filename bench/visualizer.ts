@@ -55,6 +55,9 @@ async function executablePath(): Promise<string> {
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.max(0, Math.ceil(p * xs.length) - 1))] ?? NaN;
 const f0 = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : 'n/a');
+/** `p`, or `fallback` when it takes longer than `ms` (a stuck page must not hang the report). */
+const within = <T>(ms: number, p: Promise<T>, fallback: T): Promise<T> =>
+  Promise.race([p, new Promise<T>((res) => setTimeout(() => res(fallback), ms).unref())]);
 const mb = (b: number) => (Number.isFinite(b) ? (b / 1024 / 1024).toFixed(1) : 'n/a');
 
 type Probe = {
@@ -70,10 +73,11 @@ const probeOf = (page: Page) => page.evaluate(() => {
 async function clickRow(page: Page, round: number): Promise<boolean> {
   const rows = await page.locator('#allocs .row-alloc').evaluateAll((els) =>
     els
-      .filter((el) => !el.classList.contains('selected'))
+      // A row scrolled out between listing and reading is detached: skip it.
+      .filter((el) => el.isConnected && !el.classList.contains('selected'))
       .map((el) => {
         const box = el.getBoundingClientRect();
-        const list = el.closest('#allocs')!.getBoundingClientRect();
+        const list = document.getElementById('allocs')!.getBoundingClientRect();
         return { path: (el as HTMLElement).dataset.path!, x: box.left + 120, y: box.top + box.height / 2, inView: box.top >= list.top && box.bottom <= list.bottom };
       })
       .filter((r) => r.inView),
@@ -141,10 +145,15 @@ try {
     await page.waitForTimeout(2_000);
 
     const busyTime = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration')!.value;
-    const heap = async () => {
-      await cdp.send('HeapProfiler.collectGarbage');
-      return (await cdp.send('Runtime.getHeapUsage')).usedSize;
-    };
+    const heap = () =>
+      within(
+        30_000,
+        (async () => {
+          await cdp.send('HeapProfiler.collectGarbage');
+          return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+        })(),
+        NaN,
+      );
     const msgsBefore = messages;
     const busy0 = await busyTime();
     const t0 = performance.now();
@@ -159,13 +168,17 @@ try {
       if (round % 3 === 2) await travel(page, round);
       if (Number.isNaN(heapFirst) && elapsed() >= HEAP_FIRST_AT_S) heapFirst = await heap();
       if (SOAK_MINUTES > 0 && round % 40 === 39) {
+        // The figures so far, so a soak that ends badly still reports them.
         const p = await probeOf(page);
-        console.error(`  ${elapsed().toFixed(0)} s: ${clicks} clicks (${lost} lost), ${p.pickFrames.length} picks, page keeps ${p.kept.messages} messages / ${p.kept.checkpoints} checkpoints, dropped ${p.dropped}`);
+        console.error(
+          `  ${elapsed().toFixed(0)} s: ${clicks} clicks (${lost} lost, p99 ${f0(pct(p.clicks, 0.99))} ms), ${p.pickFrames.length} picks (p99 ${f0(pct(p.pickFrames, 0.99))} ms), ` +
+            `page heap ${mb(await heap())} MB (1 min: ${mb(heapFirst)}), keeps ${p.kept.messages} messages / ${p.kept.checkpoints} checkpoints, dropped ${p.dropped}; bench process RSS ${mb(process.memoryUsage().rss)} MB`,
+        );
       }
       await page.waitForTimeout(Math.max(0, next - performance.now()));
     }
     const wall = elapsed();
-    const busy = ((await busyTime()) - busy0) / wall;
+    const busy = ((await within(30_000, busyTime(), NaN)) - busy0) / wall;
     const heapEnd = await heap();
     const p = await probeOf(page);
     const clickP99 = pct(p.clicks, 0.99);

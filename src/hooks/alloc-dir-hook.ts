@@ -8,9 +8,13 @@ export function allocDirHook(allocDir: string): AllocRunnerHook {
   return {
     name: 'alloc_dir',
     async prerun() {
-      // logs makes the alloc dir and alloc/ on its way; data and tmp then go at once.
-      await mkdir(join(allocDir, 'alloc/logs'), { recursive: true });
-      await Promise.all([mkdir(join(allocDir, 'alloc/data'), { recursive: true }), mkdir(join(allocDir, 'alloc/tmp'), { recursive: true })]);
+      // Top down: a recursive mkdir starts at the leaf and walks up one pool job per missing dir, so
+      // `alloc/logs` first cost five jobs in a row (leaf, alloc/, the alloc dir, then alloc/ and the leaf
+      // again), then two for data and tmp. The alloc dir, alloc/, then the three leaves at once: five jobs,
+      // three in a row (when `allocs/` is there, as it is after the first allocation).
+      await mkdir(allocDir, { recursive: true });
+      await mkdir(join(allocDir, 'alloc'), { recursive: true });
+      await Promise.all(['logs', 'data', 'tmp'].map((d) => mkdir(join(allocDir, 'alloc', d), { recursive: true })));
     },
     async destroy() {
       await rm(allocDir, { recursive: true, force: true });

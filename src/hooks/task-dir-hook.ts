@@ -27,10 +27,15 @@ export function taskDirHook(): TaskHook {
       const local = join(req.taskDir, 'local');
       const secrets = join(req.taskDir, 'secrets');
       if (!built(req.previousState)) {
-        // `local` first: its mkdir makes the task dir with the default mode (a recursive mkdir gives every
-        // dir it makes its mode, so secrets' must not be the one to make it). Then the other two at once.
-        await mkdir(local, { recursive: true });
-        const [, made] = await Promise.all([mkdir(join(req.taskDir, 'tmp'), { recursive: true }), mkdir(secrets, { recursive: true, mode: 0o700 })]);
+        // The task dir first, with the default mode (a recursive mkdir gives every dir it makes its mode, so
+        // secrets' must not be the one to make it), then its three dirs at once. A recursive mkdir starts at
+        // the leaf and walks up one pool job per missing dir: `local` first took three jobs in a row.
+        await mkdir(req.taskDir, { recursive: true });
+        const [, , made] = await Promise.all([
+          mkdir(local, { recursive: true }),
+          mkdir(join(req.taskDir, 'tmp'), { recursive: true }),
+          mkdir(secrets, { recursive: true, mode: 0o700 }),
+        ]);
         // A dir mkdir made has 0700 unless the umask takes owner bits; one that was there keeps its mode.
         if (made === undefined || umaskTakesOwnerBits()) await chmod(secrets, 0o700);
       }

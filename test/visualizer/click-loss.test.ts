@@ -48,10 +48,11 @@ describe('clicks on allocation rows while 500 allocations churn', () => {
       const rows = page.locator('#allocs .row-alloc');
       const candidates = await rows.evaluateAll((els) =>
         els
-          .filter((el) => !el.classList.contains('selected'))
+          // A row scrolled out between listing and reading is detached: skip it.
+          .filter((el) => el.isConnected && !el.classList.contains('selected'))
           .map((el) => {
             const box = el.getBoundingClientRect();
-            const list = el.closest('#allocs')!.getBoundingClientRect();
+            const list = document.getElementById('allocs')!.getBoundingClientRect();
             return { path: (el as HTMLElement).dataset.path!, x: box.left + 120, y: box.top + box.height / 2, inView: box.top >= list.top && box.bottom <= list.bottom };
           })
           .filter((r) => r.inView),

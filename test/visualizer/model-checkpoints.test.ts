@@ -8,15 +8,17 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createInspectionStream } from '../../src/inspect/inspection-stream.ts';
-import type { InspectMessage } from '../../src/inspect/protocol.ts';
+import { applyContextPatch, type InspectMessage, type JsonValue } from '../../src/inspect/protocol.ts';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
-import { Model } from '../../visualizer/src/model.ts';
+import { KEEP_TASK_EVENTS, Model } from '../../visualizer/src/model.ts';
 import { TEST_NODE } from '../properties/world.ts';
 import { alloc, mockTask } from './fixtures.ts';
 
 let messages: InspectMessage[] = [];
+/** Every event of a1's web task, as its runner keeps them (all of them). */
+let webEvents: { type: string; time: number }[] = [];
 
 beforeAll(async () => {
   const clock = new SimulatedClock(0);
@@ -37,6 +39,7 @@ beforeAll(async () => {
   for (const r of runners) r.send({ type: 'KILL' });
   for (let i = 0; i < 50; i++) await clock.advance(100);
   stream.flush();
+  webEvents = runners[0]!.getState().taskStates.web!.events.map((e) => ({ type: e.type, time: e.time }));
   for (const r of runners) r.stop();
   messages = JSON.parse(JSON.stringify(out)) as InspectMessage[];
 }, 60_000);
@@ -75,6 +78,29 @@ describe('time travel from checkpoints', () => {
     expect(web.retired?.['driver:start'] ?? 0).toBeGreaterThan(20);
     expect(web.children.map((sid) => model.actors.get(sid)!.id).filter((id) => id === 'driver:start')).toHaveLength(1);
     expect(model.actors.size).toBeLessThan(60);
+  });
+
+  it("keeps each task's latest 10 events, as Nomad does, in the alloc's and the task's contexts", () => {
+    expect(webEvents.length).toBeGreaterThan(KEEP_TASK_EVENTS * 3);
+    const model = new Model();
+    model.apply(messages);
+    const alloc = model.findByPath(['a1'])!;
+    const task = model.findByPath(['a1', 'web'])!;
+    // The contexts as the stream sent them, patches applied with nothing cut.
+    const full = new Map<string, JsonValue | undefined>();
+    for (const m of messages) {
+      if (m.kind !== 'transition') continue;
+      if (m.context !== undefined) full.set(m.sessionId, m.context);
+      else if (m.patch) full.set(m.sessionId, applyContextPatch(full.get(m.sessionId), m.patch));
+    }
+    const sent = (full.get(alloc.sessionId) as { taskStates: Record<string, { events: unknown[] }> }).taskStates.web!.events;
+    expect(sent.length).toBeGreaterThan(KEEP_TASK_EVENTS * 3);
+    const shownByAlloc = (alloc.context as { taskStates: Record<string, { events: unknown[] }> }).taskStates.web!.events;
+    expect(shownByAlloc).toEqual(sent.slice(-KEEP_TASK_EVENTS));
+    const sentToTask = (full.get(task.sessionId) as { taskState: { events: unknown[] } }).taskState.events;
+    expect((task.context as { taskState: { events: unknown[] } }).taskState.events).toEqual(sentToTask.slice(-KEEP_TASK_EVENTS));
+    // The rest of the context is the stream's.
+    expect({ ...(alloc.context as object), taskStates: undefined }).toEqual({ ...(full.get(alloc.sessionId) as object), taskStates: undefined });
   });
 
   it('rebuilds any pick from the nearest checkpoint exactly as from the first message', () => {

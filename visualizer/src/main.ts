@@ -160,7 +160,7 @@ function renderBanners(): void {
     const total = model.nextSeq - model.resetSeq;
     $('travel-text').textContent = live
       ? `Time travel: every actor as it was at event #${n} (${timeText(picked.at, model.origin)}). Live updates are buffered meanwhile: ${after} arrived since this event; back to live (Esc) shows them.`
-      : `Time travel: every actor as it was at event #${n} of ${total} (${timeText(picked.at, model.origin)}). Replay paused; ${after} later event(s) applied.`;
+      : `Time travel: every actor as it was at event #${n} of ${player.state().total} (${timeText(picked.at, model.origin)}). Replay paused at ${total} (the bar), ${after} event(s) past this one.`;
   }
   const cut = model.historyCut;
   const note = $('page-cut');
