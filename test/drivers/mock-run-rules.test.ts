@@ -35,7 +35,7 @@ async function started(config: Record<string, unknown>, opts?: { allocId?: strin
 
 function lines(c: Controller): LogLine[] {
   const out: LogLine[] = [];
-  c.logs!({}).subscribe((l) => out.push(l));
+  c.logs!({ follow: true }).subscribe((l) => out.push(l));
   return out;
 }
 
@@ -184,7 +184,7 @@ describe('stdout_string, stdout_repeat, stdout_repeat_duration (and stderr_*): o
     const { clock, c } = await started({ run_for: '1s' });
     let completed = false;
     const out: LogLine[] = [];
-    c.logs!({}).subscribe({ next: (l) => out.push(l), complete: () => (completed = true) });
+    c.logs!({ follow: true }).subscribe({ next: (l) => out.push(l), complete: () => (completed = true) });
     await clock.advance(999);
     expect(completed).toBe(false);
     await clock.advance(1);

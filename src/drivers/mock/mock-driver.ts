@@ -2,12 +2,13 @@
  * The mock driver: Nomad's mock_driver behaviour, timed entirely by the clock it is given, so a test on a
  * SimulatedClock runs a "10 minute" task instantly and deterministically. Implements the Controller contract.
  */
-import { ReplaySubject, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import type { ExitResult, TaskSpec } from '../../jobspec/types.ts';
 import { sleep, type Clock } from '../clock.ts';
-import type { Controller, Driver, DriverContext, DriverHandle, DriverNetwork, ExecResult, LogLine, ShutdownOptions } from '../controller.ts';
+import type { Controller, Driver, DriverContext, DriverHandle, DriverNetwork, ExecResult, LogLine, LogOptions, ShutdownOptions } from '../controller.ts';
 import { killedBy } from '../signals.ts';
 import { parseMockConfig, type MockTaskConfig } from './mock-config.ts';
+import { mockTaskOutput, type MockTaskOutput } from './mock-output.ts';
 
 /** A start error from the `start_error` option; `recoverable` feeds the restart decision. */
 export class MockStartError extends Error {
@@ -48,7 +49,10 @@ class MockController implements Controller {
   private readonly exited: Promise<ExitResult>;
   private resolveExit!: (r: ExitResult) => void;
   private timers: unknown[] = [];
-  private readonly logs$ = new ReplaySubject<LogLine>();
+  private readonly output: MockTaskOutput;
+  private ended!: () => void;
+  /** Settles when the workload exits or the controller is closed: a log follower ends there. */
+  private readonly whenEnded = new Promise<void>((r) => (this.ended = r));
   /** Calls made, for tests that check what the runner asked of the driver. */
   readonly calls: string[] = [];
 
@@ -59,6 +63,7 @@ class MockController implements Controller {
     recovered?: { startedAt: number },
   ) {
     this.exited = new Promise((r) => (this.resolveExit = r));
+    this.output = mockTaskOutput(clock, allocId, task.name);
     if (recovered) {
       this.config = parseMockConfig(task.config);
       this.startedAt = recovered.startedAt;
@@ -129,6 +134,7 @@ class MockController implements Controller {
 
   async close(): Promise<void> {
     this.calls.push('close');
+    this.ended();
   }
 
   async signal(sig: string): Promise<void> {
@@ -166,8 +172,13 @@ class MockController implements Controller {
     return { driver: 'mock', taskName: this.task.name, state: { startedAt: this.startedAt } };
   }
 
-  logs(): Observable<LogLine> {
-    return this.logs$.asObservable();
+  /**
+   * The task's output across its attempts, as raw_exec's rotated files are: what is kept (or its `tail`),
+   * then with `follow` new lines until the workload exits or this controller is closed. A controller built
+   * only to read (Nomad's `alloc logs`) gets what the running one wrote.
+   */
+  logs(opts: LogOptions = {}): Observable<LogLine> {
+    return this.output.read(opts, this.whenEnded);
   }
 
   private scheduleRun(runFor: number): void {
@@ -178,7 +189,7 @@ class MockController implements Controller {
   private scheduleOutput(stream: 'stdout' | 'stderr', text: string | undefined, repeat: number, every: number): void {
     if (text === undefined) return;
     for (let i = 0; i <= repeat; i++) {
-      this.later(i * every, () => this.phase === 'running' && this.logs$.next({ stream, line: text, time: this.clock.now() }));
+      this.later(i * every, () => this.phase === 'running' && this.output.write({ stream, line: text, time: this.clock.now() }));
     }
   }
 
@@ -198,7 +209,7 @@ class MockController implements Controller {
     if (this.startedAt !== undefined) this.table().delete(workloadKey(this.allocId, this.task.name, this.startedAt));
     for (const t of this.timers) this.clock.clearTimeout(t);
     this.timers = [];
-    this.logs$.complete();
+    this.ended();
     this.resolveExit(result);
   }
 }
