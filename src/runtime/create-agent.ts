@@ -53,43 +53,14 @@ export class DuplicateAllocError extends Error {
   }
 }
 
-/**
- * Persists the newest snapshot of one runner, never two writes at once and never an older after a newer.
- * A save waits for the end of the turn that asked for it (one `setImmediate`), except the allocation's first
- * (its spec), which is never delayed. A start or a kill is a burst of snapshots; the turn's last one is
- * the one to write, and by then the rest of the turn's disk work is in the thread pool ahead of it: a KILL's
- * kill-marker file, which its signal waits for, used to queue behind a hundred KILLs' state saves (P2 in
- * bench/). Not a timer on the agent's clock: a simulated clock's `advance` settles the same way.
- */
+/** Persists the newest snapshot of one runner, never two writes at once and never an older after a newer. */
 function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner, createdAt: number) {
   let pending = false;
   let writing: Promise<void> | undefined;
   let frozen = false;
-  /** Whether the first write (the spec) has begun. */
-  let started = false;
-  /** Set while a write waits for the end of its turn: ends the wait at once (freeze, halt). */
-  let hurry: (() => void) | undefined;
-  let urgent = false;
-  const endOfTurn = async (): Promise<void> => {
-    if (urgent || !started) return;
-    await new Promise<void>((resolve) => {
-      const immediate = setImmediate(() => {
-        hurry = undefined;
-        resolve();
-      });
-      hurry = () => {
-        clearImmediate(immediate);
-        hurry = undefined;
-        resolve();
-      };
-    });
-  };
   const flush = async (): Promise<void> => {
     while (pending && !frozen) {
-      await endOfTurn();
-      if (!pending || frozen) return;
       pending = false;
-      started = true;
       const record: AgentRecord = { spec, state: runner.getState(), createdAt, updatedAt: Date.now(), snapshot: persistedView(runner.actor) };
       await store.save(spec.id, record).catch(() => undefined);
     }
@@ -102,9 +73,7 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
     schedule,
     /** Writes the current snapshot now and stops writing: what a later agent restores from. */
     async freeze(): Promise<void> {
-      urgent = true;
       pending = true;
-      hurry?.();
       await writing;
       await flush();
       frozen = true;
@@ -113,7 +82,6 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
     async halt(): Promise<void> {
       frozen = true;
       pending = false;
-      hurry?.();
       await writing;
     },
   };
