@@ -6,32 +6,22 @@
  * the wait for a claimed supervisor is stepped on a simulated clock. Also: the command the supervisor
  * execs, and the output pipes of a supervisor that is gone.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findEarlierSpawn, openOutput, workloadCommand, type EarlierSpawnQuery } from '../../src/drivers/raw-exec/launch.ts';
 import { readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 import { attemptPrefix, ensurePrivateDir, outputFifos, writeIntent } from '../../src/drivers/raw-exec/supervisor.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+import { leftoversRemovedAfterEach } from './raw-exec-leftovers.ts';
 
 /** A pid no process holds (above the kernel's limit of 2^22). */
 const NO_PID = 2 ** 22 + 13;
 
-const dirs: string[] = [];
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) {
-    try {
-      process.kill(-c.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const { dirs, children } = leftoversRemovedAfterEach();
 
 /** A task dir whose attempt 2 was recorded with token `tok` (unless `intent` is false), and its prefix. */
 function attempt(intent = true): { query: EarlierSpawnQuery; prefix: string; clock: SimulatedClock } {

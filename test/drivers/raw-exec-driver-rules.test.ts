@@ -4,13 +4,13 @@
  * and the checks made before a spawn (config, logs block, working directory, command). A `sleep` stands in
  * for a recovered process where one must be live.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DriverContext, DriverHandle } from '../../src/drivers/controller.ts';
 import type { TaskSpec } from '../../src/jobspec/types.ts';
 import { CommandNotFoundError, InvalidSignalError, RawExecConfigError, RecoverError, SpawnError, TaskNotRunningError } from '../../src/drivers/raw-exec/errors.ts';
@@ -18,22 +18,12 @@ import { processGroupMembers, readProcStat } from '../../src/drivers/raw-exec/pr
 import { allocLogDir, createRawExecDriver, RAW_EXEC } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
 import { LogConfigError } from '../../src/drivers/raw-exec/rotating-log.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+import { leftoversRemovedAfterEach } from './raw-exec-leftovers.ts';
 
 const NO_PID = 2 ** 22 + 17;
 const never = () => new AbortController().signal;
 
-const dirs: string[] = [];
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) {
-    try {
-      process.kill(-c.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const { dirs, children } = leftoversRemovedAfterEach();
 
 const task = (config: unknown = { command: 'sleep', args: ['60'] }, extra: Partial<TaskSpec> = {}): TaskSpec =>
   ({ name: 'web', driver: 'raw_exec', config, ...extra }) as unknown as TaskSpec;

@@ -8,33 +8,23 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WorkloadLostError } from '../../src/drivers/raw-exec/errors.ts';
 import { isLive, processGroupMembers, readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 import { attemptPrefix, ensurePrivateDir, type SupervisorRef } from '../../src/drivers/raw-exec/supervisor.ts';
 import { AdoptedWorkload, SpawnedWorkload } from '../../src/drivers/raw-exec/workload.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+import { leftoversRemovedAfterEach } from './raw-exec-leftovers.ts';
 
 const SIGKILL = constants.signals.SIGKILL;
 const SIGTERM = constants.signals.SIGTERM;
 /** A pid no process holds (above the kernel's limit of 2^22). */
 const NO_PID = 2 ** 22 + 11;
 
-const dirs: string[] = [];
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) {
-    try {
-      process.kill(-c.pid!, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const { dirs, children } = leftoversRemovedAfterEach();
 
 async function until(cond: () => boolean, what: string): Promise<void> {
   const end = Date.now() + 20_000;
