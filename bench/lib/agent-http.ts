@@ -24,12 +24,13 @@ export const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a
 export const ms = (x: number): string => `${x.toFixed(1)} ms`;
 
 /**
- * Starts `node <bin> agent --data-dir <dataDir>` (with BENCH_AGENT_NODE_ARGS, e.g. --cpu-prof) and resolves
+ * Starts `node <bin> agent --data-dir <dataDir>` (with BENCH_AGENT_NODE_ARGS, e.g. --cpu-prof, and the agent's own
+ * BENCH_AGENT_ARGS, e.g. --no-ui to measure without the UI feed) and resolves
  * once its API listens; its own event lines are read and dropped, not measured.
  */
 export async function startBenchAgent(bin: string, dataDir: string): Promise<ChildProcess> {
   const nodeArgs = process.env.BENCH_AGENT_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const agent = spawn(process.execPath, [...nodeArgs, bin, 'agent', '--data-dir', dataDir, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const agent = spawn(process.execPath, [...nodeArgs, bin, 'agent', '--data-dir', dataDir, '--json', ...(process.env['BENCH_AGENT_ARGS']?.split(' ').filter(Boolean) ?? [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     let out = '';
     agent.stdout!.setEncoding('utf8').on('data', (d: string) => {
