@@ -22,6 +22,7 @@ import { createInspectionStream } from '../src/inspect/inspection-stream.ts';
 import { serveInspector } from '../src/inspect/server.ts';
 import type { AllocSpec } from '../src/jobspec/types.ts';
 import { createAllocRunner, type AllocRunner } from '../src/runtime/create-alloc-runner.ts';
+import { unselectedRowsInView } from '../test/visualizer/rows-in-view.ts';
 // @ts-expect-error: a plain .mjs build script without types
 import { buildVisualizer } from '../visualizer/build.mjs';
 
@@ -71,17 +72,7 @@ const probeOf = (page: Page) => page.evaluate(() => {
 
 /** Clicks an allocation row in view other than the selected one; resolves whether the page selected it. */
 async function clickRow(page: Page, round: number): Promise<boolean> {
-  const rows = await page.locator('#allocs .row-alloc').evaluateAll((els) =>
-    els
-      // A row scrolled out between listing and reading is detached: skip it.
-      .filter((el) => el.isConnected && !el.classList.contains('selected'))
-      .map((el) => {
-        const box = el.getBoundingClientRect();
-        const list = document.getElementById('allocs')!.getBoundingClientRect();
-        return { path: (el as HTMLElement).dataset.path!, x: box.left + 120, y: box.top + box.height / 2, inView: box.top >= list.top && box.bottom <= list.bottom };
-      })
-      .filter((r) => r.inView),
-  );
+  const rows = await unselectedRowsInView(page);
   const target = rows[(round * 7) % Math.max(1, rows.length)];
   if (!target) return true;
   await page.mouse.click(target.x, target.y);

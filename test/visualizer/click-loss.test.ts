@@ -11,6 +11,7 @@ import { serveInspector, type InspectorServer } from '../../src/inspect/server.t
 import { launchBrowser } from './chromium.ts';
 import { startChurn } from './churn.ts';
 import { buildPage } from './fixtures.ts';
+import { unselectedRowsInView } from './rows-in-view.ts';
 
 const ALLOCS = 500;
 const CLICKS = 200;
@@ -45,18 +46,7 @@ describe('clicks on allocation rows while 500 allocations churn', () => {
 
     const lost: string[] = [];
     for (let c = 0; c < CLICKS; c++) {
-      const rows = page.locator('#allocs .row-alloc');
-      const candidates = await rows.evaluateAll((els) =>
-        els
-          // A row scrolled out between listing and reading is detached: skip it.
-          .filter((el) => el.isConnected && !el.classList.contains('selected'))
-          .map((el) => {
-            const box = el.getBoundingClientRect();
-            const list = document.getElementById('allocs')!.getBoundingClientRect();
-            return { path: (el as HTMLElement).dataset.path!, x: box.left + 120, y: box.top + box.height / 2, inView: box.top >= list.top && box.bottom <= list.bottom };
-          })
-          .filter((r) => r.inView),
-      );
+      const candidates = await unselectedRowsInView(page);
       expect(candidates.length).toBeGreaterThan(10);
       const target = candidates[(c * 7) % candidates.length]!;
       await page.mouse.click(target.x, target.y);
