@@ -44,7 +44,10 @@ export async function getArtifact(artifact: ArtifactSpec, taskDir: string, confi
   try {
     await fetchAndPlace(artifact, parsed, taskDir, dest, work, config, signal);
   } finally {
-    await rm(work, { recursive: true, force: true });
+    // An extractor refused mid-archive can still be finishing a file in the work dir when the refusal
+    // arrives, so the removal retries (rm retries ENOTEMPTY and EBUSY), and a removal that still fails never
+    // replaces why the fetch failed: the next fetch into this task dir sweeps what is left (removeStaleWorkDirs).
+    await rm(work, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }).catch(() => undefined);
   }
 }
 
