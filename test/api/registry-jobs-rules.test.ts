@@ -182,6 +182,22 @@ describe('evaluating a job', { timeout: SUITE_TIMEOUT }, () => {
     expect(res.status, res.text).toBe(200);
     expect((await allocsOf('mixed')).map((a) => [a.ID, a.DesiredStatus])).toEqual([[done!.ID, 'run']]);
   });
+
+  it('with ForceReschedule replaces a failed allocation once: the one it stopped is not replaced again', async () => {
+    const body = mockJob('refails', { t: { run_for: '10ms', exit_code: 1 } }, { Type: 'batch' });
+    (body.Job.TaskGroups[0] as Json)['RestartPolicy'] = { Attempts: 0, Mode: 'fail' };
+    (body.Job.TaskGroups[0] as Json)['ReschedulePolicy'] = { Attempts: 0, Unlimited: false };
+    await put('/v1/jobs', body);
+    const [failed] = await waitForAllocs(s.socket, '/v1/job/refails/allocations', (l) => l[0]?.ClientStatus === 'failed');
+    await put('/v1/job/refails/evaluate', { EvalOptions: { ForceReschedule: true } });
+    const twice = await waitForAllocs(s.socket, '/v1/job/refails/allocations', (l) => l.length === 2 && l.every((a) => a.ClientStatus === 'failed'));
+    expect(twice.find((a) => a.ID === failed!.ID)).toMatchObject({ DesiredStatus: 'stop', DesiredDescription: 'alloc was rescheduled because it failed' });
+    await put('/v1/job/refails/evaluate', { EvalOptions: { ForceReschedule: true } });
+    const thrice = await allocsOf('refails');
+    // The replacement failed too and is replaced; the first, stopped, is not.
+    expect(thrice).toHaveLength(3);
+    expect(thrice.filter((a) => a.PreviousAllocation === failed!.ID)).toHaveLength(1);
+  });
 });
 
 describe('planning', { timeout: SUITE_TIMEOUT }, () => {
@@ -218,6 +234,62 @@ describe('planning', { timeout: SUITE_TIMEOUT }, () => {
     await call(s.socket, 'DELETE', '/v1/job/dormant');
     const answer = await plan(mockJob('dormant'));
     expect(desired(answer)).toMatchObject({ Place: 1, Stop: 0, Ignore: 0, DestructiveUpdate: 0 });
+  });
+});
+
+describe('adopting an allocation the store does not know', { timeout: SUITE_TIMEOUT }, () => {
+  // An embedding app's allocation, found by its runner record: named the job loader's way or not.
+  const spec = (id: string, job = 'emb', group = 'g', extra: Json = {}) => ({ id, job, group, type: 'service', tasks: [{ name: 't', driver: 'mock', config: {} }], ...extra }) as never;
+  it.each([
+    ['emb-g-2', 2],
+    ['emb-g-07', 7],
+    ['emb-g-', 0],
+    ['emb-g-x', 0],
+    ['emb-g-1a', 0],
+    ['x-emb-g-3', 0],
+    ['emb-gg-3', 0],
+  ])('takes %s as instance %i of its group', (id, instance) => {
+    s.api.registry.adopt([{ spec: spec(id), state: { clientStatus: 'complete', taskStates: {} }, updatedAt: 5 }]);
+    expect(s.api.registry.findAlloc(id)!.index).toBe(instance);
+  });
+
+  it('keeps its job, group, namespace, desired status and times, at a new index, to be recorded at the next start', () => {
+    const reg = s.api.registry;
+    const index = s.api.registry.allocsIndex;
+    reg.adopt([
+      { spec: spec('emb-a-0', 'emb2', 'a'), state: { clientStatus: 'running', taskStates: {} }, createdAt: 3, updatedAt: 9 },
+      { spec: spec('emb-b-0', 'emb2', 'b', { namespace: 'team', desiredStatus: 'stop' }), state: { clientStatus: 'complete', taskStates: {} }, updatedAt: 11 },
+    ]);
+    const a = reg.findAlloc('emb-a-0')!;
+    const b = reg.findAlloc('emb-b-0')!;
+    expect(a).toMatchObject({ jobId: 'emb2', group: 'a', namespace: 'default', desired: 'run', desiredDescription: '', jobVersion: 0, createTime: 3, modifyTime: 9, unrecorded: true, lastState: { clientStatus: 'running' } });
+    expect(b).toMatchObject({ namespace: 'team', desired: 'stop', createTime: 11, modifyTime: 11, lastState: { clientStatus: 'complete' } });
+    expect(a.createIndex).toBeGreaterThan(index);
+    expect(b.createIndex).toBeGreaterThan(a.createIndex);
+    expect([a.modifyIndex, a.allocModifyIndex]).toEqual([a.createIndex, a.createIndex]);
+    expect(reg.allocsIndex).toBe(b.createIndex);
+  });
+});
+
+describe('one job\'s writes', { timeout: SUITE_TIMEOUT }, () => {
+  it('run one at a time in arrival order, a failed one not stopping the next', async () => {
+    const reg = s.api.registry;
+    const seen: string[] = [];
+    let release!: () => void;
+    const first = reg.serialize('queued', () => new Promise<string>((r) => (release = () => (seen.push('first'), r('one')))));
+    const second = reg.serialize('queued', () => {
+      seen.push('second');
+      throw new Error('refused');
+    });
+    const third = reg.serialize('queued', () => (seen.push('third'), 'three'));
+    const other = reg.serialize('another', () => (seen.push('other'), 'other'));
+    await other;
+    expect(seen).toEqual(['other']);
+    release();
+    await expect(first).resolves.toBe('one');
+    await expect(second).rejects.toThrow('refused');
+    await expect(third).resolves.toBe('three');
+    expect(seen).toEqual(['other', 'first', 'second', 'third']);
   });
 });
 

@@ -23,8 +23,11 @@ describe('an agent started on a data dir', { timeout: SUITE_TIMEOUT }, () => {
   it('reads back every job, evaluation and allocation as they were, and evaluates nothing when nothing is missing', async () => {
     const dir = freshDir();
     const first = await serve(dir);
-    await runJob(first, mockJob('web'));
+    const web = await runJob(first, mockJob('web'));
     await runJob(first, mockJob('gone'));
+    // Four allocations at four indexes: read back oldest first, whatever order their IDs sort in.
+    expect((await call(first.socket, 'PUT', `/v1/allocation/${web.ID}/stop`)).status).toBe(200);
+    await runJob(first, mockJob('late'));
     await call(first.socket, 'DELETE', '/v1/job/gone');
     const jobs = (await read(first, '/v1/job/web')).body;
     const stopped = (await read(first, '/v1/job/gone')).body;
