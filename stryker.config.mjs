@@ -51,6 +51,8 @@ const SLICES = {
     'registry-writes': ['src/api/job-registry.ts:537-906'],
     // Deployments (read from the allocations' health), and job plan and evaluate.
     'deploy-plan': ['src/api/routes/deployments.ts', 'src/api/routes/job-plan.ts'],
+    // Variables and the service catalog's routes.
+    'vars-services': ['src/api/routes/variables.ts', 'src/api/routes/services.ts'],
   },
 };
 const part = process.env.MUTATE_PART || 'lifecycle';
