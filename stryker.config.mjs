@@ -53,6 +53,8 @@ const SLICES = {
     'deploy-plan': ['src/api/routes/deployments.ts', 'src/api/routes/job-plan.ts'],
     // Variables and the service catalog's routes.
     'vars-services': ['src/api/routes/variables.ts', 'src/api/routes/services.ts'],
+    // The allocation filesystem and the small routes clients probe.
+    'small-routes': ['src/api/routes/{alloc-fs,cluster,nodes,agent,operator,metrics,alloc-checks}.ts'],
   },
 };
 const part = process.env.MUTATE_PART || 'lifecycle';
