@@ -55,6 +55,8 @@ const SLICES = {
     'vars-services': ['src/api/routes/variables.ts', 'src/api/routes/services.ts'],
     // The allocation filesystem and the small routes clients probe.
     'small-routes': ['src/api/routes/{alloc-fs,cluster,nodes,agent,operator,metrics,alloc-checks}.ts'],
+    // How the API is built (the body parser, the error handler) and where it listens.
+    server: ['src/api/server.ts', 'src/api/serve-agent-api.ts'],
   },
 };
 const part = process.env.MUTATE_PART || 'lifecycle';

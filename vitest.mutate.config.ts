@@ -135,6 +135,7 @@ const SLICE_SUITES: Record<string, Record<string, string[]>> = {
     'vars-services': ['test/api/route-variables-rules.test.ts', 'test/api/route-services-rules.test.ts', 'test/api/variables.test.ts'],
     // (alloc-fs.test.ts runs a raw_exec task, whose pipes abort the next suite in the worker: left out.)
     'small-routes': ['test/api/route-alloc-fs-rules.test.ts', 'test/api/route-cluster-node-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/metrics.test.ts'],
+    server: ['test/api/route-server-rules.test.ts', 'test/api/acl.test.ts'],
   },
 };
 const slice = process.env.MUTATE_SUB;
