@@ -13,7 +13,8 @@
  * Goals (issue #29), at 500 allocations: click p99 ≤ 100 ms with none lost, pick p99 ≤ 100 ms, heap flat
  * after the first minute (the end within 10% of the 1-minute figure; needs a window over 2 minutes).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeHeapSnapshot } from 'node:v8';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
@@ -110,7 +111,8 @@ async function travel(page: Page, round: number): Promise<void> {
 }
 
 const work = await mkdtemp(join(tmpdir(), 'allocrun-bench-vis-'));
-const pageDir = await buildVisualizer({ outdir: join(work, 'page') });
+// A profiled page is built unminified, so the profile names its functions.
+const pageDir = await buildVisualizer({ outdir: join(work, 'page'), minify: !process.env.VIS_PAGE_CPU_PROFILE });
 const browser = await chromium.launch({ executablePath: await executablePath(), headless: true, args: ['--no-sandbox', '--disable-gpu'] });
 const rows: string[] = [];
 const goals: string[] = [];
@@ -145,6 +147,20 @@ try {
         })(),
         NaN,
       );
+    // Evidence for profiling (bench/profile): the page's CPU profile over the window, and heap snapshots of
+    // this process (which holds the runners, the server and Playwright) at 1 minute and at the end.
+    const pageProfile = process.env.VIS_PAGE_CPU_PROFILE;
+    if (pageProfile) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
+      await cdp.send('Profiler.start');
+    }
+    const snapshotDir = process.env.VIS_HEAP_SNAPSHOTS;
+    const snapshot = (label: string) => {
+      if (!snapshotDir) return;
+      const file = writeHeapSnapshot(join(snapshotDir, `bench-${label}.heapsnapshot`));
+      console.error(`  heap snapshot of the bench process: ${file}`);
+    };
     const msgsBefore = messages;
     const busy0 = await busyTime();
     const t0 = performance.now();
@@ -157,18 +173,23 @@ try {
       clicks++;
       if (!(await clickRow(page, round))) lost++;
       if (round % 3 === 2) await travel(page, round);
-      if (Number.isNaN(heapFirst) && elapsed() >= HEAP_FIRST_AT_S) heapFirst = await heap();
-      if (SOAK_MINUTES > 0 && round % 40 === 39) {
+      if (Number.isNaN(heapFirst) && elapsed() >= HEAP_FIRST_AT_S) {
+        heapFirst = await heap();
+        snapshot('1min');
+      }
+      if (SOAK_MINUTES > 0 && round % 20 === 19) {
         // The figures so far, so a soak that ends badly still reports them.
         const p = await probeOf(page);
         console.error(
           `  ${elapsed().toFixed(0)} s: ${clicks} clicks (${lost} lost, p99 ${f0(pct(p.clicks, 0.99))} ms), ${p.pickFrames.length} picks (p99 ${f0(pct(p.pickFrames, 0.99))} ms), ` +
-            `page heap ${mb(await heap())} MB (1 min: ${mb(heapFirst)}), keeps ${p.kept.messages} messages / ${p.kept.checkpoints} checkpoints, dropped ${p.dropped}; bench process RSS ${mb(process.memoryUsage().rss)} MB`,
+            `page heap ${mb(await heap())} MB (1 min: ${mb(heapFirst)}), keeps ${p.kept.messages} messages / ${p.kept.checkpoints} checkpoints, dropped ${p.dropped}; bench process RSS ${mb(process.memoryUsage().rss)} MB (heap ${mb(process.memoryUsage().heapUsed)}, external ${mb(process.memoryUsage().external)}, array buffers ${mb(process.memoryUsage().arrayBuffers)})`,
         );
       }
       await page.waitForTimeout(Math.max(0, next - performance.now()));
     }
     const wall = elapsed();
+    snapshot('end');
+    if (pageProfile) await writeFile(pageProfile, JSON.stringify((await cdp.send('Profiler.stop')).profile));
     const busy = ((await within(30_000, busyTime(), NaN)) - busy0) / wall;
     const heapEnd = await heap();
     const p = await probeOf(page);
@@ -185,6 +206,10 @@ try {
     );
     console.log(rows.at(-1));
     const parts = Object.entries(p.parts).map(([k, v]) => `${k} ${f0(v.total)}/${f0(v.max)}`).join(', ');
+    if (process.env.VIS_LONG_FRAMES) {
+      const frames = await page.evaluate(() => (window as unknown as { __allocrun: { longFrames: unknown[] } }).__allocrun.longFrames);
+      console.log(JSON.stringify(frames, null, 1));
+    }
     console.log(`  where the page's time went (ms total/longest): feed ${f0(p.applyMs.total)}/${f0(p.applyMs.max)}, render: ${parts}; long tasks: ${p.longTasks.length}, longest ${f0(Math.max(0, ...p.longTasks))} ms`);
     if (n === 500) {
       const met = (ok: boolean) => (ok ? 'met' : 'not met');
