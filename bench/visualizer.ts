@@ -8,7 +8,12 @@
  * forced GC at 1 minute and at the end.
  *
  *   npx tsx bench/visualizer.ts [sizes=20,100,500] [seconds=10]
- *   VIS_SOAK_MINUTES=10 npx tsx bench/visualizer.ts    # 500 allocations for 10 minutes (the soak)
+ *   VIS_SOAK_MINUTES=10 npx tsx --expose-gc bench/visualizer.ts    # 500 allocations for 10 minutes (the soak)
+ *
+ * The soak prints its figures every 30 s, with this process's memory (its heap after a full GC with
+ * --expose-gc). For evidence: VIS_HEAP_SNAPSHOTS=DIR (heap snapshots of this process at 1 minute and at the
+ * end), VIS_PAGE_CPU_PROFILE=FILE (the page's CPU profile over the window, page built unminified),
+ * VIS_LONG_FRAMES=1 (the page's longest animation frames and the scripts in them).
  *
  * Goals (issue #29), at 500 allocations: click p99 ≤ 100 ms with none lost, pick p99 ≤ 100 ms, heap flat
  * after the first minute (the end within 10% of the 1-minute figure; needs a window over 2 minutes).
@@ -61,6 +66,13 @@ const f0 = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : 'n/a');
 const within = <T>(ms: number, p: Promise<T>, fallback: T): Promise<T> =>
   Promise.race([p, new Promise<T>((res) => setTimeout(() => res(fallback), ms).unref())]);
 const mb = (b: number) => (Number.isFinite(b) ? (b / 1024 / 1024).toFixed(1) : 'n/a');
+const gc = (globalThis as { gc?: () => void }).gc;
+/** This process's memory; with `--expose-gc`, its heap after a full GC (what it keeps, not what it has yet to collect). */
+function benchMemory(): string {
+  gc?.();
+  const m = process.memoryUsage();
+  return `RSS ${mb(m.rss)} MB (heap ${mb(m.heapUsed)}${gc ? ' after GC' : ''}, external ${mb(m.external)}, array buffers ${mb(m.arrayBuffers)})`;
+}
 
 type Probe = {
   pointerUps: { path: string; ms: number }[]; pickFrames: number[]; picks: number[]; roots: number;
@@ -182,7 +194,7 @@ try {
         const p = await probeOf(page);
         console.error(
           `  ${elapsed().toFixed(0)} s: ${clicks} clicks (${lost} lost, p99 ${f0(pct(p.clicks, 0.99))} ms), ${p.pickFrames.length} picks (p99 ${f0(pct(p.pickFrames, 0.99))} ms), ` +
-            `page heap ${mb(await heap())} MB (1 min: ${mb(heapFirst)}), keeps ${p.kept.messages} messages / ${p.kept.checkpoints} checkpoints, dropped ${p.dropped}; bench process RSS ${mb(process.memoryUsage().rss)} MB (heap ${mb(process.memoryUsage().heapUsed)}, external ${mb(process.memoryUsage().external)}, array buffers ${mb(process.memoryUsage().arrayBuffers)})`,
+            `page heap ${mb(await heap())} MB (1 min: ${mb(heapFirst)}), keeps ${p.kept.messages} messages / ${p.kept.checkpoints} checkpoints, dropped ${p.dropped}; bench process ${benchMemory()}`,
         );
       }
       await page.waitForTimeout(Math.max(0, next - performance.now()));
