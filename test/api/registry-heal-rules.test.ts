@@ -6,6 +6,7 @@
  * quarantine entry holds an allocation back; a failed allocation ends its job; an adopted allocation's
  * instance needs digits only.
  */
+import { createServer } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EventBroker, type EventBatch } from '../../src/api/event-broker.ts';
 import type { JobEntry } from '../../src/api/job-registry.ts';
@@ -56,6 +57,29 @@ describe('an agent starting on a data dir', { timeout: SUITE_TIMEOUT }, () => {
     const read = (await call(second.socket, 'GET', `/v1/allocation/${alloc.ID}`)).json<Json>();
     expect(read).toMatchObject({ DesiredStatus: 'stop', DesiredDescription: 'alloc not needed due to job update' });
     expect(batches.flatMap((b) => b.Events).filter((e) => e.Topic === 'Allocation' && e.Key === alloc.ID).map((e) => e.Type)).toContain('PlanResult');
+  });
+
+  it('places nothing for a static port the host holds, leaving the job\'s blocked evaluation open', async () => {
+    const held = createServer();
+    await new Promise<void>((r) => held.listen(0, '0.0.0.0', r));
+    const port = (held.address() as { port: number }).port;
+    try {
+      const dir = freshDir();
+      const first = await serve(dir);
+      const body = mockJob('ported');
+      (body.Job.TaskGroups[0] as Json)['Networks'] = [{ Mode: 'host', ReservedPorts: [{ Label: 'http', Value: port }] }];
+      const reg = (await call(first.socket, 'PUT', '/v1/jobs', body)).json<Json>();
+      expect(reg['EvalID']).not.toBe('');
+      await first.stop();
+      const second = await serve(dir);
+      // The start's reconcile probes the host too: it places nothing, and the job's blocked evaluation stays open.
+      await second.api.registry.serialize('ported', () => undefined);
+      expect((await call(second.socket, 'GET', '/v1/job/ported/allocations')).json()).toEqual([]);
+      const evals = (await call(second.socket, 'GET', '/v1/job/ported/evaluations')).json<Json[]>();
+      expect(evals.filter((e) => e['Status'] === 'blocked')).toHaveLength(1);
+    } finally {
+      await new Promise((r) => held.close(r));
+    }
   });
 
   it.each([

@@ -130,6 +130,13 @@ describe('reads', { timeout: SUITE_TIMEOUT }, () => {
     expect((await call(s.socket, 'GET', `/v1/allocation/${shared}`)).status).toBe(404);
   });
 
+  it('answer a stop of an unknown job with 404, writing nothing', async () => {
+    const before = s.api.registry.jobsIndex;
+    const res = await call(s.socket, 'DELETE', '/v1/job/never-registered');
+    expect([res.status, res.text]).toEqual([404, 'job not found']);
+    expect(s.api.registry.jobsIndex).toBe(before);
+  });
+
   it('show a job\'s own name and type', async () => {
     await put('/v1/jobs', mockJob('named', { t: { run_for: '10ms' } }, { Name: 'Pretty name', Type: 'batch' }));
     expect(await get('/v1/job/named')).toMatchObject({ ID: 'named', Name: 'Pretty name', Type: 'batch' });
