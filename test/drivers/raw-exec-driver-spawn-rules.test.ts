@@ -4,12 +4,12 @@
  * error (a NUL byte in an argument, arguments too long); a task user under a supervisor needs setpriv; and
  * a start that failed can be tried again once the cause is gone.
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandNotFoundError, SpawnError } from '../../src/drivers/raw-exec/errors.ts';
 import { lookupBin } from '../../src/drivers/raw-exec/process.ts';
-import { createRawExecDriver } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
+import { allocLogDir, createRawExecDriver } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
 import { systemUserSwitching, TaskUserError, useUserSwitching } from '../../src/drivers/raw-exec/task-user.ts';
 import { driverFixtures, never } from './raw-exec-driver-fixtures.ts';
 
@@ -57,6 +57,59 @@ describe('an unsupervised spawn the kernel refuses says why', () => {
     const cause = (err as Error).cause as NodeJS.ErrnoException;
     expect(cause.code).toBe(code);
     expect((err as Error).message).toBe(`task "web": cannot spawn /bin/echo: ${cause.message}`);
+  });
+});
+
+describe('an unsupervised task runs as it would under a supervisor', () => {
+  async function output(script: string, env: Record<string, string>): Promise<string> {
+    const ctx = context({ env });
+    const c = driver.controller(task({ command: '/bin/sh', args: ['-c', script] }), ctx);
+    await c.prepare(never());
+    await c.start(never());
+    await expect(c.wait(never())).resolves.toEqual({ exitCode: 0, signal: 0 });
+    return readFileSync(join(allocLogDir(ctx.allocDir), 'web.stdout.0'), 'utf8');
+  }
+
+  it('with exactly the task env', async () => {
+    // The shell adds PWD (and dash nothing else); what the driver passes is the task's and no more.
+    const env = (await output('env', { PATH: '/usr/bin:/bin', ONLY_THIS: 'x y' })).split('\n').filter((l) => l !== '' && !l.startsWith('PWD='));
+    expect(env.sort()).toEqual(['ONLY_THIS=x y', 'PATH=/usr/bin:/bin']);
+  });
+
+  it('with /dev/null as stdin: a read ends at once', async () => {
+    expect(await output('read line; echo "read: $?"', { PATH: '/usr/bin:/bin' })).toBe('read: 1\n');
+  });
+});
+
+describe('a bare command is looked up on the task\'s PATH, then on the agent\'s', () => {
+  const agentPath = process.env.PATH;
+  afterEach(() => {
+    process.env.PATH = agentPath;
+  });
+
+  /** A dir holding an executable `allocrun-probe` that exits `code`. */
+  function probeDir(code: number): string {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'allocrun-probe'), `#!/bin/sh\nexit ${code}\n`);
+    chmodSync(join(dir, 'allocrun-probe'), 0o755);
+    return dir;
+  }
+
+  async function exitOf(env: Record<string, string>): Promise<unknown> {
+    const c = driver.controller(task({ command: 'allocrun-probe' }), context({ env }));
+    await c.prepare(never());
+    await c.start(never());
+    return c.wait(never());
+  }
+
+  it('finds it in the first dir of the agent\'s PATH after the task\'s', async () => {
+    process.env.PATH = `${probeDir(6)}:${agentPath}`;
+    await expect(exitOf({ PATH: '/nonexistent-allocrun' })).resolves.toEqual({ exitCode: 6, signal: 0 });
+  });
+
+  it('prefers the task\'s PATH', async () => {
+    process.env.PATH = `${probeDir(6)}:${agentPath}`;
+    await expect(exitOf({ PATH: probeDir(7) })).resolves.toEqual({ exitCode: 7, signal: 0 });
   });
 });
 
