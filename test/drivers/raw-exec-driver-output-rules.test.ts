@@ -29,6 +29,19 @@ async function exitedHoldingPipes() {
 }
 
 describe('an exit waits for the output pipes, at most 1 s', () => {
+  it('answers as soon as the pipes close, with no step of the clock', async () => {
+    const ctx = context();
+    const c = driver.controller(task({ command: '/bin/sh', args: ['-c', 'echo last words; exit 2'] }), ctx);
+    await c.prepare(never());
+    await c.start(never());
+    let result: unknown;
+    void c.wait(never()).then((r) => (result = r));
+    await until(() => result !== undefined, 'the exit', 5_000);
+    expect(result).toEqual({ exitCode: 2, signal: 0 });
+    expect(ctx.clock.now()).toBe(0);
+    expect(readFileSync(join(allocLogDir(ctx.allocDir), 'web.stdout.0'), 'utf8')).toBe('last words\n');
+  });
+
   it('answers 1 s (on the clock) after the exit when a process the task left holds the pipes', async () => {
     const { c, ctx } = await exitedHoldingPipes();
     let result: unknown;
