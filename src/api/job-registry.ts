@@ -802,9 +802,12 @@ export class JobRegistry {
       if (!live) {
         this.setAlloc(id, d);
       } else {
+        // Moved to the job's new version and nothing else: a change of the allocation all the same, which its
+        // lists (their memo and their watchers, keyed by this index) must see.
+        const moved = live.jobVersion !== d.jobVersion;
         for (const k of WRITABLE) (live as unknown as Record<string, unknown>)[k] = d[k];
         delete live.unrecorded;
-        live.modifyIndex = Math.max(live.modifyIndex, d.allocModifyIndex);
+        live.modifyIndex = Math.max(live.modifyIndex, moved ? index : d.allocModifyIndex);
       }
       this.allocsIndex = index;
     }
