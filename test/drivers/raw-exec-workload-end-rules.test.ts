@@ -8,14 +8,17 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isLive, processGroupMembers, readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
+import { attemptPrefix, ensurePrivateDir } from '../../src/drivers/raw-exec/supervisor.ts';
 import { AdoptedWorkload, SpawnedWorkload } from '../../src/drivers/raw-exec/workload.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { leftoversRemovedAfterEach } from './raw-exec-leftovers.ts';
 
-const { children } = leftoversRemovedAfterEach();
+const { dirs, children } = leftoversRemovedAfterEach();
 
 async function until(cond: () => boolean, what: string): Promise<void> {
   const end = Date.now() + 20_000;
@@ -77,6 +80,28 @@ describe("the group is reaped at the exit only while the leader's pid is the lea
     // A SIGKILL sent by mistake has, by the next turn of the loop, almost always landed (under load the check may miss it, never fail wrongly).
     await new Promise((r) => setImmediate(r));
     expect(processGroupMembers(other.pid).filter((m) => isLive(m))).toHaveLength(2);
+  });
+});
+
+describe('the end of the output pipes', () => {
+  it('with nobody waiting, still means they are no longer watched: a later wait polls at the poll interval', async () => {
+    const sleeper = await group('exec sleep 600');
+    const startTime = readProcStat(sleeper.pid)!.startTime;
+    const dir = mkdtempSync(join(tmpdir(), 'allocrun-workload-end-'));
+    dirs.push(dir);
+    ensurePrivateDir(dir);
+    const prefix = attemptPrefix(dir, 0, 'tok');
+    writeFileSync(`${prefix}.status`, '0\n');
+    const clock = new SimulatedClock();
+    const w = new AdoptedWorkload(sleeper.pid, sleeper.pid, startTime, clock, 100, { prefix, pid: 2 ** 22 + 17, startTime: undefined }, 'web', 5_000);
+    w.watchOutput();
+    w.outputEnded();
+    let got: unknown;
+    void w.waitExit().then((r) => (got = r));
+    process.kill(sleeper.pid, 'SIGKILL');
+    await once(sleeper, 'exit');
+    await clock.advance(100);
+    expect(got).toEqual({ exitCode: 0, signal: 0 });
   });
 });
 
