@@ -4,7 +4,7 @@
  * process it left outside its group holds them, and a caller who gives up that wait gets the exit at once;
  * `remove` closes the log files, so what the task writes after it is not logged.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { allocLogDir, createRawExecDriver } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
@@ -64,6 +64,30 @@ describe('an exit waits for the output pipes, at most 1 s', () => {
     await new Promise((r) => setImmediate(r));
     expect(result).toEqual({ exitCode: 3, signal: 0 });
     expect(ctx.clock.pendingTimers).toBe(0);
+  });
+});
+
+describe('a log that fails to write stays closed', () => {
+  it('drops the rest of the output, even once the log dir is back', async () => {
+    // Files of 6 bytes: each line fills one, so the next line opens a new file.
+    const ctx = context({ logs: { maxFiles: 10, maxFileSize: 6 } });
+    const step = (n: number) => `while [ ! -e go${n} ]; do sleep 0.01; done`;
+    const script = `echo first; ${step(1)}; echo second; touch wrote-second; ${step(2)}; echo third`;
+    const c = driver.controller(task({ command: '/bin/sh', args: ['-c', script] }), ctx);
+    await c.prepare(never());
+    await c.start(never());
+    const logDir = allocLogDir(ctx.allocDir);
+    await until(() => existsSync(join(logDir, 'web.stdout.0')) && readFileSync(join(logDir, 'web.stdout.0'), 'utf8') === 'first\n', 'the first line logged');
+    // The log dir goes away (a vanished disk): the second line's file cannot be opened.
+    rmSync(logDir, { recursive: true });
+    writeFileSync(join(ctx.taskDir, 'go1'), '');
+    await until(() => existsSync(join(ctx.taskDir, 'wrote-second')), 'the second line written');
+    // The line is in the pipe: the next poll phase of the loop reads it, before these two turns end.
+    for (let i = 0; i < 2; i++) await new Promise((r) => setImmediate(r));
+    mkdirSync(logDir);
+    writeFileSync(join(ctx.taskDir, 'go2'), '');
+    await expect(c.wait(never())).resolves.toEqual({ exitCode: 0, signal: 0 });
+    expect(readdirSync(logDir).filter((f) => f.startsWith('web.stdout'))).toEqual([]);
   });
 });
 
