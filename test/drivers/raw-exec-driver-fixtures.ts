@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DriverContext } from '../../src/drivers/controller.ts';
+import type { Controller, DriverContext } from '../../src/drivers/controller.ts';
 import { readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 import type { TaskSpec } from '../../src/jobspec/types.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
@@ -24,7 +24,10 @@ export function driverFixtures() {
   const { dirs, children } = leftoversRemovedAfterEach();
   /** Processes a task left outside its group (a daemon of its own session), killed by pid after each test. */
   const strays: number[] = [];
-  afterEach(() => {
+  /** Controllers whose tasks are killed after each test, whatever the test left them doing. */
+  const controllers: Controller[] = [];
+  afterEach(async () => {
+    for (const c of controllers.splice(0)) await c.terminate(never()).catch(() => undefined);
     for (const pid of strays.splice(0)) {
       try {
         process.kill(pid, 'SIGKILL');
@@ -60,7 +63,13 @@ export function driverFixtures() {
     return { pid: child.pid!, startTime: readProcStat(child.pid!)!.startTime };
   }
 
-  return { dirs, children, strays, task, tempDir, context, sleeper };
+    /** `c`, killed after the test. */
+  function tracked<C extends Controller>(c: C): C {
+    controllers.push(c);
+    return c;
+  }
+
+  return { dirs, children, strays, task, tempDir, context, sleeper, tracked };
 }
 
 /**

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { allocLogDir, createRawExecDriver } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
 import { driverFixtures, never, until } from './raw-exec-driver-fixtures.ts';
 
-const { strays, task, context } = driverFixtures();
+const { strays, task, context, tracked } = driverFixtures();
 const driver = createRawExecDriver({ supervise: false });
 
 /** A task that exits 3 at once, leaving a sleep of its own session (outside its group) holding its output pipes. */
@@ -20,7 +20,7 @@ async function exitedHoldingPipes() {
   // The stray writes its pid once it has left the task's group; the task exits only then, so the reap of its
   // group after the exit cannot reach the stray.
   const script = `setsid /bin/sh -c 'echo $$ > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile} && exec sleep 600' & while [ ! -e ${pidFile} ]; do sleep 0.01; done; exit 3`;
-  const c = driver.controller(task({ command: '/bin/sh', args: ['-c', script] }), ctx);
+  const c = tracked(driver.controller(task({ command: '/bin/sh', args: ['-c', script] }), ctx));
   await c.prepare(never());
   await c.start(never());
   await until(() => existsSync(pidFile), 'the stray wrote its pid');
@@ -31,7 +31,7 @@ async function exitedHoldingPipes() {
 describe('an exit waits for the output pipes, at most 1 s', () => {
   it('answers as soon as the pipes close, with no step of the clock', async () => {
     const ctx = context();
-    const c = driver.controller(task({ command: '/bin/sh', args: ['-c', 'echo last words; exit 2'] }), ctx);
+    const c = tracked(driver.controller(task({ command: '/bin/sh', args: ['-c', 'echo last words; exit 2'] }), ctx));
     await c.prepare(never());
     await c.start(never());
     let result: unknown;
@@ -73,7 +73,7 @@ describe('a log that fails to write stays closed', () => {
     const ctx = context({ logs: { maxFiles: 10, maxFileSize: 6 } });
     const step = (n: number) => `while [ ! -e go${n} ]; do sleep 0.01; done`;
     const script = `echo first; ${step(1)}; echo second; touch wrote-second; ${step(2)}; echo third`;
-    const c = driver.controller(task({ command: '/bin/sh', args: ['-c', script] }), ctx);
+    const c = tracked(driver.controller(task({ command: '/bin/sh', args: ['-c', script] }), ctx));
     await c.prepare(never());
     await c.start(never());
     const logDir = allocLogDir(ctx.allocDir);
@@ -94,7 +94,7 @@ describe('a log that fails to write stays closed', () => {
 describe('remove closes the task\'s log files', () => {
   it('logs nothing the task writes after it', async () => {
     const ctx = context();
-    const c = driver.controller(task({ command: '/bin/sh', args: ['-c', 'echo before; while [ ! -e go ]; do sleep 0.01; done; echo after'] }), ctx);
+    const c = tracked(driver.controller(task({ command: '/bin/sh', args: ['-c', 'echo before; while [ ! -e go ]; do sleep 0.01; done; echo after'] }), ctx));
     await c.prepare(never());
     await c.start(never());
     const stdout = join(allocLogDir(ctx.allocDir), 'web.stdout.0');

@@ -13,7 +13,7 @@ import { allocLogDir, createRawExecDriver } from '../../src/drivers/raw-exec/raw
 import { systemUserSwitching, TaskUserError, useUserSwitching } from '../../src/drivers/raw-exec/task-user.ts';
 import { driverFixtures, never } from './raw-exec-driver-fixtures.ts';
 
-const { task, context, tempDir } = driverFixtures();
+const { task, context, tempDir, tracked } = driverFixtures();
 const driver = createRawExecDriver({ supervise: false });
 
 /** An executable script in a temp dir whose first line is `#!<interpreter>`. */
@@ -25,7 +25,7 @@ function script(interpreter: string): string {
 }
 
 async function startError(config: unknown): Promise<unknown> {
-  const c = driver.controller(task(config), context());
+  const c = tracked(driver.controller(task(config), context()));
   await c.prepare(never());
   return c.start(never()).then(
     () => new Error('started'),
@@ -63,7 +63,7 @@ describe('an unsupervised spawn the kernel refuses says why', () => {
 describe('an unsupervised task runs as it would under a supervisor', () => {
   async function output(script: string, env: Record<string, string>): Promise<string> {
     const ctx = context({ env });
-    const c = driver.controller(task({ command: '/bin/sh', args: ['-c', script] }), ctx);
+    const c = tracked(driver.controller(task({ command: '/bin/sh', args: ['-c', script] }), ctx));
     await c.prepare(never());
     await c.start(never());
     await expect(c.wait(never())).resolves.toEqual({ exitCode: 0, signal: 0 });
@@ -96,7 +96,7 @@ describe('a bare command is looked up on the task\'s PATH, then on the agent\'s'
   }
 
   async function exitOf(env: Record<string, string>): Promise<unknown> {
-    const c = driver.controller(task({ command: 'allocrun-probe' }), context({ env }));
+    const c = tracked(driver.controller(task({ command: 'allocrun-probe' }), context({ env })));
     await c.prepare(never());
     await c.start(never());
     return c.wait(never());
@@ -116,7 +116,7 @@ describe('a bare command is looked up on the task\'s PATH, then on the agent\'s'
 describe('a start that failed can be tried again', () => {
   it('spawns once the working directory it lacked is there', async () => {
     const ctx = context();
-    const c = driver.controller(task({ command: '/bin/sh', args: ['-c', 'exit 4'], work_dir: 'later' }), ctx);
+    const c = tracked(driver.controller(task({ command: '/bin/sh', args: ['-c', 'exit 4'], work_dir: 'later' }), ctx));
     await c.prepare(never());
     await expect(c.start(never())).rejects.toThrow(SpawnError);
     mkdirSync(join(ctx.taskDir, 'later'));
