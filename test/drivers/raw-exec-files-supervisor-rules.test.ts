@@ -108,11 +108,11 @@ describe('the /proc readers', () => {
     const parent = spawn('/bin/sh', ['-c', `/bin/sh -c 'exit 0' & /bin/sh -c 'sleep 600' & exec sleep 600`], { detached: true, stdio: 'ignore' });
     children.push(parent);
     await once(parent, 'spawn');
-    const kids = () => readFileSync(`/proc/${parent.pid}/task/${parent.pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number);
+    const kids = () => readFileSync(`/proc/${parent.pid!}/task/${parent.pid!}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number);
     await until(() => kids().length === 2 && kids().some((k) => readProcStat(k)?.state === 'Z'), 'a zombie and a live child');
     const live = kids().find((k) => readProcStat(k)?.state !== 'Z')!;
     const zombie = kids().find((k) => k !== live)!;
-    const found = descendantsOf(parent.pid)!.map((s) => s.pid);
+    const found = descendantsOf(parent.pid!)!.map((s) => s.pid);
     expect(found).toContain(live);
     expect(found).not.toContain(zombie);
   });
