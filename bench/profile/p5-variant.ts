@@ -1,7 +1,8 @@
 /**
  * A profiling workload for P5 (bench/inspection-overhead.ts): its loop (200 three-task allocations on a
  * simulated clock, run to completion) with one inspection variant alone, so a `--cpu-prof` shows only that
- * variant's work. VARIANT=none|noop|json (json: the stream serialised as the server sends it).
+ * variant's work. VARIANT=none|noop|unread|json (unread: a stream nobody reads, keeping only the late joiner's picture;
+ * json: the stream serialised as the server sends it).
  *
  *   npx tsx -e "import('./bench/lib/compiled-entry.ts').then(m => m.compiledEntry('bench/profile/p5-variant.ts')).then(console.log)"
  *   VARIANT=json node --cpu-prof --cpu-prof-dir=/tmp/prof <that .mjs> [rounds=10] [n=200]
@@ -35,6 +36,7 @@ function inspectFor(clock: SimulatedClock): ((ev: InspectionEvent) => void) | un
   if (variant === 'none') return undefined;
   if (variant === 'noop') return () => {};
   const stream = createInspectionStream({ now: () => clock.now() });
+  if (variant === 'unread') return stream.inspect;
   let seq = 0;
   stream.subscribe((b) => void JSON.stringify({ type: 'batch', seq: seq++, messages: b }));
   return stream.inspect;
