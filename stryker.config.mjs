@@ -44,6 +44,19 @@ const SLICES = {
     core: ['src/api/routes/allocations.ts', 'src/api/routes/evaluations.ts', 'src/api/routes/events.ts', 'src/api/routes/acl.ts'],
     // An allocation's restart, signal, logs and stats, and the blocking query every read runs.
     client: ['src/api/routes/client.ts', 'src/api/context.ts'],
+    // The registry in two halves by line range: register, deregister, stop, load, adopt, heal, evaluate, plan
+    // and the reads; then the summary and the job's status, the blocked evaluations' retries, the reconcile,
+    // placement, the write and the runners' watch.
+    'registry-jobs': ['src/api/job-registry.ts:1-536'],
+    'registry-writes': ['src/api/job-registry.ts:537-906'],
+    // Deployments (read from the allocations' health), and job plan and evaluate.
+    'deploy-plan': ['src/api/routes/deployments.ts', 'src/api/routes/job-plan.ts'],
+    // Variables and the service catalog's routes.
+    'vars-services': ['src/api/routes/variables.ts', 'src/api/routes/services.ts'],
+    // The allocation filesystem and the small routes clients probe.
+    'small-routes': ['src/api/routes/{alloc-fs,cluster,nodes,agent,operator,metrics,alloc-checks}.ts'],
+    // How the API is built (the body parser, the error handler) and where it listens.
+    server: ['src/api/server.ts', 'src/api/serve-agent-api.ts'],
   },
 };
 const part = process.env.MUTATE_PART || 'lifecycle';

@@ -8,12 +8,18 @@
  * forced GC at 1 minute and at the end.
  *
  *   npx tsx bench/visualizer.ts [sizes=20,100,500] [seconds=10]
- *   VIS_SOAK_MINUTES=10 npx tsx bench/visualizer.ts    # 500 allocations for 10 minutes (the soak)
+ *   VIS_SOAK_MINUTES=10 npx tsx --expose-gc bench/visualizer.ts    # 500 allocations for 10 minutes (the soak)
+ *
+ * The soak prints its figures every 30 s, with this process's memory (its heap after a full GC with
+ * --expose-gc). For evidence: VIS_HEAP_SNAPSHOTS=DIR (heap snapshots of this process at 1 minute and at the
+ * end), VIS_PAGE_CPU_PROFILE=FILE (the page's CPU profile over the window, page built unminified),
+ * VIS_LONG_FRAMES=1 (the page's longest animation frames and the scripts in them).
  *
  * Goals (issue #29), at 500 allocations: click p99 ≤ 100 ms with none lost, pick p99 ≤ 100 ms, heap flat
  * after the first minute (the end within 10% of the 1-minute figure; needs a window over 2 minutes).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeHeapSnapshot } from 'node:v8';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
@@ -60,6 +66,13 @@ const f0 = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : 'n/a');
 const within = <T>(ms: number, p: Promise<T>, fallback: T): Promise<T> =>
   Promise.race([p, new Promise<T>((res) => setTimeout(() => res(fallback), ms).unref())]);
 const mb = (b: number) => (Number.isFinite(b) ? (b / 1024 / 1024).toFixed(1) : 'n/a');
+const gc = (globalThis as { gc?: () => void }).gc;
+/** This process's memory; with `--expose-gc`, its heap after a full GC (what it keeps, not what it has yet to collect). */
+function benchMemory(): string {
+  gc?.();
+  const m = process.memoryUsage();
+  return `RSS ${mb(m.rss)} MB (heap ${mb(m.heapUsed)}${gc ? ' after GC' : ''}, external ${mb(m.external)}, array buffers ${mb(m.arrayBuffers)})`;
+}
 
 type Probe = {
   pointerUps: { path: string; ms: number }[]; pickFrames: number[]; picks: number[]; roots: number;
@@ -110,7 +123,8 @@ async function travel(page: Page, round: number): Promise<void> {
 }
 
 const work = await mkdtemp(join(tmpdir(), 'allocrun-bench-vis-'));
-const pageDir = await buildVisualizer({ outdir: join(work, 'page') });
+// A profiled page is built unminified, so the profile names its functions.
+const pageDir = await buildVisualizer({ outdir: join(work, 'page'), minify: !process.env.VIS_PAGE_CPU_PROFILE });
 const browser = await chromium.launch({ executablePath: await executablePath(), headless: true, args: ['--no-sandbox', '--disable-gpu'] });
 const rows: string[] = [];
 const goals: string[] = [];
@@ -145,6 +159,20 @@ try {
         })(),
         NaN,
       );
+    // Evidence for profiling (bench/profile): the page's CPU profile over the window, and heap snapshots of
+    // this process (which holds the runners, the server and Playwright) at 1 minute and at the end.
+    const pageProfile = process.env.VIS_PAGE_CPU_PROFILE;
+    if (pageProfile) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
+      await cdp.send('Profiler.start');
+    }
+    const snapshotDir = process.env.VIS_HEAP_SNAPSHOTS;
+    const snapshot = (label: string) => {
+      if (!snapshotDir) return;
+      const file = writeHeapSnapshot(join(snapshotDir, `bench-${label}.heapsnapshot`));
+      console.error(`  heap snapshot of the bench process: ${file}`);
+    };
     const msgsBefore = messages;
     const busy0 = await busyTime();
     const t0 = performance.now();
@@ -157,18 +185,23 @@ try {
       clicks++;
       if (!(await clickRow(page, round))) lost++;
       if (round % 3 === 2) await travel(page, round);
-      if (Number.isNaN(heapFirst) && elapsed() >= HEAP_FIRST_AT_S) heapFirst = await heap();
-      if (SOAK_MINUTES > 0 && round % 40 === 39) {
+      if (Number.isNaN(heapFirst) && elapsed() >= HEAP_FIRST_AT_S) {
+        heapFirst = await heap();
+        snapshot('1min');
+      }
+      if (SOAK_MINUTES > 0 && round % 20 === 19) {
         // The figures so far, so a soak that ends badly still reports them.
         const p = await probeOf(page);
         console.error(
           `  ${elapsed().toFixed(0)} s: ${clicks} clicks (${lost} lost, p99 ${f0(pct(p.clicks, 0.99))} ms), ${p.pickFrames.length} picks (p99 ${f0(pct(p.pickFrames, 0.99))} ms), ` +
-            `page heap ${mb(await heap())} MB (1 min: ${mb(heapFirst)}), keeps ${p.kept.messages} messages / ${p.kept.checkpoints} checkpoints, dropped ${p.dropped}; bench process RSS ${mb(process.memoryUsage().rss)} MB`,
+            `page heap ${mb(await heap())} MB (1 min: ${mb(heapFirst)}), keeps ${p.kept.messages} messages / ${p.kept.checkpoints} checkpoints, dropped ${p.dropped}; bench process ${benchMemory()}`,
         );
       }
       await page.waitForTimeout(Math.max(0, next - performance.now()));
     }
     const wall = elapsed();
+    snapshot('end');
+    if (pageProfile) await writeFile(pageProfile, JSON.stringify((await cdp.send('Profiler.stop')).profile));
     const busy = ((await within(30_000, busyTime(), NaN)) - busy0) / wall;
     const heapEnd = await heap();
     const p = await probeOf(page);
@@ -185,6 +218,10 @@ try {
     );
     console.log(rows.at(-1));
     const parts = Object.entries(p.parts).map(([k, v]) => `${k} ${f0(v.total)}/${f0(v.max)}`).join(', ');
+    if (process.env.VIS_LONG_FRAMES) {
+      const frames = await page.evaluate(() => (window as unknown as { __allocrun: { longFrames: unknown[] } }).__allocrun.longFrames);
+      console.log(JSON.stringify(frames, null, 1));
+    }
     console.log(`  where the page's time went (ms total/longest): feed ${f0(p.applyMs.total)}/${f0(p.applyMs.max)}, render: ${parts}; long tasks: ${p.longTasks.length}, longest ${f0(Math.max(0, ...p.longTasks))} ms`);
     if (n === 500) {
       const met = (ok: boolean) => (ok ? 'met' : 'not met');

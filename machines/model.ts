@@ -129,6 +129,8 @@ export interface AllocSpec {
   desiredStatus?: 'run' | 'stop' | 'evict';
   /** Nomad's AllocModifyIndex: an older update never displaces a newer one. */
   modifyIndex?: number;
+  /** The allocation's place among its group's (Nomad's alloc name is `job.group[index]`); set by the agent. */
+  index?: number;
   /** The group's update block: allocations with one report deployment health (AllocState.deploymentStatus). */
   update?: UpdateStrategy;
   /** The group's `network` block: the ports it asks for (host networking mode only). */

@@ -35,9 +35,9 @@ export function destructiveChange(prev: AllocSpec, next: AllocSpec): string | un
 }
 
 /** The allocation's spec without what differs between instances and updates (id, desired status, index, ports). */
-function template(spec: AllocSpec): Omit<AllocSpec, 'id' | 'desiredStatus' | 'modifyIndex' | 'ports'> {
-  // The ports are the placement's, not the job's: a template never has them.
-  const { id: _id, desiredStatus: _d, modifyIndex: _m, ports: _p, ...rest } = spec;
+function template(spec: AllocSpec): Omit<AllocSpec, 'id' | 'desiredStatus' | 'modifyIndex' | 'ports' | 'index'> {
+  // The ports and the name's index are the placement's, not the job's: a template never has them.
+  const { id: _id, desiredStatus: _d, modifyIndex: _m, ports: _p, index: _i, ...rest } = spec;
   return rest;
 }
 

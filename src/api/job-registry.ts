@@ -109,8 +109,9 @@ interface GroupSummary {
   Unknown: number;
 }
 
-/** The instance number of an allocation named the job loader's way (`<job>-<group>-<n>`), else 0. */
+/** The instance number of an allocation: its spec's (the agent places with one), else from a name given the job loader's way (`<job>-<group>-<n>`), else 0. */
 function instanceOf(spec: AllocSpec): number {
+  if (spec.index !== undefined) return spec.index;
   const prefix = `${spec.job}-${spec.group}-`;
   return spec.id.startsWith(prefix) && /^\d+$/.test(spec.id.slice(prefix.length)) ? Number(spec.id.slice(prefix.length)) : 0;
 }
@@ -712,7 +713,7 @@ export class JobRegistry {
       if (a.jobVersion !== version.version) this.draft(change, a).jobVersion = version.version;
       if (update === 'inplace' && !isTerminal(a.lastState)) {
         const d = this.draft(change, a);
-        d.spec = { ...template, id: a.id, modifyIndex: change.index, ...(a.spec.ports && { ports: a.spec.ports }) };
+        d.spec = { ...template, id: a.id, index: a.index, modifyIndex: change.index, ...(a.spec.ports && { ports: a.spec.ports }) };
         d.allocModifyIndex = change.index;
         change.updates.push(a.id);
         change.events.push(() => this.allocEvent(this.allocs.get(a.id)!, 'PlanResult', change.index));
@@ -741,7 +742,7 @@ export class JobRegistry {
     const index = change.index;
     const version = (change.jobs.get(entry.id) ?? entry).versions.at(-1)!.version;
     const a: AllocEntry = {
-      id, spec: { ...template, id, modifyIndex: index, ...(ports?.ok && { ports: ports.ports }) }, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: version,
+      id, spec: { ...template, id, index: i, modifyIndex: index, ...(ports?.ok && { ports: ports.ports }) }, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: version,
       desired: 'run', desiredDescription: '', createIndex: index, modifyIndex: index, allocModifyIndex: index, createTime: now, modifyTime: now,
       ...(previous && { previousAllocation: previous.id }),
       ...(change.evalId && { evalId: change.evalId }),
@@ -802,9 +803,12 @@ export class JobRegistry {
       if (!live) {
         this.setAlloc(id, d);
       } else {
+        // Moved to the job's new version and nothing else: a change of the allocation all the same, which its
+        // lists (their memo and their watchers, keyed by this index) must see.
+        const moved = live.jobVersion !== d.jobVersion;
         for (const k of WRITABLE) (live as unknown as Record<string, unknown>)[k] = d[k];
         delete live.unrecorded;
-        live.modifyIndex = Math.max(live.modifyIndex, d.allocModifyIndex);
+        live.modifyIndex = Math.max(live.modifyIndex, moved ? index : d.allocModifyIndex);
       }
       this.allocsIndex = index;
     }

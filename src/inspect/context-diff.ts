@@ -57,11 +57,12 @@ function walk(a: unknown, b: unknown, d: Diff): void {
     // (Wide objects would be cut by the sanitizer's item limit: they are sent whole so the cut stays the same.)
     if (keysOfA <= limits.items && objectPatches(a, b, keysOfA, d)) return;
   }
-  // Lists that only grew (task events, hook errors) send just the new items.
-  if (Array.isArray(a) && Array.isArray(b) && b.length > a.length && b.length <= limits.items && isPrefix(a, b)) {
+  // Lists that only grew (task events, hook errors) send just the new items; past the item limit, with the
+  // cut the sanitizer makes (the newest items kept), so a long list's growth is still one small op.
+  if (Array.isArray(a) && Array.isArray(b) && b.length > a.length && sameKeptPrefix(a, b, limits.items)) {
     const added: JsonValue[] = [];
-    for (let i = a.length; i < b.length; i++) added.push(valueAt(b[i], depth + 1, d));
-    out.push({ path: [...path], append: added });
+    for (let i = Math.max(a.length, b.length - limits.items); i < b.length; i++) added.push(valueAt(b[i], depth + 1, d));
+    out.push(b.length > limits.items ? { path: [...path], append: added, cut: { keep: limits.items, earlier: b.length - limits.items } } : { path: [...path], append: added });
     return;
   }
   out.push({ path: [...path], value: valueAt(b, depth, d) });
@@ -104,7 +105,11 @@ function objectPatches(a: Record<string, unknown>, b: Record<string, unknown>, k
   return true;
 }
 
-function isPrefix(a: readonly unknown[], b: readonly unknown[]): boolean {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+/**
+ * Whether `b` starts with `a` as far as the page can tell: the items of `a` that both sanitized forms keep
+ * (only the last `keep` of each are sent) are the same. Items cut from both do not matter.
+ */
+function sameKeptPrefix(a: readonly unknown[], b: readonly unknown[], keep: number): boolean {
+  for (let i = Math.max(0, a.length - keep, b.length - keep); i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }

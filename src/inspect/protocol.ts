@@ -13,9 +13,10 @@
  * unchanged state value and an output (error) their done (error) event already carried; children's actor
  * messages leave out the root. 4: a promise or callback actor created and settled in one batch is one actor
  * message with `settled`. 5: a connection starts with a checkpoint frame (the page resets to it) and the
- * history after it, or resumes after the batch the page asked for; hello names the stream.
+ * history after it, or resumes after the batch the page asked for; hello names the stream. 6: a list past
+ * the item limit keeps its newest items (the marker first), and an append to it says the cut (`cut`).
  */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 /** The oldest recording version this protocol's readers replay: each version's streams are a later one's, said at more length. */
 export const OLDEST_REPLAYABLE_VERSION = 2;
@@ -111,13 +112,32 @@ export interface EventMessage {
 
 /**
  * One change to an actor's context: `value` replaces what is at `path` (the whole context for `[]`),
- * `append` adds items to the list at `path`, `remove` deletes the key at `path`.
+ * `append` adds items to the list at `path`, `remove` deletes the key at `path`. An `append` with `cut`
+ * is to a list past the sanitizer's item limit: after appending, only the last `cut.keep` items stay,
+ * behind the marker `cutMarker(cut.earlier)` (what `sanitize` makes of the whole list).
  */
 export interface ContextPatch {
   path: string[];
   value?: JsonValue;
   append?: JsonValue[];
+  cut?: { keep: number; earlier: number };
   remove?: true;
+}
+
+/** The first item of a list cut to its newest items: how many earlier ones were left out. */
+export function cutMarker(earlier: number): string {
+  return `[… ${earlier} earlier]`;
+}
+
+/**
+ * `list` with `items` appended, cut as `cut` says. A list that was cut already (more than `keep` items:
+ * the marker and `keep` items) loses its old marker first.
+ */
+function appended(list: JsonValue | undefined, items: readonly JsonValue[], cut: ContextPatch['cut']): JsonValue[] {
+  const old = Array.isArray(list) ? list : [];
+  if (!cut) return [...old, ...items];
+  const kept = old.length > cut.keep ? old.slice(1) : old;
+  return [cutMarker(cut.earlier), ...[...kept, ...items].slice(-cut.keep)];
 }
 
 /** Applies patches to a context, copying only along the changed paths (the old context is left as it was). */
@@ -125,7 +145,7 @@ export function applyContextPatch(context: JsonValue | undefined, patches: reado
   let root = context;
   for (const p of patches) {
     if (p.path.length === 0) {
-      root = p.append ? [...(Array.isArray(root) ? root : []), ...p.append] : p.remove ? undefined : p.value;
+      root = p.append ? appended(root, p.append, p.cut) : p.remove ? undefined : p.value;
       continue;
     }
     const copy = (v: JsonValue | undefined): { [k: string]: JsonValue } | JsonValue[] =>
@@ -139,7 +159,7 @@ export function applyContextPatch(context: JsonValue | undefined, patches: reado
     }
     const last = p.path[p.path.length - 1]!;
     if (p.remove) delete node[last];
-    else if (p.append) node[last] = [...(Array.isArray(node[last]) ? (node[last] as JsonValue[]) : []), ...p.append];
+    else if (p.append) node[last] = appended(node[last], p.append, p.cut);
     else node[last] = p.value ?? null;
     root = top;
   }

@@ -2,12 +2,12 @@
  * Reduces any value to JSON: context, event payloads and outputs may hold actor refs, errors, functions or
  * cycles (they should not, but the inspector must never be the thing that crashes or keeps them alive).
  */
-import type { JsonValue } from './protocol.ts';
+import { cutMarker, type JsonValue } from './protocol.ts';
 
 /** Limits that keep one snapshot from flooding the socket. */
 export interface SanitizeLimits {
   depth: number;
-  /** Items kept per array and keys per object. */
+  /** Items kept per array (the newest: the last ones) and keys per object (the first ones). */
   items: number;
   /** Characters kept per string. */
   chars: number;
@@ -103,11 +103,16 @@ function walk(v: unknown, depth: number, limits: SanitizeLimits, stack: object[]
   }
 }
 
-/** The list's items as JSON: `arr` itself when each item is already its own JSON form and `reuse` allows. */
+/**
+ * The list's items as JSON: `arr` itself when each item is already its own JSON form and `reuse` allows.
+ * A list over the limit keeps its newest (last) items behind a marker saying how many earlier ones were
+ * cut (`cutList`): lists in a context grow at the end (task events), and the page shows the latest.
+ */
 function listOf(arr: readonly unknown[], depth: number, reuse: boolean, limits: SanitizeLimits, stack: object[]): JsonValue {
-  const n = Math.min(arr.length, limits.items);
-  let copy: JsonValue[] | undefined = reuse && arr.length <= limits.items ? undefined : [];
-  for (let i = 0; i < n; i++) {
+  const from = Math.max(0, arr.length - limits.items);
+  let copy: JsonValue[] | undefined = reuse && from === 0 ? undefined : [];
+  if (from > 0) copy!.push(cutMarker(from));
+  for (let i = from; i < arr.length; i++) {
     const x = arr[i];
     const j = walk(x, depth + 1, limits, stack);
     if (copy) copy.push(j);
@@ -116,9 +121,7 @@ function listOf(arr: readonly unknown[], depth: number, reuse: boolean, limits: 
       copy.push(j);
     }
   }
-  if (!copy) return arr as JsonValue[];
-  if (arr.length > limits.items) copy.push(`[… ${arr.length - limits.items} more]`);
-  return copy;
+  return copy ?? (arr as JsonValue[]);
 }
 
 /**

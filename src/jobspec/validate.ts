@@ -143,6 +143,7 @@ const allocSpec = z.strictObject({
   desiredStatus: z.enum(['run', 'stop', 'evict']).optional(),
   update: updateStrategy.optional(),
   modifyIndex: count(0).optional(),
+  index: count(0).optional(),
   network: networkAsk.optional(),
   ports: z.array(allocatedPort).optional(),
   services: z.array(serviceSpec).optional(),

@@ -21,7 +21,7 @@ afterAll(async () => {
   for (const c of cleanup) await c();
 });
 
-describe.concurrent('allocrun agent', { timeout: 30_000 }, () => {
+describe.concurrent('allocrun agent', { timeout: 60_000 }, () => {
   it('restores a running allocation from the data dir and leaves its task running on SIGTERM', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-agent-cli-'));
     cleanup.push(() => rm(dataDir, { recursive: true, force: true }));

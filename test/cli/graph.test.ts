@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from './spawn-cli.ts';
 
-describe.concurrent('allocrun graph', { timeout: 30_000 }, () => {
+describe.concurrent('allocrun graph', { timeout: 60_000 }, () => {
   it('draws the task runner as a mermaid state diagram with nested states and labelled arrows', async () => {
     const res = await runCli(['graph', 'task']);
     expect(res.code).toBe(0);

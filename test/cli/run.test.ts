@@ -20,7 +20,7 @@ function eventTypes(stdout: string, task: string): string[] {
   return [...stdout.matchAll(re)].map((m) => m[1]!);
 }
 
-describe.concurrent('allocrun run', { timeout: 30_000 }, () => {
+describe.concurrent('allocrun run', { timeout: 60_000 }, () => {
   it('runs a job file to completion and exits 0', async () => {
     const dir = await dataDir();
     const res = await runCli(['run', fixture('complete.nomad'), '--data-dir', dir]);

@@ -27,7 +27,8 @@ export interface CliProcess {
 }
 
 /**
- * Starts `allocrun ...args`; killed with SIGKILL after `timeoutMs` so a hung CLI fails the test, not the suite.
+ * Starts `allocrun ...args`; killed with SIGKILL after `timeoutMs` (50 s: a ceiling for a hung CLI on a loaded
+ * 2-core machine, where a start alone can take 20 s) so a hung CLI fails the test, not the suite.
  * With `ownGroup` it leads a process group of its own, as a shell runs a job: a terminal's Ctrl-C reaches
  * every process of that group (`process.kill(-child.pid, 'SIGINT')`), not only the CLI.
  */
@@ -55,7 +56,7 @@ export function startCli(args: string[], opts: { timeoutMs?: number; env?: Recor
     check();
   });
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 25_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 50_000);
   const exited = new Promise<CliResult>((resolve) => {
     child.on('close', (code, signal) => {
       clearTimeout(timer);

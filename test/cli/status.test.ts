@@ -17,7 +17,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe.concurrent('allocrun status', { timeout: 30_000 }, () => {
+describe.concurrent('allocrun status', { timeout: 60_000 }, () => {
   it('lists the allocations a run left in its data dir', async () => {
     const res = await runCli(['status', '--data-dir', dir]);
     expect(res.code).toBe(0);

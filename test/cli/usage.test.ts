@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from './spawn-cli.ts';
 
-describe.concurrent('allocrun usage', { timeout: 30_000 }, () => {
+describe.concurrent('allocrun usage', { timeout: 60_000 }, () => {
   it('lists the commands with --help', async () => {
     const res = await runCli(['--help']);
     expect(res.code).toBe(0);

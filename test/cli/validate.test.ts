@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fixture, ROOT, runCli } from './spawn-cli.ts';
 
-describe.concurrent('allocrun validate', { timeout: 30_000 }, () => {
+describe.concurrent('allocrun validate', { timeout: 60_000 }, () => {
   it('counts the allocations of a valid job file', async () => {
     const res = await runCli(['validate', fixture('two-groups.nomad')]);
     expect(res).toMatchObject({ code: 0, stderr: '' });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Controller, DriverContext, LogLine } from '../../src/drivers/controller.ts';
-import { createMockDriver, MockStartError } from '../../src/drivers/mock/mock-driver.ts';
+import { createMockDriver, MOCK_CONTROLLERS_KEPT, MockStartError } from '../../src/drivers/mock/mock-driver.ts';
 import type { ExitResult } from '../../src/jobspec/types.ts';
 import { settle, SimulatedClock } from '../../src/testing/simulated-clock.ts';
 
@@ -351,6 +351,13 @@ describe('the driver and recovery of a live workload', () => {
     expect(createMockDriver({ name: 'mock_driver' }).name).toBe('mock_driver');
     const { driver, c } = setup({});
     expect(driver.controllers).toEqual([c]);
+  });
+
+  it('lists only the newest controllers it made, so a task restarted without end does not grow it', () => {
+    const { driver, task, ctx } = setup({});
+    const made = Array.from({ length: MOCK_CONTROLLERS_KEPT + 5 }, () => driver.controller(task, ctx));
+    expect(driver.controllers).toHaveLength(MOCK_CONTROLLERS_KEPT);
+    expect(driver.controllers).toEqual(made.slice(-MOCK_CONTROLLERS_KEPT));
   });
 
   it('a handle without a start time cannot be recovered', () => {

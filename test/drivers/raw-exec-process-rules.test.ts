@@ -54,7 +54,9 @@ async function groupLeader(): Promise<ChildProcess & { pid: number }> {
   children.push(child);
   await once(child, 'spawn');
   // Both sleeps are up once the group has three members.
-  for (let i = 0; i < 500 && processGroupMembers(child.pid!).length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+  // Wait for the grandchild's exec, not only its fork: between the two it is a second `sh`.
+    const sleeping = () => processGroupMembers(child.pid!).some((m) => m.comm === 'sleep');
+    for (let i = 0; i < 1000 && !sleeping(); i++) await new Promise((r) => setTimeout(r, 10));
   return child as ChildProcess & { pid: number };
 }
 
@@ -234,7 +236,9 @@ describe('the /proc readers', () => {
     const child = spawn('/bin/sh', ['-c', '/bin/sh -c "sleep 30; :" & wait'], { stdio: 'ignore', detached: true });
     children.push(child);
     await once(child, 'spawn');
-    for (let i = 0; i < 500 && processGroupMembers(child.pid!).length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    // Wait for the grandchild's exec, not only its fork: between the two it is a second `sh`.
+    const sleeping = () => processGroupMembers(child.pid!).some((m) => m.comm === 'sleep');
+    for (let i = 0; i < 1000 && !sleeping(); i++) await new Promise((r) => setTimeout(r, 10));
     const found = descendantsOf(child.pid!);
     if (found === undefined) return;
     expect(found.length).toBe(2);

@@ -263,10 +263,10 @@ describe('sanitizing', () => {
     expect(sanitize(deep, { depth: 5, items: 10, chars: 10 })).toBe(deep);
   });
 
-  it('cuts long strings and arrays', () => {
+  it('cuts long strings, and long arrays to their newest items', () => {
     const out = sanitize({ s: 'x'.repeat(50), a: [1, 2, 3, 4] }, { depth: 5, items: 2, chars: 10 }) as { s: string; a: unknown[] };
     expect(out.s).toBe(`${'x'.repeat(10)}…`);
-    expect(out.a).toEqual([1, 2, '[… 2 more]']);
+    expect(out.a).toEqual(['[… 2 earlier]', 3, 4]);
   });
 });
 
@@ -334,6 +334,35 @@ describe('context patches', () => {
     // An object that grew past the item limit is still sent whole, and nothing of its walk is left behind.
     const narrow = { depth: 12, items: 2, chars: 100 };
     expect(diffContext({ m: { a: 1, b: 2 } }, { m: { a: 5, b: 2, c: 3 } }, narrow)).toEqual([{ path: ['m'], value: sanitize({ a: 5, b: 2, c: 3 }, { ...narrow, depth: 11 }) }]);
+  });
+
+  it('append to a list past the item limit with the cut, so the page keeps the newest items', () => {
+    const narrow = { depth: 12, items: 3, chars: 100 };
+    const ev = (n: number) => ({ type: `e${n}` });
+    let events = [ev(0), ev(1)];
+    let page = sanitize({ events }, narrow);
+    // Growing one event at a time past the limit, then several at once: each patch carries only the new ones.
+    for (const grow of [1, 1, 1, 5, 1]) {
+      const next = [...events, ...Array.from({ length: grow }, (_, i) => ev(events.length + i))];
+      const patch = diffContext({ events }, { events: next }, narrow);
+      expect(patch).toHaveLength(1);
+      expect(patch[0]!.append!.length).toBe(Math.min(grow, narrow.items));
+      page = applyContextPatch(page, patch)!;
+      expect(page).toEqual(sanitize({ events: next }, narrow));
+      events = next;
+    }
+    expect(page).toEqual({ events: ['[… 8 earlier]', ev(8), ev(9), ev(10)] });
+  });
+
+  it('send a long list whole when one of the items the page keeps changed', () => {
+    const narrow = { depth: 12, items: 3, chars: 100 };
+    const a = [{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }];
+    const b = [a[0], a[1], { n: 30 }, a[3], { n: 5 }];
+    const patch = diffContext({ l: a }, { l: b }, narrow);
+    expect(patch).toEqual([{ path: ['l'], value: ['[… 2 earlier]', { n: 30 }, { n: 4 }, { n: 5 }] }]);
+    // An item already cut from both may change: the page never had it.
+    const c = [{ n: 0 }, ...a.slice(1), { n: 5 }];
+    expect(diffContext({ l: a }, { l: c }, narrow)).toEqual([{ path: ['l'], append: [{ n: 5 }], cut: { keep: 3, earlier: 2 } }]);
   });
 
   it('send nothing when the context is the same object', () => {

@@ -176,6 +176,12 @@ export function createAllocList(el: HTMLElement, hooks: AllocListHooks) {
     };
     for (const a of sorted(m, opts)) {
       const sid = a.sessionId;
+      // Without a filter a closed allocation is one row, whatever it holds: most of 500 are closed, and
+      // reading their summaries on every redraw (their contexts change with every transition) was most of the list's time.
+      if (!q && !isOpen(sid)) {
+        out.push({ kind: 'alloc', key: `a:${sid}`, a, depth: 0 });
+        continue;
+      }
       const summary = allocSummaryOf(a);
       const children = newestById(m, a, true);
       const taskNames = summary ? summary.tasks.map((t) => t.name) : [...children.keys()];

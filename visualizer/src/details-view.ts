@@ -42,7 +42,10 @@ export function createDetailsView(el: HTMLElement, logsUrl: (path: string[]) => 
       const a = selected ? m.actors.get(selected) : undefined;
       // A task's Nomad state and events live in its allocation's context: its changes redraw the task too.
       const up = a?.parentSessionId ? m.actors.get(a.parentSessionId) : undefined;
-      const key = `${a ? `${a.sessionId}@${a.version}` : ''}|${up?.version}|${picked?.seq}|${m.structure}`;
+      // Not the model's structure: under churn it changes with every hook call anywhere, and redrawing this
+      // pane (a context's JSON) four times a second for nothing was a good part of the page's frames.
+      // (An invoked machine's output or error arrives with its parent's done event, not as a transition.)
+      const key = `${a ? `${a.sessionId}@${a.version}${a.output === undefined ? '' : 'o'}${a.error === undefined ? '' : 'e'}` : ''}|${up?.version}|${picked?.seq}`;
       if (key === lastKey) return;
       lastKey = key;
       const json = (title: string, v: unknown, open: boolean, attr = '') =>

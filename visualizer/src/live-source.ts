@@ -1,12 +1,13 @@
 /**
  * The live feed: the inspector's WebSocket (hello, the history from a checkpoint, then batches) and
- * commands back. When the socket drops it reconnects with backoff (0.5 s doubling to 5 s). A reconnect
+ * commands back. Frames are applied to the model in time slices (feed-queue.ts), not in the socket's handler. When the socket drops it reconnects with backoff (0.5 s doubling to 5 s). A reconnect
  * to the same server's stream asks for the batches after the last one the page has (`?stream=ID&after=N`)
  * and keeps its model; a restarted server has a new stream, so the page starts over from its checkpoint
  * and history. A server that speaks another protocol version is not read (nor reconnected to): the page
  * says to reload.
  */
 import { PROTOCOL_VERSION, type ClientFrame, type CommandResultFrame, type HelloFrame, type ServerFrame } from '../../src/inspect/protocol.ts';
+import { createFeedQueue } from './feed-queue.ts';
 import type { Model } from './model.ts';
 
 /** The connection as the page shows it. */
@@ -59,9 +60,13 @@ export function connectLive(url: string, model: Model, hooks: LiveHooks) {
   let closedSince: number | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
-  /** The stream the model was built from and the last batch applied: what a reconnect resumes after. */
+  /**
+   * The stream the model is built from and the last batch received: what a reconnect resumes after. A
+   * received batch is applied even if the socket closes before its turn (the feed queue keeps it).
+   */
   let stream: string | undefined;
   let lastSeq: number | undefined;
+  const feed = createFeedQueue((messages) => model.apply(messages));
 
   const open = () => {
     timer = undefined;
@@ -93,6 +98,7 @@ export function connectLive(url: string, model: Model, hooks: LiveHooks) {
         // A server speaking another protocol version (upgraded under an open page): stop rather than misread it.
         if (frame.version !== PROTOCOL_VERSION) {
           stopped = true;
+          feed.clear();
           sock.close();
         }
         // Another stream (a restarted server): what the page has cannot be resumed; a checkpoint follows.
@@ -100,15 +106,16 @@ export function connectLive(url: string, model: Model, hooks: LiveHooks) {
         stream = frame.stream;
         hooks.onHello(frame);
       } else if (frame.type === 'checkpoint') {
-        // The server's picture at batch `seq`: start from it, not on top of the old one.
-        model.reset();
-        model.apply(frame.messages);
-        lastSeq = frame.seq;
-        hooks.onHistory?.({ cut: frame.cut, from: frame.seq });
+        // The server's picture at batch `seq`: start from it, not on top of the old one (nor after what was
+        // still queued from the old one).
+        feed.clear();
+        const { seq, cut } = frame;
+        feed.push({ messages: frame.messages, before: () => model.reset(), after: () => hooks.onHistory?.({ cut, from: seq }) });
+        lastSeq = seq;
       } else if (frame.type === 'batch') {
         // A batch the page has already (a resume racing a batch in flight) is not applied twice.
         if (lastSeq !== undefined && frame.seq <= lastSeq) return;
-        model.apply(frame.messages);
+        feed.push({ messages: frame.messages });
         lastSeq = frame.seq;
       } else if (frame.type === 'command-result') hooks.onResult(frame);
     });
@@ -126,6 +133,7 @@ export function connectLive(url: string, model: Model, hooks: LiveHooks) {
     },
     close(): void {
       stopped = true;
+      feed.clear();
       if (timer) clearTimeout(timer);
       ws?.close();
     },

@@ -57,6 +57,8 @@ const probe = {
   longTasks: [] as number[],
   /** Feed batches applied: total and longest ms. */
   applyMs: { total: 0, max: 0 },
+  /** The longest animation frames (over 100 ms, the latest 50) and the scripts that ran in them, where the browser says. */
+  longFrames: [] as { ms: number; blockingMs: number; scripts: { what: string; ms: number }[] }[],
   model,
 };
 (window as unknown as { __allocrun: typeof probe }).__allocrun = probe;
@@ -221,6 +223,17 @@ try {
   }).observe({ type: 'longtask', buffered: true });
 } catch {
   // No long-task timing in this browser: the probe just stays empty.
+}
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries() as unknown as { duration: number; blockingDuration: number; scripts: { invoker: string; sourceFunctionName: string; duration: number }[] }[]) {
+      if (e.duration < 100) continue;
+      probe.longFrames.push({ ms: e.duration, blockingMs: e.blockingDuration, scripts: e.scripts.map((x) => ({ what: `${x.invoker} ${x.sourceFunctionName}`, ms: x.duration })) });
+      if (probe.longFrames.length > 50) probe.longFrames.shift();
+    }
+  }).observe({ type: 'long-animation-frame', buffered: true });
+} catch {
+  // No long-animation-frame timing in this browser.
 }
 
 function render(): void {

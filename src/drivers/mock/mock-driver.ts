@@ -214,15 +214,25 @@ class MockController implements Controller {
   }
 }
 
+/**
+ * Controllers a mock driver lists (the newest). Each runner has its own driver and a task that keeps
+ * failing gets a new controller per run: an unbounded list grew with every restart of a long-flapping task.
+ */
+export const MOCK_CONTROLLERS_KEPT = 100;
+
 /** Nomad's mock driver, registered as `mock` (and `mock_driver`, Nomad's own name). */
 export function createMockDriver(opts: { name?: string } = {}): Driver & { controllers: MockController[] } {
   const controllers: MockController[] = [];
+  const remember = (c: MockController) => {
+    controllers.push(c);
+    if (controllers.length > MOCK_CONTROLLERS_KEPT) controllers.shift();
+  };
   return {
     name: opts.name ?? 'mock',
     controllers,
     controller(task: TaskSpec, ctx: DriverContext): Controller {
       const c = new MockController(task, ctx.clock, ctx.allocId);
-      controllers.push(c);
+      remember(c);
       return c;
     },
     recover(handle: DriverHandle, task: TaskSpec, ctx: DriverContext): Controller {
@@ -230,11 +240,11 @@ export function createMockDriver(opts: { name?: string } = {}): Driver & { contr
       if (typeof startedAt !== 'number') throw new Error(`cannot recover mock task ${JSON.stringify(task.name)}: the handle has no start time`);
       const live = workloads.get(ctx.clock)?.get(workloadKey(ctx.allocId, task.name, startedAt));
       if (live) {
-        controllers.push(live);
+        remember(live);
         return live;
       }
       const c = new MockController(task, ctx.clock, ctx.allocId, { startedAt });
-      controllers.push(c);
+      remember(c);
       return c;
     },
   };
