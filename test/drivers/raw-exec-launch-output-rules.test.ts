@@ -4,9 +4,9 @@
  * start time; nor half of a pair. Whatever it does not hand over it closes. A shell stands in for the
  * supervisor: like SUPERVISOR_SCRIPT under dash, it holds two pipes read-write on fds 5 and 6.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
@@ -68,6 +68,21 @@ describe("an agent reads a supervisor's output pipes again", () => {
     const s = await standIn();
     expect(openOutput({ prefix: s.prefix, pid: s.pid, startTime: s.startTime + 1 })).toBeUndefined();
     expect([ourFdsOn(s.pid, 5), ourFdsOn(s.pid, 6)]).toEqual([0, 0]);
+  });
+
+  it("not through a gone supervisor's FIFOs when only one is left, leaving it closed", async () => {
+    const s = await standIn();
+    execFileSync('mkfifo', ['-m', '600', `${s.prefix}.out`]);
+    expect(openOutput({ prefix: s.prefix, pid: 2 ** 22 + 23, startTime: undefined })).toBeUndefined();
+    const target = realpathSync(`${s.prefix}.out`);
+    const held = readdirSync('/proc/self/fd').filter((n) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${n}`) === target;
+      } catch {
+        return false;
+      }
+    });
+    expect(held).toEqual([]);
   });
 
   it('not when only one of the two pipes is there, leaving it closed', async () => {
