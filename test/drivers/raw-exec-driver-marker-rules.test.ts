@@ -6,7 +6,7 @@
  * the marker is written, with a caller that has given up meanwhile, is a stop that succeeded.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, openSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RawExecController } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
@@ -18,7 +18,10 @@ const { task, context } = driverFixtures();
 const canSupervise = ['setsid', 'mkfifo'].every((tool) => lookupBin(tool, '/', '/usr/bin:/bin') !== undefined);
 const driver = createRawExecDriver({ pollIntervalMs: 20 });
 
-/** Every held marker is released after its test, failed or not: a write left blocked would hold a libuv thread for good. */
+/**
+ * Every held marker is released and removed after its test, failed or not: a write left blocked on it would
+ * hold a libuv thread for good, and so would the kill below of a task the test left running, were the FIFO left.
+ */
 const held: (() => void)[] = [];
 /** And every task is killed, whatever the test left it doing. */
 const started: RawExecController[] = [];
@@ -43,7 +46,13 @@ async function heldMarker(script: string) {
   const prefix = (c.handle()!.state as { supervisor: { prefix: string } }).supervisor.prefix;
   execFileSync('mkfifo', ['-m', '600', `${prefix}.stop`]);
   const release = () => closeSync(openSync(`${prefix}.stop`, constants.O_RDONLY | constants.O_NONBLOCK));
-  held.push(release);
+  held.push(() => {
+    try {
+      release();
+    } finally {
+      rmSync(`${prefix}.stop`, { force: true });
+    }
+  });
   return { c, ctx, pid: c.pid!, release };
 }
 
