@@ -19,24 +19,29 @@ const canSupervise = ['setsid', 'mkfifo'].every((tool) => lookupBin(tool, '/', '
 const driver = createRawExecDriver({ pollIntervalMs: 20 });
 
 /**
- * Every held marker is released and removed after its test, failed or not: a write left blocked on it would
- * hold a libuv thread for good, and so would the kill below of a task the test left running, were the FIFO left.
+ * Every marker is removed after its test, failed or not, and the read ends opened on them closed: a write
+ * left blocked on a FIFO would hold a libuv thread for good, and so would the kill below of a task the test
+ * left running, were the FIFO left.
  */
-const held: (() => void)[] = [];
+const markers: string[] = [];
+const readEnds: number[] = [];
 /** And every task is killed, whatever the test left it doing. */
 const started: RawExecController[] = [];
 afterEach(async () => {
-  for (const release of held.splice(0)) {
-    try {
-      release();
-    } catch {
-      // already removed
-    }
+  for (const marker of markers.splice(0)) {
+    // A reader unblocks a write the test never released; the FIFO gone, a later one makes a plain file.
+    readEnds.push(openSync(marker, constants.O_RDONLY | constants.O_NONBLOCK));
+    rmSync(marker);
   }
   for (const c of started.splice(0)) await c.terminate(never()).catch(() => undefined);
+  for (const fd of readEnds.splice(0)) closeSync(fd);
 });
 
-/** A supervised task running `script`, and its stop marker made a FIFO nobody reads yet. */
+/**
+ * A supervised task running `script`, and its stop marker made a FIFO nobody reads yet. `release` opens the
+ * FIFO's read end and keeps it open to the end of the test: the driver's open for writing then completes
+ * whenever it runs (it may still wait its turn in libuv's thread pool when the test releases it).
+ */
 async function heldMarker(script: string) {
   const ctx = context();
   const c = driver.controller(task({ command: '/bin/sh', args: ['-c', script] }), { ...ctx, attempt: 0 });
@@ -45,14 +50,8 @@ async function heldMarker(script: string) {
   started.push(c);
   const prefix = (c.handle()!.state as { supervisor: { prefix: string } }).supervisor.prefix;
   execFileSync('mkfifo', ['-m', '600', `${prefix}.stop`]);
-  const release = () => closeSync(openSync(`${prefix}.stop`, constants.O_RDONLY | constants.O_NONBLOCK));
-  held.push(() => {
-    try {
-      release();
-    } finally {
-      rmSync(`${prefix}.stop`, { force: true });
-    }
-  });
+  markers.push(`${prefix}.stop`);
+  const release = () => void readEnds.push(openSync(`${prefix}.stop`, constants.O_RDONLY | constants.O_NONBLOCK));
   return { c, ctx, pid: c.pid!, release };
 }
 
