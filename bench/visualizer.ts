@@ -142,6 +142,7 @@ try {
       r.start();
     }
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    page.on('pageerror', (err) => console.error('page error:', err));
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Performance.enable');
     await cdp.send('HeapProfiler.enable');

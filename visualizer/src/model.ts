@@ -7,7 +7,7 @@
  * `historyCut` says so. Finished actors replaced by a newer one of the same id are folded into a count on
  * their parent at each checkpoint boundary, so a long run's restarts do not pile up either.
  */
-import { applyContextPatch, type ActorMessage, type ActorStatus, type EventMessage, type InspectMessage, type JsonValue, type MachineDef, type StateValue } from '../../src/inspect/protocol.ts';
+import { applyContextPatch, KEEP_TASK_EVENTS, shortenTaskEvents, type ActorMessage, type ActorStatus, type EventMessage, type InspectMessage, type JsonValue, type MachineDef, type StateValue } from '../../src/inspect/protocol.ts';
 import { activeNodeIdsOf, isInternalEvent, transitionsOf } from '../../src/inspect/statechart.ts';
 
 /** One actor as the page shows it. */
@@ -80,42 +80,10 @@ export interface HistoryCut {
 }
 
 /**
- * Task events the page keeps per task: Nomad keeps (and its UI shows) the last 10. The runtime keeps every
- * event (machines/model.ts: "views may truncate"), so without this a long run's contexts, and every
- * checkpoint's copy of them, would grow with each restart. Context patches append to event lists or
- * replace them whole (never index into them), so a shortened list takes later patches as the full one would.
+ * Task events the page keeps per task (the latest, as Nomad's UI shows them): shortenTaskEvents and the
+ * limit live with the protocol, since the server's picture for a late joiner cuts them the same way.
  */
-export const KEEP_TASK_EVENTS = 10;
-
-const asObject = (v: JsonValue | undefined): Record<string, JsonValue> | undefined =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? v : undefined;
-
-/** A task state with at most KEEP_TASK_EVENTS events (the same object when it has no more). */
-function shortTaskState(ts: JsonValue | undefined): JsonValue | undefined {
-  const o = asObject(ts);
-  const events = o?.events;
-  if (!o || !Array.isArray(events) || events.length <= KEEP_TASK_EVENTS) return ts;
-  return { ...o, events: events.slice(-KEEP_TASK_EVENTS) };
-}
-
-/** An alloc's (`taskStates`) or a task's (`taskState`) context with each task's events cut to the latest. */
-export function shortenTaskEvents(ctx: JsonValue | undefined): JsonValue | undefined {
-  const o = asObject(ctx);
-  if (!o) return ctx;
-  let out = o;
-  const one = asObject(o.taskState) && shortTaskState(o.taskState);
-  if (one !== undefined && one !== o.taskState) out = { ...out, taskState: one };
-  const states = asObject(o.taskStates);
-  if (states) {
-    let next: Record<string, JsonValue> | undefined;
-    for (const [name, ts] of Object.entries(states)) {
-      const short = shortTaskState(ts);
-      if (short !== ts) (next ??= { ...states })[name] = short ?? null;
-    }
-    if (next) out = { ...out, taskStates: next };
-  }
-  return out;
-}
+export { KEEP_TASK_EVENTS, shortenTaskEvents };
 
 const cloneActor = (a: ActorView): ActorView => ({ ...a, children: [...a.children], ...(a.retired && { retired: { ...a.retired } }) });
 /** Checkpoints' actor copies: never changed, so a past model shares them and copies one only when it changes it. */
