@@ -47,9 +47,12 @@ export type ModelListener = (m: Model) => void;
 const MAX_TIMELINE = 20_000;
 /**
  * Messages between checkpoints. A pick replays at most this many from its checkpoint; bench/visualizer.ts
- * measures the pick (≤ 100 ms at 500 allocations) and the heap the checkpoints cost.
+ * measures the pick (≤ 100 ms at 500 allocations) and the heap the checkpoints cost. At 2,000 the work at
+ * each boundary (folding, the checkpoint's map of every actor) came every second at 500 churning
+ * allocations, and 30 checkpoints were kept; a pick's rebuild was 8 ms at p99, so 4,000 halves that work
+ * and the checkpoints kept for a rebuild still far under the goal.
  */
-export const CHECKPOINT_EVERY = 2_000;
+export const CHECKPOINT_EVERY = 4_000;
 /** Messages kept for time travel (~1-2 minutes at 500 busy allocations); older ones are dropped by checkpoint. */
 export const MAX_LOG = 60_000;
 
@@ -126,6 +129,10 @@ export class Model {
   resetSeq = 0;
   /** What the cap dropped from the oldest end, if anything. */
   historyCut: HistoryCut | undefined;
+  /** Time spent in the work done at checkpoint boundaries and trims (total and longest ms), for the bench. */
+  readonly costs: Record<'fold' | 'checkpoint' | 'trim' | 'order', { total: number; max: number }> = {
+    fold: { total: 0, max: 0 }, checkpoint: { total: 0, max: 0 }, trim: { total: 0, max: 0 }, order: { total: 0, max: 0 },
+  };
   /** Names of folded-away actors the timeline still mentions. */
   private retiredNames = new Map<string, string>();
   private log: InspectMessage[] = [];
@@ -177,21 +184,30 @@ export class Model {
       this.applyOne(m, seq);
       // Boundaries are absolute sequence numbers: a rebuild from a checkpoint folds at the same points as the live picture did.
       if ((seq + 1) % every === 0) {
-        this.foldRetired();
-        if (this.keepLog) this.checkpoint(seq + 1);
+        this.timedCost('fold', () => this.foldRetired());
+        if (this.keepLog) this.timedCost('checkpoint', () => this.checkpoint(seq + 1));
       }
     }
     // A late joiner's picture lists events before the latest transitions; put the rows back in time order.
     const t = this.timeline;
     for (let i = Math.max(1, before); i < t.length; i++) {
       if (t[i]!.at < t[i - 1]!.at) {
-        this.timeline = t.map((e, idx) => [e, idx] as const).sort((a, b) => a[0].at - b[0].at || a[1] - b[1]).map(([e]) => e);
+        this.timedCost('order', () => (this.timeline = t.map((e, idx) => [e, idx] as const).sort((a, b) => a[0].at - b[0].at || a[1] - b[1]).map(([e]) => e)));
         break;
       }
     }
-    if (this.log.length > this.maxLog) this.trimLog();
+    if (this.log.length > this.maxLog) this.timedCost('trim', () => this.trimLog());
     if (this.timeline.length > MAX_TIMELINE) this.setTimeline(this.timeline.slice(-MAX_TIMELINE / 2));
     this.notify();
+  }
+
+  private timedCost(what: keyof Model['costs'], fn: () => void): void {
+    const t0 = performance.now();
+    fn();
+    const ms = performance.now() - t0;
+    const c = this.costs[what];
+    c.total += ms;
+    if (ms > c.max) c.max = ms;
   }
 
   /** The sessionIds changed since the last call, and whether the set of actors changed too. */
