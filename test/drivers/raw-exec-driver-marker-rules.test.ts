@@ -20,6 +20,12 @@ const driver = createRawExecDriver({ pollIntervalMs: 20 });
 
 /** Every held marker is released after its test, failed or not: a write left blocked would hold a libuv thread for good. */
 const held: (() => void)[] = [];
+/**
+ * The read ends a release opened, closed only after the test's tasks are stopped. A reader opened and closed at
+ * once could come and go before the driver's open of the FIFO for writing is even under way (a loaded machine),
+ * and that open would then wait for good.
+ */
+const readers: number[] = [];
 /** And every task is killed, whatever the test left it doing. */
 const started: RawExecController[] = [];
 afterEach(async () => {
@@ -31,6 +37,7 @@ afterEach(async () => {
     }
   }
   for (const c of started.splice(0)) await c.terminate(never()).catch(() => undefined);
+  for (const fd of readers.splice(0)) closeSync(fd);
 });
 
 /** A supervised task running `script`, and its stop marker made a FIFO nobody reads yet. */
@@ -42,7 +49,7 @@ async function heldMarker(script: string) {
   started.push(c);
   const prefix = (c.handle()!.state as { supervisor: { prefix: string } }).supervisor.prefix;
   execFileSync('mkfifo', ['-m', '600', `${prefix}.stop`]);
-  const release = () => closeSync(openSync(`${prefix}.stop`, constants.O_RDONLY | constants.O_NONBLOCK));
+  const release = () => void readers.push(openSync(`${prefix}.stop`, constants.O_RDONLY | constants.O_NONBLOCK));
   held.push(release);
   return { c, ctx, pid: c.pid!, release };
 }
