@@ -51,6 +51,12 @@ const SLICES = {
     'registry-writes': ['src/api/job-registry.ts:537-906'],
     // Deployments (read from the allocations' health), and job plan and evaluate.
     'deploy-plan': ['src/api/routes/deployments.ts', 'src/api/routes/job-plan.ts'],
+    // Variables and the service catalog's routes.
+    'vars-services': ['src/api/routes/variables.ts', 'src/api/routes/services.ts'],
+    // The allocation filesystem and the small routes clients probe.
+    'small-routes': ['src/api/routes/{alloc-fs,cluster,nodes,agent,operator,metrics,alloc-checks}.ts'],
+    // How the API is built (the body parser, the error handler) and where it listens.
+    server: ['src/api/server.ts', 'src/api/serve-agent-api.ts'],
   },
 };
 const part = process.env.MUTATE_PART || 'lifecycle';

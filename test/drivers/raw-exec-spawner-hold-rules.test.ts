@@ -6,8 +6,10 @@
  * (`process._getActiveHandles()`): the helper's ChildProcess, and its IPC channel, are there only while held.
  * In process, so Stryker sees it (the fixtures of raw-exec-spawner.test.ts run in child processes).
  */
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnerPid, spawnerReady, spawnViaHelper } from '../../src/drivers/raw-exec/spawner.ts';
+import { readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
+import { spawnerPid, spawnerReady, spawnViaHelper, warmSpawner } from '../../src/drivers/raw-exec/spawner.ts';
 
 const strays: number[] = [];
 afterEach(() => {
@@ -86,6 +88,19 @@ describe('the helper holds the agent only while a child needs watching', () => {
     await b.exited;
   });
 
+  it('a child released and then exited lets go once: the next child holds it again', async () => {
+    await spawnerReady();
+    const a = await waiting();
+    a.release();
+    a.go('\n');
+    await a.exited;
+    const b = await waiting();
+    expect(helperHeld()).toBe(true);
+    b.go('\n');
+    await b.exited;
+    expect(helperHeld()).toBe(false);
+  });
+
   it('a failed spawn lets go of its hold', async () => {
     await spawnerReady();
     await spawnViaHelper('/bin/sh', ['-c', 'exit 0'], { cwd: '/no/such/dir', env: {} }).catch(() => undefined);
@@ -106,7 +121,44 @@ describe('the helper holds the agent only while a child needs watching', () => {
   });
 });
 
+describe('the helper itself', () => {
+  it('started ahead of the first spawn (warmSpawner), holds nothing', async () => {
+    await spawnerReady();
+    const old = spawnerPid()!;
+    process.kill(old, 'SIGKILL');
+    await until(() => spawnerPid() !== old, 'the helper forgotten');
+    warmSpawner();
+    expect(spawnerPid()).toBeDefined();
+    expect(helperHeld()).toBe(false);
+    await spawnerReady();
+  });
+
+  it("leads a session of its own, so a terminal's Ctrl-C to the agent's group does not reach it", async () => {
+    // A helper of its own, started here, not one an earlier suite left running.
+    await spawnerReady();
+    const old = spawnerPid()!;
+    process.kill(old, 'SIGKILL');
+    await until(() => spawnerPid() !== old, 'the helper forgotten');
+    await spawnerReady();
+    const pid = spawnerPid()!;
+    // Field 6 of /proc/<pid>/stat: the session id.
+    const session = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[3]);
+    expect([readProcStat(pid)!.pgrp, session]).toEqual([pid, pid]);
+  });
+});
+
 describe("a helper that dies takes its holds with it; its successor's are its own", () => {
+  it('a child that had not reported yet reports nothing and is lost; a go to it goes nowhere', async () => {
+    await spawnerReady();
+    const helper = spawnerPid()!;
+    const child = await waiting();
+    process.kill(helper, 'SIGKILL');
+    expect(await child.reported).toBeUndefined();
+    expect((await child.exited).lost).toBeDefined();
+    await until(() => spawnerPid() === undefined, 'the helper forgotten');
+    expect(() => child.go('\n')).not.toThrow();
+  });
+
   it('a live child held by a helper that died holds nothing of the next helper', async () => {
     await spawnerReady();
     const first = spawnerPid()!;
@@ -116,6 +168,20 @@ describe("a helper that dies takes its holds with it; its successor's are its ow
     await until(() => spawnerPid() === undefined, 'the helper forgotten');
     const next = await waiting();
     expect(spawnerPid()).not.toBe(first);
+    next.go('\n');
+    await next.exited;
+    expect(helperHeld()).toBe(false);
+  });
+
+  it('a lost child released afterwards takes no hold off the next helper', async () => {
+    await spawnerReady();
+    const first = spawnerPid()!;
+    const orphan = await waiting();
+    process.kill(first, 'SIGKILL');
+    await orphan.exited;
+    expect(() => orphan.release()).not.toThrow();
+    const next = await waiting();
+    expect(helperHeld()).toBe(true);
     next.go('\n');
     await next.exited;
     expect(helperHeld()).toBe(false);

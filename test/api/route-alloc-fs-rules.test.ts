@@ -1,0 +1,163 @@
+/**
+ * The allocation filesystem routes (src/api/routes/alloc-fs.ts), rule by rule, over one served agent in process
+ * running a mock task, whose allocation directory the test writes into as a task would: Go's FileMode strings,
+ * each route's answer and refusal in its words, readat's offset and limit, the stream's frames, origins and
+ * file events. alloc-fs.test.ts has the confinement with a real raw_exec task.
+ */
+import { chmod, mkdir, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, stream, type Alloc } from './agent-process.ts';
+import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
+
+type Json = Record<string, any>;
+
+let s: Served;
+let alloc: Alloc;
+let dir: string;
+beforeAll(async () => {
+  s = await serve(undefined, undefined, { api: { heartbeatMs: 100 } });
+  alloc = await runJob(s, mockJob('fs'));
+  dir = join(s.dataDir, 'allocs', alloc.ID, 'files');
+  await mkdir(join(dir, 'sub'), { recursive: true });
+  await writeFile(join(dir, 'ten.txt'), '0123456789');
+  await writeFile(join(dir, 'b.txt'), 'b');
+  await writeFile(join(dir, 'a.txt'), 'a');
+});
+afterAll(cleanUp);
+
+const get = (path: string) => call(s.socket, 'GET', path);
+const fs = (verb: string, query: string) => get(`/v1/client/fs/${verb}/${alloc.ID}?${query}`);
+const frames = (text: string) => text.split('\n').filter((l) => l.startsWith('{"')).map((l) => JSON.parse(l) as Json);
+
+describe('ls and stat', { timeout: SUITE_TIMEOUT }, () => {
+  it.each([
+    [0o644, '-rw-r--r--'],
+    [0o755, '-rwxr-xr-x'],
+    [0o600, '-rw-------'],
+    [0o007, '-------rwx'],
+    [0o421, '-r---w---x'],
+  ])('shows mode %o as Go does: %s', async (mode, shown) => {
+    const name = `mode-${mode.toString(8)}`;
+    await writeFile(join(dir, name), 'x');
+    await chmod(join(dir, name), mode);
+    const info = (await fs('stat', `path=/files/${name}`)).json<Json>();
+    expect(info['FileMode']).toBe(shown);
+  });
+
+  it('lists a directory by name with Nomad\'s AllocFileInfo, a directory with d and no content type', async () => {
+    const list = (await fs('ls', 'path=/files')).json<Json[]>();
+    expect(list.map((f) => f['Name'])).toEqual([...list.map((f) => f['Name'] as string)].sort());
+    expect(list.find((f) => f['Name'] === 'ten.txt')).toEqual({ Name: 'ten.txt', IsDir: false, Size: 10, FileMode: expect.stringMatching(/^-/), ModTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), ContentType: 'application/octet-stream' });
+    expect(list.find((f) => f['Name'] === 'sub')).toMatchObject({ IsDir: true, FileMode: expect.stringMatching(/^drwx/), ContentType: '' });
+  });
+
+  it('stats the root as / and anything else by its base name; a missing path is 404 in its words', async () => {
+    expect((await fs('stat', 'path=/')).json<Json>()).toMatchObject({ Name: '/', IsDir: true });
+    expect((await fs('stat', 'path=./files/./sub')).json<Json>()).toMatchObject({ Name: 'sub', IsDir: true });
+    const missing = await fs('stat', 'path=/files/none');
+    expect([missing.status, missing.text]).toEqual([404, '/files/none: no such file or directory in the allocation directory']);
+  });
+
+  it('refuses ls of a file, naming it', async () => {
+    const res = await fs('ls', 'path=/files/ten.txt');
+    expect([res.status, res.text]).toEqual([400, '/files/ten.txt is not a directory']);
+  });
+
+  it('follows a symlink that stays inside, and shows it as L', async () => {
+    await symlink(join(dir, 'ten.txt'), join(dir, 'link'));
+    expect((await fs('cat', 'path=/files/link')).text).toBe('0123456789');
+    expect((await fs('ls', 'path=/files')).json<Json[]>().find((f) => f['Name'] === 'link')!['FileMode']).toMatch(/^Lrwx/);
+    // A link to the allocation directory itself is inside it.
+    await symlink(join(s.dataDir, 'allocs', alloc.ID), join(dir, 'up'));
+    expect((await fs('stat', 'path=/files/up')).json<Json>()['Name']).toBe('/');
+    await rm(join(dir, 'up'));
+  });
+
+  it('answers 404 naming an allocation without a directory here', async () => {
+    const other = await runJob(s, mockJob('fs-gone'));
+    await rm(join(s.dataDir, 'allocs', other.ID), { recursive: true, force: true });
+    const res = await get(`/v1/client/fs/ls/${other.ID}`);
+    expect([res.status, res.text]).toEqual([404, `allocation ${other.ID} has no directory on this node (it was never started here, or was removed)`]);
+  });
+});
+
+describe('cat and readat', { timeout: SUITE_TIMEOUT }, () => {
+  it.each([
+    ['offset=0', '0123456789'],
+    ['offset=0&limit=0', ''],
+    ['offset=3&limit=4', '3456'],
+    ['offset=8&limit=5', '89'],
+    ['offset=9', '9'],
+    ['offset=10', ''],
+    ['offset=12&limit=1', ''],
+  ])('readat %s reads %j', async (query, text) => {
+    const res = await fs('readat', `path=/files/ten.txt&${query}`);
+    expect([res.status, res.text]).toEqual([200, text]);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+  });
+
+  it.each([
+    ['offset=-1', /offset: must be 0 or more/],
+    ['offset=0&limit=-1', /limit: must be 0 or more/],
+    ['offset=1.5', /offset/],
+    ['', /offset/],
+  ])('readat refuses %s with 400 naming the field', async (query, message) => {
+    const res = await fs('readat', `path=/files/ten.txt&${query}`);
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(message);
+  });
+
+  it('cat answers the file as text; a directory is 400 in its words; an empty path names the field', async () => {
+    const cat = await fs('cat', 'path=files/ten.txt');
+    expect([cat.status, cat.text, cat.headers['content-type']]).toEqual([200, '0123456789', 'text/plain; charset=utf-8']);
+    const dirRes = await fs('cat', 'path=/files/sub');
+    expect([dirRes.status, dirRes.text]).toEqual([400, '/files/sub is a directory']);
+    const empty = await fs('cat', 'path=');
+    expect(empty.status).toBe(400);
+    expect(empty.text).toContain('must name a file in the allocation directory');
+  });
+});
+
+describe('stream', { timeout: SUITE_TIMEOUT }, () => {
+  it.each([
+    ['origin=start&offset=0', '0123456789', 10],
+    ['origin=start&offset=4', '456789', 10],
+    ['origin=start&offset=40', '', 10],
+    ['origin=end&offset=3', '789', 10],
+    ['origin=end&offset=40', '0123456789', 10],
+  ])('without following, %s sends %j in frames ending at offset %i', async (query, text, end) => {
+    const res = await fs('stream', `path=/files/ten.txt&follow=false&${query}`);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    const data = frames(res.text).filter((f) => f['Data'] !== undefined);
+    expect(Buffer.concat(data.map((f) => Buffer.from(f['Data'], 'base64'))).toString()).toBe(text);
+    for (const f of data) expect(f).toMatchObject({ File: 'files/ten.txt', FileEvent: '' });
+    if (text !== '') expect(data.at(-1)!['Offset']).toBe(end);
+  });
+
+  it('with plain sends the bytes themselves as text', async () => {
+    const res = await fs('stream', 'path=/files/ten.txt&follow=false&plain=true&offset=5');
+    expect([res.text, res.headers['content-type']]).toEqual(['56789', 'text/plain; charset=utf-8']);
+  });
+
+  it.each(['', 'follow=', 'follow=true&follow=false'])('follows by default (%s), with heartbeats, until the file is deleted', async (follow) => {
+    const path = join(dir, `followed-${follow.length}.txt`);
+    await writeFile(path, 'ab');
+    const st = await stream(s.socket, `/v1/client/fs/stream/${alloc.ID}?path=/files/followed-${follow.length}.txt&${follow}`);
+    await st.until((t) => frames(t).some((f) => f['Data'] === Buffer.from('ab').toString('base64')));
+    await st.until((t) => t.includes('{}\n'));
+    await truncate(path, 1);
+    await st.until((t) => frames(t).some((f) => f['FileEvent'] === 'file truncated'));
+    expect(frames(st.text()).find((f) => f['FileEvent'] === 'file truncated')).toEqual({ Offset: 0, Data: '', File: `files/followed-${follow.length}.txt`, FileEvent: 'file truncated' });
+    await rm(path);
+    const text = await st.ended;
+    expect(frames(text).at(-1)).toMatchObject({ Data: '', FileEvent: 'file deleted' });
+  });
+
+  it('refuses a follow flag that is not a boolean, an unknown origin and a negative offset', async () => {
+    for (const query of ['follow=maybe', 'origin=middle', 'offset=-2']) {
+      const res = await fs('stream', `path=/files/ten.txt&${query}`);
+      expect([query, res.status]).toEqual([query, 400]);
+    }
+  });
+});

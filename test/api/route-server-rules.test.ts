@@ -1,0 +1,186 @@
+/**
+ * How the API is built and served (src/api/server.ts, src/api/serve-agent-api.ts), rule by rule: the body
+ * depth scan and the listen address parser as tables; then agents served in process for what every request
+ * goes through (the body parser, the error handler's statuses and words, the 404 of an unknown path), and for
+ * where the API listens (the socket, a stale or a live one, TCP on loopback with its token, the refusals).
+ */
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { excessiveJsonNesting, MAX_BODY_DEPTH } from '../../src/api/server.ts';
+import { ListenError, parseListenAddress, serveAgentApi, socketPathOf } from '../../src/api/serve-agent-api.ts';
+import { call } from './agent-process.ts';
+import { cleanUp, freshDir, mockJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
+
+type Json = Record<string, any>;
+
+describe('the body depth scan', () => {
+  it.each([
+    ['{}', 1, undefined],
+    ['{}', 0, 0],
+    ['[[1]]', 2, undefined],
+    ['[[1]]', 1, 1],
+    ['{"a":{"b":[]}}', 2, 10],
+    ['{"a":"{{{{"}', 1, undefined],
+    ['{"a":"\\"{{"}', 1, undefined],
+    ['{"a":"\\\\"}{', 1, undefined],
+    ['[][][]', 1, undefined],
+    [']][[[', 0, 4],
+    ['"{"', 0, undefined],
+  ])('%s at most %i deep: the first { or [ past it at %s', (text, max, at) => {
+    expect(excessiveJsonNesting(text, max)).toBe(at);
+  });
+});
+
+describe('a listen address', () => {
+  it.each([
+    ['127.0.0.1:4646', { host: '127.0.0.1', port: 4646 }],
+    ['localhost:0', { host: 'localhost', port: 0 }],
+    ['[::1]:65535', { host: '::1', port: 65535 }],
+    ['example.org:80', { host: 'example.org', port: 80 }],
+  ])('%s is host and port', (addr, parsed) => {
+    expect(parseListenAddress(addr)).toEqual(parsed);
+  });
+
+  it.each(['127.0.0.1', ':4646', '127.0.0.1:65536', '127.0.0.1:123456', '::1:4646', 'a:b', '127.0.0.1:46 ', '[::1]4646'])('refuses %j, with an example', (addr) => {
+    expect(() => parseListenAddress(addr)).toThrow(new ListenError(`--http ${JSON.stringify(addr)}: expected HOST:PORT, e.g. 127.0.0.1:4646`));
+  });
+});
+
+describe('every request', { timeout: SUITE_TIMEOUT }, () => {
+  let s: Served;
+  beforeAll(async () => {
+    s = await serve();
+  });
+  afterAll(cleanUp);
+
+  it('is read as JSON whatever its content type, and a blank body as none', async () => {
+    await call(s.socket, 'PUT', '/v1/jobs', mockJob('typed'));
+    const res = await call(s.socket, 'POST', '/v1/job/typed/evaluate', '  \n ', { 'content-type': 'text/plain' });
+    expect(res.status, res.text).toBe(200);
+    const typed = await call(s.socket, 'POST', '/v1/job/typed/evaluate', '{"JobID":"typed"}', { 'content-type': 'application/x-whatever' });
+    expect(typed.status, typed.text).toBe(200);
+  });
+
+  it('with a body nested too deep is refused with 400 saying where, before it is parsed', async () => {
+    const body = `{"Job":${'['.repeat(MAX_BODY_DEPTH)}${']'.repeat(MAX_BODY_DEPTH)}}`;
+    const res = await call(s.socket, 'PUT', '/v1/jobs', body);
+    expect([res.status, res.text]).toEqual([400, `the request body nests objects and lists more than ${MAX_BODY_DEPTH} levels deep (at character ${7 + MAX_BODY_DEPTH - 1})`]);
+  });
+
+  it('with a body that is not JSON is refused with 400 and the parser\'s words, except on a variable', async () => {
+    const res = await call(s.socket, 'PUT', '/v1/jobs', '{"Job": nope}');
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(/^the request body is not valid JSON: .*(Unexpected token|not valid JSON)/);
+    expect(res.text).not.toBe('the request body is not valid JSON: it does not parse');
+  });
+
+  it('with a body over the limit is refused with 413 naming the limit', async () => {
+    const res = await call(s.socket, 'PUT', '/v1/jobs', `{"Job":{"ID":"${'x'.repeat(1024 * 1024)}"}}`);
+    expect([res.status, res.text]).toEqual([413, 'the request body is over the limit of 1048576 bytes']);
+  });
+
+  it('that fails validation names each field, one problem a line', async () => {
+    const res = await call(s.socket, 'GET', '/v1/jobs?index=x&wait=y');
+    expect(res.status).toBe(400);
+    expect(res.text.split('\n').map((l) => l.split(':')[0])).toEqual(['index', 'wait']);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+  });
+
+  it('to an unknown path is 404 naming its method and path without the query', async () => {
+    const res = await call(s.socket, 'DELETE', '/v1/nothing/here?secret=1');
+    expect([res.status, res.text]).toEqual([404, 'Invalid URL: DELETE /v1/nothing/here']);
+  });
+});
+
+describe('a request the agent cannot answer', { timeout: SUITE_TIMEOUT }, () => {
+  afterAll(cleanUp);
+
+  it('is 500 with its cause, told to the operator too, without the query', async () => {
+    const full = { on: false };
+    const s = await serve(freshDir(), undefined, { faults: { beforeCommit: () => { if (full.on) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }); } } });
+    const lines: string[] = [];
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (lines.push(String(chunk)), true));
+    try {
+      full.on = true;
+      const res = await call(s.socket, 'PUT', '/v1/jobs?pretty=1', mockJob('unsaved'));
+      expect(res.status).toBe(500);
+      expect(res.text).toContain('ENOSPC');
+      expect(lines.filter((l) => l.startsWith('allocrun agent: PUT /v1/jobs: '))).toEqual([`allocrun agent: PUT /v1/jobs: ${res.text}\n`]);
+    } finally {
+      write.mockRestore();
+      full.on = false;
+    }
+  });
+});
+
+describe('where the API listens', { timeout: SUITE_TIMEOUT }, () => {
+  afterAll(cleanUp);
+
+  it('is the data dir\'s socket, 0600; a second agent on the same dir is refused while the first answers', async () => {
+    const s = await serve();
+    expect(statSync(s.api.socketPath).mode & 0o777).toBe(0o600);
+    expect(s.api.socketPath).toBe(socketPathOf(s.dataDir));
+    await expect(serveAgentApi({ agent: s.agent, dataDir: s.dataDir, store: s.store, version: 'test' })).rejects.toThrow(
+      new ListenError(`another agent is already serving ${s.dataDir} (its socket ${s.api.socketPath} answers)`),
+    );
+    expect((await call(s.socket, 'GET', '/v1/agent/health')).status).toBe(200);
+  });
+
+  it('takes over a socket file nobody answers on, left by an agent that did not exit cleanly', async () => {
+    const dir = freshDir();
+    writeFileSync(join(dir, 'agent.sock'), '');
+    const s = await serve(dir);
+    expect((await call(s.socket, 'GET', '/v1/agent/health')).status).toBe(200);
+  });
+
+  it('refuses a data dir whose socket path a unix socket cannot hold', async () => {
+    const s = await serve();
+    const long = join(s.dataDir, 'x'.repeat(100));
+    mkdirSync(long, { mode: 0o700 });
+    await expect(serveAgentApi({ agent: s.agent, dataDir: long, store: s.store, version: 'test' })).rejects.toThrow(/^the data dir path is too long for a unix socket \(.*agent\.sock\); use a shorter --data-dir$/);
+  });
+
+  it.each(['0.0.0.0:0', '10.1.2.3:4646', 'example.org:4646', '128.0.0.1:0'])('refuses TCP on %s, not loopback, without a token given', async (http) => {
+    const dir = freshDir();
+    await expect(serve(dir, undefined, { api: { http } as never })).rejects.toThrow(
+      new ListenError(`--http ${http} is not a loopback address: give a token (--token-file FILE or ALLOCRUN_TOKEN_FILE) so the network cannot reach the agent without it`),
+    );
+  });
+
+  it('serves TCP on loopback with a generated token in a 0600 file, its member at that address and port', async () => {
+    const s = await serve(freshDir(), undefined, { api: { http: '127.0.0.1:0' } as never });
+    const url = new URL(s.api.url!);
+    const port = Number(url.port);
+    expect([url.protocol, url.hostname]).toEqual(['http:', '127.0.0.1']);
+    expect(port).toBeGreaterThan(0);
+    expect(statSync(s.api.tokenFile!).mode & 0o777).toBe(0o600);
+    expect(s.api.tokenFrom).toContain(s.api.tokenFile!);
+    const refused = await call({ host: '127.0.0.1', port }, 'GET', '/v1/agent/members');
+    expect(refused.status).toBe(403);
+    const members = await call({ host: '127.0.0.1', port, token: s.api.token! }, 'GET', '/v1/agent/members');
+    expect(members.json<Json>()['Members'][0]).toMatchObject({ Addr: '127.0.0.1', Port: port });
+    // The socket stays open to the agent's user without a token.
+    expect((await call(s.socket, 'GET', '/v1/agent/members')).status).toBe(200);
+  });
+
+  it.each(['localhost:0', '127.0.0.9:0'])('takes %s as loopback', async (http) => {
+    const s = await serve(freshDir(), undefined, { api: { http } as never });
+    expect(s.api.url).toMatch(/^http:\/\/(localhost|127\.0\.0\.9):\d+$/);
+  });
+
+  it('serves TCP with a token given as a value, and brackets an IPv6 host in its URL', async () => {
+    const token = 'a-token-given-in-code-0123456789';
+    let s: Served;
+    try {
+      s = await serve(freshDir(), undefined, { api: { http: '[::1]:0', token } as never });
+    } catch (err) {
+      // A host without IPv6 loopback cannot bind ::1: nothing to check there.
+      if ((err as NodeJS.ErrnoException).code === 'EADDRNOTAVAIL' || (err as NodeJS.ErrnoException).code === 'EAFNOSUPPORT') return;
+      throw err;
+    }
+    expect(s.api.url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+    expect(s.api.token).toBe(token);
+    expect(s.api.tokenFile).toBeUndefined();
+  });
+});
