@@ -8,7 +8,7 @@ import { StateMachine, type AnyStateMachine, type InspectionEvent } from 'xstate
 import { diffContext } from './context-diff.ts';
 import { machineDefinitionOf } from './definition.ts';
 import { createPicture, type PictureLimits } from './picture.ts';
-import type { ActorMessage, ActorStatus, ContextPatch, DefinitionMessage, EventMessage, InspectMessage, JsonValue, StateValue, TransitionMessage } from './protocol.ts';
+import { shortenTaskEvents, type ActorMessage, type ActorStatus, type ContextPatch, type DefinitionMessage, type EventMessage, type InspectMessage, type JsonValue, type StateValue, type TransitionMessage } from './protocol.ts';
 import { DEFAULT_LIMITS, sanitize, type SanitizeLimits } from './sanitize.ts';
 
 /** Tuning for a stream; every field has a default. */
@@ -177,7 +177,9 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
   const onError = opts.onError ?? ((err: unknown) => console.error('allocrun inspect: a subscriber threw', err));
   const picture = createPicture(
     { maxFinishedActors: 1_000, recentEvents: 300, ...opts.picture },
-    { context: (raw) => sanitize(raw, limits), payload: (raw) => sanitize(raw, PAYLOAD_LIMITS) },
+    // A late joiner gets each task's latest events, as many as the page keeps: a long-flapping task's full
+    // list (up to the sanitizer's 500) made every picture, and so every history checkpoint, huge.
+    { context: (raw) => shortenTaskEvents(sanitize(raw, limits)) ?? null, payload: (raw) => sanitize(raw, PAYLOAD_LIMITS) },
   );
   const subscribers = new Set<(batch: InspectMessage[]) => void>();
   const rawSubscribers = new Set<(ev: InspectionEvent) => void>();

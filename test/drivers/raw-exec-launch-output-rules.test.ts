@@ -85,9 +85,9 @@ describe("an agent reads a supervisor's output pipes again", () => {
     expect(held).toEqual([]);
   });
 
-  it('not when only one of the two pipes is there, leaving it closed', async () => {
-    const s = await standIn([5]);
+  it.each([[[5]], [[6]]])('not when only one of the two pipes is there (fd %j), leaving it closed', async (fds) => {
+    const s = await standIn(fds);
     expect(openOutput({ prefix: s.prefix, pid: s.pid, startTime: s.startTime })).toBeUndefined();
-    expect(ourFdsOn(s.pid, 5)).toBe(0);
+    expect(ourFdsOn(s.pid, fds[0]!)).toBe(0);
   });
 });

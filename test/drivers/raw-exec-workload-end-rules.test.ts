@@ -83,6 +83,24 @@ describe("the group is reaped at the exit only while the leader's pid is the lea
   });
 });
 
+describe('a signal that reached nothing is not taken for the cause of death', () => {
+  it('a group signal to a group that is gone leaves the end unknown', async () => {
+    const sleeper = await group('exec sleep 600');
+    const startTime = readProcStat(sleeper.pid)!.startTime;
+    const clock = new SimulatedClock();
+    // The process is ours; the group recorded for it names no process, so the group signal reaches nothing.
+    const w = new AdoptedWorkload(sleeper.pid, 2 ** 22 + 31, startTime, clock, 100);
+    expect(w.signalAll(15)).toBe(false);
+    let got: unknown;
+    void w.waitExit().then((r) => (got = r));
+    process.kill(sleeper.pid, 'SIGKILL');
+    await once(sleeper, 'exit');
+    await until(() => readProcStat(sleeper.pid) === undefined, 'the reap');
+    await clock.advance(100);
+    expect(got).toMatchObject({ exitCode: -1, signal: 0 });
+  });
+});
+
 describe('the end of the output pipes', () => {
   it('with nobody waiting, still means they are no longer watched: a later wait polls at the poll interval', async () => {
     const sleeper = await group('exec sleep 600');
