@@ -80,7 +80,7 @@ type Probe = {
 };
 const probeOf = (page: Page) => page.evaluate(() => {
   const p = (window as unknown as { __allocrun: Probe & { model: { kept: { messages: number; checkpoints: number }; historyCut?: { dropped: number } } } }).__allocrun;
-  return { parts: p.parts, longTasks: [...p.longTasks], applyMs: p.applyMs, pointerUps: p.pointerUps.length, clicks: p.pointerUps.map((c) => c.ms), pickFrames: [...p.pickFrames], picks: [...p.picks], kept: p.model.kept, dropped: p.model.historyCut?.dropped ?? 0 };
+  return { costs: (p.model as unknown as { costs: Record<string, { total: number; max: number }> }).costs, parts: p.parts, longTasks: [...p.longTasks], applyMs: p.applyMs, pointerUps: p.pointerUps.length, clicks: p.pointerUps.map((c) => c.ms), pickFrames: [...p.pickFrames], picks: [...p.picks], kept: p.model.kept, dropped: p.model.historyCut?.dropped ?? 0 };
 });
 
 /** Clicks an allocation row in view other than the selected one; resolves whether the page selected it. */
@@ -142,6 +142,7 @@ try {
       r.start();
     }
     const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    page.on('pageerror', (err) => console.error('page error:', err));
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Performance.enable');
     await cdp.send('HeapProfiler.enable');
@@ -222,7 +223,10 @@ try {
       const frames = await page.evaluate(() => (window as unknown as { __allocrun: { longFrames: unknown[] } }).__allocrun.longFrames);
       console.log(JSON.stringify(frames, null, 1));
     }
-    console.log(`  where the page's time went (ms total/longest): feed ${f0(p.applyMs.total)}/${f0(p.applyMs.max)}, render: ${parts}; long tasks: ${p.longTasks.length}, longest ${f0(Math.max(0, ...p.longTasks))} ms`);
+    const slow = p.clicks.map((ms, i) => ({ ms, i })).filter((c) => c.ms > 100);
+    console.log(`  clicks over 100 ms (click number: ms): ${slow.map((c) => `${c.i + 1}: ${f0(c.ms)}`).join(', ') || 'none'}`);
+    const costs = Object.entries(p.costs).map(([k, v]) => `${k} ${f0(v.total)}/${f0(v.max)}`).join(', ');
+    console.log(`  where the page's time went (ms total/longest): feed ${f0(p.applyMs.total)}/${f0(p.applyMs.max)} (of which ${costs}), render: ${parts}; long tasks: ${p.longTasks.length}, longest ${f0(Math.max(0, ...p.longTasks))} ms`);
     if (n === 500) {
       const met = (ok: boolean) => (ok ? 'met' : 'not met');
       goals.push(`| visualizer click p99, 500 allocs, ${(wall / 60).toFixed(1)} min | ${f0(clickP99)} ms (${lost}/${clicks} lost) | — | — | ≤ 100 ms, none lost | ${met(clickP99 <= 100 && lost === 0)} |`);

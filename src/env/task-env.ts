@@ -18,7 +18,7 @@ export interface TaskEnvInput {
   allocDir: string;
   /** The task's directory; defaults to `<allocDir>/<task name>`. */
   taskDir?: string;
-  /** NOMAD_ALLOC_INDEX and the `[index]` of NOMAD_ALLOC_NAME; AllocSpec carries no index, so default 0. */
+  /** NOMAD_ALLOC_INDEX and the `[index]` of NOMAD_ALLOC_NAME: else the allocation's own index (the agent's), else 0. */
   allocIndex?: number;
   /** Host variables placed under everything else (Nomad passes the agent's env to raw_exec tasks). */
   hostEnv?: Readonly<Record<string, string | undefined>>;
@@ -227,7 +227,7 @@ export function buildTaskEnv(input: TaskEnvInput): TaskEnv {
       ports: Object.freeze((input.alloc.ports ?? []).map((p) => Object.freeze({ ...p }))),
     }),
     allocDir: input.allocDir,
-    allocIndex: input.allocIndex ?? 0,
+    allocIndex: input.allocIndex ?? input.alloc.index ?? 0,
     hostEnv: frozenRecord(input.hostEnv),
   });
   return makeEnv(frozen, input.task, input.taskDir);

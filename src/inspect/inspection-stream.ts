@@ -4,11 +4,11 @@
  * (definitions, state values, context patches) runs once per batch, off the send path, and says only what
  * changed: a snapshot that changed nothing the page shows is not sent at all.
  */
-import type { AnyStateMachine, InspectionEvent } from 'xstate';
+import { StateMachine, type AnyStateMachine, type InspectionEvent } from 'xstate';
 import { diffContext } from './context-diff.ts';
 import { machineDefinitionOf } from './definition.ts';
 import { createPicture, type PictureLimits } from './picture.ts';
-import type { ActorMessage, ActorStatus, ContextPatch, DefinitionMessage, EventMessage, InspectMessage, JsonValue, StateValue, TransitionMessage } from './protocol.ts';
+import { shortenTaskEvents, type ActorMessage, type ActorStatus, type ContextPatch, type DefinitionMessage, type EventMessage, type InspectMessage, type JsonValue, type StateValue, type TransitionMessage } from './protocol.ts';
 import { DEFAULT_LIMITS, sanitize, type SanitizeLimits } from './sanitize.ts';
 
 /** Tuning for a stream; every field has a default. */
@@ -50,8 +50,11 @@ interface InspectedRef {
   logic?: unknown;
 }
 
+// It runs for every inspection event: the class check answers for the runtime's own machines at once; the
+// shape check keeps machines made by another copy of XState (an embedder's) working.
 function machineOf(ref: InspectedRef): AnyStateMachine | undefined {
   const logic = ref.logic;
+  if (logic instanceof StateMachine) return logic as AnyStateMachine;
   return typeof logic === 'object' && logic !== null && 'root' in logic ? (logic as AnyStateMachine) : undefined;
 }
 
@@ -84,7 +87,7 @@ function worthQueueing(ev: InspectionEvent): boolean {
       return !(t.startsWith('xstate.') && (t === 'xstate.init' || t.startsWith('xstate.promise.') || t.startsWith('xstate.snapshot.')));
     }
     case '@xstate.snapshot':
-      return (ev.snapshot as { status?: string }).status !== 'active' || machineOf(ev.actorRef as InspectedRef) !== undefined;
+      return machineOf(ev.actorRef as InspectedRef) !== undefined || (ev.snapshot as { status?: string }).status !== 'active';
     case '@xstate.microstep':
       return machineOf(ev.actorRef as InspectedRef) !== undefined;
     default:
@@ -125,13 +128,25 @@ function transitionIndexOf(machine: AnyStateMachine): Map<unknown, number> {
 function edgesOf(machine: AnyStateMachine, transitions: readonly { target?: readonly unknown[]; eventType: string }[]): number[] {
   const index = transitionIndexOf(machine);
   const out: number[] = [];
-  for (const t of transitions) {
+  for (let j = 0; j < transitions.length; j++) {
+    const t = transitions[j]!;
     // Initial transitions (eventType null) are not drawn as edges, nor are targetless ones (actions only).
     if (typeof t.eventType !== 'string' || !t.target || t.target.length === 0) continue;
     const i = index.get(t);
     if (i !== undefined) out.push(i);
   }
   return out;
+}
+
+/** A copy of an actor message with `settled`, field by field (a spread of it was a hot spot of the flush). */
+function withSettled(born: ActorMessage, settled: NonNullable<ActorMessage['settled']>): ActorMessage {
+  const msg: ActorMessage = { kind: 'actor', at: born.at, sessionId: born.sessionId, id: born.id };
+  if (born.parentSessionId !== undefined) msg.parentSessionId = born.parentSessionId;
+  if (born.rootSessionId !== undefined) msg.rootSessionId = born.rootSessionId;
+  if (born.machineId !== undefined) msg.machineId = born.machineId;
+  if (born.src !== undefined) msg.src = born.src;
+  msg.settled = settled;
+  return msg;
 }
 
 /** Whether two state values name the same states (XState builds a new value object on every snapshot). */
@@ -162,7 +177,9 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
   const onError = opts.onError ?? ((err: unknown) => console.error('allocrun inspect: a subscriber threw', err));
   const picture = createPicture(
     { maxFinishedActors: 1_000, recentEvents: 300, ...opts.picture },
-    { context: (raw) => sanitize(raw, limits), payload: (raw) => sanitize(raw, PAYLOAD_LIMITS) },
+    // A late joiner gets each task's latest events, as many as the page keeps: a long-flapping task's full
+    // list (up to the sanitizer's 500) made every picture, and so every history checkpoint, huge.
+    { context: (raw) => shortenTaskEvents(sanitize(raw, limits)) ?? null, payload: (raw) => sanitize(raw, PAYLOAD_LIMITS) },
   );
   const subscribers = new Set<(batch: InspectMessage[]) => void>();
   const rawSubscribers = new Set<(ev: InspectionEvent) => void>();
@@ -357,7 +374,7 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
             const p = msg.payload as { output?: JsonValue; error?: JsonValue } | undefined;
             if (p?.output !== undefined) settled.output = p.output;
             if (p?.error !== undefined) settled.error = p.error;
-            batch.push({ ...born, settled });
+            batch.push(withSettled(born, settled));
           } else batch.push(msg);
           break;
         }

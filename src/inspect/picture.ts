@@ -91,8 +91,9 @@ export function createPicture(limits: PictureLimits, json: PictureJson): Picture
       if (events.length > limits.recentEvents * 2) events = events.slice(-limits.recentEvents);
     },
     snapshot(sessionId, at, event, status, value, context, output, error) {
-      if (!actors.has(sessionId)) return;
+      // An actor with a latest state is known (both are forgotten together): one lookup for most snapshots.
       const prev = latest.get(sessionId);
+      if (!prev && !actors.has(sessionId)) return;
       const wasActive = prev === undefined || prev.status === 'active';
       if (!prev) latest.set(sessionId, { at, event, status, value, context, output, error });
       else {

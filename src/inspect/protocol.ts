@@ -286,3 +286,43 @@ export interface CommandFrame {
 
 /** Frames the page sends. */
 export type ClientFrame = CommandFrame;
+
+/**
+ * Task events the page keeps per task, and the server's picture for a late joiner sends: Nomad keeps (and
+ * its UI shows) the last 10. The runtime keeps every event (machines/model.ts: "views may truncate"), so
+ * without this a long run's contexts, the page's checkpoints and the server's history checkpoints (the
+ * picture of 500 flapping allocations reached ~100 MB of JSON) would grow with each restart. Context
+ * patches append to event lists or replace them whole (never index into them), so a shortened list takes
+ * later patches as the full one would.
+ */
+export const KEEP_TASK_EVENTS = 10;
+
+const asObject = (v: JsonValue | undefined): Record<string, JsonValue> | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? v : undefined;
+
+/** A task state with at most KEEP_TASK_EVENTS events (the same object when it has no more). */
+function shortTaskState(ts: JsonValue | undefined): JsonValue | undefined {
+  const o = asObject(ts);
+  const events = o?.events;
+  if (!o || !Array.isArray(events) || events.length <= KEEP_TASK_EVENTS) return ts;
+  return { ...o, events: events.slice(-KEEP_TASK_EVENTS) };
+}
+
+/** An alloc's (`taskStates`) or a task's (`taskState`) context with each task's events cut to the latest. */
+export function shortenTaskEvents(ctx: JsonValue | undefined): JsonValue | undefined {
+  const o = asObject(ctx);
+  if (!o) return ctx;
+  let out = o;
+  const one = asObject(o.taskState) && shortTaskState(o.taskState);
+  if (one !== undefined && one !== o.taskState) out = { ...out, taskState: one };
+  const states = asObject(o.taskStates);
+  if (states) {
+    let next: Record<string, JsonValue> | undefined;
+    for (const [name, ts] of Object.entries(states)) {
+      const short = shortTaskState(ts);
+      if (short !== ts) (next ??= { ...states })[name] = short ?? null;
+    }
+    if (next) out = { ...out, taskStates: next };
+  }
+  return out;
+}

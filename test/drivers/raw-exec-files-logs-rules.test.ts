@@ -1,17 +1,18 @@
 /**
  * raw_exec's logs (rotating-log.ts, log-reader.ts), the rules the first table left open: a writer given its
- * dir's listing trusts it (no dir made, no second listing); a restarted task whose newest file is already
- * full starts the next one with its first byte; a follower the writer rotated past goes on at the oldest file
+ * dir's listing trusts it (no dir made, no second listing) and holds only its current file open; a stream's
+ * files are named by a number and nothing else; a restarted task whose newest file is already full starts the
+ * next one with its first byte; a follower the writer rotated past goes on at the oldest file
  * left; a follower without an activity check follows for good; a file that goes between the listing and the
  * open reads as nothing; and a reader holds no file open between reads. On a temp dir and a simulated clock.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readLogs } from '../../src/drivers/raw-exec/log-reader.ts';
-import { RotatingLogWriter } from '../../src/drivers/raw-exec/rotating-log.ts';
+import { listLogIndices, RotatingLogWriter } from '../../src/drivers/raw-exec/rotating-log.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 
 let dir: string;
@@ -25,14 +26,15 @@ afterEach(() => {
 const files = () => readdirSync(dir).sort();
 const read = (name: string) => readFileSync(join(dir, name), 'utf8');
 /** This process's open fds on files of the test's dir (other suites' sockets may come and go meanwhile). */
-const logFdsOpen = () =>
+const openLogFds = () =>
   readdirSync('/proc/self/fd').filter((fd) => {
     try {
-      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(`${dir}/`);
+      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(`${realpathSync(dir)}/`);
     } catch {
       return false; // closed since the listing
     }
-  }).length;
+  });
+const logFdsOpen = () => openLogFds().length;
 
 describe("a writer given its dir's listing trusts it", () => {
   it('makes no dir of its own', () => {
@@ -49,6 +51,23 @@ describe("a writer given its dir's listing trusts it", () => {
     w.write('c');
     w.close();
     expect([read('web.stdout.0'), read('web.stdout.4')]).toEqual(['ac', 'b']);
+  });
+});
+
+describe('a writer holds only the file it writes', () => {
+  it('after a rotation, only the current file is open; after close, none', () => {
+    const w = new RotatingLogWriter(dir, 'web.stdout', { maxFiles: 5, maxFileSize: 2 });
+    w.write('abcde');
+    expect(logFdsOpen()).toBe(1);
+    expect(readlinkSync(`/proc/self/fd/${openLogFds()[0]}`)).toBe(join(realpathSync(dir), 'web.stdout.2'));
+    w.close();
+    expect(logFdsOpen()).toBe(0);
+  });
+});
+
+describe("a stream's files are named by a number and nothing else", () => {
+  it('a suffix that only ends in digits is not one of its files', () => {
+    expect(listLogIndices('/unused', 'web.stdout', ['web.stdout.a1', 'web.stdout.1', 'web.stdout.-2'])).toEqual([1]);
   });
 });
 

@@ -8,6 +8,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import type { Subscription } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ResourceUsage } from '../../src/drivers/controller.ts';
@@ -44,14 +45,20 @@ async function group(script: string): Promise<ChildProcess & { pid: number }> {
   return p as ChildProcess & { pid: number };
 }
 
+/** Ticks since boot, the clock start times count in (USER_HZ 100). */
+const uptimeTicks = () => Number.parseFloat(readFileSync('/proc/uptime', 'utf8')) * 100;
+
 function watch(pid: number, clock: SimulatedClock, intervalMs = 1_000) {
   const samples: ResourceUsage[] = [];
   subs.push(processGroupStats({ pid, pgid: pid, intervalMs, clock }).subscribe((u) => samples.push(u)));
   return samples;
 }
 
-/** The leader waits for a line on stdin, then starts a member that burns CPU and stops itself; the leader idles. */
-const LATE_MEMBER = `read go; /bin/sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; kill -STOP $$; sleep 600' & read never`;
+/**
+ * The leader waits for a line on stdin, then starts a member that burns CPU, user and system time both (it
+ * opens /dev/null over and over), and stops itself; the leader idles.
+ */
+const LATE_MEMBER = `read go; /bin/sh -c 'i=0; while [ $i -lt 60000 ]; do : >/dev/null; i=$((i+1)); done; kill -STOP $$; sleep 600' & read never`;
 
 /** Starts the late member and waits until it has burnt its ticks and stopped. */
 async function startMember(leader: ChildProcess & { pid: number }): Promise<number> {
@@ -96,8 +103,12 @@ describe(`a group's pids are refreshed from /proc every ${PID_REFRESH_MS} ms, no
     const samples = watch(leader.pid, clock, PID_REFRESH_MS);
     await clock.advance(PID_REFRESH_MS);
     expect(samples.map((s) => s.pids)).toEqual([[leader.pid]]);
+    // Born in a later clock tick than the sample (start times count in ticks): not within the sample's own tick.
+    const sampledAt = uptimeTicks();
+    await until(() => uptimeTicks() >= sampledAt + 2, 'the next clock ticks');
     const member = await startMember(leader);
     const spent = readProcStat(member)!;
+    expect(spent.stime).toBeGreaterThan(0);
     await clock.advance(PID_REFRESH_MS);
     const last = samples.at(-1)!;
     expect(last.pids).toContain(member);
@@ -105,6 +116,31 @@ describe(`a group's pids are refreshed from /proc every ${PID_REFRESH_MS} ms, no
     const delta = ticks(last) - ticks(samples[0]!);
     expect(delta).toBeGreaterThanOrEqual(spent.utime + spent.stime);
     expect(last.cpu.percent).toBeCloseTo((delta / 100 / (PID_REFRESH_MS / 1000)) * 100, 10);
+  });
+});
+
+describe('a watch that joins a sampler which has just scanned', () => {
+  it('scans for its own group at its first sample, whatever the refresh', async () => {
+    const other = await group('exec sleep 600');
+    const clock = new SimulatedClock(0);
+    watch(other.pid, clock);
+    await clock.advance(1_000); // the sampler's scan, for the first watch
+    const leader = await group('sleep 600 & read never');
+    await until(() => processGroupMembers(leader.pid).length === 2, 'the member');
+    const samples = watch(leader.pid, clock);
+    await clock.advance(1_000);
+    expect(samples).toHaveLength(1);
+    expect(samples[0]!.pids!.sort()).toEqual(processGroupMembers(leader.pid).map((m) => m.pid).sort());
+  });
+
+  it('of a process that is already gone, completes at its first sample without an error', async () => {
+    const gone = spawn('/bin/true');
+    await once(gone, 'exit');
+    const clock = new SimulatedClock(0);
+    let end = '';
+    subs.push(processGroupStats({ pid: gone.pid!, pgid: gone.pid!, intervalMs: 1_000, clock }).subscribe({ complete: () => (end = 'complete'), error: () => (end = 'error') }));
+    await clock.advance(1_000);
+    expect(end).toBe('complete');
   });
 });
 

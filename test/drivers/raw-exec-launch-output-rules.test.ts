@@ -4,9 +4,9 @@
  * start time; nor half of a pair. Whatever it does not hand over it closes. A shell stands in for the
  * supervisor: like SUPERVISOR_SCRIPT under dash, it holds two pipes read-write on fds 5 and 6.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
@@ -70,9 +70,24 @@ describe("an agent reads a supervisor's output pipes again", () => {
     expect([ourFdsOn(s.pid, 5), ourFdsOn(s.pid, 6)]).toEqual([0, 0]);
   });
 
-  it('not when only one of the two pipes is there, leaving it closed', async () => {
-    const s = await standIn([5]);
+  it("not through a gone supervisor's FIFOs when only one is left, leaving it closed", async () => {
+    const s = await standIn();
+    execFileSync('mkfifo', ['-m', '600', `${s.prefix}.out`]);
+    expect(openOutput({ prefix: s.prefix, pid: 2 ** 22 + 23, startTime: undefined })).toBeUndefined();
+    const target = realpathSync(`${s.prefix}.out`);
+    const held = readdirSync('/proc/self/fd').filter((n) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${n}`) === target;
+      } catch {
+        return false;
+      }
+    });
+    expect(held).toEqual([]);
+  });
+
+  it.each([[[5]], [[6]]])('not when only one of the two pipes is there (fd %j), leaving it closed', async (fds) => {
+    const s = await standIn(fds);
     expect(openOutput({ prefix: s.prefix, pid: s.pid, startTime: s.startTime })).toBeUndefined();
-    expect(ourFdsOn(s.pid, 5)).toBe(0);
+    expect(ourFdsOn(s.pid, fds[0]!)).toBe(0);
   });
 });

@@ -134,6 +134,11 @@ describe('the helper itself', () => {
   });
 
   it("leads a session of its own, so a terminal's Ctrl-C to the agent's group does not reach it", async () => {
+    // A helper of its own, started here, not one an earlier suite left running.
+    await spawnerReady();
+    const old = spawnerPid()!;
+    process.kill(old, 'SIGKILL');
+    await until(() => spawnerPid() !== old, 'the helper forgotten');
     await spawnerReady();
     const pid = spawnerPid()!;
     // Field 6 of /proc/<pid>/stat: the session id.
@@ -163,6 +168,20 @@ describe("a helper that dies takes its holds with it; its successor's are its ow
     await until(() => spawnerPid() === undefined, 'the helper forgotten');
     const next = await waiting();
     expect(spawnerPid()).not.toBe(first);
+    next.go('\n');
+    await next.exited;
+    expect(helperHeld()).toBe(false);
+  });
+
+  it('a lost child released afterwards takes no hold off the next helper', async () => {
+    await spawnerReady();
+    const first = spawnerPid()!;
+    const orphan = await waiting();
+    process.kill(first, 'SIGKILL');
+    await orphan.exited;
+    expect(() => orphan.release()).not.toThrow();
+    const next = await waiting();
+    expect(helperHeld()).toBe(true);
     next.go('\n');
     await next.exited;
     expect(helperHeld()).toBe(false);

@@ -83,6 +83,24 @@ describe("the group is reaped at the exit only while the leader's pid is the lea
   });
 });
 
+describe('a signal that reached nothing is not taken for the cause of death', () => {
+  it('a group signal to a group that is gone leaves the end unknown', async () => {
+    const sleeper = await group('exec sleep 600');
+    const startTime = readProcStat(sleeper.pid)!.startTime;
+    const clock = new SimulatedClock();
+    // The process is ours; the group recorded for it names no process, so the group signal reaches nothing.
+    const w = new AdoptedWorkload(sleeper.pid, 2 ** 22 + 31, startTime, clock, 100);
+    expect(w.signalAll(15)).toBe(false);
+    let got: unknown;
+    void w.waitExit().then((r) => (got = r));
+    process.kill(sleeper.pid, 'SIGKILL');
+    await once(sleeper, 'exit');
+    await until(() => readProcStat(sleeper.pid) === undefined, 'the reap');
+    await clock.advance(100);
+    expect(got).toMatchObject({ exitCode: -1, signal: 0 });
+  });
+});
+
 describe('the end of the output pipes', () => {
   it('with nobody waiting, still means they are no longer watched: a later wait polls at the poll interval', async () => {
     const sleeper = await group('exec sleep 600');
@@ -105,6 +123,26 @@ describe('the end of the output pipes', () => {
   });
 });
 
+describe('a stop marker is not an exit', () => {
+  it('with no status on file, the wait goes on while the supervisor lives, and the status decides', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'allocrun-workload-end-'));
+    dirs.push(dir);
+    ensurePrivateDir(dir);
+    const prefix = attemptPrefix(dir, 0, 'tok');
+    writeFileSync(`${prefix}.stop`, '');
+    const clock = new SimulatedClock();
+    // The workload is gone; this very process stands in for its live supervisor, about to write the status.
+    const w = new AdoptedWorkload(2 ** 22 + 19, 2 ** 22 + 19, 1, clock, 100, { prefix, pid: process.pid, startTime: readProcStat(process.pid)!.startTime }, 'web');
+    let got: unknown;
+    void w.waitExit().then((r) => (got = r));
+    await clock.advance(100);
+    expect(got).toBeUndefined();
+    writeFileSync(`${prefix}.status`, '143\n');
+    await clock.advance(100);
+    expect(got).toEqual({ exitCode: 143, signal: 15, stoppedByAgent: true });
+  });
+});
+
 describe('a released unsupervised child', () => {
   it('no longer keeps the agent alive, nor do its pipes', async () => {
     const child = await group('read -r x', 'pipe');
@@ -115,6 +153,15 @@ describe('a released unsupervised child', () => {
     expect(held()).toBeGreaterThanOrEqual(2);
     SpawnedWorkload.releaseOf(child)();
     expect(held()).toBe(0);
+    child.stdin!.end('\n');
+    await once(child, 'exit');
+  });
+
+  it('with stdio it does not pipe (null entries), is released all the same', async () => {
+    const child = spawn('/bin/sh', ['-c', 'read -r x'], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+    children.push(child);
+    await once(child, 'spawn');
+    expect(() => SpawnedWorkload.releaseOf(child)()).not.toThrow();
     child.stdin!.end('\n');
     await once(child, 'exit');
   });

@@ -52,6 +52,16 @@ describe('buildTaskEnv', () => {
     expect(env.taskName).toBe('web');
   });
 
+  it("takes NOMAD_ALLOC_INDEX and the name's [index] from the allocation's own index, and an explicit index over it", () => {
+    const indexed = { ...alloc(), index: 4 };
+    const own = buildTaskEnv({ node, alloc: indexed, task: task('web'), allocDir: ALLOC_DIR, taskDir: `${ALLOC_DIR}/web` });
+    expect([own.vars.NOMAD_ALLOC_INDEX, own.vars.NOMAD_ALLOC_NAME]).toEqual(['4', 'shop.frontend[4]']);
+    const slot = buildTaskEnv({ node, alloc: indexed, task: task('web'), allocDir: ALLOC_DIR, taskDir: `${ALLOC_DIR}/web`, allocIndex: 1 });
+    expect([slot.vars.NOMAD_ALLOC_INDEX, slot.vars.NOMAD_ALLOC_NAME]).toEqual(['1', 'shop.frontend[1]']);
+    const none = buildTaskEnv({ node, alloc: alloc(), task: task('web'), allocDir: ALLOC_DIR, taskDir: `${ALLOC_DIR}/web` });
+    expect([none.vars.NOMAD_ALLOC_INDEX, none.vars.NOMAD_ALLOC_NAME]).toEqual(['0', 'shop.frontend[0]']);
+  });
+
   it('builds the alloc env without task variables', () => {
     const env = buildTaskEnv({ node, alloc: alloc(), allocDir: ALLOC_DIR });
     expect(env.taskName).toBeUndefined();

@@ -1,7 +1,8 @@
 /**
  * A task that flaps for a long time has more events than the sanitizer keeps per list (500): the page must
- * still get the newest ones (Recent Events shows the latest), and each new event must stay one small
- * append rather than the whole cut list again.
+ * still get the newest ones (Recent Events shows the latest), each new event must stay one small append
+ * rather than the whole cut list again, and a page that connects late gets only the latest few (the
+ * picture, which is also what the feed's history checkpoints are made of).
  */
 import { assign, createActor, setup } from 'xstate';
 import { describe, expect, it } from 'vitest';
@@ -32,7 +33,7 @@ const flapping = setup({
 });
 
 describe('a task with more events than the sanitizer keeps', () => {
-  it('shows the newest 10 of 600 events in the page, each later event sent as one small append', () => {
+  it('shows the newest 10 of 600 events in the page, each later event sent as one small append, and a late joiner the same', () => {
     const stream = createInspectionStream({ schedule: () => undefined });
     const model = new Model();
     const frames: string[] = [];
@@ -54,6 +55,22 @@ describe('a task with more events than the sanitizer keeps', () => {
     const after = frames.slice(DEFAULT_LIMITS.items + 10);
     expect(after.length).toBeGreaterThan(50);
     for (const f of after) expect(f.length).toBeLessThan(600);
+
+    // A page that connects now gets a picture with the task's latest events only (the history's checkpoints
+    // are such pictures), and shows the same as the page that watched all along.
+    const picture = stream.snapshotForLateJoiner();
+    const late = new Model();
+    late.apply(JSON.parse(JSON.stringify(picture)) as InspectMessage[]);
+    const lateTask = [...late.actors.values()].find((a) => a.machineId === 'task')!;
+    expect(lateTask.context).toEqual(task.context);
+    expect(JSON.stringify(picture.filter((m) => m.kind === 'transition')).length).toBeLessThan(3_000);
+    // And later events reach it as they reach the other.
+    actor.send({ type: 'EVENT', n: 600 });
+    stream.flush();
+    late.apply(JSON.parse(frames.at(-1)!) as InspectMessage[]);
+    const now = [...late.actors.values()].find((a) => a.machineId === 'task')!;
+    expect(now.context).toEqual([...model.actors.values()].find((a) => a.machineId === 'task')!.context);
+    expect((now.context as unknown as { taskState: { events: TaskEvent[] } }).taskState.events.at(-1)!.time).toBe(600);
     actor.stop();
   });
 });

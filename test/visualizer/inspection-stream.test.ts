@@ -319,6 +319,23 @@ describe('context patches', () => {
     expect(diffContext(a, { m: { a: 1, b: 5, c: 3 }, keep: 1 }, narrow)).toEqual([{ path: ['m', 'b'], value: 5 }]);
   });
 
+  it('remove a field that is gone, left undefined or made a function, first and in the old key order', () => {
+    const a = { x: 1, cleared: 'yes', nested: { keep: 1, fn: 2, gone: 3 }, tail: 'z' };
+    const b = { x: 2, cleared: undefined, nested: { keep: 1, fn: () => 0 }, tail: 'z', added: true };
+    const patch = diffContext(a, b, limits);
+    expect(patch).toEqual([
+      { path: ['cleared'], remove: true },
+      { path: ['x'], value: 2 },
+      { path: ['nested', 'fn'], remove: true },
+      { path: ['nested', 'gone'], remove: true },
+      { path: ['added'], value: true },
+    ]);
+    expect(applyContextPatch(sanitize(a), patch)).toEqual(sanitize(b));
+    // An object that grew past the item limit is still sent whole, and nothing of its walk is left behind.
+    const narrow = { depth: 12, items: 2, chars: 100 };
+    expect(diffContext({ m: { a: 1, b: 2 } }, { m: { a: 5, b: 2, c: 3 } }, narrow)).toEqual([{ path: ['m'], value: sanitize({ a: 5, b: 2, c: 3 }, { ...narrow, depth: 11 }) }]);
+  });
+
   it('append to a list past the item limit with the cut, so the page keeps the newest items', () => {
     const narrow = { depth: 12, items: 3, chars: 100 };
     const ev = (n: number) => ({ type: `e${n}` });

@@ -311,7 +311,12 @@ model.subscribe((m) => {
 let pendingUp: { path: string; t0: number } | undefined;
 $('allocs').addEventListener('pointerup', (e) => {
   const row = (e.target as HTMLElement).closest<HTMLElement>('[data-path]');
-  if (row?.dataset.path && !(e.target as HTMLElement).closest('.twisty')) pendingUp = { path: row.dataset.path, t0: performance.now() };
+  if (row?.dataset.path && !(e.target as HTMLElement).closest('.twisty')) {
+    pendingUp = { path: row.dataset.path, t0: performance.now() };
+    // The row was selected on pointer-down and is often drawn so before pointer-up: the next frame shows it.
+    // Without asking for one, the probe waited for the next data render (up to 250 ms) and counted that.
+    scheduleRender();
+  }
 });
 
 // Commands.

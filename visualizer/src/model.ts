@@ -7,7 +7,7 @@
  * `historyCut` says so. Finished actors replaced by a newer one of the same id are folded into a count on
  * their parent at each checkpoint boundary, so a long run's restarts do not pile up either.
  */
-import { applyContextPatch, type ActorMessage, type ActorStatus, type EventMessage, type InspectMessage, type JsonValue, type MachineDef, type StateValue } from '../../src/inspect/protocol.ts';
+import { applyContextPatch, KEEP_TASK_EVENTS, shortenTaskEvents, type ActorMessage, type ActorStatus, type EventMessage, type InspectMessage, type JsonValue, type MachineDef, type StateValue } from '../../src/inspect/protocol.ts';
 import { activeNodeIdsOf, isInternalEvent, transitionsOf } from '../../src/inspect/statechart.ts';
 
 /** One actor as the page shows it. */
@@ -47,9 +47,12 @@ export type ModelListener = (m: Model) => void;
 const MAX_TIMELINE = 20_000;
 /**
  * Messages between checkpoints. A pick replays at most this many from its checkpoint; bench/visualizer.ts
- * measures the pick (≤ 100 ms at 500 allocations) and the heap the checkpoints cost.
+ * measures the pick (≤ 100 ms at 500 allocations) and the heap the checkpoints cost. At 2,000 the work at
+ * each boundary (folding, the checkpoint's map of every actor) came every second at 500 churning
+ * allocations, and 30 checkpoints were kept; a pick's rebuild was 8 ms at p99, so 4,000 halves that work
+ * and the checkpoints kept for a rebuild still far under the goal.
  */
-export const CHECKPOINT_EVERY = 2_000;
+export const CHECKPOINT_EVERY = 4_000;
 /** Messages kept for time travel (~1-2 minutes at 500 busy allocations); older ones are dropped by checkpoint. */
 export const MAX_LOG = 60_000;
 
@@ -80,42 +83,10 @@ export interface HistoryCut {
 }
 
 /**
- * Task events the page keeps per task: Nomad keeps (and its UI shows) the last 10. The runtime keeps every
- * event (machines/model.ts: "views may truncate"), so without this a long run's contexts, and every
- * checkpoint's copy of them, would grow with each restart. Context patches append to event lists or
- * replace them whole (never index into them), so a shortened list takes later patches as the full one would.
+ * Task events the page keeps per task (the latest, as Nomad's UI shows them): shortenTaskEvents and the
+ * limit live with the protocol, since the server's picture for a late joiner cuts them the same way.
  */
-export const KEEP_TASK_EVENTS = 10;
-
-const asObject = (v: JsonValue | undefined): Record<string, JsonValue> | undefined =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) ? v : undefined;
-
-/** A task state with at most KEEP_TASK_EVENTS events (the same object when it has no more). */
-function shortTaskState(ts: JsonValue | undefined): JsonValue | undefined {
-  const o = asObject(ts);
-  const events = o?.events;
-  if (!o || !Array.isArray(events) || events.length <= KEEP_TASK_EVENTS) return ts;
-  return { ...o, events: events.slice(-KEEP_TASK_EVENTS) };
-}
-
-/** An alloc's (`taskStates`) or a task's (`taskState`) context with each task's events cut to the latest. */
-export function shortenTaskEvents(ctx: JsonValue | undefined): JsonValue | undefined {
-  const o = asObject(ctx);
-  if (!o) return ctx;
-  let out = o;
-  const one = asObject(o.taskState) && shortTaskState(o.taskState);
-  if (one !== undefined && one !== o.taskState) out = { ...out, taskState: one };
-  const states = asObject(o.taskStates);
-  if (states) {
-    let next: Record<string, JsonValue> | undefined;
-    for (const [name, ts] of Object.entries(states)) {
-      const short = shortTaskState(ts);
-      if (short !== ts) (next ??= { ...states })[name] = short ?? null;
-    }
-    if (next) out = { ...out, taskStates: next };
-  }
-  return out;
-}
+export { KEEP_TASK_EVENTS, shortenTaskEvents };
 
 const cloneActor = (a: ActorView): ActorView => ({ ...a, children: [...a.children], ...(a.retired && { retired: { ...a.retired } }) });
 /** Checkpoints' actor copies: never changed, so a past model shares them and copies one only when it changes it. */
@@ -158,6 +129,10 @@ export class Model {
   resetSeq = 0;
   /** What the cap dropped from the oldest end, if anything. */
   historyCut: HistoryCut | undefined;
+  /** Time spent in the work done at checkpoint boundaries and trims (total and longest ms), for the bench. */
+  readonly costs: Record<'fold' | 'checkpoint' | 'trim' | 'order', { total: number; max: number }> = {
+    fold: { total: 0, max: 0 }, checkpoint: { total: 0, max: 0 }, trim: { total: 0, max: 0 }, order: { total: 0, max: 0 },
+  };
   /** Names of folded-away actors the timeline still mentions. */
   private retiredNames = new Map<string, string>();
   private log: InspectMessage[] = [];
@@ -209,21 +184,30 @@ export class Model {
       this.applyOne(m, seq);
       // Boundaries are absolute sequence numbers: a rebuild from a checkpoint folds at the same points as the live picture did.
       if ((seq + 1) % every === 0) {
-        this.foldRetired();
-        if (this.keepLog) this.checkpoint(seq + 1);
+        this.timedCost('fold', () => this.foldRetired());
+        if (this.keepLog) this.timedCost('checkpoint', () => this.checkpoint(seq + 1));
       }
     }
     // A late joiner's picture lists events before the latest transitions; put the rows back in time order.
     const t = this.timeline;
     for (let i = Math.max(1, before); i < t.length; i++) {
       if (t[i]!.at < t[i - 1]!.at) {
-        this.timeline = t.map((e, idx) => [e, idx] as const).sort((a, b) => a[0].at - b[0].at || a[1] - b[1]).map(([e]) => e);
+        this.timedCost('order', () => (this.timeline = t.map((e, idx) => [e, idx] as const).sort((a, b) => a[0].at - b[0].at || a[1] - b[1]).map(([e]) => e)));
         break;
       }
     }
-    if (this.log.length > this.maxLog) this.trimLog();
+    if (this.log.length > this.maxLog) this.timedCost('trim', () => this.trimLog());
     if (this.timeline.length > MAX_TIMELINE) this.setTimeline(this.timeline.slice(-MAX_TIMELINE / 2));
     this.notify();
+  }
+
+  private timedCost(what: keyof Model['costs'], fn: () => void): void {
+    const t0 = performance.now();
+    fn();
+    const ms = performance.now() - t0;
+    const c = this.costs[what];
+    c.total += ms;
+    if (ms > c.max) c.max = ms;
   }
 
   /** The sessionIds changed since the last call, and whether the set of actors changed too. */

@@ -179,7 +179,7 @@ export function openOutput(supervisor: SupervisorRef): TaskOutput | undefined {
 }
 
 /** The workload pid the supervisor reports on fd 3 (or, failing that, records in its pid file). */
-async function workloadPid(child: SpawnedChild, prefix: string): Promise<number | undefined> {
+export async function workloadPid(child: Pick<SpawnedChild, 'reported'>, prefix: string): Promise<number | undefined> {
   const line = await child.reported;
   const m = line === undefined ? null : /^(\d+)$/.exec(line);
   return m ? Number(m[1]) : readWorkloadPid(prefix);

@@ -79,6 +79,11 @@ export function readProcMemory(pid: number): ProcMemory | undefined {
   } catch {
     return undefined;
   }
+  return parseProcMemory(text);
+}
+
+/** The memory figures of a `/proc/<pid>/status` text, in bytes; a field it lacks (VmSwap without swap) is 0. */
+export function parseProcMemory(text: string): ProcMemory {
   const kb = (re: RegExp): number => {
     const m = re.exec(text);
     return m ? Number(m[1]) * 1024 : 0;
@@ -87,7 +92,7 @@ export function readProcMemory(pid: number): ProcMemory | undefined {
 }
 
 /** Whether a /proc entry name is a pid (all digits), without a regex per entry. */
-function isPidName(name: string): boolean {
+export function isPidName(name: string): boolean {
   if (name.length === 0) return false;
   for (let i = 0; i < name.length; i++) {
     const c = name.charCodeAt(i);

@@ -231,6 +231,11 @@ export class RawExecController implements Controller {
     this.closed = true;
     this.closed$.next();
     this.closed$.complete();
+    this.releaseHeld();
+  }
+
+  /** Lets the agent exit while the task runs: unrefs the workload and the output streams being read. */
+  private releaseHeld(): void {
     this.workload?.release();
     for (const s of this.sources) (s as Readable & { unref?: () => void }).unref?.();
   }
@@ -348,6 +353,7 @@ export class RawExecController implements Controller {
           closeWriters();
           this.workload = earlier;
           this.reattachOutput();
+          if (this.closed) this.releaseHeld();
           return;
         }
         this.workload = await spawnSupervised(req, (out) => this.pipeLogs(out, writers));
@@ -355,7 +361,7 @@ export class RawExecController implements Controller {
         closeWriters();
         throw err;
       }
-      if (this.closed) this.workload.release();
+      if (this.closed) this.releaseHeld();
       return;
     }
     let child: ChildProcess;
@@ -387,7 +393,7 @@ export class RawExecController implements Controller {
     // once, since pid + start time is what makes the handle unambiguous across pid reuse.
     this.workload = new SpawnedWorkload(SpawnedWorkload.releaseOf(child), child.pid, readProcStat(child.pid)?.startTime, SpawnedWorkload.exitOf(child));
     this.pipeLogs({ stdout: child.stdout, stderr: child.stderr }, writers);
-    if (this.closed) this.workload.release();
+    if (this.closed) this.releaseHeld();
   }
 
   /**

@@ -191,6 +191,8 @@ function helperGone(which: ChildProcess): void {
       continue;
     }
     p.reported(undefined);
+    // Its hold went with the count above: a release of the lost child must not take one off the next helper's.
+    p.child.held = false;
     p.child.exit = { code: null, signal: null, lost: 'the spawner process that held the supervisor exited, so its exit cannot be seen' };
     p.exited(p.child.exit);
   }

@@ -40,7 +40,7 @@ export interface UserSwitching {
 const TOOLS_PATH = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', process.env.PATH ?? ''].join(':');
 
 /** A passwd(5) line's account, or undefined when it is not one. */
-function parsePasswd(line: string): TaskUser | undefined {
+export function parsePasswd(line: string): TaskUser | undefined {
   const f = line.split(':');
   if (f.length < 4 || f[0] === '') return undefined;
   const uid = Number(f[2]);
