@@ -118,11 +118,13 @@ describe('the /proc readers', () => {
   });
 
   it('read memory in bytes, from the kB /proc reports', async () => {
-    // A sleep's memory holds still while both are read.
+    // A sleep stopped once it sleeps: its memory holds still while both are read.
     const sleeper = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' });
     children.push(sleeper);
     await once(sleeper, 'spawn');
-    await until(() => readProcStat(sleeper.pid!)?.comm === 'sleep', 'the exec');
+    await until(() => readProcStat(sleeper.pid!)?.comm === 'sleep' && readProcStat(sleeper.pid!)?.state === 'S', 'the sleep');
+    process.kill(sleeper.pid!, 'SIGSTOP');
+    await until(() => readProcStat(sleeper.pid!)?.state === 'T', 'the stop');
     const status = readFileSync(`/proc/${sleeper.pid}/status`, 'utf8');
     const kB = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]);
     expect(readProcMemory(sleeper.pid!)).toEqual({ rss: kB('VmRSS') * 1024, vms: kB('VmSize') * 1024, swap: (/^VmSwap/m.test(status) ? kB('VmSwap') : 0) * 1024 });
