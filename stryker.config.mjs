@@ -44,11 +44,13 @@ const SLICES = {
     core: ['src/api/routes/allocations.ts', 'src/api/routes/evaluations.ts', 'src/api/routes/events.ts', 'src/api/routes/acl.ts'],
     // An allocation's restart, signal, logs and stats, and the blocking query every read runs.
     client: ['src/api/routes/client.ts', 'src/api/context.ts'],
-    // The registry in two halves by line range: register, deregister, stop, load, adopt, heal, evaluate, plan
-    // and the reads; then the summary and the job's status, the blocked evaluations' retries, the reconcile,
-    // placement, the write and the runners' watch.
+    // The registry by line range, each under an hour here: register, deregister, stop, load, adopt, heal,
+    // evaluate, plan and the job reads; the summary, the job's status, the allocation and evaluation reads and
+    // the blocked evaluations' retries; the write path (evaluation, reconcile, placement, stop, the commit and
+    // its apply, the runners' start and watch, the events).
     'registry-jobs': ['src/api/job-registry.ts:1-536'],
-    'registry-writes': ['src/api/job-registry.ts:537-906'],
+    'registry-reads': ['src/api/job-registry.ts:537-667'],
+    'registry-writes': ['src/api/job-registry.ts:668-906'],
     // Deployments (read from the allocations' health), and job plan and evaluate.
     'deploy-plan': ['src/api/routes/deployments.ts', 'src/api/routes/job-plan.ts'],
     // Variables and the service catalog's routes.

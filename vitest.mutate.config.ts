@@ -130,6 +130,7 @@ const SLICE_SUITES: Record<string, Record<string, string[]>> = {
     // would cost every surviving mutant a minute more here; the registry's rules are pinned by its own suites.
     'registry-jobs': ['test/api/registry-*-rules.test.ts', 'test/api/store-writes.test.ts'],
     // Blocked evaluations processed again and placements that do not fit are blocked-evals' rules.
+    'registry-reads': ['test/api/registry-*-rules.test.ts', 'test/api/store-writes.test.ts', 'test/api/blocked-evals.test.ts'],
     'registry-writes': ['test/api/registry-*-rules.test.ts', 'test/api/store-writes.test.ts', 'test/api/blocked-evals.test.ts'],
     'deploy-plan': ['test/api/route-deployments-rules.test.ts', 'test/api/route-job-plan-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/list-scopes.test.ts'],
     'vars-services': ['test/api/route-variables-rules.test.ts', 'test/api/route-services-rules.test.ts', 'test/api/variables.test.ts'],
