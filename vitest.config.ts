@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -8,6 +9,10 @@ export default defineConfig({
   resolve: { alias: { 'allocrun/testing': fileURLToPath(new URL('./src/testing/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts'],
+    // At least two files at once. Vitest's default is one fewer than the cores, so one at a time on a 2-core
+    // machine, where most suites wait on real processes, agents and a browser rather than compute: two at
+    // once ran the whole suite in 506 s against 591 s, measured back to back on the same loaded machine.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -4,6 +4,9 @@
  * then judged as an unsupervised one (its process must be live and the one it names). A pid is a number; and an
  * earlier start of an attempt is looked for only by a supervised driver, the only kind that records starts.
  */
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DriverHandle } from '../../src/drivers/controller.ts';
 import { RecoverError } from '../../src/drivers/raw-exec/errors.ts';
@@ -79,6 +82,28 @@ describe('an earlier start of the attempt is looked for only where starts are re
       await expect(driver.findStarted(task(), ctx, never())).resolves.toBeUndefined();
     } finally {
       await earlier.terminate(never());
+    }
+  });
+});
+
+describe('a recovered task whose supervisor is gone', () => {
+  /** The processes and pipes keeping this process's loop alive. */
+  const held = (): number => process.getActiveResourcesInfo().filter((r) => r === 'PipeWrap' || r === 'ProcessWrap').length;
+
+  it('is adopted without opening its output pipes, whoever still holds them', async () => {
+    const ctx = context();
+    mkdirSync(ctx.taskDir, { recursive: true });
+    const prefix = join(ctx.taskDir, 'exec-0-tok');
+    execFileSync('mkfifo', ['-m', '600', `${prefix}.out`, `${prefix}.err`]);
+    // Held open for writing (and reading, so the open does not wait), as by a workload that outlived its supervisor.
+    const fds = [openSync(`${prefix}.out`, constants.O_RDWR), openSync(`${prefix}.err`, constants.O_RDWR)];
+    try {
+      const before = held();
+      const c = driver.recover({ driver: 'raw_exec', taskName: 'web', pid: NO_PID - 1, startTime: 5, state: { pgid: NO_PID - 1, supervisor: { prefix, pid: NO_PID, startTime: 1 } } }, task(), ctx);
+      expect(held()).toBe(before);
+      await c.close();
+    } finally {
+      for (const fd of fds) closeSync(fd);
     }
   });
 });

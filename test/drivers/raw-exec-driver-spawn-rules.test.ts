@@ -4,7 +4,7 @@
  * error (a NUL byte in an argument, arguments too long); a task user under a supervisor needs setpriv; and
  * a start that failed can be tried again once the cause is gone.
  */
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandNotFoundError, SpawnError } from '../../src/drivers/raw-exec/errors.ts';
@@ -110,6 +110,17 @@ describe('a bare command is looked up on the task\'s PATH, then on the agent\'s'
   it('prefers the task\'s PATH', async () => {
     process.env.PATH = `${probeDir(6)}:${agentPath}`;
     await expect(exitOf({ PATH: probeDir(7) })).resolves.toEqual({ exitCode: 7, signal: 0 });
+  });
+});
+
+describe('a start after a prepare does not prepare again', () => {
+  it('a task dir removed in between is a SpawnError, not made again', async () => {
+    const ctx = context();
+    const c = tracked(driver.controller(task({ command: '/bin/sh', args: ['-c', 'exit 0'] }), ctx));
+    await c.prepare(never());
+    rmSync(ctx.taskDir, { recursive: true });
+    await expect(c.start(never())).rejects.toThrow(new SpawnError('web', `working directory ${ctx.taskDir} does not exist or is not a directory`));
+    expect(existsSync(ctx.taskDir)).toBe(false);
   });
 });
 

@@ -123,9 +123,18 @@ describe('the /proc readers', () => {
     children.push(sleeper);
     await once(sleeper, 'spawn');
     await until(() => readProcStat(sleeper.pid!)?.comm === 'sleep', 'the exec');
-    const status = readFileSync(`/proc/${sleeper.pid}/status`, 'utf8');
+    // Its comm is 'sleep' as soon as the exec starts, before the loader has mapped its libraries: read the
+    // memory between two equal status reads, so both sides saw the same process image.
+    const statusNow = () => readFileSync(`/proc/${sleeper.pid}/status`, 'utf8').replace(/^(State|voluntary_ctxt_switches|nonvoluntary_ctxt_switches):.*$/gm, '');
+    let status = '';
+    let read: ReturnType<typeof readProcMemory>;
+    await until(() => {
+      status = statusNow();
+      read = readProcMemory(sleeper.pid!);
+      return statusNow() === status;
+    }, 'a still process image');
     const kB = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]);
-    expect(readProcMemory(sleeper.pid!)).toEqual({ rss: kB('VmRSS') * 1024, vms: kB('VmSize') * 1024, swap: (/^VmSwap/m.test(status) ? kB('VmSwap') : 0) * 1024 });
+    expect(read!).toEqual({ rss: kB('VmRSS') * 1024, vms: kB('VmSize') * 1024, swap: (/^VmSwap/m.test(status) ? kB('VmSwap') : 0) * 1024 });
     expect(kB('VmRSS')).toBeGreaterThan(0);
   });
 });
