@@ -8,7 +8,7 @@
  */
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { EventBroker, type EventBatch } from '../../src/api/event-broker.ts';
+import { recordPublishedBatches } from './published-batches.ts';
 import type { JobEntry } from '../../src/api/job-registry.ts';
 import { call, waitForAllocs } from './agent-process.ts';
 import { cleanUp, freshDir, mockJob, runJob, serve, SUITE_TIMEOUT } from './in-process-agent.ts';
@@ -21,23 +21,13 @@ afterEach(async () => {
 });
 
 /** Every batch published from now on. */
-function recordBatches(): EventBatch[] {
-  const batches: EventBatch[] = [];
-  const publish = EventBroker.prototype.publish;
-  vi.spyOn(EventBroker.prototype, 'publish').mockImplementation(function (this: EventBroker, b) {
-    batches.push(b);
-    return publish.call(this, b);
-  });
-  return batches;
-}
-
 describe('an agent starting on a data dir', { timeout: SUITE_TIMEOUT }, () => {
   it('with nothing to make good writes nothing: no empty batch, no new evaluation', async () => {
     const dir = freshDir();
     const first = await serve(dir);
     await runJob(first, mockJob('settled'));
     await first.stop();
-    const batches = recordBatches();
+    const batches = recordPublishedBatches();
     const second = await serve(dir);
     expect(batches.filter((b) => b.Events.length === 0)).toEqual([]);
     expect(batches.flatMap((b) => b.Events).filter((e) => e.Topic === 'Evaluation' || e.Topic === 'Allocation')).toEqual([]);
@@ -49,7 +39,7 @@ describe('an agent starting on a data dir', { timeout: SUITE_TIMEOUT }, () => {
     const first = await serve(dir);
     const alloc = await runJob(first, mockJob('halfstopped'));
     await first.stop();
-    const batches = recordBatches();
+    const batches = recordPublishedBatches();
     const second = await serve(dir, async (store) => {
       const job = store.get('jobs', 'halfstopped') as JobEntry;
       await store.commit((tx) => tx.put('jobs', 'halfstopped', { ...job, stop: true }));

@@ -5,7 +5,8 @@
  * or a failed job does and says; an allocation by a prefix of its ID; a job's own name and type.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EventBroker, type EventBatch } from '../../src/api/event-broker.ts';
+import type { EventBatch } from '../../src/api/event-broker.ts';
+import { recordPublishedBatches } from './published-batches.ts';
 import { call, waitForAllocs } from './agent-process.ts';
 import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
 
@@ -16,11 +17,7 @@ const batches: EventBatch[] = [];
 beforeAll(async () => {
   s = await serve();
   s.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 1_000_000 };
-  const publish = EventBroker.prototype.publish;
-  vi.spyOn(EventBroker.prototype, 'publish').mockImplementation(function (this: EventBroker, b) {
-    batches.push(b);
-    return publish.call(this, b);
-  });
+  recordPublishedBatches(batches);
 });
 afterAll(async () => {
   vi.restoreAllMocks();

@@ -5,7 +5,8 @@
  * events a write publishes (Nomad's topics, types and payloads), and a runner that cannot start.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EventBroker, type EventBatch } from '../../src/api/event-broker.ts';
+import type { EventBatch } from '../../src/api/event-broker.ts';
+import { recordPublishedBatches } from './published-batches.ts';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
 import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, until } from './in-process-agent.ts';
 
@@ -18,11 +19,7 @@ beforeAll(async () => {
   s = await serve();
   s.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 1_000_000 };
   s.api.registry.log = (line) => log.push(line);
-  const publish = EventBroker.prototype.publish;
-  vi.spyOn(EventBroker.prototype, 'publish').mockImplementation(function (this: EventBroker, b) {
-    batches.push(b);
-    return publish.call(this, b);
-  });
+  recordPublishedBatches(batches);
 });
 afterEach(() => {
   log.splice(0);

@@ -5,7 +5,8 @@
  * registrations, each 404 in Nomad's words, and the Service topic's events.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EventBroker, type EventBatch } from '../../src/api/event-broker.ts';
+import type { EventBatch } from '../../src/api/event-broker.ts';
+import { recordPublishedBatches } from './published-batches.ts';
 import type { ServiceRegistrationInput } from '../../src/services/service-registration.ts';
 import { call } from './agent-process.ts';
 import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
@@ -16,11 +17,7 @@ let s: Served;
 const batches: EventBatch[] = [];
 beforeAll(async () => {
   s = await serve();
-  const publish = EventBroker.prototype.publish;
-  vi.spyOn(EventBroker.prototype, 'publish').mockImplementation(function (this: EventBroker, b) {
-    batches.push(b);
-    return publish.call(this, b);
-  });
+  recordPublishedBatches(batches);
 });
 afterAll(async () => {
   vi.restoreAllMocks();

@@ -5,7 +5,8 @@
  * takes; and the Variables topic's events, metadata only. variables.test.ts has the shapes and the durability.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EventBroker, type EventBatch } from '../../src/api/event-broker.ts';
+import type { EventBatch } from '../../src/api/event-broker.ts';
+import { recordPublishedBatches } from './published-batches.ts';
 import { call } from './agent-process.ts';
 import { cleanUp, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
 
@@ -15,11 +16,7 @@ let s: Served;
 const batches: EventBatch[] = [];
 beforeAll(async () => {
   s = await serve();
-  const publish = EventBroker.prototype.publish;
-  vi.spyOn(EventBroker.prototype, 'publish').mockImplementation(function (this: EventBroker, b) {
-    batches.push(b);
-    return publish.call(this, b);
-  });
+  recordPublishedBatches(batches);
 });
 afterAll(async () => {
   vi.restoreAllMocks();

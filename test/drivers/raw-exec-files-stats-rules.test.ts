@@ -15,6 +15,7 @@ import type { ResourceUsage } from '../../src/drivers/controller.ts';
 import { processGroupMembers, readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 import { PID_REFRESH_MS, processGroupStats } from '../../src/drivers/raw-exec/stats.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+import { until } from './until.ts';
 
 const started: ChildProcess[] = [];
 const subs: Subscription[] = [];
@@ -28,14 +29,6 @@ afterEach(() => {
     }
   }
 });
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** A shell leading its own group running `script`, its stdin a pipe to tell it to go on. */
 async function group(script: string): Promise<ChildProcess & { pid: number }> {

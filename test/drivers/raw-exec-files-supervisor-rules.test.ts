@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { descendantsOf, parseProcStat, readProcMemory, readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 import { attemptPrefix, ensurePrivateDir, markStopping, privateDir, pruneAttempts, voidClaim, writeIntent } from '../../src/drivers/raw-exec/supervisor.ts';
 import { leftoversRemovedAfterEach } from './raw-exec-leftovers.ts';
+import { until } from './until.ts';
 
 const { dirs, children } = leftoversRemovedAfterEach();
 
@@ -35,14 +36,6 @@ function fdsOn(path: string): string[] {
       return false;
     }
   });
-}
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 describe("the supervisor's private dir", () => {

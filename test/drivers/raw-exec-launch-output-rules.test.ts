@@ -15,16 +15,9 @@ import { openOutput } from '../../src/drivers/raw-exec/launch.ts';
 import { readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 import { attemptPrefix, ensurePrivateDir, type SupervisorRef } from '../../src/drivers/raw-exec/supervisor.ts';
 import { leftoversRemovedAfterEach } from './raw-exec-leftovers.ts';
+import { until } from './until.ts';
 
 const { dirs, children } = leftoversRemovedAfterEach();
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** A stand-in supervisor holding pipes on `fds` (5 and 6 by default), with `out` written into fd 5. */
 async function standIn(fds: number[] = [5, 6], out = 'hello'): Promise<{ pid: number; startTime: number; prefix: string }> {

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 import { spawnerPid, spawnerReady, spawnViaHelper, warmSpawner } from '../../src/drivers/raw-exec/spawner.ts';
+import { until } from './until.ts';
 
 const strays: number[] = [];
 afterEach(() => {
@@ -21,14 +22,6 @@ afterEach(() => {
     }
   }
 });
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 const activeHandles = () => (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
 /** The IPC channels holding this process: only the helper's is made here. */

@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isLive, readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 import { spawnerPid, spawnerReady, spawnViaHelper, SpawnerError } from '../../src/drivers/raw-exec/spawner.ts';
+import { until } from './until.ts';
 
 const strays: number[] = [];
 afterEach(() => {
@@ -18,14 +19,6 @@ afterEach(() => {
     }
   }
 });
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 const sh = async (script: string) => {
   const child = await spawnViaHelper('/bin/sh', ['-c', script], { cwd: '/', env: {} });

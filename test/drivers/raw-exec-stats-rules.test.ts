@@ -12,6 +12,7 @@ import type { ResourceUsage } from '../../src/drivers/controller.ts';
 import { isLive, processGroupMembers, readProcMemory, readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 import { nextSlot, processGroupStats, type GroupStatsOptions } from '../../src/drivers/raw-exec/stats.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+import { until } from './until.ts';
 
 const started: ChildProcess[] = [];
 const subs: Subscription[] = [];
@@ -25,15 +26,6 @@ afterEach(() => {
     }
   }
 });
-
-/** Polls `cond` until it holds; a bounded wait for a state, never a timed assertion. */
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 const stopped = (pid: number) => readProcStat(pid)?.state === 'T';
 

@@ -17,16 +17,9 @@ import { attemptPrefix, ensurePrivateDir } from '../../src/drivers/raw-exec/supe
 import { AdoptedWorkload, SpawnedWorkload } from '../../src/drivers/raw-exec/workload.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { leftoversRemovedAfterEach } from './raw-exec-leftovers.ts';
+import { until } from './until.ts';
 
 const { dirs, children } = leftoversRemovedAfterEach();
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 async function group(script: string, stdio: 'ignore' | 'pipe' = 'ignore'): Promise<ChildProcess & { pid: number }> {
   const child = spawn('/bin/sh', ['-c', script], { detached: true, stdio });

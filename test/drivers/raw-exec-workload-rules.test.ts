@@ -18,6 +18,7 @@ import { attemptPrefix, ensurePrivateDir, type SupervisorRef } from '../../src/d
 import { AdoptedWorkload, SpawnedWorkload } from '../../src/drivers/raw-exec/workload.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { leftoversRemovedAfterEach } from './raw-exec-leftovers.ts';
+import { until } from './until.ts';
 
 const SIGKILL = constants.signals.SIGKILL;
 const SIGTERM = constants.signals.SIGTERM;
@@ -25,14 +26,6 @@ const SIGTERM = constants.signals.SIGTERM;
 const NO_PID = 2 ** 22 + 11;
 
 const { dirs, children } = leftoversRemovedAfterEach();
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 20_000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** A supervisor's file prefix, with `files` (suffix → content) written. */
 function prefixWith(files: Record<string, string> = {}): string {
