@@ -77,17 +77,27 @@ describe('the service reads', { timeout: SUITE_TIMEOUT }, () => {
   it('answers an allocation\'s registrations, 404 "alloc not found" for an unknown one', async () => {
     const alloc = await runJob(s, mockJob('svc'));
     s.services.sync(alloc.ID, 'g', [reg('r-own', { AllocID: alloc.ID, JobID: 'svc' })]);
-    expect(ids((await get(`/v1/allocation/${alloc.ID}/services`)).body)).toEqual(['r-own']);
+    const own = await get(`/v1/allocation/${alloc.ID}/services`);
+    expect([ids(own.body), own.index]).toEqual([['r-own'], s.services.index]);
     const missing = await get('/v1/allocation/ffffffff-none/services');
     expect([missing.status, missing.text]).toEqual([404, 'alloc not found']);
   });
 
   it('answers a job\'s registrations in the job\'s namespace, 404 "job not found" for an unknown job', async () => {
     await runJob(s, mockJob('tj', undefined, { Namespace: 'team' }));
-    expect(ids((await get('/v1/job/tj/services')).body)).toEqual(['r-web-t']);
+    const its = await get('/v1/job/tj/services');
+    expect([ids(its.body), its.index]).toEqual([['r-web-t'], s.services.index]);
     const missing = await get('/v1/job/nope/services');
     expect([missing.status, missing.text]).toEqual([404, 'job not found']);
   });
+
+  it.each(['/v1/services', '/v1/service/web', '/v1/job/tj/services', '/v1/allocation/ffffffff-none/services'])(
+    'refuses an index that is not a number on %s with 400 naming it',
+    async (path) => {
+      const res = await get(`${path}?index=soon`);
+      expect([res.status, res.text]).toEqual([400, expect.stringMatching(/^index: /)]);
+    },
+  );
 
   it('wakes a blocking read when the catalog changes', async () => {
     const { index } = await get('/v1/service/later');
