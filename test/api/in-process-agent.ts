@@ -43,6 +43,13 @@ export interface Served {
   stop(): Promise<void>;
 }
 
+/** A served agent with room for every job whatever the host has: for suites whose rules are not about capacity (blocked-evals' are). */
+export async function serveWithRoom(): Promise<Served> {
+  const s = await serve();
+  s.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 1_000_000 };
+  return s;
+}
+
 /**
  * Opens the store in `dataDir` (after `seed`; with `faults`, the store's test seam), starts an agent that
  * restores what the store holds, and serves its API on the dir's socket (with `api`, the serve options given).

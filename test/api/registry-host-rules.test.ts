@@ -9,7 +9,7 @@
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call } from './agent-process.ts';
-import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
+import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, serveWithRoom } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -18,8 +18,7 @@ let held: Server;
 let port: number;
 const log: string[] = [];
 beforeAll(async () => {
-  s = await serve();
-  s.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 1_000_000 };
+  s = await serveWithRoom();
   s.api.registry.log = (line) => log.push(line);
   // A port something else on the host listens on: the agent cannot bind it.
   held = createServer();

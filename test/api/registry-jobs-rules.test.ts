@@ -6,15 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
-import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, until } from './in-process-agent.ts';
+import { cleanUp, mockJob, runJob, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
 let s: Served;
 beforeAll(async () => {
-  s = await serve();
-  // Room for every job of the file whatever the host has: no test here is about capacity (blocked-evals' are).
-  s.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 1_000_000 };
+  s = await serveWithRoom();
 });
 afterAll(cleanUp);
 

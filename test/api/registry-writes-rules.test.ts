@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { EventBatch } from '../../src/api/event-broker.ts';
 import { recordPublishedBatches } from './published-batches.ts';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
-import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, until } from './in-process-agent.ts';
+import { cleanUp, mockJob, runJob, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -16,8 +16,7 @@ let s: Served;
 const batches: EventBatch[] = [];
 const log: string[] = [];
 beforeAll(async () => {
-  s = await serve();
-  s.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 1_000_000 };
+  s = await serveWithRoom();
   s.api.registry.log = (line) => log.push(line);
   recordPublishedBatches(batches);
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentId } from '../../src/api/routes/deployments.ts';
 import type { JobEntry } from '../../src/api/job-registry.ts';
 import { call, waitForAllocs } from './agent-process.ts';
-import { cleanUp, freshDir, mockJob, serve, type Served, SUITE_TIMEOUT, until } from './in-process-agent.ts';
+import { cleanUp, freshDir, mockJob, serve, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -37,8 +37,7 @@ describe('a deployment\'s ID', () => {
 
 let s: Served;
 beforeAll(async () => {
-  s = await serve();
-  s.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 1_000_000 };
+  s = await serveWithRoom();
 });
 afterAll(cleanUp);
 

@@ -5,14 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, waitForAllocs } from './agent-process.ts';
-import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
+import { cleanUp, mockJob, runJob, type Served, SUITE_TIMEOUT, serveWithRoom } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
 let s: Served;
 beforeAll(async () => {
-  s = await serve();
-  s.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 1_000_000 };
+  s = await serveWithRoom();
 });
 afterAll(cleanUp);
 
