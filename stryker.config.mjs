@@ -89,6 +89,9 @@ export default {
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: `${reportDir}/index.html` },
   jsonReporter: { fileName: `${reportDir}/mutation.json` },
+  // `--reporters ...,event-recorder` writes each mutant's result here as it is known, so a long run's survivors can
+  // be worked on before it ends.
+  eventReporter: { baseDir: `${reportDir}/events` },
   thresholds: { high: 90, low: 80, break: null },
   // .scratch/ holds another engineer's local profiling files (gitignored), which change while a run copies the tree.
   ignorePatterns: ['dist', 'docs', 'visualizer/dist', 'reports', '.stryker-tmp*', '.scratch'],
