@@ -2,12 +2,16 @@
  * What the registry answers of its allocations and evaluations (src/api/job-registry.ts: allocJson, the stub,
  * getEval, listEvals), rule by rule, through one served agent in process (mock tasks): an allocation carries
  * the job at its own version and the node it runs on; an evaluation is found by a prefix of its ID; the
- * evaluations are listed oldest first.
+ * evaluations are listed oldest first; a job's status while an allocation has not started (a mock task whose
+ * start the suite holds); the summary's Children; a blocked evaluation the store will not let be processed again, nor failed, said in the
+ * log.
  */
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, waitForAllocs } from './agent-process.ts';
-import { cleanUp, mockJob, runJob, type Served, SUITE_TIMEOUT, serveWithRoom } from './in-process-agent.ts';
+import type { Controller, Driver } from '../../src/drivers/controller.ts';
+import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
+import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, serveWithRoom, until } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -58,5 +62,111 @@ describe('evaluations', { timeout: SUITE_TIMEOUT }, () => {
     const created = (await get<Json[]>('/v1/evaluations')).map((e) => e['CreateIndex'] as number);
     expect(created).toEqual([...created].sort((a, b) => a - b));
     expect(created.length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('a job\'s status', { timeout: SUITE_TIMEOUT }, () => {
+  // An agent of its own, whose tasks named `held` start only once the suite lets them (`release`).
+  let gated: Served;
+  let release!: () => void;
+  let holding: Set<string>;
+  beforeAll(async () => {
+    const held = heldUntil(new Promise<void>((r) => (release = r)));
+    holding = held.holding;
+    gated = await serve(undefined, undefined, { agent: { drivers: { mock: held.driver } } });
+  });
+  afterAll(() => release());
+  const statusOf = async (id: string) => (await call(gated.socket, 'GET', `/v1/job/${id}`)).json<Json>()['Status'];
+  const allocsOf = async (id: string) => (await call(gated.socket, 'GET', `/v1/job/${id}/allocations`)).json<Json[]>();
+  const heldTask = { Name: 'held', Driver: 'mock', Config: { run_for: '1h' } };
+
+  it('is dead once the job is stopped, even while its allocation has not started', async () => {
+    const body = mockJob('held-stopped');
+    body.Job.TaskGroups[0]!.Tasks = [heldTask];
+    await call(gated.socket, 'PUT', '/v1/jobs', body);
+    const [alloc] = await allocsOf('held-stopped');
+    // Stopped once its task's start is under way (a kill before it ends the allocation at once).
+    await until(async () => holding.has(String(alloc!['ID'])), Boolean, 'the task\'s start to be held');
+    expect(await statusOf('held-stopped')).toBe('pending');
+    await call(gated.socket, 'DELETE', '/v1/job/held-stopped');
+    expect(await allocsOf('held-stopped')).toMatchObject([{ DesiredStatus: 'stop', ClientStatus: 'pending' }]);
+    expect(await statusOf('held-stopped')).toBe('dead');
+  });
+
+  it('is pending while one allocation has finished and another has not started', async () => {
+    const body = mockJob('half-done', { t: { run_for: '10ms' } }, { Type: 'batch' });
+    body.Job.TaskGroups.push({ Name: 'later', Count: 1, Tasks: [heldTask] });
+    await call(gated.socket, 'PUT', '/v1/jobs', body);
+    await waitForAllocs(gated.socket, '/v1/job/half-done/allocations', (l) => l.some((a) => a.ClientStatus === 'complete'));
+    expect((await allocsOf('half-done')).map((a) => a['ClientStatus']).sort()).toEqual(['complete', 'pending']);
+    expect(await statusOf('half-done')).toBe('pending');
+  });
+});
+
+/**
+ * The mock driver, except that a task named `held` starts only once `gate` resolves: an allocation pending for as
+ * long as a test needs. `holding` has the allocations whose start is waiting there.
+ */
+function heldUntil(gate: Promise<void>): { driver: Driver; holding: Set<string> } {
+  const mock = createMockDriver();
+  const holding = new Set<string>();
+  const driver: Driver = {
+    name: 'mock',
+    controller(task, ctx) {
+      const c = mock.controller(task, ctx);
+      if (task.name !== 'held') return c;
+      const start = async (signal: AbortSignal) => {
+        holding.add(ctx.allocId);
+        await gate;
+        return c.start(signal);
+      };
+      return new Proxy(c, {
+        get(target, prop) {
+          if (prop === 'start') return start;
+          const v = Reflect.get(target, prop, target) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      }) as Controller;
+    },
+  };
+  return { driver, holding };
+}
+
+describe('a job\'s summary', { timeout: SUITE_TIMEOUT }, () => {
+  it('has Nomad\'s Children counts, all 0 for a job that is not a parent', async () => {
+    await runJob(s, mockJob('childless'));
+    const summary = await until(() => get('/v1/job/childless/summary'), (v) => v['Summary']?.['g']?.['Running'] === 1, 'the summary to count the running allocation');
+    expect(summary['Children']).toEqual({ Pending: 0, Running: 0, Dead: 0 });
+    expect((await get<Json[]>('/v1/jobs?prefix=childless'))[0]!['JobSummary']['Children']).toEqual({ Pending: 0, Running: 0, Dead: 0 });
+  });
+});
+
+describe('a blocked evaluation processed again', { timeout: SUITE_TIMEOUT }, () => {
+  it('is said in the log, by evaluation and job, when the store refuses its plan and then its failure', async () => {
+    let refusing = false;
+    // Refused while set: every write that is no job's registration or stop (the blocked evaluation's plans, then its failure).
+    const faults = {
+      beforeCommit: (tables: readonly string[]) => {
+        if (refusing && !tables.includes('jobs')) throw new Error('injected: disk refused');
+      },
+    };
+    const own = await serve(undefined, undefined, { faults });
+    const log: string[] = [];
+    own.api.registry.log = (line) => log.push(line);
+    own.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 100 };
+    const sized = (id: string) => {
+      const body = mockJob(id);
+      Object.assign(body.Job.TaskGroups[0]!.Tasks[0]!, { Resources: { MemoryMB: 80 } });
+      return body;
+    };
+    await runJob(own, sized('holder'));
+    const waiter = (await call(own.socket, 'PUT', '/v1/jobs', sized('waiter'))).json<Json>();
+    const blocked = String((await call(own.socket, 'GET', `/v1/evaluation/${waiter['EvalID']}`)).json<Json>()['BlockedEval']);
+    refusing = true;
+    await call(own.socket, 'DELETE', '/v1/job/holder');
+    const line = new RegExp(`^blocked evaluation ${blocked} of job "waiter" could not be processed again: cannot commit to .*injected: disk refused`);
+    await until(async () => log, (l) => l.some((x) => line.test(x)), 'the log to say the blocked evaluation could not be processed again');
+    refusing = false;
+    expect((await call(own.socket, 'GET', `/v1/evaluation/${blocked}`)).json<Json>()['Status']).toBe('blocked');
   });
 });
