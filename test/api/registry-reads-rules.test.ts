@@ -9,8 +9,7 @@
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, waitForAllocs } from './agent-process.ts';
-import type { Controller, Driver } from '../../src/drivers/controller.ts';
-import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
+import { heldMockDriver } from './held-mock-driver.ts';
 import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, serveWithRoom, until } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
@@ -66,16 +65,13 @@ describe('evaluations', { timeout: SUITE_TIMEOUT }, () => {
 });
 
 describe('a job\'s status', { timeout: SUITE_TIMEOUT }, () => {
-  // An agent of its own, whose tasks named `held` start only once the suite lets them (`release`).
+  // An agent of its own, whose tasks named `held` start only once the suite lets them.
+  const held = heldMockDriver();
   let gated: Served;
-  let release!: () => void;
-  let holding: Set<string>;
   beforeAll(async () => {
-    const held = heldUntil(new Promise<void>((r) => (release = r)));
-    holding = held.holding;
     gated = await serve(undefined, undefined, { agent: { drivers: { mock: held.driver } } });
   });
-  afterAll(() => release());
+  afterAll(() => held.release());
   const statusOf = async (id: string) => (await call(gated.socket, 'GET', `/v1/job/${id}`)).json<Json>()['Status'];
   const allocsOf = async (id: string) => (await call(gated.socket, 'GET', `/v1/job/${id}/allocations`)).json<Json[]>();
   const heldTask = { Name: 'held', Driver: 'mock', Config: { run_for: '1h' } };
@@ -86,7 +82,7 @@ describe('a job\'s status', { timeout: SUITE_TIMEOUT }, () => {
     await call(gated.socket, 'PUT', '/v1/jobs', body);
     const [alloc] = await allocsOf('held-stopped');
     // Stopped once its task's start is under way (a kill before it ends the allocation at once).
-    await until(async () => holding.has(String(alloc!['ID'])), Boolean, 'the task\'s start to be held');
+    await until(async () => held.holding.has(String(alloc!['ID'])), Boolean, 'the task\'s start to be held');
     expect(await statusOf('held-stopped')).toBe('pending');
     await call(gated.socket, 'DELETE', '/v1/job/held-stopped');
     expect(await allocsOf('held-stopped')).toMatchObject([{ DesiredStatus: 'stop', ClientStatus: 'pending' }]);
@@ -102,35 +98,6 @@ describe('a job\'s status', { timeout: SUITE_TIMEOUT }, () => {
     expect(await statusOf('half-done')).toBe('pending');
   });
 });
-
-/**
- * The mock driver, except that a task named `held` starts only once `gate` resolves: an allocation pending for as
- * long as a test needs. `holding` has the allocations whose start is waiting there.
- */
-function heldUntil(gate: Promise<void>): { driver: Driver; holding: Set<string> } {
-  const mock = createMockDriver();
-  const holding = new Set<string>();
-  const driver: Driver = {
-    name: 'mock',
-    controller(task, ctx) {
-      const c = mock.controller(task, ctx);
-      if (task.name !== 'held') return c;
-      const start = async (signal: AbortSignal) => {
-        holding.add(ctx.allocId);
-        await gate;
-        return c.start(signal);
-      };
-      return new Proxy(c, {
-        get(target, prop) {
-          if (prop === 'start') return start;
-          const v = Reflect.get(target, prop, target) as unknown;
-          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-        },
-      }) as Controller;
-    },
-  };
-  return { driver, holding };
-}
 
 describe('a job\'s summary', { timeout: SUITE_TIMEOUT }, () => {
   it('has Nomad\'s Children counts, all 0 for a job that is not a parent', async () => {

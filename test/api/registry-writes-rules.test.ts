@@ -7,8 +7,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EventBatch } from '../../src/api/event-broker.ts';
 import { recordPublishedBatches } from './published-batches.ts';
+import { heldMockDriver } from './held-mock-driver.ts';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
-import { cleanUp, mockJob, runJob, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
+import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -49,7 +50,7 @@ describe('a registration\'s events', { timeout: SUITE_TIMEOUT }, () => {
       ['Allocation', 'PlanResult', alloc!.ID, reg['Index']],
     ]);
     const [evaluation, job, placed] = batch.Events as Json[];
-    expect(evaluation).toMatchObject({ Namespace: 'default', FilterKeys: ['evented'], Payload: { Evaluation: { ID: reg['EvalID'], JobID: 'evented', Status: 'complete' } } });
+    expect(evaluation).toMatchObject({ Namespace: 'default', FilterKeys: ['evented'], Payload: { Evaluation: { ID: reg['EvalID'], JobID: 'evented', Status: 'complete', StatusDescription: '', TriggeredBy: 'job-register', Priority: 50, Type: 'service', JobModifyIndex: reg['Index'] } } });
     expect(job).toMatchObject({ Namespace: 'default', FilterKeys: [], Payload: { Job: { ID: 'evented', Version: 0, JobModifyIndex: reg['Index'] } } });
     expect(placed).toMatchObject({ Namespace: 'default', FilterKeys: ['evented'], Payload: { Allocation: { ID: alloc!.ID, JobID: 'evented', DesiredStatus: 'run' } } });
   });
@@ -70,7 +71,35 @@ describe('a registration\'s events', { timeout: SUITE_TIMEOUT }, () => {
   });
 });
 
+describe('an allocation\'s ModifyTime', { timeout: SUITE_TIMEOUT }, () => {
+  it('moves to now with each runner state change', async () => {
+    // Started 200 ms after its placement (the mock's start_block_for, on the agent's clock).
+    await put('/v1/jobs', mockJob('retimed', { t: { run_for: '1h', start_block_for: '200ms' } }));
+    const [alloc] = await waitForAllocs(s.socket, '/v1/job/retimed/allocations', (l) => l[0]?.ClientStatus === 'running');
+    const read = await get(`/v1/allocation/${alloc!.ID}`);
+    expect(read['ModifyTime'] - read['CreateTime']).toBeGreaterThanOrEqual(200e6);
+  });
+
+  it('moves to now with a stop, in the stop\'s own event', async () => {
+    const alloc = await runJob(s, mockJob('stoptimed'));
+    const runningAt = (await get(`/v1/allocation/${alloc.ID}`))['ModifyTime'] as number;
+    await until(async () => Date.now() * 1e6, (now) => now > runningAt, 'the clock to pass the running update');
+    const before = Date.now() * 1e6;
+    const stop = await put(`/v1/allocation/${alloc.ID}/stop`);
+    const told = batchAt(stop['Index'])!.Events.find((e) => e.Key === alloc.ID) as Json;
+    expect(told['Payload']['Allocation']['ModifyTime']).toBeGreaterThanOrEqual(before);
+  });
+});
+
 describe('an update', { timeout: SUITE_TIMEOUT }, () => {
+  it('that is destructive replaces a running batch allocation (only a completed one is left alone)', async () => {
+    const old = await runJob(s, mockJob('batchrun', undefined, { Type: 'batch', Meta: { v: '1' } }));
+    const up = await put('/v1/jobs', mockJob('batchrun', undefined, { Type: 'batch', Meta: { v: '2' } }));
+    expect(await get(`/v1/allocation/${old.ID}`)).toMatchObject({ DesiredStatus: 'stop', DesiredDescription: 'alloc is being updated due to job update' });
+    expect((await allocsOf('batchrun')).find((a) => a.ID !== old.ID)).toMatchObject({ PreviousAllocation: old.ID, JobVersion: 1, CreateIndex: up['Index'] });
+  });
+
+
   it('in place keeps the allocation, its ports and its runner, which takes the new spec at the update\'s index', async () => {
     const body = () => ({ Job: { ...mockJob('inplace').Job, TaskGroups: [{ ...mockJob('inplace').Job.TaskGroups[0]!, Networks: [{ Mode: 'host', DynamicPorts: [{ Label: 'http' }] }] }] } });
     await put('/v1/jobs', body());
@@ -214,6 +243,45 @@ describe('a blocking read of a job', { timeout: SUITE_TIMEOUT }, () => {
     const up = await put('/v1/jobs', mockJob('held', { t: { run_for: '3h' } }));
     const answer = await waiting;
     expect(answer.json<Json>()).toMatchObject({ Version: 1, ModifyIndex: up['Index'] });
+  });
+});
+
+describe('what an allocation held frees', { timeout: SUITE_TIMEOUT }, () => {
+  // An agent of its own with 100 MB, whose tasks named `held` start only when the test lets them: an allocation
+  // that holds 80 MB and has not started, stopped or let go at the test's step.
+  const held = heldMockDriver();
+  let small: Served;
+  beforeAll(async () => {
+    small = await serve(undefined, undefined, { agent: { drivers: { mock: held.driver } } });
+    small.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 100 };
+  });
+  afterAll(() => held.release());
+  const sized = (id: string, task: Json, type = 'service') => withTask(mockJob(id, undefined, { Type: type }), { ...task, Resources: { MemoryMB: 80 } });
+  const allocsAt = async (id: string) => (await call(small.socket, 'GET', `/v1/job/${id}/allocations`)).json<Json[]>();
+  /** Registers `holder` (its start held) and then `waiter`, which waits blocked for its 80 MB. */
+  async function holderAndWaiter(holder: Json, waiter: string): Promise<string> {
+    await call(small.socket, 'PUT', '/v1/jobs', holder);
+    const [alloc] = await allocsAt(holder['Job']['ID']);
+    await until(async () => held.holding.has(String(alloc!['ID'])), Boolean, 'the holder\'s start to be held');
+    expect((await call(small.socket, 'PUT', '/v1/jobs', sized(waiter, {}))).status).toBe(200);
+    expect(await allocsAt(waiter)).toEqual([]);
+    return String(alloc!['ID']);
+  }
+
+  it('by a stop is placed at once, before the stopped allocation has ended', async () => {
+    const holder = await holderAndWaiter(sized('stopped-holder', { Name: 'held' }), 'waits-for-stop');
+    await call(small.socket, 'DELETE', '/v1/job/stopped-holder');
+    await waitForAllocs(small.socket, '/v1/job/waits-for-stop/allocations', (l) => l.length === 1);
+    expect((await allocsAt('stopped-holder')).find((a) => a['ID'] === holder)).toMatchObject({ DesiredStatus: 'stop', ClientStatus: 'pending' });
+    held.release();
+    await call(small.socket, 'DELETE', '/v1/job/waits-for-stop');
+  });
+
+  it('by an exit of its own is placed once the allocation has ended', async () => {
+    await holderAndWaiter(sized('ending-holder', { Name: 'held', Config: { run_for: '10ms' } }, 'batch'), 'waits-for-exit');
+    held.release();
+    await waitForAllocs(small.socket, '/v1/job/waits-for-exit/allocations', (l) => l.length === 1);
+    expect((await allocsAt('ending-holder'))[0]).toMatchObject({ DesiredStatus: 'run', ClientStatus: 'complete' });
   });
 });
 
