@@ -45,6 +45,17 @@ describe('an allocation', { timeout: SUITE_TIMEOUT }, () => {
     expect(read).toMatchObject({ ID: alloc.ID, JobID: 'orphaned', DesiredStatus: 'stop' });
     expect(read['Job'] ?? null).toBeNull();
   });
+
+  it('whose job version is gone (purged, then registered afresh) is read without a job, not with the new one', async () => {
+    await runJob(s, mockJob('reborn', undefined, { Meta: { v: '1' } }));
+    await call(s.socket, 'PUT', '/v1/jobs', mockJob('reborn', undefined, { Meta: { v: '2' } }));
+    const atOne = (await get<Json[]>('/v1/job/reborn/allocations')).find((a) => a['JobVersion'] === 1)!;
+    await call(s.socket, 'DELETE', '/v1/job/reborn?purge=true');
+    await call(s.socket, 'PUT', '/v1/jobs', mockJob('reborn', undefined, { Meta: { v: '3' } }));
+    const read = await get(`/v1/allocation/${atOne['ID']}`);
+    expect(read).toMatchObject({ ID: atOne['ID'], JobVersion: 1 });
+    expect(read['Job'] ?? null).toBeNull();
+  });
 });
 
 describe('evaluations', { timeout: SUITE_TIMEOUT }, () => {

@@ -97,6 +97,8 @@ describe('an update', { timeout: SUITE_TIMEOUT }, () => {
     const up = await put('/v1/jobs', mockJob('batchrun', undefined, { Type: 'batch', Meta: { v: '2' } }));
     expect(await get(`/v1/allocation/${old.ID}`)).toMatchObject({ DesiredStatus: 'stop', DesiredDescription: 'alloc is being updated due to job update' });
     expect((await allocsOf('batchrun')).find((a) => a.ID !== old.ID)).toMatchObject({ PreviousAllocation: old.ID, JobVersion: 1, CreateIndex: up['Index'] });
+    // Its evaluation is of the job's type.
+    expect(await get(`/v1/evaluation/${up['EvalID']}`)).toMatchObject({ Type: 'batch', JobID: 'batchrun' });
   });
 
 
