@@ -92,6 +92,18 @@ describe('an allocation\'s ModifyTime', { timeout: SUITE_TIMEOUT }, () => {
 });
 
 describe('an update', { timeout: SUITE_TIMEOUT }, () => {
+  it('that drops a group stops that group\'s allocation as not needed and leaves the other group\'s as it is', async () => {
+    const two = mockJob('regrouped');
+    two.Job.TaskGroups.push({ ...two.Job.TaskGroups[0]!, Name: 'gone' });
+    await put('/v1/jobs', two);
+    const both = await waitForAllocs(s.socket, '/v1/job/regrouped/allocations', (l) => l.length === 2 && l.every((a) => a.ClientStatus === 'running'));
+    const up = await put('/v1/jobs', mockJob('regrouped'));
+    const after = await allocsOf('regrouped');
+    expect(after.map((a) => a.ID).sort()).toEqual(both.map((a) => a.ID).sort());
+    expect(after.find((a) => a.TaskGroup === 'gone')).toMatchObject({ DesiredStatus: 'stop', DesiredDescription: 'alloc not needed due to job update', AllocModifyIndex: up['Index'] });
+    expect(after.find((a) => a.TaskGroup === 'g')).toMatchObject({ DesiredStatus: 'run', JobVersion: 1 });
+  });
+
   it('that is destructive replaces a running batch allocation (only a completed one is left alone)', async () => {
     const old = await runJob(s, mockJob('batchrun', undefined, { Type: 'batch', Meta: { v: '1' } }));
     const up = await put('/v1/jobs', mockJob('batchrun', undefined, { Type: 'batch', Meta: { v: '2' } }));
@@ -174,6 +186,20 @@ describe('a new version that leaves an allocation as it is', { timeout: SUITE_TI
     expect(next.json<Alloc[]>().map((a) => [a.ID, a.JobVersion])).toEqual([[alloc.ID, 1]]);
     expect(Number(next.headers['x-nomad-index'])).toBe(up['Index']);
     expect((await get<Alloc[]>('/v1/allocations')).find((a) => a.ID === alloc.ID)!.JobVersion).toBe(1);
+  });
+});
+
+describe('an evaluation of a job that lacks nothing', { timeout: SUITE_TIMEOUT }, () => {
+  it('writes only itself: no allocation, and no index of theirs, moves', async () => {
+    const alloc = await runJob(s, mockJob('steady'));
+    const listed = await call(s.socket, 'GET', '/v1/job/steady/allocations');
+    const before = await get(`/v1/allocation/${alloc.ID}`);
+    const evaluated = await put('/v1/job/steady/evaluate', {});
+    expect(batchAt(evaluated['Index'])!.Events.map((e) => [e.Topic, e.Key])).toEqual([['Evaluation', evaluated['EvalID']]]);
+    expect(await get(`/v1/allocation/${alloc.ID}`)).toMatchObject({ ModifyIndex: before['ModifyIndex'], AllocModifyIndex: before['AllocModifyIndex'] });
+    expect((await call(s.socket, 'GET', '/v1/job/steady/allocations')).headers['x-nomad-index']).toBe(listed.headers['x-nomad-index']);
+    // The allocations table's index is the newest allocation change's (each has an index of its own), never the evaluation's.
+    expect(Number((await call(s.socket, 'GET', '/v1/allocations')).headers['x-nomad-index'])).not.toBe(evaluated['Index']);
   });
 });
 
