@@ -113,6 +113,15 @@ describe('an update', { timeout: SUITE_TIMEOUT }, () => {
     expect(await get(`/v1/evaluation/${up['EvalID']}`)).toMatchObject({ Type: 'batch', JobID: 'batchrun' });
   });
 
+  it('to a count of 0 is evaluated as of the job\'s type, with no instance to take it from', async () => {
+    await runJob(s, mockJob('emptied', undefined, { Type: 'batch' }));
+    const none = mockJob('emptied', undefined, { Type: 'batch' });
+    (none.Job.TaskGroups[0] as Json)['Count'] = 0;
+    const up = await put('/v1/jobs', none);
+    expect(await get(`/v1/evaluation/${up['EvalID']}`)).toMatchObject({ Type: 'batch', JobID: 'emptied' });
+    expect((await allocsOf('emptied')).map((a) => a.DesiredStatus)).toEqual(['stop']);
+  });
+
 
   it('in place keeps the allocation, its ports and its runner, which takes the new spec at the update\'s index', async () => {
     const body = () => ({ Job: { ...mockJob('inplace').Job, TaskGroups: [{ ...mockJob('inplace').Job.TaskGroups[0]!, Networks: [{ Mode: 'host', DynamicPorts: [{ Label: 'http' }] }] }] } });
