@@ -3,11 +3,11 @@
  * getEval, listEvals), rule by rule, through one served agent in process (mock tasks): an allocation carries
  * the job at its own version and the node it runs on; an evaluation is found by a prefix of its ID; the
  * evaluations are listed oldest first; a job's status while an allocation has not started (a mock task whose
- * start the suite holds); the summary's Children; a blocked evaluation the store will not let be processed again, nor failed, said in the
- * log.
+ * start the suite holds); the summary's Children; a blocked evaluation processed again: completed, failed durably, or (when the store
+ * refuses even its failure) said in the log.
  */
 import { hostname } from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call, waitForAllocs } from './agent-process.ts';
 import { heldMockDriver } from './held-mock-driver.ts';
 import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, serveWithRoom, until } from './in-process-agent.ts';
@@ -120,31 +120,73 @@ describe('a job\'s summary', { timeout: SUITE_TIMEOUT }, () => {
 });
 
 describe('a blocked evaluation processed again', { timeout: SUITE_TIMEOUT }, () => {
-  it('is said in the log, by evaluation and job, when the store refuses its plan and then its failure', async () => {
-    let refusing = false;
-    // Refused while set: every write that is no job's registration or stop (the blocked evaluation's plans, then its failure).
-    const faults = {
-      beforeCommit: (tables: readonly string[]) => {
-        if (refusing && !tables.includes('jobs')) throw new Error('injected: disk refused');
-      },
-    };
-    const own = await serve(undefined, undefined, { faults });
-    const log: string[] = [];
+  // An agent of its own with 100 MB and a store that refuses, while `refusing` says so, the blocked evaluations'
+  // plans (writes of allocations that are no job's registration or stop), or every write but a job's.
+  let refusing: 'nothing' | 'plans' | 'all but jobs' = 'nothing';
+  const faults = {
+    beforeCommit: (tables: readonly string[]) => {
+      if (tables.includes('jobs') || refusing === 'nothing') return;
+      if (refusing === 'all but jobs' || tables.includes('allocs')) throw new Error('injected: disk refused');
+    },
+  };
+  let own: Served;
+  const log: string[] = [];
+  beforeAll(async () => {
+    own = await serve(undefined, undefined, { faults });
     own.api.registry.log = (line) => log.push(line);
     own.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 100 };
-    const sized = (id: string) => {
-      const body = mockJob(id);
-      Object.assign(body.Job.TaskGroups[0]!.Tasks[0]!, { Resources: { MemoryMB: 80 } });
-      return body;
-    };
-    await runJob(own, sized('holder'));
-    const waiter = (await call(own.socket, 'PUT', '/v1/jobs', sized('waiter'))).json<Json>();
-    const blocked = String((await call(own.socket, 'GET', `/v1/evaluation/${waiter['EvalID']}`)).json<Json>()['BlockedEval']);
-    refusing = true;
-    await call(own.socket, 'DELETE', '/v1/job/holder');
-    const line = new RegExp(`^blocked evaluation ${blocked} of job "waiter" could not be processed again: cannot commit to .*injected: disk refused`);
+  });
+  afterEach(() => {
+    refusing = 'nothing';
+  });
+  const evalOf = async (id: string) => (await call(own.socket, 'GET', `/v1/evaluation/${id}`)).json<Json>();
+  const sized = (id: string, memoryMB = 80) => {
+    const body = mockJob(id);
+    Object.assign(body.Job.TaskGroups[0]!.Tasks[0]!, { Resources: { MemoryMB: memoryMB } });
+    return body;
+  };
+  /** Runs `holder` and registers `waiter`, which does not fit beside it: its blocked evaluation. */
+  async function blockedBehind(holder: string, waiter: string): Promise<Json> {
+    await runJob(own, sized(holder));
+    const reg = (await call(own.socket, 'PUT', '/v1/jobs', sized(waiter))).json<Json>();
+    const blocked = await evalOf(String((await evalOf(reg['EvalID']))['BlockedEval']));
+    expect(blocked['Status']).toBe('blocked');
+    // The clock past the blocked evaluation's own time, so a time not moved shows.
+    await until(async () => Date.now() * 1e6, (now) => now > blocked['ModifyTime'], 'the clock to pass the blocked evaluation\'s time');
+    return blocked;
+  }
+
+  it('completes once what frees lets it place, at that write\'s index and time', async () => {
+    const blocked = await blockedBehind('holder-a', 'waiter-a');
+    const before = Date.now() * 1e6;
+    await call(own.socket, 'DELETE', '/v1/job/holder-a');
+    const [placed] = await waitForAllocs(own.socket, '/v1/job/waiter-a/allocations', (l) => l.length === 1);
+    const done = await evalOf(blocked['ID']);
+    expect(done).toMatchObject({ Status: 'complete', ModifyIndex: placed!.CreateIndex });
+    expect(done['ModifyTime']).toBeGreaterThanOrEqual(before);
+    await call(own.socket, 'DELETE', '/v1/job/waiter-a');
+  });
+
+  it('whose plan the store refuses Nomad\'s number of times fails durably: the failed one and the blocked one after it are in the store, timed now', async () => {
+    const blocked = await blockedBehind('holder-b', 'waiter-b');
+    refusing = 'plans';
+    const before = Date.now() * 1e6;
+    await call(own.socket, 'DELETE', '/v1/job/holder-b');
+    const failed = await until(() => evalOf(blocked['ID']), (e) => e['Status'] === 'failed', 'the blocked evaluation to fail');
+    expect(failed['ModifyTime']).toBeGreaterThanOrEqual(before);
+    expect(own.store.get('evals', blocked['ID'])).toMatchObject({ Status: 'failed', ModifyIndex: failed['ModifyIndex'], BlockedEval: failed['BlockedEval'] });
+    expect(own.store.get('evals', failed['BlockedEval'])).toMatchObject({ Status: 'blocked', PreviousEval: blocked['ID'], CreateIndex: failed['ModifyIndex'] });
+    refusing = 'nothing';
+    await call(own.socket, 'DELETE', '/v1/job/waiter-b');
+  });
+
+  it('is said in the log, by evaluation and job, when the store refuses its plan and then its failure', async () => {
+    const blocked = String((await blockedBehind('holder-c', 'waiter-c'))['ID']);
+    refusing = 'all but jobs';
+    await call(own.socket, 'DELETE', '/v1/job/holder-c');
+    const line = new RegExp(`^blocked evaluation ${blocked} of job "waiter-c" could not be processed again: cannot commit to .*injected: disk refused`);
     await until(async () => log, (l) => l.some((x) => line.test(x)), 'the log to say the blocked evaluation could not be processed again');
-    refusing = false;
-    expect((await call(own.socket, 'GET', `/v1/evaluation/${blocked}`)).json<Json>()['Status']).toBe('blocked');
+    refusing = 'nothing';
+    expect((await evalOf(blocked))['Status']).toBe('blocked');
   });
 });

@@ -102,6 +102,19 @@ describe('an update', { timeout: SUITE_TIMEOUT }, () => {
     expect(after.map((a) => a.ID).sort()).toEqual(both.map((a) => a.ID).sort());
     expect(after.find((a) => a.TaskGroup === 'gone')).toMatchObject({ DesiredStatus: 'stop', DesiredDescription: 'alloc not needed due to job update', AllocModifyIndex: up['Index'] });
     expect(after.find((a) => a.TaskGroup === 'g')).toMatchObject({ DesiredStatus: 'run', JobVersion: 1 });
+    const gone = after.find((a) => a.TaskGroup === 'gone')!;
+    expect(batchAt(up['Index'])!.Events.filter((e) => e.Topic === 'Allocation').map((e) => [e.Type, e.Key])).toEqual([['PlanResult', gone.ID]]);
+  });
+
+  it('that adds a group places its allocation beside the other group\'s, whatever their instance numbers', async () => {
+    const kept = await runJob(s, mockJob('grown'));
+    const two = mockJob('grown');
+    two.Job.TaskGroups.push({ ...two.Job.TaskGroups[0]!, Name: 'added' });
+    const up = await put('/v1/jobs', two);
+    const after = await allocsOf('grown');
+    expect(after.map((a) => [a.TaskGroup, a.DesiredStatus])).toEqual([['g', 'run'], ['added', 'run']]);
+    expect(after[0]!.ID).toBe(kept.ID);
+    expect(after[1]).toMatchObject({ CreateIndex: up['Index'], EvalID: up['EvalID'] });
   });
 
   it('that is destructive replaces a running batch allocation (only a completed one is left alone)', async () => {
