@@ -365,6 +365,21 @@ describe('context patches', () => {
     expect(diffContext({ l: a }, { l: c }, narrow)).toEqual([{ path: ['l'], append: [{ n: 5 }], cut: { keep: 3, earlier: 2 } }]);
   });
 
+  it('copy an object the page already holds in another actor\'s context, reading it there when applied', () => {
+    const state = { state: 'running', events: [{ type: 'Started' }] };
+    const a = { taskState: { state: 'pending', events: [] }, other: { n: 1 } };
+    const b = { taskState: state, other: { n: 2 } };
+    const patch = diffContext(a, b, limits, (path, value) => (path.join('.') === 'taskState' && value === state ? { actor: 'x:0', path: ['taskStates', 'web'] } : undefined));
+    expect(patch).toEqual([
+      { path: ['taskState'], copy: { actor: 'x:0', path: ['taskStates', 'web'] } },
+      { path: ['other', 'n'], value: 2 },
+    ]);
+    const held = new Map([['x:0', { taskStates: { web: sanitize(state) } }]]);
+    expect(applyContextPatch(sanitize(a), patch, (sid) => held.get(sid))).toEqual(sanitize(b));
+    // A reader that does not know the actor (or cannot look one up) gets null there, not a stale value.
+    expect(applyContextPatch(sanitize(a), patch)).toEqual({ taskState: null, other: { n: 2 } });
+  });
+
   it('send nothing when the context is the same object', () => {
     const a = { x: [1] };
     expect(diffContext(a, a, limits)).toEqual([]);

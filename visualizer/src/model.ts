@@ -425,6 +425,9 @@ export class Model {
     this.changed.delete(sid);
   }
 
+  /** Another actor's context as the page holds it now: what a `copy` patch (protocol 7) reads. */
+  private readonly contextOf = (sessionId: string): JsonValue | undefined => this.actors.get(sessionId)?.context;
+
   private isHook(sessionId: string | undefined): boolean {
     const a = sessionId === undefined ? undefined : this.actors.get(sessionId);
     return !!a && !a.machineId;
@@ -512,7 +515,7 @@ export class Model {
           a.activeNodeIds = m.activeNodeIds ?? (def ? activeNodeIdsOf(def, m.value) : []);
         }
         if (m.context !== undefined) a.context = shortenTaskEvents(m.context);
-        else if (m.patch) a.context = shortenTaskEvents(applyContextPatch(a.context, m.patch));
+        else if (m.patch) a.context = shortenTaskEvents(applyContextPatch(a.context, m.patch, this.contextOf));
         if (m.output !== undefined) a.output = m.output;
         if (m.error !== undefined) a.error = m.error;
         a.lastEdges = [];
