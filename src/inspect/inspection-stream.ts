@@ -288,7 +288,8 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     }
     if (status === 'active' && !first && value === undefined && !edges && context === undefined && !patch) return undefined;
 
-    const msg: TransitionMessage = { kind: 'transition', at, sessionId, event: ev.event.type, status };
+    const msg: TransitionMessage = { kind: 'transition', at, sessionId, event: ev.event.type };
+    if (status !== 'active') msg.status = status;
     if (value !== undefined) msg.value = value;
     if (edges) msg.edges = edges;
     if (context !== undefined) msg.context = context;

@@ -16,7 +16,8 @@
  * history after it, or resumes after the batch the page asked for; hello names the stream. 6: a list past
  * the item limit keeps its newest items (the marker first), and an append to it says the cut (`cut`). 7: a
  * context patch may copy what the page holds in another actor's context (`copy`): a task runner's
- * `taskState` and its alloc's `taskStates.<task>` are one object, sent once.
+ * `taskState` and its alloc's `taskStates.<task>` are one object, sent once; a transition's status is left out
+ * while the actor is active.
  */
 export const PROTOCOL_VERSION = 7;
 
@@ -203,7 +204,8 @@ export interface TransitionMessage {
   sessionId: string;
   /** The type of the event that caused it. */
   event: string;
-  status: ActorStatus;
+  /** Omitted while the actor is active (version 7: most transitions); read it with `statusOf`. */
+  status?: ActorStatus;
   /** Machine actors only; omitted when unchanged since the actor's last transition message. */
   value?: StateValue;
   /** Every active state node id, ancestors included; not sent live (the page derives it from `value`, statechart.ts). */
@@ -220,6 +222,11 @@ export interface TransitionMessage {
   /** Omitted when the actor's done (error) event to its parent carried it. */
   output?: JsonValue;
   error?: JsonValue;
+}
+
+/** A transition's actor status: `active` when the message leaves it out. */
+export function statusOf(m: TransitionMessage): ActorStatus {
+  return m.status ?? 'active';
 }
 
 /** Anything the stream says. */

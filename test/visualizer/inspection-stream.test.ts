@@ -72,6 +72,17 @@ describe('machine definitions', () => {
 });
 
 describe('the inspection stream', () => {
+  it('leaves a transition\'s status out while the actor is active, and says it when the actor ends', async () => {
+    const { actor, messages, pageModel } = await runBatched(worker);
+    actor.send({ type: 'STOP' });
+    await flushMicrotasks();
+    const mine = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === actor.sessionId);
+    expect(mine.slice(0, -1).length).toBeGreaterThan(0);
+    for (const m of mine.slice(0, -1)) expect(m).not.toHaveProperty('status');
+    expect(mine.at(-1)).toMatchObject({ status: 'done', value: 'stopped' });
+    expect(pageModel().actors.get(actor.sessionId)).toMatchObject({ status: 'done', value: 'stopped' });
+  });
+
   it('does no mapping inside the send path: subscribers hear about it after the flush', async () => {
     const { stream, messages } = collect();
     const actor = createActor(worker, { inspect: stream.inspect }).start();
