@@ -143,8 +143,8 @@ const allocRunnerBase = setup({
         },
       };
       next.clientStatus = clientStatusOf(taskStates, next.forcedStatus);
-      enqueue.assign(next);
-      applyReducer(next, enqueue, clockNow(system));
+      // One assign for the mirror and the reducer's answer: each assign is a new snapshot of the alloc.
+      enqueue.assign({ ...next, ...applyReducer(next, enqueue, clockNow(system)) });
     }),
     taskDetached: assign(({ context, event }) => ({
       taskFlags: { ...context.taskFlags, detached: { ...context.taskFlags.detached, [event.type.slice('xstate.done.actor.'.length)]: true } },
@@ -203,30 +203,30 @@ const allocRunnerBase = setup({
       for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'RESTORED' } satisfies TaskRunnerEvent);
       // A release KILL in a task's mailbox when the snapshot was taken is not in the snapshot: send it again.
       const { released: _, ...taskFlags } = context.taskFlags;
-      enqueue.assign({ taskFlags });
-      applyReducer({ ...context, taskFlags }, enqueue, clockNow(system));
+      enqueue.assign({ taskFlags, ...applyReducer({ ...context, taskFlags }, enqueue, clockNow(system)) });
     }),
     openGates: enqueueActions(({ enqueue, context, system }) => {
       // Every runner was spawned behind a closed gate and none has been opened: the reducer's gate changes
       // from no open stage are exactly the gates to open.
       const enabled = { ...context, gates: { ...context.gates, enabled: true } };
-      enqueue.assign({ gates: enabled.gates });
-      applyReducer(enabled, enqueue, clockNow(system));
+      enqueue.assign({ gates: enabled.gates, ...applyReducer(enabled, enqueue, clockNow(system)) });
     }),
     signal: enqueueActions((args) => signalCommand(args)),
   },
 });
 
 interface Enqueue {
-  assign(p: Partial<AllocRunnerContext>): void;
   sendTo(id: string, ev: TaskRunnerEvent): void;
   raise(ev: AllocRunnerEvent): void;
 }
 
-/** Runs the reducer and turns its effects into events: kill event, ordered kill, released tasks, gates. */
-function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): void {
+/**
+ * Runs the reducer and turns its effects into events (kill event, ordered kill, released tasks, gates);
+ * returns the context fields it changed, for the caller's one assign.
+ */
+function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): Partial<AllocRunnerContext> {
   // During prerun the tasks wait behind closed gates; nothing is decided until it is over.
-  if (!ctx.gates.enabled) return;
+  if (!ctx.gates.enabled) return {};
   const fx = reduceTaskStates({
     tasks: ctx.alloc.tasks,
     taskStates: ctx.taskStates,
@@ -238,9 +238,11 @@ function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): v
     open: ctx.gates.open,
     now,
   });
-  enqueue.assign({ gates: { ...ctx.gates, coordinator: fx.coordinator, open: fx.open } });
+  const update: Partial<AllocRunnerContext> = {};
+  // The coordinator answers with a new `open` list every time; an unchanged one is not a change.
+  if (fx.coordinator !== ctx.gates.coordinator || !sameStages(fx.open, ctx.gates.open)) update.gates = { ...ctx.gates, coordinator: fx.coordinator, open: fx.open };
   if (fx.killEvent) {
-    enqueue.assign({ killEventSent: true });
+    update.killEventSent = true;
     for (const name of fx.emitTo) enqueue.sendTo(name, { type: 'EMIT_EVENT', event: fx.killEvent });
   }
   if (fx.startKill) enqueue.raise({ type: 'KILL' });
@@ -251,7 +253,7 @@ function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): v
       released[name] = true;
       enqueue.sendTo(name, { type: 'KILL' });
     }
-    enqueue.assign({ taskFlags: { ...ctx.taskFlags, released } });
+    update.taskFlags = { ...ctx.taskFlags, released };
   }
   // Once the alloc is being killed no task may start but the poststop ones: Nomad kills (killTasks) before its
   // coordinator hears of the new task states, so a task still waiting on its gate is killed, never started.
@@ -261,6 +263,11 @@ function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): v
     if (g.open && stopping && spec && !isPoststop(spec)) continue;
     enqueue.sendTo(g.task, { type: 'GATE', open: g.open });
   }
+  return update;
+}
+
+function sameStages(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((s, i) => s === b[i]);
 }
 
 /** The alloc runner's complete setup: its own actions and the hook loop. */
