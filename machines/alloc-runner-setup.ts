@@ -261,6 +261,9 @@ function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): P
   for (const g of fx.gates) {
     const spec = ctx.alloc.tasks.find((t) => t.name === g.task);
     if (g.open && stopping && spec && !isPoststop(spec)) continue;
+    // A dead task never passes its gate again but through a restart of the whole alloc, which closes every
+    // gate itself (restartTasks): closing it now would be a message, a step and a snapshot for nothing.
+    if (!g.open && ctx.taskStates[g.task]?.state === 'dead' && !ctx.taskFlags.restartPending[g.task]) continue;
     enqueue.sendTo(g.task, { type: 'GATE', open: g.open });
   }
   return update;
