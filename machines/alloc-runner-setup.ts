@@ -60,10 +60,12 @@ const allocRunnerBase = setup({
       const name = event.type.slice('xstate.snapshot.'.length);
       const tc = (event as { snapshot?: { context?: TaskRunnerContext } }).snapshot?.context;
       if (!tc || !taskSpec(context, name)) return false;
+      // A runner's first snapshot carries the state the alloc gave it, no rejection and no run complete:
+      // flags not yet mirrored count as 0 and false, so that snapshot is not news.
       return (
         context.taskStates[name] !== tc.taskState ||
-        context.taskFlags.rejections[name] !== tc.rejections.length ||
-        context.taskFlags.runComplete[name] !== tc.runComplete
+        (context.taskFlags.rejections[name] ?? 0) !== tc.rejections.length ||
+        (context.taskFlags.runComplete[name] ?? false) !== tc.runComplete
       );
     },
     allTasksComplete: ({ context }) => context.alloc.tasks.every((t) => context.taskFlags.runComplete[t.name]),
