@@ -5,6 +5,7 @@
  * before the agent's PATH, so an agent whose PATH is empty still supervises its tasks, and its handles name
  * the driver.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { lookupBin } from '../../src/drivers/raw-exec/process.ts';
 // Imported as well as loaded afresh: the suites a mutation run picks for this module are those importing it.
@@ -15,18 +16,24 @@ type DriverModule = typeof import('../../src/drivers/raw-exec/raw-exec-driver.ts
 const DRIVER = '../../src/drivers/raw-exec/raw-exec-driver.ts';
 
 const { task, context, tracked } = driverFixtures();
-const canSupervise = ['setsid', 'mkfifo'].every((tool) => lookupBin(tool, '/', '/usr/bin:/bin:/usr/sbin:/sbin') !== undefined);
+/** The first of the system dirs, in their order, that holds `tool`. */
+const systemTool = (tool: string) => lookupBin(tool, '/', '/usr/bin:/bin:/usr/sbin:/sbin');
+const canSupervise = systemTool('setsid') !== undefined && systemTool('mkfifo') !== undefined;
 
 describe.runIf(canSupervise)('the supervisor\'s tools are looked for in the system dirs, then on the agent\'s PATH', () => {
   it.each([
     ['empty', ''],
     ['unset', undefined],
-  ])('an agent whose PATH is %s supervises its tasks, whose handles name raw_exec', async (_what, agentPath) => {
+  ])('an agent whose PATH is %s supervises its tasks with the system\'s setsid and mkfifo, its handles naming raw_exec', async (_what, agentPath) => {
     const { createRawExecDriver } = await loadedAfresh<DriverModule>(DRIVER, agentPath);
     const c = tracked(createRawExecDriver().controller(task(), { ...context(), attempt: 0 }));
     await c.start(never());
     expect(RAW_EXEC).toBe('raw_exec');
     expect(c.handle()).toMatchObject({ driver: RAW_EXEC, taskName: 'web', state: { supervisor: { pid: expect.any(Number), prefix: expect.any(String) } } });
+    // The supervisor is handed the tools of the first system dir holding them (its arguments 2 and 4).
+    const supervisor = (c.handle()!.state as { supervisor: { pid: number } }).supervisor.pid;
+    const args = readFileSync(`/proc/${supervisor}/cmdline`, 'utf8').split('\0');
+    expect(args).toEqual(expect.arrayContaining([systemTool('setsid'), systemTool('mkfifo')]));
   });
 
   it('a driver told not to supervise runs its tasks unsupervised', async () => {
