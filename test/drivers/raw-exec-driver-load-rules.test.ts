@@ -6,7 +6,7 @@
  * the driver.
  */
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { lookupBin } from '../../src/drivers/raw-exec/process.ts';
 // Imported as well as loaded afresh: the suites a mutation run picks for this module are those importing it.
 import { RAW_EXEC } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
@@ -44,3 +44,21 @@ describe.runIf(canSupervise)('the supervisor\'s tools are looked for in the syst
   });
 });
 
+
+describe('the spawner helper is started as a supervising driver is made, and only then', () => {
+  const SPAWNER = '../../src/drivers/raw-exec/spawner.ts';
+  afterEach(() => {
+    vi.doUnmock(SPAWNER);
+  });
+
+  it.each([
+    ['a supervising driver starts it', {}, 1],
+    ['a driver told not to supervise does not', { supervise: false }, 0],
+  ])('%s', async (_what, options, starts) => {
+    const warmSpawner = vi.fn();
+    vi.doMock(SPAWNER, async (actual) => ({ ...(await actual<typeof import('../../src/drivers/raw-exec/spawner.ts')>()), warmSpawner }));
+    const { createRawExecDriver } = await loadedAfresh<DriverModule>(DRIVER, process.env.PATH);
+    createRawExecDriver(options);
+    expect(warmSpawner).toHaveBeenCalledTimes(canSupervise ? starts : 0);
+  });
+});
