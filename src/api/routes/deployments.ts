@@ -145,7 +145,11 @@ export function watchDeployments(ctx: ApiContext): void {
   if (announced.has(ctx)) return;
   const known = new Map<string, { sig: string; at: number; job: string }>();
   announced.set(ctx, known);
-  for (const j of ctx.registry.listJobs()) for (const d of deploymentsOf(ctx, j)) known.set(String(d['ID']), { sig: signature(d), at: d['ModifyIndex'] as number, job: j.id });
+  // The indexes the last agent announced deployments at are not stored: the deployments found at the start count
+  // as changed at the index this agent starts from, past every index the last one handed out, so neither a
+  // deployment's ModifyIndex nor the lists' index goes back over a restart.
+  const start = ctx.index.current;
+  for (const j of ctx.registry.listJobs()) for (const d of deploymentsOf(ctx, j)) known.set(String(d['ID']), { sig: signature(d), at: start, job: j.id });
   changedAt.set(ctx, Math.max(0, ...[...known.values()].map((k) => k.at)));
   ctx.events.subscribe({ fromIndex: 0, topics: [{ topic: 'Job', key: '*' }, { topic: 'Allocation', key: '*' }], namespace: '*' }).subscribe((batch) => {
     const jobs = new Set(batch.Events.map((e) => (e.Topic === 'Job' ? e.Key : e.FilterKeys[0])).filter((k): k is string => k !== undefined));
