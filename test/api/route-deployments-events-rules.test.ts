@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EventBatch, StreamEvent } from '../../src/api/event-broker.ts';
 import { recordPublishedBatches } from './published-batches.ts';
 import { call } from './agent-process.ts';
-import { cleanUp, mockJob, type Served, SUITE_TIMEOUT, serveWithRoom, until } from './in-process-agent.ts';
+import { cleanUp, freshDir, serve, type Served, SUITE_TIMEOUT, serveWithRoom, until } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -83,6 +83,36 @@ describe('the Deployment topic', { timeout: SUITE_TIMEOUT }, () => {
     expect(after.filter((e) => e.Key === d['ID']).map((e) => e.Payload['Deployment']['Status'])).toEqual(['running', 'failed']);
   });
 
+  it('announces a fail once, before what changed while its mark was being written, which comes after it at later indexes', async () => {
+    await register(deployed('racing', [SLOW]));
+    const d = await deploymentOf('racing');
+    await until(async () => eventsOf('racing'), (l) => l.length === 1, 'the new deployment\'s event');
+    // The seam: once the mark is durable, and before the fail goes on, a new version of the job is registered.
+    const commit = s.store.commit.bind(s.store);
+    let armed = true;
+    const seam = vi.spyOn(s.store, 'commit').mockImplementation(async (write) => {
+      let marks = false;
+      write({ put: (table, key) => void (marks ||= table === 'meta' && key === 'deployments.failed'), remove: () => undefined, index: () => undefined });
+      await commit(write);
+      if (!marks || !armed) return;
+      armed = false;
+      await register(deployed('racing', [SLOW], { Meta: { v: '2' } }));
+      // The registration's events have reached the watcher.
+      await new Promise((r) => setImmediate(r));
+    });
+    const fail = await call(s.socket, 'PUT', `/v1/deployment/fail/${d['ID']}`);
+    seam.mockRestore();
+    expect([fail.status, armed]).toEqual([200, false]);
+    const index = fail.json<Json>()['Index'];
+    const seen = await until(async () => eventsOf('racing'), (l) => l.some((e) => e.Key !== d['ID']), 'the new version\'s deployment');
+    expect(seen.filter((e) => e.Payload['Deployment']['Status'] === 'failed').map((e) => [e.Key, e.Index])).toEqual([[d['ID'], index]]);
+    const indexes = seen.map((e) => e.Index);
+    expect(indexes).toEqual([...indexes].sort((a, b) => a - b));
+    expect(seen.find((e) => e.Key !== d['ID'])!.Index).toBeGreaterThan(index);
+    expect((await call(s.socket, 'GET', `/v1/deployment/${d['ID']}`)).json<Json>()['ModifyIndex']).toBe(index);
+    expect(Number((await call(s.socket, 'GET', '/v1/deployments')).headers['x-nomad-index'])).toBeGreaterThanOrEqual(indexes.at(-1)!);
+  });
+
   it('moves the deployments\' index on a purge, without an event', async () => {
     await register(deployed('purged', [SLOW]));
     await until(async () => eventsOf('purged'), (l) => l.length === 1, 'the new deployment\'s event');
@@ -91,5 +121,24 @@ describe('the Deployment topic', { timeout: SUITE_TIMEOUT }, () => {
     const moved = await until(async () => Number((await call(s.socket, 'GET', '/v1/deployments')).headers['x-nomad-index']), (i) => i > before, 'the deployments\' index to move');
     expect(moved).toBeGreaterThan(before);
     expect(eventsOf('purged')).toHaveLength(1);
+  });
+});
+
+describe('over a restart', { timeout: SUITE_TIMEOUT }, () => {
+  it('neither a deployment\'s ModifyIndex nor the deployments\' index goes back, though what was announced is not stored', async () => {
+    const dir = freshDir();
+    const first = await serve(dir);
+    expect((await call(first.socket, 'PUT', '/v1/jobs', deployed('kept', [FAST]))).status).toBe(200);
+    const before = await until(async () => (await call(first.socket, 'GET', '/v1/job/kept/deployment')).json<Json>(), (d) => d['Status'] === 'successful', 'the deployment\'s success');
+    const listed = Number((await call(first.socket, 'GET', '/v1/deployments')).headers['x-nomad-index']);
+    await first.stop();
+    const second = await serve(dir);
+    const after = (await call(second.socket, 'GET', '/v1/job/kept/deployment')).json<Json>();
+    // (Its status may be read again as running until the restored allocation's health is: not the rule here.)
+    expect(after['ID']).toBe(before['ID']);
+    expect(after['ModifyIndex']).toBeGreaterThanOrEqual(before['ModifyIndex']);
+    const list = await call(second.socket, 'GET', '/v1/deployments');
+    expect(Number(list.headers['x-nomad-index'])).toBeGreaterThanOrEqual(listed);
+    expect(list.json<Json[]>().map((d) => d['ModifyIndex'])).toEqual([after['ModifyIndex']]);
   });
 });
