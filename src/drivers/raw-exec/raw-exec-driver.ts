@@ -238,7 +238,9 @@ export class RawExecController implements Controller {
   /** Lets the agent exit while the task runs: unrefs the workload and the output streams being read. */
   private releaseHeld(): void {
     this.workload?.release();
-    for (const s of this.sources) (s as Readable & { unref?: () => void }).unref?.();
+    // A stream already closed holds nothing; unref on a socket without its handle would only add a
+    // 'connect' listener to it (Node's Socket.unref), one per task exit.
+    for (const s of this.sources) if (!s.destroyed) (s as Readable & { unref?: () => void }).unref?.();
   }
 
   /** Sends `sig` to the main process only, as Nomad's SignalTask does (children are the main process's business). */
