@@ -39,8 +39,8 @@ const register = async (body: unknown, path = '/v1/jobs') => {
   return res.json<Json>();
 };
 /** The Deployment events published for `jobId` so far, each with its batch's index. */
-const eventsOf = (jobId: string): (StreamEvent & { batch: number })[] =>
-  batches.flatMap((b) => b.Events.filter((e) => e.Topic === 'Deployment' && e.FilterKeys[0] === jobId).map((e) => ({ ...e, batch: b.Index })));
+const eventsOf = (jobId: string): (StreamEvent & { batch: number; deployment: Json })[] =>
+  batches.flatMap((b) => b.Events.filter((e) => e.Topic === 'Deployment' && e.FilterKeys[0] === jobId).map((e) => ({ ...e, batch: b.Index, deployment: e.Payload['Deployment'] as Json })));
 const deploymentOf = async (id: string, ns = 'default') => (await call(s.socket, 'GET', `/v1/job/${id}/deployment?namespace=${ns}`)).json<Json>();
 
 describe('the Deployment topic', { timeout: SUITE_TIMEOUT }, () => {
@@ -63,7 +63,7 @@ describe('the Deployment topic', { timeout: SUITE_TIMEOUT }, () => {
     expect(seen.map((e) => e.Type)).toEqual(['DeploymentStatusUpdate', 'DeploymentAllocHealth']);
 
     await register(deployed('healthy', [FAST]));
-    const done = await until(async () => eventsOf('healthy'), (l) => l.some((e) => e.Payload['Deployment']['Status'] === 'successful'), 'the deployment\'s success');
+    const done = await until(async () => eventsOf('healthy'), (l) => l.some((e) => e.deployment['Status'] === 'successful'), 'the deployment\'s success');
     expect(done.at(-1)).toMatchObject({ Type: 'DeploymentStatusUpdate', Payload: { Deployment: { Status: 'successful' } } });
   });
 
@@ -74,13 +74,13 @@ describe('the Deployment topic', { timeout: SUITE_TIMEOUT }, () => {
     const fail = await call(s.socket, 'PUT', `/v1/deployment/fail/${d['ID']}`);
     expect(fail.status, fail.text).toBe(200);
     const index = fail.json<Json>()['Index'];
-    const failed = eventsOf('marked').filter((e) => e.Payload['Deployment']['Status'] === 'failed');
+    const failed = eventsOf('marked').filter((e) => e.deployment['Status'] === 'failed');
     expect(failed).toEqual([expect.objectContaining({ Type: 'DeploymentStatusUpdate', Key: d['ID'], Index: index, batch: index })]);
     expect(failed[0]!.Payload['Deployment']).toMatchObject({ StatusDescription: 'Deployment marked as failed' });
     // A new version: its deployment is announced, the failed one is not again (its status did not change).
     await register(deployed('marked', [SLOW], { Meta: { v: '2' } }));
     const after = await until(async () => eventsOf('marked'), (l) => l.length >= 3, 'the new version\'s deployment');
-    expect(after.filter((e) => e.Key === d['ID']).map((e) => e.Payload['Deployment']['Status'])).toEqual(['running', 'failed']);
+    expect(after.filter((e) => e.Key === d['ID']).map((e) => e.deployment['Status'])).toEqual(['running', 'failed']);
   });
 
   it('announces a fail once, before what changed while its mark was being written, which comes after it at later indexes', async () => {
@@ -105,7 +105,7 @@ describe('the Deployment topic', { timeout: SUITE_TIMEOUT }, () => {
     expect([fail.status, armed]).toEqual([200, false]);
     const index = fail.json<Json>()['Index'];
     const seen = await until(async () => eventsOf('racing'), (l) => l.some((e) => e.Key !== d['ID']), 'the new version\'s deployment');
-    expect(seen.filter((e) => e.Payload['Deployment']['Status'] === 'failed').map((e) => [e.Key, e.Index])).toEqual([[d['ID'], index]]);
+    expect(seen.filter((e) => e.deployment['Status'] === 'failed').map((e) => [e.Key, e.Index])).toEqual([[d['ID'], index]]);
     const indexes = seen.map((e) => e.Index);
     expect(indexes).toEqual([...indexes].sort((a, b) => a - b));
     expect(seen.find((e) => e.Key !== d['ID'])!.Index).toBeGreaterThan(index);
