@@ -162,7 +162,7 @@ describe('an update', { timeout: SUITE_TIMEOUT }, () => {
     const allocs = await allocsOf('destroyed');
     const next = allocs.find((a) => a.ID !== old.ID)!;
     expect(await get(`/v1/allocation/${old.ID}`)).toMatchObject({ DesiredStatus: 'stop', DesiredDescription: 'alloc is being updated due to job update', NextAllocation: next.ID, AllocModifyIndex: up['Index'] });
-    expect(next).toMatchObject({ PreviousAllocation: old.ID, JobVersion: 1, EvalID: up['EvalID'], CreateIndex: up['Index'] });
+    expect(next).toMatchObject({ PreviousAllocation: old.ID, JobVersion: 1, EvalID: up['EvalID'], CreateIndex: up['Index'], DesiredStatus: 'run', DesiredDescription: '' });
     const stored = s.store.get('allocs', old.ID) as Json;
     expect(stored).toMatchObject({ desired: 'stop', desiredDescription: 'alloc is being updated due to job update', allocModifyIndex: up['Index'], spec: { desiredStatus: 'stop', modifyIndex: up['Index'] } });
     // What the store keeps of an allocation: never its runner, its live state or the indexes of its client updates.
@@ -309,20 +309,23 @@ describe('what an allocation held frees', { timeout: SUITE_TIMEOUT }, () => {
   const sized = (id: string, task: Json, type = 'service') => withTask(mockJob(id, undefined, { Type: type }), { ...task, Resources: { MemoryMB: 80 } });
   const allocsAt = async (id: string) => (await call(small.socket, 'GET', `/v1/job/${id}/allocations`)).json<Json[]>();
   /** Registers `holder` (its start held) and then `waiter`, which waits blocked for its 80 MB. */
-  async function holderAndWaiter(holder: Json, waiter: string): Promise<string> {
+  async function holderAndWaiter(holder: Json, waiter: string, waiterTask: Json = {}): Promise<string> {
     await call(small.socket, 'PUT', '/v1/jobs', holder);
     const [alloc] = await allocsAt(holder['Job']['ID']);
     await until(async () => held.holding.has(String(alloc!['ID'])), Boolean, 'the holder\'s start to be held');
-    expect((await call(small.socket, 'PUT', '/v1/jobs', sized(waiter, {}))).status).toBe(200);
+    expect((await call(small.socket, 'PUT', '/v1/jobs', sized(waiter, waiterTask))).status).toBe(200);
     expect(await allocsAt(waiter)).toEqual([]);
     return String(alloc!['ID']);
   }
 
-  it('by a stop is placed at once, before the stopped allocation has ended', async () => {
-    const holder = await holderAndWaiter(sized('stopped-holder', { Name: 'held' }), 'waits-for-stop');
+  it('by a stop is placed at once, before the stopped allocation has ended, and moves the waiting job\'s summary', async () => {
+    // The waiter's own task is held too, so nothing but the placement moves its summary.
+    const holder = await holderAndWaiter(sized('stopped-holder', { Name: 'held' }), 'waits-for-stop', { Name: 'held' });
     await call(small.socket, 'DELETE', '/v1/job/stopped-holder');
-    await waitForAllocs(small.socket, '/v1/job/waits-for-stop/allocations', (l) => l.length === 1);
+    const [placed] = await waitForAllocs(small.socket, '/v1/job/waits-for-stop/allocations', (l) => l.length === 1);
     expect((await allocsAt('stopped-holder')).find((a) => a['ID'] === holder)).toMatchObject({ DesiredStatus: 'stop', ClientStatus: 'pending' });
+    const summary = (await call(small.socket, 'GET', '/v1/job/waits-for-stop/summary')).json<Json>();
+    expect(summary).toMatchObject({ ModifyIndex: placed!.CreateIndex, Summary: { g: { Queued: 0, Starting: 1 } } });
     held.release();
     await call(small.socket, 'DELETE', '/v1/job/waits-for-stop');
   });
