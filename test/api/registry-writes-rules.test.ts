@@ -265,7 +265,7 @@ describe('a runner that cannot start', { timeout: SUITE_TIMEOUT }, () => {
 });
 
 describe('what a write could not place', { timeout: SUITE_TIMEOUT }, () => {
-  it('is said in the log for its job, once, and its evaluation is timed now in nanoseconds', async () => {
+  it('is said in the log for its job, once, and its evaluation and the blocked one it makes are timed now in nanoseconds', async () => {
     const reg = s.api.registry;
     const room = reg.capacity;
     reg.capacity = { cpu: 0, cores: 64, memoryMB: 1 };
@@ -278,6 +278,11 @@ describe('what a write could not place', { timeout: SUITE_TIMEOUT }, () => {
       expect(evaluation['CreateTime']).toBe(evaluation['ModifyTime']);
       expect(evaluation['CreateTime']).toBeGreaterThanOrEqual(before * 1e6);
       expect(evaluation['CreateTime']).toBeLessThanOrEqual(after * 1e6);
+      // And the blocked evaluation it made to place the rest later.
+      const blocked = await get(`/v1/evaluation/${evaluation['BlockedEval']}`);
+      expect(blocked).toMatchObject({ Status: 'blocked', CreateIndex: res['Index'] });
+      expect(blocked['CreateTime']).toBeGreaterThanOrEqual(before * 1e6);
+      expect(blocked['CreateTime']).toBeLessThanOrEqual(after * 1e6);
     } finally {
       reg.capacity = room;
     }
