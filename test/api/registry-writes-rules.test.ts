@@ -237,6 +237,14 @@ describe('stops', { timeout: SUITE_TIMEOUT }, () => {
     expect(s.store.get('jobs', 'told')).toMatchObject({ stop: true });
   });
 
+  it('give the stopped allocation\'s runner its stopped spec, at the stop\'s index', async () => {
+    const alloc = await runJob(s, mockJob('respecced'));
+    const stop = await put(`/v1/allocation/${alloc.ID}/stop`);
+    const told = (s.agent.get(alloc.ID)!.actor.getSnapshot().context as { alloc: { desiredStatus?: string; modifyIndex: number } }).alloc;
+    expect(told).toMatchObject({ desiredStatus: 'stop', modifyIndex: stop['Index'] });
+    await waitForAllocs(s.socket, '/v1/job/respecced/allocations', (l) => l.find((a) => a.ID === alloc.ID)?.ClientStatus === 'complete');
+  });
+
   it('with purge take the job out of the store with its stop, and keep its allocations\' records', async () => {
     const alloc = await runJob(s, mockJob('purged'));
     await call(s.socket, 'DELETE', '/v1/job/purged?purge=true');
