@@ -201,7 +201,10 @@ describe('a new version that leaves an allocation as it is', { timeout: SUITE_TI
   it('moves it to the new version in the lists as in its own read, at the write\'s index', async () => {
     const alloc = await runJob(s, mockJob('bumped'));
     const listed = await call(s.socket, 'GET', '/v1/job/bumped/allocations');
+    const summaryAt = s.api.registry.summaryIndexOf('bumped');
     const up = await put('/v1/jobs', mockJob('bumped', undefined, { Priority: 80 }));
+    // Its counts and status are as they were: the summary's own index stays (the job's ModifyIndex moves).
+    expect(s.api.registry.summaryIndexOf('bumped')).toBe(summaryAt);
     expect((await get(`/v1/allocation/${alloc.ID}`))['JobVersion']).toBe(1);
     // A watcher of the list at the index it read is answered with the new version, not left waiting.
     const next = await call(s.socket, 'GET', `/v1/job/bumped/allocations?index=${listed.headers['x-nomad-index']}&wait=5s`);
