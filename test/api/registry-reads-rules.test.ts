@@ -8,7 +8,7 @@
  */
 import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { call, waitForAllocs } from './agent-process.ts';
+import { call, waitForAllocs, type Alloc } from './agent-process.ts';
 import { heldMockDriver } from './held-mock-driver.ts';
 import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, serveWithRoom, until } from './in-process-agent.ts';
 
@@ -162,7 +162,7 @@ describe('a blocked evaluation processed again', { timeout: SUITE_TIMEOUT }, () 
     await call(own.socket, 'DELETE', '/v1/job/holder-a');
     const [placed] = await waitForAllocs(own.socket, '/v1/job/waiter-a/allocations', (l) => l.length === 1);
     const done = await evalOf(blocked['ID']);
-    expect(done).toMatchObject({ Status: 'complete', ModifyIndex: placed!.CreateIndex });
+    expect(done).toMatchObject({ Status: 'complete', ModifyIndex: (placed as Alloc & Json)['CreateIndex'] });
     expect(done['ModifyTime']).toBeGreaterThanOrEqual(before);
     await call(own.socket, 'DELETE', '/v1/job/waiter-a');
   });

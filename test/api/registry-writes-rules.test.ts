@@ -341,7 +341,7 @@ describe('what an allocation held frees', { timeout: SUITE_TIMEOUT }, () => {
     const [placed] = await waitForAllocs(small.socket, '/v1/job/waits-for-stop/allocations', (l) => l.length === 1);
     expect((await allocsAt('stopped-holder')).find((a) => a['ID'] === holder)).toMatchObject({ DesiredStatus: 'stop', ClientStatus: 'pending' });
     const summary = (await call(small.socket, 'GET', '/v1/job/waits-for-stop/summary')).json<Json>();
-    expect(summary).toMatchObject({ ModifyIndex: placed!.CreateIndex, Summary: { g: { Queued: 0, Starting: 1 } } });
+    expect(summary).toMatchObject({ ModifyIndex: (placed as Alloc & Json)['CreateIndex'], Summary: { g: { Queued: 0, Starting: 1 } } });
     held.release();
     await call(small.socket, 'DELETE', '/v1/job/waits-for-stop');
   });
