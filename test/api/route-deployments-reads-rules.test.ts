@@ -3,7 +3,8 @@
  * through one served agent in process (mock tasks; each test its own job IDs): a deployment's allocations are
  * only those of its groups with an update block; a system job, though it may have an update block, has none (as
  * Nomad's, only service jobs have deployments); an evaluation that could not place everything names the blocked
- * evaluation it made, which names it back, with the groups that did not fit and what stays queued.
+ * evaluation it made, which names it back, with the groups that did not fit and what stays queued; a job's
+ * deployments are its own, and a read blocking on them ends with none (the newest: 404) once the job is purged.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, waitForAllocs } from './agent-process.ts';
@@ -49,6 +50,35 @@ describe('a deployment\'s reads', { timeout: SUITE_TIMEOUT }, () => {
     expect([res.status, res.text]).toEqual([200, 'null']);
     expect(await get('/v1/job/everywhere/deployments')).toEqual([]);
     expect((await get(`/v1/evaluation/${reg['EvalID']}`))['DeploymentID']).toBe('');
+  });
+});
+
+describe('a job\'s deployments', { timeout: SUITE_TIMEOUT }, () => {
+  it('are each job\'s own, read at the same index', async () => {
+    for (const id of ['own-a', 'own-b']) {
+      const body = mockJob(id);
+      Object.assign(body.Job.TaskGroups[0]!, { Update: UPDATE });
+      await register(body);
+    }
+    const a = await call(s.socket, 'GET', '/v1/job/own-a/deployments');
+    const b = await call(s.socket, 'GET', '/v1/job/own-b/deployments');
+    expect(a.headers['x-nomad-index']).toBe(b.headers['x-nomad-index']);
+    expect([a.json<Json[]>().map((d) => d['JobID']), b.json<Json[]>().map((d) => d['JobID'])]).toEqual([['own-a'], ['own-b']]);
+  });
+
+  it('read while blocking are none once the job is purged, and its newest is then "job not found"', async () => {
+    const body = mockJob('vanishing');
+    Object.assign(body.Job.TaskGroups[0]!, { Update: UPDATE });
+    await register(body);
+    const head = await call(s.socket, 'GET', '/v1/job/vanishing/deployments');
+    const index = head.headers['x-nomad-index'];
+    const list = call(s.socket, 'GET', `/v1/job/vanishing/deployments?index=${index}&wait=30s`);
+    const newest = call(s.socket, 'GET', `/v1/job/vanishing/deployment?index=${index}&wait=30s`);
+    await new Promise((r) => setImmediate(r));
+    expect((await call(s.socket, 'DELETE', '/v1/job/vanishing?purge=true')).status).toBe(200);
+    const [l, n] = await Promise.all([list, newest]);
+    expect([l.status, l.text]).toEqual([200, '[]']);
+    expect([n.status, n.text]).toEqual([404, 'job not found']);
   });
 });
 
