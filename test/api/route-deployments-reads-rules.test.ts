@@ -4,7 +4,8 @@
  * only those of its groups with an update block; a system job, though it may have an update block, has none (as
  * Nomad's, only service jobs have deployments); an evaluation that could not place everything names the blocked
  * evaluation it made, which names it back, with the groups that did not fit and what stays queued; a job's
- * deployments are its own, and a read blocking on them ends with none (the newest: 404) once the job is purged.
+ * deployments are its own, and a read blocking on them ends with none (the newest: 404) once the job is purged;
+ * a blocking read of an unknown deployment or job is a 404 at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, waitForAllocs } from './agent-process.ts';
@@ -79,6 +80,20 @@ describe('a job\'s deployments', { timeout: SUITE_TIMEOUT }, () => {
     const [l, n] = await Promise.all([list, newest]);
     expect([l.status, l.text]).toEqual([200, '[]']);
     expect([n.status, n.text]).toEqual([404, 'job not found']);
+  });
+});
+
+describe('a blocking read of something unknown', { timeout: SUITE_TIMEOUT }, () => {
+  it.each([
+    ['/v1/deployment/ffffffff-0000', 'deployment not found'],
+    ['/v1/deployment/allocations/ffffffff-0000', 'deployment not found'],
+    ['/v1/job/nobody/deployment', 'job not found'],
+    ['/v1/job/nobody/deployments', 'job not found'],
+  ])('%s is a 404 at once, not after the wait', async (path, message) => {
+    const index = Number((await call(s.socket, 'GET', '/v1/deployments')).headers['x-nomad-index']);
+    // A wait longer than the test's own limit: a read that waited would fail it.
+    const res = await call(s.socket, 'GET', `${path}?index=${index}&wait=10m`);
+    expect([res.status, res.text]).toEqual([404, message]);
   });
 });
 
