@@ -163,6 +163,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
 
   const apps: FastifyInstance[] = [];
   const closeAll = async () => {
+    stopServiceEvents();
     registry.close();
     await Promise.all(apps.map((a) => a.close()));
   };
