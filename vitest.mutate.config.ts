@@ -136,7 +136,8 @@ const SLICE_SUITES: Record<string, Record<string, string[]>> = {
     'vars-services': ['test/api/route-variables-rules.test.ts', 'test/api/route-services-rules.test.ts', 'test/api/variables.test.ts'],
     // (alloc-fs.test.ts runs a raw_exec task, whose pipes abort the next suite in the worker: left out.)
     'small-routes': ['test/api/route-alloc-fs-rules.test.ts', 'test/api/route-cluster-node-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/metrics.test.ts'],
-    server: ['test/api/route-server-rules.test.ts', 'test/api/acl.test.ts'],
+    // registry-crash-rules: the runners an agent finds at its start (serveAgentApi's `found`) adopted live.
+    server: ['test/api/route-server-rules.test.ts', 'test/api/acl.test.ts', 'test/api/registry-crash-rules.test.ts'],
   },
 };
 const slice = process.env.MUTATE_SUB;

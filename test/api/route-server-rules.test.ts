@@ -8,7 +8,9 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { excessiveJsonNesting, MAX_BODY_DEPTH } from '../../src/api/server.ts';
+import { globalAgent } from 'node:http';
+import { hostname } from 'node:os';
+import { buildApi, excessiveJsonNesting, MAX_BODY_DEPTH } from '../../src/api/server.ts';
 import { ListenError, parseListenAddress, serveAgentApi, socketPathOf, TOKEN_NAME } from '../../src/api/serve-agent-api.ts';
 import { call, stream } from './agent-process.ts';
 import { cleanUp, freshDir, mockJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
@@ -41,6 +43,17 @@ describe('a listen address', () => {
     ['example.org:80', { host: 'example.org', port: 80 }],
   ])('%s is host and port', (addr, parsed) => {
     expect(parseListenAddress(addr)).toEqual(parsed);
+  });
+
+  it('is refused with a ListenError of code ErrListen', () => {
+    let caught: unknown;
+    try {
+      parseListenAddress('nope');
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ListenError);
+    expect(caught).toMatchObject({ name: 'ListenError', code: 'ErrListen' });
   });
 
   it.each(['127.0.0.1', ':4646', '127.0.0.1:65536', '127.0.0.1:123456', '::1:4646', 'a:b', '127.0.0.1:46 ', '[::1]4646'])('refuses %j, with an example', (addr) => {
@@ -109,6 +122,13 @@ describe('every request', { timeout: SUITE_TIMEOUT }, () => {
   it('to an unknown path is 404 naming its method and path without the query', async () => {
     const res = await call(s.socket, 'DELETE', '/v1/nothing/here?secret=1');
     expect([res.status, res.text]).toEqual([404, 'Invalid URL: DELETE /v1/nothing/here']);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+  });
+
+  it('is answered by the node of the store\'s node ID, named after the host', async () => {
+    const nodeId = String(s.store.get('meta', 'nodeId'));
+    expect((await call(s.socket, 'GET', '/v1/agent/self')).json<Json>()['stats']['client']['node_id']).toBe(nodeId);
+    expect((await call(s.socket, 'GET', '/v1/nodes')).json<Json[]>().map((n) => [n['ID'], n['Name']])).toEqual([[nodeId, hostname()]]);
   });
 });
 
@@ -156,6 +176,12 @@ describe('a request the agent cannot answer', { timeout: SUITE_TIMEOUT }, () => 
       expect(res.status).toBe(500);
       expect(res.text).toContain('ENOSPC');
       expect(lines.filter((l) => l.startsWith('allocrun agent: PUT /v1/jobs: '))).toEqual([`allocrun agent: PUT /v1/jobs: ${res.text}\n`]);
+      // A refused request is the client's business: nothing on the operator's stderr.
+      lines.length = 0;
+      full.on = false;
+      expect((await call(s.socket, 'GET', '/v1/jobs?index=x')).status).toBe(400);
+      expect((await call(s.socket, 'GET', '/v1/nowhere')).status).toBe(404);
+      expect(lines.filter((l) => l.startsWith('allocrun agent'))).toEqual([]);
     } finally {
       write.mockRestore();
       full.on = false;
@@ -244,6 +270,50 @@ describe('where the API listens', { timeout: SUITE_TIMEOUT }, () => {
     } finally {
       taken.close();
     }
+  });
+
+  it('closes at once with a stream still open, ending the stream', async () => {
+    const s = await serve();
+    const st = await stream(s.socket, '/v1/event/stream?topic=Job');
+    await s.api.close();
+    await st.ended;
+  });
+
+  it('serves a caller that found nothing to restore (no found list)', async () => {
+    const s = await serve();
+    await call(s.socket, 'PUT', '/v1/jobs', mockJob('kept'));
+    await s.api.close();
+    // (Kept-alive sockets to the closed server would be reused for the same path: EPIPE.)
+    globalAgent.destroy();
+    const api = await serveAgentApi({ agent: s.agent, dataDir: s.dataDir, store: s.store, version: 'test' });
+    try {
+      expect((await call({ socketPath: api.socketPath }, 'GET', '/v1/jobs')).json<Json[]>().map((j) => j['ID'])).toEqual(['kept']);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('refuses a data dir whose socket path is over 100 bytes, and serves one of exactly 100', async () => {
+    const base = freshDir();
+    const at = (length: number) => {
+      const dir = join(base, 'd'.repeat(length - base.length - 1 - 'agent.sock'.length - 1));
+      mkdirSync(dir, { mode: 0o700 });
+      expect(Buffer.byteLength(socketPathOf(dir))).toBe(length);
+      return dir;
+    };
+    const s = await serve(at(100));
+    expect((await call(s.socket, 'GET', '/v1/agent/health')).status).toBe(200);
+    await expect(serve(at(101))).rejects.toThrow(/^the data dir path is too long for a unix socket/);
+  });
+
+  it('takes ::1 as loopback without a token, and a host name that starts with 127. as not', async () => {
+    const s = await serve(freshDir(), undefined, { api: { http: '[::1]:0' } as never });
+    expect(s.api.url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+    await expect(serve(freshDir(), undefined, { api: { http: '127.example.org:0' } as never })).rejects.toThrow(/is not a loopback address/);
+  });
+
+  it('refuses to be built with a short token, naming it the API token', () => {
+    expect(() => buildApi({} as never, { token: 'short' })).toThrow(/the API token/);
   });
 
   it('stops publishing the service catalog\'s changes once closed', async () => {
