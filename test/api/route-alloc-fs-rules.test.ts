@@ -83,6 +83,24 @@ describe('ls and stat', { timeout: SUITE_TIMEOUT }, () => {
     expect((await fs('stat', `path=${encodeURIComponent('files\\ten.txt')}`)).json<Json>()).toMatchObject({ Name: 'ten.txt', Size: 10 });
   });
 
+  it('refuses a path through a symlink loop with 400 in its words', async () => {
+    await symlink(join(dir, 'loop-b'), join(dir, 'loop-a'));
+    await symlink(join(dir, 'loop-a'), join(dir, 'loop-b'));
+    try {
+      const res = await fs('stat', 'path=/files/loop-a');
+      expect([res.status, res.text]).toEqual([400, '/files/loop-a: too many levels of symbolic links']);
+    } finally {
+      await rm(join(dir, 'loop-a'));
+      await rm(join(dir, 'loop-b'));
+    }
+  });
+
+  it('lists names sorted whatever order the file system keeps them in', async () => {
+    await mkdir(join(dir, 'unsorted'));
+    for (const name of ['m', 'z', 'c', 'x', 'a']) await writeFile(join(dir, 'unsorted', name), name);
+    expect((await fs('ls', 'path=/files/unsorted')).json<Json[]>().map((f) => f['Name'])).toEqual(['a', 'c', 'm', 'x', 'z']);
+  });
+
   it('answers 404 for a path through a file, as for any path that does not exist', async () => {
     const res = await fs('stat', 'path=/files/ten.txt/x');
     expect([res.status, res.text]).toEqual([404, '/files/ten.txt/x: no such file or directory in the allocation directory']);
@@ -241,6 +259,19 @@ describe('stream', { timeout: SUITE_TIMEOUT }, () => {
     await st.until((t) => t.endsWith('xy'));
     await rm(path);
     expect(await st.ended).toBe('onexy');
+  });
+
+  it('ends a followed file that turns into a directory with an Error frame', async () => {
+    const path = join(dir, 'turned.txt');
+    await writeFile(path, 'ab');
+    const st = await stream(s.socket, `/v1/client/fs/stream/${alloc.ID}?path=/files/turned.txt`);
+    await st.until((t) => frames(t).some((f) => f['Data']));
+    await rm(path);
+    await mkdir(path);
+    await writeFile(join(path, 'pad'), 'x'.repeat(100));
+    const last = frames(await st.ended).at(-1)!;
+    // Seen as deleted if a poll fell between the rm and the mkdir; otherwise the read of a directory fails.
+    expect([{ Error: 'EISDIR: illegal operation on a directory, read' }, { Offset: 2, Data: '', File: 'files/turned.txt', FileEvent: 'file deleted' }]).toContainEqual(last);
   });
 
   it('refuses a follow flag that is not a boolean in the words of every other flag', async () => {
