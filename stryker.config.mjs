@@ -60,6 +60,20 @@ const SLICES = {
     // How the API is built (the body parser, the error handler) and where it listens.
     server: ['src/api/server.ts', 'src/api/serve-agent-api.ts'],
   },
+  'raw-exec-driver': {
+    // What runs when the modules load or once per process (the tools' search paths, their lookups, the
+    // driver's defaults, the task user's constants): a `--force` run of these lines measures them against
+    // every raw_exec suite, the mutant active from the start.
+    'load-time': [
+      'src/drivers/raw-exec/raw-exec-driver.ts:39-39',
+      'src/drivers/raw-exec/raw-exec-driver.ts:95-95',
+      'src/drivers/raw-exec/raw-exec-driver.ts:482-505',
+      'src/drivers/raw-exec/task-user.ts:40-40',
+      'src/drivers/raw-exec/task-user.ts:83-96',
+      'src/drivers/raw-exec/task-user.ts:132-132',
+      'src/drivers/raw-exec/task-user.ts:154-154',
+    ],
+  },
 };
 const part = process.env.MUTATE_PART || 'lifecycle';
 if (!(part in PARTS)) throw new Error(`MUTATE_PART=${part}: not one of ${Object.keys(PARTS).join(', ')}`);

@@ -104,3 +104,22 @@ export async function until(ready: () => boolean, what: string, ms = 10_000): Pr
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+let loads = 0;
+
+/**
+ * A new instance of the module at `path` (relative to this file), loaded now with the agent's PATH set to
+ * `agentPath` (unset when undefined), then put back: what the module settles at load (a search path) or
+ * once per process (a tool's lookup) runs again, under the test. The modules it imports are the ones
+ * already loaded.
+ */
+export async function loadedAfresh<M>(path: string, agentPath: string | undefined): Promise<M> {
+  const saved = process.env.PATH;
+  if (agentPath === undefined) delete process.env.PATH;
+  else process.env.PATH = agentPath;
+  try {
+    return (await import(/* @vite-ignore */ `${path}?load=${++loads}`)) as M;
+  } finally {
+    process.env.PATH = saved;
+  }
+}

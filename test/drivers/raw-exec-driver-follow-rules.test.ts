@@ -5,16 +5,16 @@
  * its exit unknown; and a recovered task whose supervisor lives is read again, its exit learned from the end
  * of its pipes without a poll.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import type { Subscription } from 'rxjs';
 import { lookupBin } from '../../src/drivers/raw-exec/process.ts';
 import { createRawExecDriver, type RawExecController } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
-import { driverFixtures, never, NO_PID, until } from './raw-exec-driver-fixtures.ts';
+import { driverFixtures, isAlive, never, NO_PID, until } from './raw-exec-driver-fixtures.ts';
 
-const { task, context, sleeper } = driverFixtures();
+const { task, context, sleeper, strays } = driverFixtures();
 const canSupervise = ['setsid', 'mkfifo'].every((tool) => lookupBin(tool, '/', '/usr/bin:/bin') !== undefined);
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -91,5 +91,38 @@ describe.runIf(canSupervise)('a recovered task whose supervisor lives', () => {
     await until(() => exit !== undefined, 'the exit learned from the pipes', 5_000);
     expect(exit).toEqual({ exitCode: 5, signal: 0 });
     expect(ctx.clock.now()).toBe(0);
+  });
+
+  it('is looked at every 5 s by default while a process it left holds its pipes, not at every poll', async () => {
+    const first = createRawExecDriver();
+    const spawnCtx = { ...context(), attempt: 0 };
+    // The task leaves a sleep in a session of its own holding both pipes, so their end never tells of its exit.
+    const stray = 'echo $$ > stray.tmp && mv stray.tmp stray.pid && exec sleep 600';
+    const script = `setsid /bin/sh -c '${stray}' & while [ ! -e go ]; do sleep 0.01; done; exit 5`;
+    const started = first.controller(task({ command: '/bin/sh', args: ['-c', script] }), spawnCtx);
+    cleanups.push(() => started.terminate(never()));
+    await started.start(never());
+    const handle = started.handle()!;
+    await started.close();
+    const pidFile = join(spawnCtx.taskDir, 'stray.pid');
+    await until(() => existsSync(pidFile), 'the stray wrote its pid');
+    strays.push(Number(readFileSync(pidFile, 'utf8')));
+    // The poll interval is set, the watched one left to its default.
+    const ctx = { ...spawnCtx, clock: context().clock };
+    const c = createRawExecDriver({ pollIntervalMs: 100 }).recover(handle, task(), ctx);
+    let exit: unknown;
+    void c.wait(never()).then((r) => (exit = r));
+    writeFileSync(join(ctx.taskDir, 'go'), '');
+    const supervisor = (handle.state as { supervisor: { pid: number } }).supervisor.pid;
+    await until(() => !isAlive(supervisor), 'the supervisor gone, the exit on file', 5_000);
+    // Not a look before 5 s on the clock; then one every 5 s (the process may linger as a zombie, which only
+    // some of the backstop's looks read) until the exit is known.
+    await ctx.clock.advance(4_999);
+    expect(exit).toBeUndefined();
+    for (let looks = 0; exit === undefined && looks < 12; looks++) {
+      await ctx.clock.advance(looks === 0 ? 1 : 5_000);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(exit).toEqual({ exitCode: 5, signal: 0 });
   });
 });

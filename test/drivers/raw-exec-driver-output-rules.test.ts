@@ -54,6 +54,30 @@ describe('an exit waits for the output pipes, at most 1 s', () => {
     expect(result).toEqual({ exitCode: 3, signal: 0 });
   });
 
+  it('waits for the last of the two pipes: a process the task left holding only its stderr keeps the exit until it writes and lets go', async () => {
+    const ctx = context();
+    const pidFile = join(ctx.allocDir, 'stray.pid');
+    const go = join(ctx.allocDir, 'go');
+    // The stray's stdout is /dev/null: the task's stdout pipe ends with the task, its stderr pipe with the stray.
+    const stray = `echo $$ > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile} && while [ ! -e ${go} ]; do sleep 0.01; done; echo late >&2`;
+    const script = `setsid /bin/sh -c '${stray}' >/dev/null & while [ ! -e ${pidFile} ]; do sleep 0.01; done; echo done; exit 3`;
+    const c = tracked(driver.controller(task({ command: '/bin/sh', args: ['-c', script] }), ctx));
+    await c.prepare(never());
+    await c.start(never());
+    await until(() => existsSync(pidFile), 'the stray wrote its pid');
+    strays.push(Number(readFileSync(pidFile, 'utf8')));
+    let result: unknown;
+    void c.wait(never()).then((r) => (result = r));
+    // The exit is known and the drain's bound is set; the answer would already be there had stdout's end been taken for both.
+    await until(() => result !== undefined || ctx.clock.pendingTimers === 1, 'the drain\'s timer');
+    expect(result).toBeUndefined();
+    writeFileSync(go, '');
+    await until(() => result !== undefined, 'the exit, once stderr ended');
+    expect(result).toEqual({ exitCode: 3, signal: 0 });
+    expect(ctx.clock.now()).toBe(0);
+    expect(readFileSync(join(allocLogDir(ctx.allocDir), 'web.stderr.0'), 'utf8')).toBe('late\n');
+  });
+
   it('gives the exit at once to a caller who gives up the drain, and drops its timer', async () => {
     const { c, ctx } = await exitedHoldingPipes();
     const caller = new AbortController();
