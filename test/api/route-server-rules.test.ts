@@ -316,15 +316,6 @@ describe('where the API listens', { timeout: SUITE_TIMEOUT }, () => {
     expect(() => buildApi({} as never, { token: 'short' })).toThrow(/the API token/);
   });
 
-  it('stops publishing the service catalog\'s changes once closed', async () => {
-    const s = await serve();
-    // The catalog's subject (private): the API's subscription is its only observer.
-    const subject = (s.services as unknown as { subject: { observed: boolean } }).subject;
-    expect(subject.observed).toBe(true);
-    await s.api.close();
-    expect(subject.observed).toBe(false);
-  });
-
   it.each(['localhost:0', '127.0.0.9:0'])('takes %s as loopback', async (http) => {
     const s = await serve(freshDir(), undefined, { api: { http } as never });
     expect(s.api.url).toMatch(/^http:\/\/(localhost|127\.0\.0\.9):\d+$/);
