@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { allocLogDir, createRawExecDriver } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
 import { driverFixtures, never, until } from './raw-exec-driver-fixtures.ts';
@@ -112,6 +113,24 @@ describe('a log that fails to write stays closed', () => {
     writeFileSync(join(ctx.taskDir, 'go2'), '');
     await expect(c.wait(never())).resolves.toEqual({ exitCode: 0, signal: 0 });
     expect(readdirSync(logDir).filter((f) => f.startsWith('web.stdout'))).toEqual([]);
+  });
+});
+
+describe('an output pipe that fails to read', () => {
+  it('closes its log and takes nothing down: what follows is not logged, and the exit is answered', async () => {
+    const ctx = context();
+    const c = tracked(driver.controller(task({ command: '/bin/sh', args: ['-c', 'echo before; while [ ! -e go ]; do sleep 0.01; done; echo after; exit 4'] }), ctx));
+    await c.prepare(never());
+    await c.start(never());
+    const stdout = join(allocLogDir(ctx.allocDir), 'web.stdout.0');
+    await until(() => existsSync(stdout) && readFileSync(stdout, 'utf8') === 'before\n', 'the first line logged');
+    // The stream the driver reads the task's stdout from reports a read error (Linux's pipes do not; a
+    // terminal or a FIFO on a failing device can): an 'error' nobody handled would be thrown here.
+    const [source] = (c as unknown as { sources: Readable[] }).sources;
+    expect(() => source!.emit('error', Object.assign(new Error('read EIO'), { code: 'EIO' }))).not.toThrow();
+    writeFileSync(join(ctx.taskDir, 'go'), '');
+    await expect(c.wait(never())).resolves.toEqual({ exitCode: 4, signal: 0 });
+    expect(readFileSync(stdout, 'utf8')).toBe('before\n');
   });
 });
 
