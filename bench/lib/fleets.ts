@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { firstValueFrom, filter } from 'rxjs';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { createAgent, type Agent } from '../../src/runtime/create-agent.ts';
+import type { StateStore } from '../../src/state/store.ts';
 import { startBareProcessAlloc } from './bare-process-alloc.ts';
 import { spawnerPid } from '../../src/drivers/raw-exec/spawner.ts';
 import { descendantPidsOf, reapedChildrenCpuMs, trackPid } from './pids.ts';
@@ -24,7 +25,16 @@ export class RawFleet {
   /** Spawns `n` processes; resolves once each has spawned. */
   async start(n: number): Promise<void> {
     this.procs = Array.from({ length: n }, () => spawn(SLEEP.command, SLEEP.args, { detached: true, stdio: 'ignore' }));
-    await Promise.all(this.procs.map((p) => once(p, 'spawn')));
+    try {
+      await Promise.all(this.procs.map((p) => once(p, 'spawn')));
+    } catch (err) {
+      this.track();
+      throw err;
+    }
+  }
+
+  /** Tracks the processes started (outside the timed start: each is a /proc read). */
+  track(): void {
     for (const p of this.procs) trackPid(p.pid);
   }
 
@@ -44,7 +54,16 @@ export class BareXStateFleet {
   /** Starts `n` allocations; resolves once each one's process runs. */
   async start(n: number): Promise<void> {
     this.allocs = Array.from({ length: n }, () => startBareProcessAlloc({ command: SLEEP.command, args: SLEEP.args, killSignal: KILL_SIGNAL }));
-    await Promise.all(this.allocs.map((a) => a.running));
+    try {
+      await Promise.all(this.allocs.map((a) => a.running));
+    } catch (err) {
+      this.track();
+      throw err;
+    }
+  }
+
+  /** Tracks the processes started (outside the timed start: each is a /proc read). */
+  track(): void {
     for (const a of this.allocs) trackPid(a.pid());
   }
 
@@ -68,12 +87,16 @@ export function sleepAlloc(id: string): AllocSpec {
 export class AllocrunFleet {
   private agent: Agent;
   private seq = 0;
+  /** The processes that ran before the current start (beforeStart). */
+  private known: Set<number> | undefined;
 
   constructor(
     private readonly dataDir: string,
     private readonly builtinHooks = true,
+    /** Another store than the agent's files (a profile's store that keeps nothing, to weigh the saves). */
+    store?: StateStore,
   ) {
-    this.agent = createAgent({ dataDir, builtinHooks });
+    this.agent = createAgent({ dataDir, builtinHooks, ...(store && { store }) });
   }
 
   /**
@@ -89,17 +112,37 @@ export class AllocrunFleet {
     if (bad) throw new Error(`a restored allocation is not running: ${JSON.stringify(bad.getState())}`);
   }
 
+  /**
+   * What runs before the fleet starts, so `track` can tell the fleet's processes apart. Called before a timed
+   * start (else `start` takes it): it reads the stat of every process on the box, which is the bench's
+   * bookkeeping, not the agent's start.
+   */
+  beforeStart(): void {
+    this.known = new Set(descendantPidsOf(process.pid));
+  }
+
   /** Runs `n` allocations; resolves once every one reports `running`. */
   async start(n: number): Promise<void> {
-    const before = new Set(descendantPidsOf(process.pid));
+    if (!this.known) this.beforeStart();
     const runners = Array.from({ length: n }, () => this.agent.run(sleepAlloc(`a${this.seq++}`)));
     try {
       await Promise.all(runners.map((r) => firstValueFrom(r.state$.pipe(filter((s) => s.clientStatus !== 'pending')))));
-    } finally {
-      for (const pid of descendantPidsOf(process.pid)) if (!before.has(pid)) trackPid(pid);
+    } catch (err) {
+      this.track();
+      throw err;
     }
     const bad = runners.find((r) => r.getState().clientStatus !== 'running');
-    if (bad) throw new Error(`an allocation did not reach running: ${JSON.stringify(bad.getState())}`);
+    if (bad) {
+      this.track();
+      throw new Error(`an allocation did not reach running: ${JSON.stringify(bad.getState())}`);
+    }
+  }
+
+  /** Tracks the agent's new processes (supervisors, workloads): after a timed start, as it scans all of /proc. */
+  track(): void {
+    const known = this.known ?? new Set<number>();
+    for (const pid of descendantPidsOf(process.pid)) if (!known.has(pid)) trackPid(pid);
+    this.known = undefined;
   }
 
   /** Sends KILL to every allocation; resolves once every one is terminal. */

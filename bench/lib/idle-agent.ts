@@ -44,6 +44,7 @@ try {
   const t0 = performance.now();
   try {
     await fleet.start(allocs);
+    fleet.track();
   } finally {
     await send({ type: 'pids', pids: descendantPidsOf(process.pid) });
   }

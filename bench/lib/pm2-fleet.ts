@@ -28,6 +28,8 @@ const call = <T>(fn: (cb: Cb<T>) => void): Promise<T> =>
 export interface Pm2Fleet {
   /** Starts `n` copies of `command args` (fork mode, no autorestart); resolves once pm2 reports each online. */
   start(n: number, command: string, args: string[]): Promise<void>;
+  /** Tracks the processes started (after a timed start: a list from the daemon and a /proc read each). */
+  track(): Promise<void>;
   /** Stops and deletes them all; resolves when pm2 reports them gone. */
   stopAll(): Promise<void>;
   /** Kills the daemon (`pm2 kill`) and removes its PM2_HOME. */
@@ -74,6 +76,8 @@ export async function openPm2(): Promise<Pm2Fleet | { skipped: string }> {
           ),
         ),
       );
+    },
+    async track() {
       for (const p of await call<{ pid?: number }[]>((cb) => pm2.list(cb))) if (p.pid) trackPid(p.pid);
     },
     async stopAll() {

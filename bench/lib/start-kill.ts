@@ -35,7 +35,11 @@ export interface StartKillResult {
 }
 
 interface Fleet {
+  /** Before the timed start: what the fleet needs to find its processes afterwards. */
+  beforeStart?(): void;
   start(n: number): Promise<void>;
+  /** After the timed start: tracks the processes started, so they are reaped however the bench ends. */
+  track?(): void | Promise<void>;
   kill(): Promise<void>;
   stop?(): void;
   supervisorsCpuMark?(): number;
@@ -57,7 +61,7 @@ export async function measureStartKill(opts: { n: number; rounds: number; withPm
   if (pm2Fleet) {
     makers.push({
       name: 'pm2',
-      make: () => ({ start: (n) => pm2Fleet.start(n, SLEEP.command, SLEEP.args), kill: () => pm2Fleet.stopAll() }),
+      make: () => ({ start: (n) => pm2Fleet.start(n, SLEEP.command, SLEEP.args), track: () => pm2Fleet.track(), kill: () => pm2Fleet.stopAll() }),
     });
   }
   const starts = new Map<string, number[]>(makers.map((m) => [m.name, []]));
@@ -71,11 +75,14 @@ export async function measureStartKill(opts: { n: number; rounds: number; withPm
       for (const m of makers) {
         const fleet = m.make();
         const sup0 = fleet.supervisorsCpuMark?.();
+        // The bench's tracking of what each fleet starts (/proc reads) stays outside the timed start.
+        fleet.beforeStart?.();
         let t0 = performance.now();
         let c0 = cpuMark();
         await fleet.start(opts.n);
         const startMs = performance.now() - t0;
         const startCpuMs = cpuMsSince(c0);
+        await fleet.track?.();
         t0 = performance.now();
         c0 = cpuMark();
         await fleet.kill();

@@ -7,6 +7,8 @@
  *   node --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/start-kill.ts [allocs=100] [rounds=3]
  *   PROFILE=start|kill PROFILE_OUT=/tmp/prof/kill.cpuprofile node --import tsx bench/profile/start-kill.ts  # that phase only
  *   node bench/profile/summary.mjs /tmp/prof/<file>.cpuprofile      # self time by function
+ *
+ * `--no-saves` gives the agent a store that keeps nothing: the difference is what the state saves cost.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
@@ -16,11 +18,20 @@ import { AllocrunFleet } from '../lib/fleets.ts';
 import { killTracked } from '../lib/pids.ts';
 import { cpuMark, cpuMsSince, fmt, median } from '../lib/stats.ts';
 import { spawnerReady } from '../../src/drivers/raw-exec/spawner.ts';
+import type { StateStore } from '../../src/state/store.ts';
 
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const ALLOCS = Number(positional[0] ?? 100);
 const ROUNDS = Number(positional[1] ?? 3);
 const hooks = !process.argv.includes('--no-hooks');
+const saves = !process.argv.includes('--no-saves');
+/** Keeps nothing: the agent's saves resolve at once (nothing is restored from it). */
+const nowhere: StateStore = {
+  save: async () => undefined,
+  load: async () => undefined,
+  list: async () => [],
+  remove: async () => undefined,
+};
 
 /** Profiles one phase only (rounds after the warm-up), so the start's work and the kill's read apart. */
 const phase = process.env['PROFILE'];
@@ -47,12 +58,14 @@ const killCpu: number[] = [];
 try {
   await spawnerReady();
   for (let round = 0; round <= ROUNDS; round++) {
-    const fleet = new AllocrunFleet(join(root, String(round)), hooks);
+    const fleet = new AllocrunFleet(join(root, String(round)), hooks, saves ? undefined : nowhere);
+    fleet.beforeStart();
     let t0 = performance.now();
     let c0 = cpuMark();
     await profiling('start', round, () => fleet.start(ALLOCS));
     const s = performance.now() - t0;
     const sc = cpuMsSince(c0);
+    fleet.track();
     t0 = performance.now();
     c0 = cpuMark();
     await profiling('kill', round, () => fleet.kill());
@@ -68,7 +81,7 @@ try {
   }
   console.log(
     [
-      `${ALLOCS} raw_exec allocs, ${hooks ? 'built-in hooks' : 'no built-in hooks'}, median of ${ROUNDS} rounds`,
+      `${ALLOCS} raw_exec allocs, ${hooks ? 'built-in hooks' : 'no built-in hooks'}${saves ? '' : ', no state saves'}, median of ${ROUNDS} rounds`,
       `  start: ${fmt(median(start), 0)} ms wall, ${fmt(median(startCpu) / ALLOCS, 2)} ms CPU per start (agent + spawner helper)`,
       `  kill:  ${fmt(median(kill), 0)} ms wall, ${fmt(median(killCpu) / ALLOCS, 2)} ms CPU per kill`,
     ].join('\n'),

@@ -163,6 +163,8 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
 
   const apps: FastifyInstance[] = [];
   const closeAll = async () => {
+    // The catalog outlives the API (it is the agent's): its changes must stop reaching this API's broker.
+    stopServiceEvents();
     registry.close();
     await Promise.all(apps.map((a) => a.close()));
   };

@@ -166,3 +166,28 @@ describe('a read', { timeout: SUITE_TIMEOUT }, () => {
     expect(await paths('&namespace=')).toEqual([]);
   });
 });
+
+describe('what the variable store refuses', { timeout: SUITE_TIMEOUT }, () => {
+  it.each([
+    ['*', 'can not target wildcard ("*") namespace'],
+    ['no.dots', 'invalid namespace "no.dots": a namespace name is 1 to 128 letters, digits and "-"'],
+  ])('a delete in the namespace %s is a 400 in its words', async (namespace, message) => {
+    const res = await call(s.socket, 'DELETE', `/v1/var/refused/del?namespace=${encodeURIComponent(namespace)}`);
+    expect([res.status, res.text]).toEqual([400, message]);
+  });
+
+  it('a damaged entry is a 500 naming its key on a read, a list and a checked delete; a plain delete removes it', async () => {
+    await s.store.commit((tx) => tx.put('vars', 'default/refused/bad', { not: 'a variable' }));
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const named = expect.stringMatching(/vars\/default\/refused\/bad is damaged/);
+    for (const [method, path] of [['GET', '/v1/var/refused/bad'], ['GET', '/v1/vars?prefix=refused/'], ['DELETE', '/v1/var/refused/bad?cas=3']]) {
+      const res = await call(s.socket, method!, path!);
+      expect([method, path, res.status, res.text]).toEqual([method, path, 500, named]);
+    }
+    // The operator sees each too (a 500 is logged).
+    expect(stderr.mock.calls.filter(([line]) => /vars\/default\/refused\/bad is damaged/.test(String(line)))).toHaveLength(3);
+    stderr.mockRestore();
+    expect((await call(s.socket, 'DELETE', '/v1/var/refused/bad')).status).toBe(204);
+    expect((await call(s.socket, 'GET', '/v1/vars?prefix=refused/')).json()).toEqual([]);
+  });
+});

@@ -125,6 +125,15 @@ const signature = (d: Json): string => {
 const announced = new WeakMap<ApiContext, Map<string, { sig: string; at: number; job: string }>>();
 /** Per agent, the index of the newest deployment change: the scope of the deployment lists. */
 const changedAt = new WeakMap<ApiContext, number>();
+/**
+ * Per agent, while a fail is being committed: the jobs whose deployments the watcher reads once it is announced.
+ * The fail takes its index before its commit; the watcher, reading the mark as soon as the store has it, would
+ * announce the same change a second time, and other changes, at later indexes the fail's own announcement would
+ * then come after, so a reader of the lists at one of those would never be woken by the fail.
+ */
+const held = new WeakMap<ApiContext, Set<string>>();
+/** Per agent, the watcher's read of some jobs' deployments (watchDeployments' readAgain). */
+const reads = new WeakMap<ApiContext, (jobs: Set<string>) => void>();
 
 /** The index of the newest change to any deployment (its creation, status, placement or health). */
 export function deploymentsIndex(ctx: ApiContext): number {
@@ -145,43 +154,56 @@ export function watchDeployments(ctx: ApiContext): void {
   if (announced.has(ctx)) return;
   const known = new Map<string, { sig: string; at: number; job: string }>();
   announced.set(ctx, known);
-  for (const j of ctx.registry.listJobs()) for (const d of deploymentsOf(ctx, j)) known.set(String(d['ID']), { sig: signature(d), at: d['ModifyIndex'] as number, job: j.id });
+  // The indexes the last agent announced deployments at are not stored: the deployments found at the start count
+  // as changed at the index this agent starts from, past every index the last one handed out, so neither a
+  // deployment's ModifyIndex nor the lists' index goes back over a restart.
+  const start = ctx.index.current;
+  for (const j of ctx.registry.listJobs()) for (const d of deploymentsOf(ctx, j)) known.set(String(d['ID']), { sig: signature(d), at: start, job: j.id });
   changedAt.set(ctx, Math.max(0, ...[...known.values()].map((k) => k.at)));
   ctx.events.subscribe({ fromIndex: 0, topics: [{ topic: 'Job', key: '*' }, { topic: 'Allocation', key: '*' }], namespace: '*' }).subscribe((batch) => {
     const jobs = new Set(batch.Events.map((e) => (e.Topic === 'Job' ? e.Key : e.FilterKeys[0])).filter((k): k is string => k !== undefined));
     // After the batch has reached every subscriber: these events come after it, at a later index.
-    queueMicrotask(() => {
-      const events: ((index: number) => StreamEvent)[] = [];
-      const changed: { id: string; sig: string; job: string }[] = [];
-      let purged = false;
-      for (const id of jobs) {
-        const job = ctx.registry.getJob(id);
-        if (!job) {
-          // A purged job's deployments go with it: no event (Nomad's are garbage collected), but the lists change.
-          for (const [d, k] of known) if (k.job === id) purged = known.delete(d);
-          continue;
-        }
-        for (const d of deploymentsOf(ctx, job)) {
-          const before = known.get(String(d['ID']))?.sig;
-          const now = signature(d);
-          if (before === now) continue;
-          changed.push({ id: String(d['ID']), sig: now, job: id });
-          const statusChanged = before === undefined || before.split('|')[0] !== now.split('|')[0];
-          events.push((index) => deploymentEvent({ ...d, ModifyIndex: index }, statusChanged ? 'DeploymentStatusUpdate' : 'DeploymentAllocHealth', index));
-        }
-      }
-      if (events.length === 0 && !purged) return;
-      const index = ctx.index.next();
-      for (const c of changed) known.set(c.id, { sig: c.sig, at: index, job: c.job });
-      changedAt.set(ctx, index);
-      if (events.length === 0) {
-        ctx.index.changed(index);
-        return;
-      }
-      ctx.events.publish({ Index: index, Events: events.map((e) => e(index)) });
-      ctx.index.changed(index);
-    });
+    queueMicrotask(() => readAgain(jobs));
   });
+
+  /** Reads the deployments of `jobs` again and announces what changed, or holds them while a fail is committed. */
+  function readAgain(jobs: Set<string>): void {
+    const holding = held.get(ctx);
+    if (holding) {
+      for (const id of jobs) holding.add(id);
+      return;
+    }
+    const events: ((index: number) => StreamEvent)[] = [];
+    const changed: { id: string; sig: string; job: string }[] = [];
+    let purged = false;
+    for (const id of jobs) {
+      const job = ctx.registry.getJob(id);
+      if (!job) {
+        // A purged job's deployments go with it: no event (Nomad's are garbage collected), but the lists change.
+        for (const [d, k] of known) if (k.job === id) purged = known.delete(d);
+        continue;
+      }
+      for (const d of deploymentsOf(ctx, job)) {
+        const before = known.get(String(d['ID']))?.sig;
+        const now = signature(d);
+        if (before === now) continue;
+        changed.push({ id: String(d['ID']), sig: now, job: id });
+        const statusChanged = before === undefined || before.split('|')[0] !== now.split('|')[0];
+        events.push((index) => deploymentEvent({ ...d, ModifyIndex: index }, statusChanged ? 'DeploymentStatusUpdate' : 'DeploymentAllocHealth', index));
+      }
+    }
+    if (events.length === 0 && !purged) return;
+    const index = ctx.index.next();
+    for (const c of changed) known.set(c.id, { sig: c.sig, at: index, job: c.job });
+    changedAt.set(ctx, index);
+    if (events.length === 0) {
+      ctx.index.changed(index);
+      return;
+    }
+    ctx.events.publish({ Index: index, Events: events.map((e) => e(index)) });
+    ctx.index.changed(index);
+  }
+  reads.set(ctx, readAgain);
 }
 
 /** Registers the deployment routes. */
@@ -245,17 +267,26 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
         if (d['Status'] !== 'running') throw new HttpError(400, `can't fail terminal deployment`);
         const failed = failedByUser(ctx);
         const index = ctx.index.next();
-        failed.set(String(d['ID']), index);
-        // Durable before it is answered, like every write.
-        await ctx.store.commit((tx) => {
-          tx.put('meta', FAILED_KEY, Object.fromEntries(failed));
-          tx.index(index);
-        });
-        const now = find(String(d['ID']));
-        announced.get(ctx)?.set(String(d['ID']), { sig: signature(now), at: index, job: String(d['JobID']) });
-        changedAt.set(ctx, index);
-        ctx.events.publish({ Index: index, Events: [deploymentEvent(now, 'DeploymentStatusUpdate', index)] });
-        ctx.index.changed(index);
+        const id = String(d['ID']);
+        failed.set(id, index);
+        const holding = new Set<string>();
+        held.set(ctx, holding);
+        try {
+          // Durable before it is answered, like every write.
+          await ctx.store.commit((tx) => {
+            tx.put('meta', FAILED_KEY, Object.fromEntries(failed));
+            tx.index(index);
+          });
+          const now = find(id);
+          announced.get(ctx)?.set(id, { sig: signature(now), at: index, job: String(d['JobID']) });
+          changedAt.set(ctx, index);
+          ctx.events.publish({ Index: index, Events: [deploymentEvent(now, 'DeploymentStatusUpdate', index)] });
+          ctx.index.changed(index);
+        } finally {
+          held.delete(ctx);
+          // What changed meanwhile, announced after the fail, at later indexes.
+          if (holding.size > 0) reads.get(ctx)?.(holding);
+        }
         return { EvalID: '', EvalCreateIndex: 0, DeploymentModifyIndex: index, RevertedJobVersion: null, Index: index };
       });
     },

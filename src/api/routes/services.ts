@@ -14,12 +14,11 @@ const nameParams = z.object({ name: z.string().min(1) });
 const deleteParams = z.object({ name: z.string().min(1), id: z.string().min(1) });
 const idParams = z.object({ id: z.string().min(1) });
 
-/** The `namespace` query parameter (the first when repeated), undefined when absent or empty. */
-function namespaceOf(query: unknown): string | undefined {
-  const raw = (query as Record<string, unknown> | undefined)?.['namespace'];
-  const ns = Array.isArray(raw) ? raw[0] : raw;
-  return typeof ns === 'string' && ns !== '' ? ns : undefined;
-}
+/**
+ * The `namespace` query parameter as the routes' query schema leaves it: a string or absent (given twice, it
+ * was refused with 400). The catalog reads an empty one as `default`, as it reads an absent one.
+ */
+const namespaceOf = (query: unknown): string | undefined => (query as { namespace?: string }).namespace;
 
 /**
  * Publishes the catalog's changes on the event stream as Nomad's `Service` topic: `ServiceRegistration` and

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { VariableError } from '../../variables/path-rules.ts';
 import { DEFAULT_NAMESPACE, metadataOf, type Variable, type VariableMetadata } from '../../variables/variable.ts';
-import { variablesOf, VariableStoreError } from '../../variables/variable-store.ts';
+import { variablesOf } from '../../variables/variable-store.ts';
 import { blockingQuery, HttpError, type ApiContext } from '../context.ts';
 import { blockingQuery as blockingQuerySchema, goBody } from '../schemas.ts';
 
@@ -47,10 +47,12 @@ function pathOf(req: FastifyRequest): string {
 /** A request's namespace: the query's, else `default`. */
 const namespaceOf = (req: FastifyRequest): string => (req.query as { namespace?: string }).namespace || DEFAULT_NAMESPACE;
 
-/** Nomad's answers for what the store refuses: a bad request is 400, a damaged entry 500, both by name. */
+/**
+ * Nomad's answer for a request the store refuses: 400 in its words. Anything else (a damaged entry, a failed
+ * commit) is the error handler's 500, which names it and logs it for the operator.
+ */
 function refusal(err: unknown): unknown {
   if (err instanceof VariableError) return new HttpError(400, err.message);
-  if (err instanceof VariableStoreError) return new HttpError(500, err.message);
   return err;
 }
 

@@ -5,7 +5,7 @@
  * `taskUser`) runs as that user, which needs a root agent (task-user.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { EMPTY, Observable, Subject, takeUntil, throwError } from 'rxjs';
@@ -168,8 +168,9 @@ export class RawExecController implements Controller {
     // Asked on every prepare: the account may have gone, or the agent may no longer be root, since the last.
     const userName = this.task.user ?? this.settings.taskUser;
     this.user = userName === undefined ? undefined : resolveTaskUser(this.task.name, userName);
-    mkdirSync(this.logDir, { recursive: true });
-    mkdirSync(this.ctx.taskDir, { recursive: true });
+    // Through libuv's pool: the built-in hooks have made both already, and a synchronous recursive mkdir of a
+    // dir that exists holds the agent's thread for the disk and for the EEXIST error it builds and catches.
+    await Promise.all([mkdir(this.logDir, { recursive: true }), mkdir(this.ctx.taskDir, { recursive: true })]);
     if (this.user) shareTaskDir(this.ctx.taskDir, this.user);
   }
 
@@ -237,7 +238,9 @@ export class RawExecController implements Controller {
   /** Lets the agent exit while the task runs: unrefs the workload and the output streams being read. */
   private releaseHeld(): void {
     this.workload?.release();
-    for (const s of this.sources) (s as Readable & { unref?: () => void }).unref?.();
+    // A stream already closed holds nothing; unref on a socket without its handle would only add a
+    // 'connect' listener to it (Node's Socket.unref), one per task exit.
+    for (const s of this.sources) if (!s.destroyed) (s as Readable & { unref?: () => void }).unref?.();
   }
 
   /** Sends `sig` to the main process only, as Nomad's SignalTask does (children are the main process's business). */
@@ -301,7 +304,7 @@ export class RawExecController implements Controller {
     const cfg = this.config!;
     const cwd = cfg.workDir ? resolve(this.ctx.taskDir, cfg.workDir) : this.ctx.taskDir;
     try {
-      if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
+      if (!(await stat(cwd)).isDirectory()) throw new Error('not a directory');
     } catch {
       throw new SpawnError(this.task.name, `working directory ${cwd} does not exist or is not a directory`);
     }

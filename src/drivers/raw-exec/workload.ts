@@ -39,10 +39,13 @@ export interface Workload {
 /** Kills whatever is left of a group once its leader is gone, so a task cannot leak daemons. */
 function reapGroup(pgid: number | undefined, leaderStartTime: number | undefined): void {
   if (pgid === undefined) return;
-  // The leader's pid now held by another process means the group id may be reused too: leave it be.
-  const holder = readProcStat(pgid);
-  if (holder && holder.startTime !== leaderStartTime) return;
   try {
+    // Most tasks leave nothing behind: an empty group answers signal 0 with ESRCH, a system call of
+    // microseconds, where the /proc read below is a file open and read on the agent's thread at every exit.
+    if (!signalGroup(pgid, 0)) return;
+    // The leader's pid now held by another process means the group id may be reused too: leave it be.
+    const holder = readProcStat(pgid);
+    if (holder && holder.startTime !== leaderStartTime) return;
     signalGroup(pgid, SIGKILL);
   } catch {
     // EPERM and friends: nothing more we can do for a process we may not signal.
