@@ -137,8 +137,10 @@ const SLICE_SUITES: Record<string, Record<string, string[]>> = {
     'deploy-plan': ['test/api/route-deployments-rules.test.ts', 'test/api/route-job-plan-rules.test.ts', 'test/api/route-deploy-plan-input-rules.test.ts', 'test/api/route-deployments-events-rules.test.ts', 'test/api/route-deployments-reads-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/list-scopes.test.ts'],
     'vars-services': ['test/api/route-variables-rules.test.ts', 'test/api/route-services-rules.test.ts', 'test/api/route-services-input-rules.test.ts', 'test/api/variables.test.ts'],
     // (alloc-fs.test.ts runs a raw_exec task, whose pipes abort the next suite in the worker: left out.)
-    'small-routes': ['test/api/route-alloc-fs-rules.test.ts', 'test/api/route-cluster-node-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/metrics.test.ts'],
-    server: ['test/api/route-server-rules.test.ts', 'test/api/acl.test.ts'],
+    // route-small-registered-rules serves inside each test: the routes' registrations (handlers, schemas) run there.
+    'small-routes': ['test/api/route-alloc-fs-rules.test.ts', 'test/api/route-cluster-node-rules.test.ts', 'test/api/route-small-registered-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/metrics.test.ts'],
+    // registry-crash-rules: the runners an agent finds at its start (serveAgentApi's `found`) adopted live.
+    server: ['test/api/route-server-rules.test.ts', 'test/api/acl.test.ts', 'test/api/registry-crash-rules.test.ts'],
   },
 };
 const slice = process.env.MUTATE_SUB;

@@ -60,10 +60,12 @@ const allocRunnerBase = setup({
       const name = event.type.slice('xstate.snapshot.'.length);
       const tc = (event as { snapshot?: { context?: TaskRunnerContext } }).snapshot?.context;
       if (!tc || !taskSpec(context, name)) return false;
+      // A runner's first snapshot carries the state the alloc gave it, no rejection and no run complete:
+      // flags not yet mirrored count as 0 and false, so that snapshot is not news.
       return (
         context.taskStates[name] !== tc.taskState ||
-        context.taskFlags.rejections[name] !== tc.rejections.length ||
-        context.taskFlags.runComplete[name] !== tc.runComplete
+        (context.taskFlags.rejections[name] ?? 0) !== tc.rejections.length ||
+        (context.taskFlags.runComplete[name] ?? false) !== tc.runComplete
       );
     },
     allTasksComplete: ({ context }) => context.alloc.tasks.every((t) => context.taskFlags.runComplete[t.name]),
@@ -143,8 +145,8 @@ const allocRunnerBase = setup({
         },
       };
       next.clientStatus = clientStatusOf(taskStates, next.forcedStatus);
-      enqueue.assign(next);
-      applyReducer(next, enqueue, clockNow(system));
+      // One assign for the mirror and the reducer's answer: each assign is a new snapshot of the alloc.
+      enqueue.assign({ ...next, ...applyReducer(next, enqueue, clockNow(system)) });
     }),
     taskDetached: assign(({ context, event }) => ({
       taskFlags: { ...context.taskFlags, detached: { ...context.taskFlags.detached, [event.type.slice('xstate.done.actor.'.length)]: true } },
@@ -203,30 +205,30 @@ const allocRunnerBase = setup({
       for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'RESTORED' } satisfies TaskRunnerEvent);
       // A release KILL in a task's mailbox when the snapshot was taken is not in the snapshot: send it again.
       const { released: _, ...taskFlags } = context.taskFlags;
-      enqueue.assign({ taskFlags });
-      applyReducer({ ...context, taskFlags }, enqueue, clockNow(system));
+      enqueue.assign({ taskFlags, ...applyReducer({ ...context, taskFlags }, enqueue, clockNow(system)) });
     }),
     openGates: enqueueActions(({ enqueue, context, system }) => {
       // Every runner was spawned behind a closed gate and none has been opened: the reducer's gate changes
       // from no open stage are exactly the gates to open.
       const enabled = { ...context, gates: { ...context.gates, enabled: true } };
-      enqueue.assign({ gates: enabled.gates });
-      applyReducer(enabled, enqueue, clockNow(system));
+      enqueue.assign({ gates: enabled.gates, ...applyReducer(enabled, enqueue, clockNow(system)) });
     }),
     signal: enqueueActions((args) => signalCommand(args)),
   },
 });
 
 interface Enqueue {
-  assign(p: Partial<AllocRunnerContext>): void;
   sendTo(id: string, ev: TaskRunnerEvent): void;
   raise(ev: AllocRunnerEvent): void;
 }
 
-/** Runs the reducer and turns its effects into events: kill event, ordered kill, released tasks, gates. */
-function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): void {
+/**
+ * Runs the reducer and turns its effects into events (kill event, ordered kill, released tasks, gates);
+ * returns the context fields it changed, for the caller's one assign.
+ */
+function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): Partial<AllocRunnerContext> {
   // During prerun the tasks wait behind closed gates; nothing is decided until it is over.
-  if (!ctx.gates.enabled) return;
+  if (!ctx.gates.enabled) return {};
   const fx = reduceTaskStates({
     tasks: ctx.alloc.tasks,
     taskStates: ctx.taskStates,
@@ -238,9 +240,11 @@ function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): v
     open: ctx.gates.open,
     now,
   });
-  enqueue.assign({ gates: { ...ctx.gates, coordinator: fx.coordinator, open: fx.open } });
+  const update: Partial<AllocRunnerContext> = {};
+  // The coordinator answers with a new `open` list every time; an unchanged one is not a change.
+  if (fx.coordinator !== ctx.gates.coordinator || !sameStages(fx.open, ctx.gates.open)) update.gates = { ...ctx.gates, coordinator: fx.coordinator, open: fx.open };
   if (fx.killEvent) {
-    enqueue.assign({ killEventSent: true });
+    update.killEventSent = true;
     for (const name of fx.emitTo) enqueue.sendTo(name, { type: 'EMIT_EVENT', event: fx.killEvent });
   }
   if (fx.startKill) enqueue.raise({ type: 'KILL' });
@@ -251,7 +255,7 @@ function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): v
       released[name] = true;
       enqueue.sendTo(name, { type: 'KILL' });
     }
-    enqueue.assign({ taskFlags: { ...ctx.taskFlags, released } });
+    update.taskFlags = { ...ctx.taskFlags, released };
   }
   // Once the alloc is being killed no task may start but the poststop ones: Nomad kills (killTasks) before its
   // coordinator hears of the new task states, so a task still waiting on its gate is killed, never started.
@@ -259,8 +263,16 @@ function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): v
   for (const g of fx.gates) {
     const spec = ctx.alloc.tasks.find((t) => t.name === g.task);
     if (g.open && stopping && spec && !isPoststop(spec)) continue;
+    // A dead task never passes its gate again but through a restart of the whole alloc, which closes every
+    // gate itself (restartTasks): closing it now would be a message, a step and a snapshot for nothing.
+    if (!g.open && ctx.taskStates[g.task]?.state === 'dead' && !ctx.taskFlags.restartPending[g.task]) continue;
     enqueue.sendTo(g.task, { type: 'GATE', open: g.open });
   }
+  return update;
+}
+
+function sameStages(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((s, i) => s === b[i]);
 }
 
 /** The alloc runner's complete setup: its own actions and the hook loop. */

@@ -15,7 +15,7 @@
  * `setup().extend()`, and their own `call` / `onDone` / `onError` actions, which build each hook's input
  * and keep its output. The `hookPhase` meta lets the statechart walker fold the loop into one box.
  */
-import { assign, enqueueActions, type EventObject } from 'xstate';
+import { assign, enqueueActions, stopChild, type EventObject } from 'xstate';
 import { hookActorId } from './hook-calls.ts';
 
 /** What the loop keeps in a runner's context: each phase's hook names (the plan) and where it is. */
@@ -34,6 +34,11 @@ export function currentHook<P extends string>(ctx: HookLoopContext<P>, phase: P)
   return ctx.hooks[phase]?.[ctx.cursor[phase] ?? 0];
 }
 
+/** The cursor moved past the phase's current hook, for an onDone action that advances it itself (one assign, not two). */
+export function advancedCursor<P extends string>(ctx: HookLoopContext<P>, phase: P): Partial<Record<P, number>> {
+  return { ...ctx.cursor, [phase]: (ctx.cursor[phase] ?? 0) + 1 };
+}
+
 /** The loop's guards, to register with `setup().extend({ guards: hookLoopGuards })`. */
 export const hookLoopGuards = {
   /** Every hook of the phase has run. */
@@ -50,17 +55,16 @@ export const hookLoopGuards = {
 /** The loop's cursor actions for a runner's context and events, to register with `setup().extend()`. */
 export function hookLoopActions<TContext extends HookLoopContext, TEvent extends EventObject>() {
   return {
-    resetCursor: assign<TContext, TEvent, PhaseParams, TEvent, never>(
-      ({ context }, p) => ({ cursor: { ...context.cursor, [p.phase]: 0 } }) as Partial<TContext>,
-    ),
-    advanceCursor: assign<TContext, TEvent, PhaseParams, TEvent, never>(
-      ({ context }, p) => ({ cursor: { ...context.cursor, [p.phase]: (context.cursor[p.phase] ?? 0) + 1 } }) as Partial<TContext>,
-    ),
-    /** Leaving `calling` (a kill, a shutdown) stops the hook's child: its signal aborts. */
-    stopHook: enqueueActions<TContext, TEvent, PhaseParams, TEvent, never, never, never, never, never>(({ enqueue, context }, p) => {
-      const name = currentHook(context, p.phase);
-      if (name) enqueue.stopChild(hookActorId(p.phase, name));
+    /**
+     * A phase starts at its first hook. Only a phase left part-way or run before has a cursor to reset:
+     * most phases are entered with none, and an assign is a new snapshot of the runner.
+     */
+    resetCursor: enqueueActions<TContext, TEvent, PhaseParams, TEvent, never, never, never, never, never>(({ enqueue, context }, p) => {
+      if ((context.cursor[p.phase] ?? 0) !== 0) enqueue.assign({ cursor: { ...context.cursor, [p.phase]: 0 } } as Partial<TContext>);
     }),
+    advanceCursor: assign<TContext, TEvent, PhaseParams, TEvent, never>(({ context }, p) => ({ cursor: advancedCursor(context, p.phase) }) as Partial<TContext>),
+    /** Leaving `calling` (the hook answered, or a kill or shutdown cut it short) stops the hook's child: its signal aborts. */
+    stopHook: stopChild<TContext, TEvent, PhaseParams, TEvent>(({ context }, p) => hookActorId(p.phase, currentHook(context, p.phase) ?? '')),
   };
 }
 
@@ -70,6 +74,8 @@ export interface HookPhaseOptions<TAction extends string, TGuard extends string,
   call: TAction;
   /** Actions run on a hook's success, before the cursor advances. */
   onDone?: readonly TAction[];
+  /** The onDone actions advance the cursor themselves (`advancedCursor`), so no advanceCursor follows them. */
+  onDoneAdvances?: boolean;
   /** Actions run on a hook's error; with a `target` the phase fails there, without it the next hook runs. */
   onError: { actions: readonly TAction[]; target?: string };
   /** A hook this guard says is done already is not called; these actions run instead. */
@@ -104,7 +110,7 @@ export function hookPhase<P extends string, TAction extends string, TGuard exten
         entry: act(o.call),
         exit: { type: 'stopHook' as const, params },
         on: {
-          'xstate.done.actor.*': { guard: isCurrent, actions: [...(o.onDone ?? []).map(act), advance], target: 'next' },
+          'xstate.done.actor.*': { guard: isCurrent, actions: [...(o.onDone ?? []).map(act), ...(o.onDoneAdvances ? [] : [advance])], target: 'next' },
           'xstate.error.actor.*': o.onError.target
             ? { guard: isCurrent, actions: o.onError.actions.map(act), target: o.onError.target }
             : { guard: isCurrent, actions: [...o.onError.actions.map(act), advance], target: 'next' },

@@ -8,7 +8,7 @@ import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
 import { TaskEventType, appendEvent, taskEvent } from './task-events.ts';
 import { childErrorOf, hookActorId, type HookCallInput, type HookCallOutput, type HookErrorInfo, type TaskHookPhase } from './hook-calls.ts';
-import { currentHook, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
+import { advancedCursor, currentHook, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
 import type { RestartDecisionKind } from './restart-tracker.ts';
 import { isServerTerminal, type ExitResult, type TaskSpec } from './model.ts';
 import type {
@@ -94,14 +94,16 @@ export const taskRunnerHookSetup = taskRunnerBase.extend({
   guards: hookLoopGuards,
   actions: {
     ...hookLoopActions<TaskRunnerContext, TaskRunnerEvent>(),
-    /** Keeps a hook's events; for prestart also its env, its state and whether it is done. */
+    /** Keeps a hook's events; for prestart also its env, its state and whether it is done. Moves the loop to the next hook. */
     applyHookOutput: assign(({ context, event, system }, p: PhaseParams<TaskHookPhase>) => {
       const out = ((event as { output?: HookCallOutput }).output ?? {}) as HookCallOutput;
       const name = currentHook(context, p.phase)!;
+      const cursor = advancedCursor(context, p.phase);
       let taskState = context.taskState;
       for (const ev of out.events ?? []) taskState = appendEvent(taskState, taskEvent(ev.type, clockNow(system), ev));
-      if (p.phase !== 'prestart') return { taskState };
+      if (p.phase !== 'prestart') return { taskState, cursor };
       return {
+        cursor,
         taskState,
         hookStates: {
           ...context.hookStates,

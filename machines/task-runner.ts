@@ -58,6 +58,7 @@ function taskHooks(phase: TaskHookPhase, next: string, entry: Entry[] = []) {
   return hookPhase(phase, next, {
     call: 'callHook',
     onDone: ['applyHookOutput'],
+    onDoneAdvances: true,
     onError: prestart ? { actions: ['failPrestart'], target: '#task.exited.deciding' } : { actions: ['recordHookError'] },
     skip: prestart ? { guard: 'hookAlreadyDone', actions: ['reapplyDoneHook'] } : undefined,
     entry,
@@ -73,6 +74,7 @@ function restoreHooks(next: string) {
   return hookPhase('prestart', next, {
     call: 'callHook',
     onDone: ['applyHookOutput'],
+    onDoneAdvances: true,
     onError: { actions: ['recordHookError'] },
     skip: { guard: 'hookAlreadyDone', actions: ['reapplyDoneHook'] },
   });

@@ -3,7 +3,7 @@
  * and shares the rest, so comparing by identity finds the changed parts without a deep compare: a task
  * event appended to one task's list becomes one `append` op instead of the alloc's whole context again.
  */
-import type { ContextPatch, JsonValue } from './protocol.ts';
+import type { ContextCopy, ContextPatch, JsonValue } from './protocol.ts';
 import { sanitize, type SanitizeLimits } from './sanitize.ts';
 
 // Deeper than this a changed object is sent whole: paths stay short and the walk stays cheap.
@@ -25,6 +25,12 @@ function width(o: Record<string, unknown>, max: number): number {
   return n;
 }
 
+/**
+ * Where the reader already holds `value`, the changed object now at `path`: another actor's context that was
+ * sent the very same object (then a `copy` patch stands for the walk of it); undefined to walk it as usual.
+ */
+export type SharedValue = (path: readonly string[], value: object) => ContextCopy | undefined;
+
 /** One diff's state, handed down the walk (plain functions, no closures per call: a diff runs per transition). */
 interface Diff {
   out: ContextPatch[];
@@ -33,14 +39,16 @@ interface Diff {
   limits: SanitizeLimits;
   /** The sanitizer's limits with the depth left at each depth, made when first needed. */
   limitsAt: SanitizeLimits[];
+  shared: SharedValue | undefined;
 }
 
 /**
  * The patches that turn the sanitized form of `prev` into that of `next`; an empty list when nothing
  * changed. Values are sanitized with the depth left at their path, so the result matches `sanitize(next)`.
+ * `shared` is asked about each changed object field of a walked object (it decides by path, cheaply).
  */
-export function diffContext(prev: unknown, next: unknown, limits: SanitizeLimits): ContextPatch[] {
-  const d: Diff = { out: [], path: [], limits, limitsAt: [] };
+export function diffContext(prev: unknown, next: unknown, limits: SanitizeLimits, shared?: SharedValue): ContextPatch[] {
+  const d: Diff = { out: [], path: [], limits, limitsAt: [], shared };
   if (prev !== next) walk(prev, next, d);
   return d.out;
 }
@@ -93,7 +101,9 @@ function objectPatches(a: Record<string, unknown>, b: Record<string, unknown>, k
     if (v === was) continue;
     if (kept(v)) {
       path.push(k);
-      walk(was, v, d);
+      const copy = d.shared !== undefined && typeof v === 'object' && v !== null ? d.shared(path, v) : undefined;
+      if (copy) out.push({ path: [...path], copy });
+      else walk(was, v, d);
       path.pop();
     } else if (kept(was)) dropped = true;
   }

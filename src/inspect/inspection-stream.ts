@@ -5,10 +5,10 @@
  * changed: a snapshot that changed nothing the page shows is not sent at all.
  */
 import { StateMachine, type AnyStateMachine, type InspectionEvent } from 'xstate';
-import { diffContext } from './context-diff.ts';
+import { diffContext, type SharedValue } from './context-diff.ts';
 import { machineDefinitionOf } from './definition.ts';
 import { createPicture, type PictureLimits } from './picture.ts';
-import { shortenTaskEvents, type ActorMessage, type ActorStatus, type ContextPatch, type DefinitionMessage, type EventMessage, type InspectMessage, type JsonValue, type StateValue, type TransitionMessage } from './protocol.ts';
+import { shortenTaskEvents, type ActorMessage, type ActorStatus, type ContextCopy, type ContextPatch, type DefinitionMessage, type EventMessage, type InspectMessage, type JsonValue, type StateValue, type TransitionMessage } from './protocol.ts';
 import { DEFAULT_LIMITS, sanitize, type SanitizeLimits } from './sanitize.ts';
 
 /** Tuning for a stream; every field has a default. */
@@ -163,6 +163,30 @@ function sameValue(a: StateValue | undefined, b: StateValue): boolean {
   return n === 0;
 }
 
+/**
+ * Whether the object at `path` in `context` is where the page holds it: every object on the way a plain one
+ * no wider than the item limit (wider ones are cut by the sanitizer, and might have lost that key).
+ */
+function heldAt(context: unknown, path: readonly string[], items: number): unknown {
+  let node = context;
+  for (const k of path) {
+    if (typeof node !== 'object' || node === null || Object.getPrototypeOf(node) !== Object.prototype) return undefined;
+    let n = 0;
+    for (const _k in node) if (++n > items) return undefined;
+    node = (node as Record<string, unknown>)[k];
+  }
+  return node;
+}
+
+/**
+ * A task's state is sent once, not twice: an alloc runner's `taskStates.<task>` and that task runner's own
+ * `taskState` are one object (the alloc mirrors its child's), so whichever of the two is sent second is a
+ * `copy` of the first. A TaskState's deepest object (an event's details) is 3 levels below it, so under this
+ * sanitizer depth both places hold the same JSON (the copy's path is one level shallower or deeper).
+ */
+const MIN_DEPTH_FOR_COPIES = 8;
+const TASK_STATE: readonly string[] = ['taskState'];
+
 /** What the page already knows of a machine actor: the state value and (raw) context it was last sent. */
 interface Sent {
   value: StateValue | undefined;
@@ -191,6 +215,26 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
   /** Actors whose done (error) event to their parent was sent: it said what their final transition would repeat. */
   const settledByEvent = new Set<string>();
 
+  // The actor whose context is being diffed and its children, for `sharedTaskState` (one function, not a closure per diff).
+  let diffRef: InspectedRef | undefined;
+  let diffChildren: Record<string, InspectedRef | undefined> | undefined;
+  /** The other place the page already holds a task state changed at `path`, if it was sent there already. */
+  const sharedTaskState: SharedValue = (path, value) => {
+    if (path.length === 1) {
+      if (path[0] !== 'taskState') return undefined;
+      const parent = diffRef?._parent?.sessionId;
+      const id = diffRef?.id;
+      if (parent === undefined || id === undefined) return undefined;
+      const at = ['taskStates', id];
+      return heldAt(sent.get(parent)?.context, at, limits.items) === value ? { actor: parent, path: at } : undefined;
+    }
+    if (path.length !== 2 || path[0] !== 'taskStates') return undefined;
+    const child = diffChildren?.[path[1]!]?.sessionId;
+    if (child === undefined) return undefined;
+    return heldAt(sent.get(child)?.context, TASK_STATE, limits.items) === value ? ({ actor: child, path: [...TASK_STATE] } satisfies ContextCopy) : undefined;
+  };
+  const shared = limits.depth >= MIN_DEPTH_FOR_COPIES ? sharedTaskState : undefined;
+
   let queue: InspectionEvent[] = [];
   let times: number[] = [];
   let scheduled = false;
@@ -212,7 +256,7 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
    */
   const transitionOf = (ev: InspectionEvent & { type: '@xstate.snapshot' }, at: number, lastInBatch: boolean): TransitionMessage | undefined => {
     const sessionId = (ev.actorRef as InspectedRef).sessionId;
-    const snap = ev.snapshot as { status: ActorStatus; value?: StateValue; context?: unknown; output?: unknown; error?: unknown };
+    const snap = ev.snapshot as { status: ActorStatus; value?: StateValue; context?: unknown; output?: unknown; error?: unknown; children?: Record<string, InspectedRef | undefined> };
     const status = snap.status;
     let known = sent.get(sessionId);
     const first = known === undefined && snap.value !== undefined;
@@ -233,7 +277,9 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
         if (snap.context !== undefined && known.context !== snap.context) {
           if (known.context === undefined) context = sanitize(snap.context, limits);
           else {
-            const changes = diffContext(known.context, snap.context, limits);
+            diffRef = ev.actorRef as InspectedRef;
+            diffChildren = snap.children;
+            const changes = diffContext(known.context, snap.context, limits, shared);
             if (changes.length > 0) patch = changes;
           }
           rawContext = known.context = snap.context;
@@ -242,7 +288,8 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     }
     if (status === 'active' && !first && value === undefined && !edges && context === undefined && !patch) return undefined;
 
-    const msg: TransitionMessage = { kind: 'transition', at, sessionId, event: ev.event.type, status };
+    const msg: TransitionMessage = { kind: 'transition', at, sessionId, event: ev.event.type };
+    if (status !== 'active') msg.status = status;
     if (value !== undefined) msg.value = value;
     if (edges) msg.edges = edges;
     if (context !== undefined) msg.context = context;

@@ -70,7 +70,8 @@ export function createPicture(limits: PictureLimits, json: PictureJson): Picture
   };
 
   const transitionOf = (sessionId: string, s: Latest): TransitionMessage => {
-    const msg: TransitionMessage = { kind: 'transition', at: s.at, sessionId, event: s.event, status: s.status };
+    const msg: TransitionMessage = { kind: 'transition', at: s.at, sessionId, event: s.event };
+    if (s.status !== 'active') msg.status = s.status;
     if (s.value !== undefined) msg.value = s.value;
     if (s.context !== undefined) msg.context = json.context(s.context);
     if (s.output !== undefined) msg.output = json.payload(s.output);

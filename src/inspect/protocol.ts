@@ -14,9 +14,12 @@
  * messages leave out the root. 4: a promise or callback actor created and settled in one batch is one actor
  * message with `settled`. 5: a connection starts with a checkpoint frame (the page resets to it) and the
  * history after it, or resumes after the batch the page asked for; hello names the stream. 6: a list past
- * the item limit keeps its newest items (the marker first), and an append to it says the cut (`cut`).
+ * the item limit keeps its newest items (the marker first), and an append to it says the cut (`cut`). 7: a
+ * context patch may copy what the page holds in another actor's context (`copy`): a task runner's
+ * `taskState` and its alloc's `taskStates.<task>` are one object, sent once; a transition's status is left out
+ * while the actor is active.
  */
-export const PROTOCOL_VERSION = 6;
+export const PROTOCOL_VERSION = 7;
 
 /** The oldest recording version this protocol's readers replay: each version's streams are a later one's, said at more length. */
 export const OLDEST_REPLAYABLE_VERSION = 2;
@@ -112,9 +115,11 @@ export interface EventMessage {
 
 /**
  * One change to an actor's context: `value` replaces what is at `path` (the whole context for `[]`),
- * `append` adds items to the list at `path`, `remove` deletes the key at `path`. An `append` with `cut`
- * is to a list past the sanitizer's item limit: after appending, only the last `cut.keep` items stay,
- * behind the marker `cutMarker(cut.earlier)` (what `sanitize` makes of the whole list).
+ * `append` adds items to the list at `path`, `remove` deletes the key at `path`, `copy` puts at `path`
+ * what the reader holds at `copy.path` in the context of actor `copy.actor`, as it is when the patch is
+ * applied (stream order). An `append` with `cut` is to a list past the sanitizer's item limit: after
+ * appending, only the last `cut.keep` items stay, behind the marker `cutMarker(cut.earlier)` (what
+ * `sanitize` makes of the whole list).
  */
 export interface ContextPatch {
   path: string[];
@@ -122,6 +127,27 @@ export interface ContextPatch {
   append?: JsonValue[];
   cut?: { keep: number; earlier: number };
   remove?: true;
+  /** Version 7. The stream sends it only where the value is the very one it already sent there. */
+  copy?: ContextCopy;
+}
+
+/** Where a `copy` patch reads: a path in another actor's context (its sessionId). */
+export interface ContextCopy {
+  actor: string;
+  path: string[];
+}
+
+/** The context a reader holds for an actor, by sessionId: what `copy` patches read. */
+export type ContextOf = (sessionId: string) => JsonValue | undefined;
+
+/** What `context` holds at `path`; undefined when the path does not lead anywhere. */
+export function valueAtPath(context: JsonValue | undefined, path: readonly string[]): JsonValue | undefined {
+  let node = context;
+  for (const k of path) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = Array.isArray(node) ? node[Number(k)] : node[k];
+  }
+  return node;
 }
 
 /** The first item of a list cut to its newest items: how many earlier ones were left out. */
@@ -140,12 +166,17 @@ function appended(list: JsonValue | undefined, items: readonly JsonValue[], cut:
   return [cutMarker(cut.earlier), ...[...kept, ...items].slice(-cut.keep)];
 }
 
-/** Applies patches to a context, copying only along the changed paths (the old context is left as it was). */
-export function applyContextPatch(context: JsonValue | undefined, patches: readonly ContextPatch[]): JsonValue | undefined {
+/**
+ * Applies patches to a context, copying only along the changed paths (the old context is left as it was).
+ * `contextOf` answers `copy` patches (another actor's context as the reader holds it now); without it, or
+ * for an actor it does not know, a copied value is null.
+ */
+export function applyContextPatch(context: JsonValue | undefined, patches: readonly ContextPatch[], contextOf?: ContextOf): JsonValue | undefined {
   let root = context;
   for (const p of patches) {
+    const value = p.copy ? (valueAtPath(contextOf?.(p.copy.actor), p.copy.path) ?? null) : p.value;
     if (p.path.length === 0) {
-      root = p.append ? appended(root, p.append, p.cut) : p.remove ? undefined : p.value;
+      root = p.append ? appended(root, p.append, p.cut) : p.remove ? undefined : value;
       continue;
     }
     const copy = (v: JsonValue | undefined): { [k: string]: JsonValue } | JsonValue[] =>
@@ -160,7 +191,7 @@ export function applyContextPatch(context: JsonValue | undefined, patches: reado
     const last = p.path[p.path.length - 1]!;
     if (p.remove) delete node[last];
     else if (p.append) node[last] = appended(node[last], p.append, p.cut);
-    else node[last] = p.value ?? null;
+    else node[last] = value ?? null;
     root = top;
   }
   return root;
@@ -173,7 +204,8 @@ export interface TransitionMessage {
   sessionId: string;
   /** The type of the event that caused it. */
   event: string;
-  status: ActorStatus;
+  /** Omitted while the actor is active (version 7: most transitions); read it with `statusOf`. */
+  status?: ActorStatus;
   /** Machine actors only; omitted when unchanged since the actor's last transition message. */
   value?: StateValue;
   /** Every active state node id, ancestors included; not sent live (the page derives it from `value`, statechart.ts). */
@@ -190,6 +222,11 @@ export interface TransitionMessage {
   /** Omitted when the actor's done (error) event to its parent carried it. */
   output?: JsonValue;
   error?: JsonValue;
+}
+
+/** A transition's actor status: `active` when the message leaves it out. */
+export function statusOf(m: TransitionMessage): ActorStatus {
+  return m.status ?? 'active';
 }
 
 /** Anything the stream says. */

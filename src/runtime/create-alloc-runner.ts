@@ -8,7 +8,7 @@ import { BehaviorSubject, Subject, map, throwError, type Observable } from 'rxjs
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { TaskRunnerActor } from '../../machines/task-runner.ts';
 import type { CommandRejection } from '../../machines/task-runner.ts';
-import { allocStateOf, type AllocCommandRejection, type AllocRunnerActor, type AllocRunnerEvent } from '../../machines/alloc-runner.ts';
+import { allocStateOf, type AllocCommandRejection, type AllocRunnerActor, type AllocRunnerContext, type AllocRunnerEvent } from '../../machines/alloc-runner.ts';
 import type { HookPlan } from '../../machines/hook-calls.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
 import type { Driver, LogLine, LogOptions } from '../drivers/controller.ts';
@@ -310,12 +310,19 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   // Rejected when the actor fails; a caller that never asks for `done` must not have that end the process.
   done.catch(() => undefined);
   actor.on('command.rejected', (e) => rejections$.next(e.rejection));
+  // Most of the alloc's snapshots carry the same task states as the one before (the alloc steps on every
+  // task-runner snapshot, most without news): only new states are looked through for new events.
+  let lastTaskStates: AllocRunnerContext['taskStates'] | undefined;
   actor.subscribe({
     next: (snap) => {
       const ctx = snap.context;
-      for (const [task, ts] of Object.entries(ctx.taskStates)) {
-        for (let i = seen[task] ?? 0; i < ts.events.length; i++) events$.next({ task, event: ts.events[i]! });
-        seen[task] = ts.events.length;
+      if (ctx.taskStates !== lastTaskStates) {
+        lastTaskStates = ctx.taskStates;
+        for (const task in ctx.taskStates) {
+          const ts = ctx.taskStates[task]!;
+          for (let i = seen[task] ?? 0; i < ts.events.length; i++) events$.next({ task, event: ts.events[i]! });
+          seen[task] = ts.events.length;
+        }
       }
       const current = state$.value;
       const changed =

@@ -35,8 +35,10 @@ async function relaysOf(spec: AllocSpec): Promise<Relay[]> {
       const name = ev.type.slice('xstate.snapshot.'.length);
       const tc = ev.snapshot.context;
       const now = { taskState: tc.taskState, rejections: tc.rejections.length, runComplete: tc.runComplete };
-      const before = last.get(name);
-      const news = !before || before.taskState !== now.taskState || before.rejections !== now.rejections || before.runComplete !== now.runComplete;
+      // Before its first relay the alloc holds what it gave the runner: its TaskState, no rejection, not complete.
+      const given = { taskState: (allocContext as { taskStates: Record<string, unknown> }).taskStates[name], rejections: 0, runComplete: false };
+      const before = last.get(name) ?? given;
+      const news = before.taskState !== now.taskState || before.rejections !== now.rejections || before.runComplete !== now.runComplete;
       last.set(name, now);
       relays.push({ task: name, news, allocChanged: context !== allocContext });
     }

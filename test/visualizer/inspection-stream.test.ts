@@ -72,6 +72,17 @@ describe('machine definitions', () => {
 });
 
 describe('the inspection stream', () => {
+  it('leaves a transition\'s status out while the actor is active, and says it when the actor ends', async () => {
+    const { actor, messages, pageModel } = await runBatched(worker);
+    actor.send({ type: 'STOP' });
+    await flushMicrotasks();
+    const mine = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === actor.sessionId);
+    expect(mine.slice(0, -1).length).toBeGreaterThan(0);
+    for (const m of mine.slice(0, -1)) expect(m).not.toHaveProperty('status');
+    expect(mine.at(-1)).toMatchObject({ status: 'done', value: 'stopped' });
+    expect(pageModel().actors.get(actor.sessionId)).toMatchObject({ status: 'done', value: 'stopped' });
+  });
+
   it('does no mapping inside the send path: subscribers hear about it after the flush', async () => {
     const { stream, messages } = collect();
     const actor = createActor(worker, { inspect: stream.inspect }).start();
@@ -363,6 +374,21 @@ describe('context patches', () => {
     // An item already cut from both may change: the page never had it.
     const c = [{ n: 0 }, ...a.slice(1), { n: 5 }];
     expect(diffContext({ l: a }, { l: c }, narrow)).toEqual([{ path: ['l'], append: [{ n: 5 }], cut: { keep: 3, earlier: 2 } }]);
+  });
+
+  it('copy an object the page already holds in another actor\'s context, reading it there when applied', () => {
+    const state = { state: 'running', events: [{ type: 'Started' }] };
+    const a = { taskState: { state: 'pending', events: [] }, other: { n: 1 } };
+    const b = { taskState: state, other: { n: 2 } };
+    const patch = diffContext(a, b, limits, (path, value) => (path.join('.') === 'taskState' && value === state ? { actor: 'x:0', path: ['taskStates', 'web'] } : undefined));
+    expect(patch).toEqual([
+      { path: ['taskState'], copy: { actor: 'x:0', path: ['taskStates', 'web'] } },
+      { path: ['other', 'n'], value: 2 },
+    ]);
+    const held = new Map([['x:0', { taskStates: { web: sanitize(state) } }]]);
+    expect(applyContextPatch(sanitize(a), patch, (sid) => held.get(sid))).toEqual(sanitize(b));
+    // A reader that does not know the actor (or cannot look one up) gets null there, not a stale value.
+    expect(applyContextPatch(sanitize(a), patch)).toEqual({ taskState: null, other: { n: 2 } });
   });
 
   it('send nothing when the context is the same object', () => {

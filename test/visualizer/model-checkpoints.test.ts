@@ -91,7 +91,7 @@ describe('time travel from checkpoints', () => {
     for (const m of messages) {
       if (m.kind !== 'transition') continue;
       if (m.context !== undefined) full.set(m.sessionId, m.context);
-      else if (m.patch) full.set(m.sessionId, applyContextPatch(full.get(m.sessionId), m.patch));
+      else if (m.patch) full.set(m.sessionId, applyContextPatch(full.get(m.sessionId), m.patch, (sid) => full.get(sid)));
     }
     const sent = (full.get(alloc.sessionId) as { taskStates: Record<string, { events: unknown[] }> }).taskStates.web!.events;
     expect(sent.length).toBeGreaterThan(KEEP_TASK_EVENTS * 3);

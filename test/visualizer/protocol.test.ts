@@ -45,18 +45,24 @@ function settled(p: Promise<unknown>): () => boolean {
 // Messages as they travel: JSON, so nothing in memory (shared objects, undefined fields) can make them look alike.
 const wire = (messages: readonly InspectMessage[]) => JSON.parse(JSON.stringify(messages)) as InspectMessage[];
 
+/** An allocation `id` (a prestart task, a main task that fails once and restarts, a sidecar) started on a read stream; `live` gets every message as sent. */
+function startThreeTasks(id: string, mainRunFor: string) {
+  const clock = new SimulatedClock(0);
+  const stream = createInspectionStream({ now: () => clock.now() });
+  const live: InspectMessage[] = [];
+  stream.subscribe((b) => live.push(...wire(b)));
+  const spec = alloc(id, [
+    mockTask('init', { run_for: '1s' }, { lifecycle: { hook: 'prestart' } }),
+    mockTask('web', { run_for: mainRunFor, exit_code: 1 }, { restart: { attempts: 1, interval: 60_000, delay: 500, mode: 'fail' } }),
+    mockTask('side', { run_for: '1h' }, { lifecycle: { hook: 'poststart', sidecar: true } }),
+  ]);
+  const runner = createAllocRunner(spec, { clock, dataDir: dir, inspect: stream.inspect }).start();
+  return { clock, stream, live, runner };
+}
+
 describe('what the page rebuilds from the stream', () => {
   it('is the same from every live message as from a late joiner’s picture, mid-run and at the end', async () => {
-    const clock = new SimulatedClock(0);
-    const stream = createInspectionStream({ now: () => clock.now() });
-    const live: InspectMessage[] = [];
-    stream.subscribe((b) => live.push(...wire(b)));
-    const spec = alloc('a-same', [
-      mockTask('init', { run_for: '1s' }, { lifecycle: { hook: 'prestart' } }),
-      mockTask('web', { run_for: '3s', exit_code: 1 }, { restart: { attempts: 1, interval: 60_000, delay: 500, mode: 'fail' } }),
-      mockTask('side', { run_for: '1h' }, { lifecycle: { hook: 'poststart', sidecar: true } }),
-    ]);
-    const runner = createAllocRunner(spec, { clock, dataDir: dir, inspect: stream.inspect }).start();
+    const { clock, stream, live, runner } = startThreeTasks('a-same', '3s');
     const finished = settled(runner.done);
     await advanceUntil(clock, () => runner.getState().taskStates.web?.state === 'running');
     stream.flush();
@@ -103,6 +109,33 @@ describe('what the page rebuilds from the stream', () => {
     const end = views(read);
     expectShowsMachines(end, runner.actor);
     expect((end[runner.actor.sessionId]!.context as { clientStatus: string }).clientStatus).toBe('complete');
+  });
+});
+
+describe('task states', () => {
+  it('are sent once: what an alloc mirrors of its task runners, or the runner of its alloc, is a copy of the other', async () => {
+    const { clock, stream, live, runner } = startThreeTasks('a-once', '2s');
+    await advanceUntil(clock, settled(runner.done));
+    stream.flush();
+    // Each task event travels once, in the alloc's patches or in its task runner's, never in both.
+    const taskOf = new Map(live.flatMap((m) => (m.kind === 'actor' ? [[m.sessionId, m.id] as const] : [])));
+    const sent = new Map<string, number>();
+    let copies = 0;
+    for (const m of live) {
+      if (m.kind !== 'transition') continue;
+      for (const p of m.patch ?? []) {
+        if (p.copy) copies++;
+        const task = p.path[0] === 'taskStates' ? p.path[1] : p.path[0] === 'taskState' ? taskOf.get(m.sessionId) : undefined;
+        for (const ev of p.append ?? []) if (task !== undefined && p.path.at(-1) === 'events') sent.set(`${task} ${JSON.stringify(ev)}`, (sent.get(`${task} ${JSON.stringify(ev)}`) ?? 0) + 1);
+      }
+    }
+    expect(sent.size).toBeGreaterThan(15);
+    expect([...sent].filter(([, n]) => n > 1)).toEqual([]);
+    expect(copies).toBeGreaterThan(10);
+    // And the page still shows every task's state in both places, as the actors hold it, live as for a late joiner.
+    const end = views(live);
+    expectShowsMachines(end, runner.actor);
+    expect(end).toEqual(views(wire(stream.snapshotForLateJoiner())));
   });
 });
 

@@ -7,7 +7,7 @@
  * `historyCut` says so. Finished actors replaced by a newer one of the same id are folded into a count on
  * their parent at each checkpoint boundary, so a long run's restarts do not pile up either.
  */
-import { applyContextPatch, KEEP_TASK_EVENTS, shortenTaskEvents, type ActorMessage, type ActorStatus, type EventMessage, type InspectMessage, type JsonValue, type MachineDef, type StateValue } from '../../src/inspect/protocol.ts';
+import { applyContextPatch, KEEP_TASK_EVENTS, shortenTaskEvents, statusOf, type ActorMessage, type ActorStatus, type EventMessage, type InspectMessage, type JsonValue, type MachineDef, type StateValue } from '../../src/inspect/protocol.ts';
 import { activeNodeIdsOf, isInternalEvent, transitionsOf } from '../../src/inspect/statechart.ts';
 
 /** One actor as the page shows it. */
@@ -425,6 +425,9 @@ export class Model {
     this.changed.delete(sid);
   }
 
+  /** Another actor's context as the page holds it now: what a `copy` patch (protocol 7) reads. */
+  private readonly contextOf = (sessionId: string): JsonValue | undefined => this.actors.get(sessionId)?.context;
+
   private isHook(sessionId: string | undefined): boolean {
     const a = sessionId === undefined ? undefined : this.actors.get(sessionId);
     return !!a && !a.machineId;
@@ -504,7 +507,8 @@ export class Model {
         if (!found) return;
         const a = this.writable(found);
         const before = a.machineId ? valueText(a.value) : a.status;
-        a.status = m.status;
+        const status = statusOf(m);
+        a.status = status;
         a.updatedAt = m.at;
         const def = a.machineId ? this.definitions.get(a.machineId) : undefined;
         if (m.value !== undefined) {
@@ -512,7 +516,7 @@ export class Model {
           a.activeNodeIds = m.activeNodeIds ?? (def ? activeNodeIdsOf(def, m.value) : []);
         }
         if (m.context !== undefined) a.context = shortenTaskEvents(m.context);
-        else if (m.patch) a.context = shortenTaskEvents(applyContextPatch(a.context, m.patch));
+        else if (m.patch) a.context = shortenTaskEvents(applyContextPatch(a.context, m.patch, this.contextOf));
         if (m.output !== undefined) a.output = m.output;
         if (m.error !== undefined) a.error = m.error;
         a.lastEdges = [];
@@ -528,9 +532,9 @@ export class Model {
         // The alloc's row shows its tasks' states: a task changing changes its parent's row too.
         if (a.parentSessionId) this.changed.add(a.parentSessionId);
         const after = a.machineId ? valueText(a.value) : a.status;
-        const statusNote = a.machineId && m.status !== 'active' ? ` (${m.status})` : '';
+        const statusNote = a.machineId && status !== 'active' ? ` (${status})` : '';
         // Hook and driver calls finishing show up as done/error events at their parent; only failures get a row.
-        const worthARow = a.machineId ? before !== after || statusNote !== '' : m.status === 'error' && before !== 'error';
+        const worthARow = a.machineId ? before !== after || statusNote !== '' : status === 'error' && before !== 'error';
         if (worthARow) {
           this.timeline.push({
             kind: 'state', seq, at: m.at, sessionId: m.sessionId, from: before || undefined, to: after + statusNote, event: m.event,
