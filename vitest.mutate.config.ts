@@ -149,11 +149,13 @@ const SLICE_SUITES: Record<string, Record<string, string[]>> = {
     'registry-writes': ['test/api/registry-*-rules.test.ts', 'test/api/store-writes.test.ts', 'test/api/blocked-evals.test.ts'],
     // The -input-rules suites serve inside each test: what runs when the API starts (the routes' schemas, the
     // publishers) counts as covered only by a test that starts it (docs/testing.md, "Code that runs in beforeAll").
-    'deploy-plan': ['test/api/route-deployments-rules.test.ts', 'test/api/route-job-plan-rules.test.ts', 'test/api/route-deploy-plan-input-rules.test.ts', 'test/api/route-deployments-events-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/list-scopes.test.ts'],
+    'deploy-plan': ['test/api/route-deployments-rules.test.ts', 'test/api/route-job-plan-rules.test.ts', 'test/api/route-deploy-plan-input-rules.test.ts', 'test/api/route-deployments-events-rules.test.ts', 'test/api/route-deployments-reads-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/list-scopes.test.ts'],
     'vars-services': ['test/api/route-variables-rules.test.ts', 'test/api/route-services-rules.test.ts', 'test/api/route-services-input-rules.test.ts', 'test/api/variables.test.ts'],
     // (alloc-fs.test.ts runs a raw_exec task, whose pipes abort the next suite in the worker: left out.)
-    'small-routes': ['test/api/route-alloc-fs-rules.test.ts', 'test/api/route-cluster-node-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/metrics.test.ts'],
-    server: ['test/api/route-server-rules.test.ts', 'test/api/acl.test.ts'],
+    // route-small-registered-rules serves inside each test: the routes' registrations (handlers, schemas) run there.
+    'small-routes': ['test/api/route-alloc-fs-rules.test.ts', 'test/api/route-cluster-node-rules.test.ts', 'test/api/route-small-registered-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/metrics.test.ts'],
+    // registry-crash-rules: the runners an agent finds at its start (serveAgentApi's `found`) adopted live.
+    server: ['test/api/route-server-rules.test.ts', 'test/api/acl.test.ts', 'test/api/registry-crash-rules.test.ts'],
   },
 };
 const slice = process.env.MUTATE_SUB;

@@ -92,11 +92,10 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   // socket) every caller is management; with one, acl.ts checks each request against its route's class.
   installAcl(app, ctx.store, opts.token === undefined ? undefined : checkTokenStrength(opts.token, 'the API token'));
 
-  app.setErrorHandler((err: FastifyError & { validationContext?: string }, _req, reply) => {
+  // A failed validation's message already names each field (zodValidatorCompiler): it is sent as it is.
+  app.setErrorHandler((err: FastifyError, _req, reply) => {
     const status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
-    let message = err.message;
-    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = `the request body is over the limit of ${opts.bodyLimit ?? DEFAULT_BODY_LIMIT} bytes`;
-    else if (err.validation && err.validationContext) message = message.split('\n').map((l) => `${err.validationContext}: ${l}`).join('\n');
+    const message = err.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? `the request body is over the limit of ${opts.bodyLimit ?? DEFAULT_BODY_LIMIT} bytes` : err.message;
     // A failed commit (disk full, I/O error) or a bug: the operator must see it, not only the client.
     if (status >= 500) process.stderr.write(`allocrun agent: ${_req.method} ${_req.url.split('?')[0]}: ${message}\n`);
     void reply.code(status).type('text/plain; charset=utf-8').send(message);

@@ -4,7 +4,8 @@
  * each route's answer and refusal in its words, readat's offset and limit, the stream's frames, origins and
  * file events. alloc-fs.test.ts has the confinement with a real raw_exec task.
  */
-import { chmod, mkdir, rm, symlink, truncate, writeFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { appendFile, chmod, mkdir, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, stream, type Alloc } from './agent-process.ts';
@@ -74,6 +75,62 @@ describe('ls and stat', { timeout: SUITE_TIMEOUT }, () => {
     await rm(join(dir, 'up'));
   });
 
+  it('takes a path relative to the allocation directory however it is written, and shows it cleaned', async () => {
+    for (const path of ['files//none', 'files/./none', '//files\\none', '/files/none/']) {
+      const res = await fs('stat', `path=${encodeURIComponent(path)}`);
+      expect([path, res.status, res.text]).toEqual([path, 404, '/files/none: no such file or directory in the allocation directory']);
+    }
+    expect((await fs('stat', `path=${encodeURIComponent('files\\ten.txt')}`)).json<Json>()).toMatchObject({ Name: 'ten.txt', Size: 10 });
+  });
+
+  it('refuses a path through a symlink loop with 400 in its words', async () => {
+    await symlink(join(dir, 'loop-b'), join(dir, 'loop-a'));
+    await symlink(join(dir, 'loop-a'), join(dir, 'loop-b'));
+    try {
+      const res = await fs('stat', 'path=/files/loop-a');
+      expect([res.status, res.text]).toEqual([400, '/files/loop-a: too many levels of symbolic links']);
+    } finally {
+      await rm(join(dir, 'loop-a'));
+      await rm(join(dir, 'loop-b'));
+    }
+  });
+
+  it('lists names sorted whatever order the file system keeps them in', async () => {
+    await mkdir(join(dir, 'unsorted'));
+    for (const name of ['m', 'z', 'c', 'x', 'a']) await writeFile(join(dir, 'unsorted', name), name);
+    expect((await fs('ls', 'path=/files/unsorted')).json<Json[]>().map((f) => f['Name'])).toEqual(['a', 'c', 'm', 'x', 'z']);
+  });
+
+  it('answers 404 for a path through a file, as for any path that does not exist', async () => {
+    const res = await fs('stat', 'path=/files/ten.txt/x');
+    expect([res.status, res.text]).toEqual([404, '/files/ten.txt/x: no such file or directory in the allocation directory']);
+  });
+
+  it.each(['..', '/files/../../other', 'files/..', '../' + 'x'])('refuses %j with 400: .. is never allowed, even when it would stay inside', async (path) => {
+    for (const verb of ['ls', 'stat', 'cat']) {
+      const res = await fs(verb, `path=${encodeURIComponent(path)}`);
+      expect([verb, res.status, res.text]).toEqual([verb, 400, `path ${JSON.stringify(path)} leaves the allocation directory: ".." is not allowed`]);
+    }
+  });
+
+  it('refuses a symlink that leads out of the allocation directory, even to a sibling whose name starts with it', async () => {
+    const root = join(s.dataDir, 'allocs', alloc.ID);
+    await mkdir(`${root}-twin`, { recursive: true });
+    await writeFile(join(`${root}-twin`, 'secret'), 's');
+    await symlink(join(`${root}-twin`, 'secret'), join(dir, 'twin'));
+    await symlink(s.dataDir, join(dir, 'out'));
+    try {
+      for (const [verb, path] of [['cat', '/files/twin'], ['stat', '/files/twin'], ['ls', '/files/out'], ['stream', '/files/twin']] as const) {
+        const res = await fs(verb, `path=${path}&follow=false`);
+        expect([verb, res.status, res.text]).toEqual([verb, 400, `path ${JSON.stringify(path)} leads out of the allocation directory (through a symlink)`]);
+      }
+    } finally {
+      await rm(join(dir, 'twin'));
+      await rm(join(dir, 'out'));
+      await rm(`${root}-twin`, { recursive: true });
+    }
+  });
+
   it('answers 404 naming an allocation without a directory here', async () => {
     const other = await runJob(s, mockJob('fs-gone'));
     await rm(join(s.dataDir, 'allocs', other.ID), { recursive: true, force: true });
@@ -108,6 +165,13 @@ describe('cat and readat', { timeout: SUITE_TIMEOUT }, () => {
     expect(res.text).toMatch(message);
   });
 
+  it('leaves no file open after a read that reads nothing', async () => {
+    const open = () => readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (let i = 0; i < 20; i++) expect((await fs('readat', 'path=/files/ten.txt&offset=10')).text).toBe('');
+    expect(open()).toBeLessThan(before + 10);
+  });
+
   it('cat answers the file as text; a directory is 400 in its words; an empty path names the field', async () => {
     const cat = await fs('cat', 'path=files/ten.txt');
     expect([cat.status, cat.text, cat.headers['content-type']]).toEqual([200, '0123456789', 'text/plain; charset=utf-8']);
@@ -135,6 +199,12 @@ describe('stream', { timeout: SUITE_TIMEOUT }, () => {
     if (text !== '') expect(data.at(-1)!['Offset']).toBe(end);
   });
 
+  it('sends a large file in frames of at most 64 KiB, each at its end offset', async () => {
+    await writeFile(join(dir, 'large.bin'), Buffer.alloc(100 * 1024, 'x'));
+    const data = frames((await fs('stream', 'path=/files/large.bin&follow=false')).text).filter((f) => f['Data'] !== undefined);
+    expect(data.map((f) => [Buffer.from(f['Data'], 'base64').length, f['Offset']])).toEqual([[65536, 65536], [36 * 1024, 100 * 1024]]);
+  });
+
   it('with plain sends the bytes themselves as text', async () => {
     const res = await fs('stream', 'path=/files/ten.txt&follow=false&plain=true&offset=5');
     expect([res.text, res.headers['content-type']]).toEqual(['56789', 'text/plain; charset=utf-8']);
@@ -152,6 +222,61 @@ describe('stream', { timeout: SUITE_TIMEOUT }, () => {
     await rm(path);
     const text = await st.ended;
     expect(frames(text).at(-1)).toMatchObject({ Data: '', FileEvent: 'file deleted' });
+  });
+
+  it('follows a file from where it is read: only what is appended, no truncation while it grows, then from 0 after one', async () => {
+    const path = join(dir, 'grown.txt');
+    await writeFile(path, 'ab');
+    const st = await stream(s.socket, `/v1/client/fs/stream/${alloc.ID}?path=/files/grown.txt`);
+    const data = () => frames(st.text()).filter((f) => f['Data']);
+    await st.until(() => data().length === 1);
+    await appendFile(path, 'cd');
+    await st.until(() => data().length === 2);
+    // Several polls (every 250 ms) of a file that did not shrink, heartbeats every 100 ms.
+    const beats = () => st.text().split('\n').filter((l) => l === '{}').length;
+    const seen = beats();
+    await st.until(() => beats() >= seen + 8);
+    expect(frames(st.text()).filter((f) => f['FileEvent'] !== undefined && f['FileEvent'] !== '')).toEqual([]);
+    expect(data().map((f) => [Buffer.from(f['Data'], 'base64').toString(), f['Offset']])).toEqual([['ab', 2], ['cd', 4]]);
+    await truncate(path, 1);
+    await st.until(() => data().length === 3);
+    expect(data()[2]).toMatchObject({ Data: Buffer.from('a').toString('base64'), Offset: 1 });
+    await rm(path);
+    expect(frames(await st.ended).at(-1)).toEqual({ Offset: 1, Data: '', File: 'files/grown.txt', FileEvent: 'file deleted' });
+  });
+
+  it('follows with plain: the bytes only, its headers sent before the first byte, no heartbeats, no file events', async () => {
+    const path = join(dir, 'plain.txt');
+    await writeFile(path, '');
+    // stream() resolves on the answer's headers: an empty file sends them with no byte to send.
+    const st = await stream(s.socket, `/v1/client/fs/stream/${alloc.ID}?path=/files/plain.txt&plain=true`);
+    expect(st.status).toBe(200);
+    await appendFile(path, 'one');
+    // (A poll every 250 ms, a heartbeat every 100 ms in JSON: the bytes come after a poll or more.)
+    await st.until((t) => t.endsWith('one'));
+    // Shorter than what was read: seen as truncated whenever the poll comes, and read again from 0.
+    await writeFile(path, 'xy');
+    await st.until((t) => t.endsWith('xy'));
+    await rm(path);
+    expect(await st.ended).toBe('onexy');
+  });
+
+  it('ends a followed file that turns into a directory with an Error frame', async () => {
+    const path = join(dir, 'turned.txt');
+    await writeFile(path, 'ab');
+    const st = await stream(s.socket, `/v1/client/fs/stream/${alloc.ID}?path=/files/turned.txt`);
+    await st.until((t) => frames(t).some((f) => f['Data']));
+    await rm(path);
+    await mkdir(path);
+    await writeFile(join(path, 'pad'), 'x'.repeat(100));
+    const last = frames(await st.ended).at(-1)!;
+    // Seen as deleted if a poll fell between the rm and the mkdir; otherwise the read of a directory fails.
+    expect([{ Error: 'EISDIR: illegal operation on a directory, read' }, { Offset: 2, Data: '', File: 'files/turned.txt', FileEvent: 'file deleted' }]).toContainEqual(last);
+  });
+
+  it('refuses a follow flag that is not a boolean in the words of every other flag', async () => {
+    const res = await fs('stream', 'path=/files/ten.txt&follow=maybe');
+    expect([res.status, res.text]).toEqual([400, 'follow: "maybe" is not a boolean: use one of 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False']);
   });
 
   it('refuses a follow flag that is not a boolean, an unknown origin and a negative offset', async () => {

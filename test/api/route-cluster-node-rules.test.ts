@@ -5,9 +5,15 @@
  * agent and status probes, and the snapshot's headers. nomad-cluster.test.ts has the members' tags.
  */
 import { existsSync, readdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from './agent-process.ts';
-import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
+import { addrPort } from '../../src/api/routes/cluster.ts';
+import { AgentStore, STORE_FILE } from '../../src/state/agent-store.ts';
+import { call, waitForAllocs } from './agent-process.ts';
+import { cleanUp, freshDir, mockJob, runJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -32,6 +38,33 @@ describe('the member', { timeout: SUITE_TIMEOUT }, () => {
       Tags: { build: 'test', bootstrap: '1', expect: '1', vsn: '1', raft_vsn: '3' },
     });
   });
+
+  it('is the one alive server of region global and dc1, named host.global, tagged with its build and node ID', async () => {
+    expect((await get('/v1/agent/members')).body).toEqual({
+      ServerName: hostname(), ServerRegion: 'global', ServerDC: 'dc1',
+      Members: [{
+        Name: `${hostname()}.global`, Addr: s.api.socketPath, Port: 0, Status: 'alive',
+        Tags: { region: 'global', dc: 'dc1', role: 'nomad', build: 'test', id: nodeId, bootstrap: '1', expect: '1', vsn: '1', raft_vsn: '3' },
+        ProtocolMin: 1, ProtocolMax: 5, ProtocolCur: 2, DelegateMin: 2, DelegateMax: 5, DelegateCur: 4,
+      }],
+    });
+    expect((await get('/v1/agent/servers')).body).toEqual([s.api.socketPath]);
+  });
+
+  it.each([
+    ['127.0.0.1:4646', { Addr: '127.0.0.1', Port: 4646 }],
+    ['localhost:0', { Addr: 'localhost', Port: 0 }],
+    ['[::1]:4646', { Addr: '::1', Port: 4646 }],
+    ['[fe80::1]:80', { Addr: 'fe80::1', Port: 80 }],
+    ['/tmp/d/agent.sock', { Addr: '/tmp/d/agent.sock', Port: 0 }],
+    ['/tmp/d:1/agent.sock', { Addr: '/tmp/d:1/agent.sock', Port: 0 }],
+    ['host:port', { Addr: 'host:port', Port: 0 }],
+    ['x127.0.0.1:46', { Addr: 'x127.0.0.1', Port: 46 }],
+    ['127.0.0.1:46x', { Addr: '127.0.0.1:46x', Port: 0 }],
+    ['::1:4646', { Addr: '::1:4646', Port: 0 }],
+  ])('splits the listen address %j as Serf reports a member: %j', (address, split) => {
+    expect(addrPort(address)).toEqual(split);
+  });
 });
 
 describe('the namespaces', { timeout: SUITE_TIMEOUT }, () => {
@@ -55,6 +88,27 @@ describe('the namespaces', { timeout: SUITE_TIMEOUT }, () => {
     expect(one.body['Name']).toBe('zeta');
     expect(Number(one.headers['x-nomad-index'])).toBe(s.api.registry.jobsIndex);
   });
+
+  it('show default as Nomad\'s shared namespace, created at index 1', async () => {
+    expect((await get('/v1/namespace/default')).body).toEqual({ Name: 'default', Description: 'Default shared namespace', Quota: '', Capabilities: null, NodePoolConfiguration: null, Meta: null, CreateIndex: 1, ModifyIndex: 1 });
+  });
+
+  it('take the index of the namespace\'s first job, whichever job is listed first', async () => {
+    // Listed by ID, "b-first" comes after "a-later": the namespace was still created with "b-first".
+    const first = (await call(s.socket, 'PUT', '/v1/jobs', mockJob('b-first', undefined, { Namespace: 'ordered' }))).json<Json>();
+    await call(s.socket, 'PUT', '/v1/jobs', mockJob('a-later', undefined, { Namespace: 'ordered' }));
+    expect((await get('/v1/namespace/ordered')).body).toMatchObject({ CreateIndex: first['Index'], ModifyIndex: first['Index'] });
+  });
+
+  it('are listed whole without a prefix, none for a prefix nothing has; an unknown one is 404 in its words', async () => {
+    const names = ((await get('/v1/namespaces')).body as Json[]).map((n) => n['Name']);
+    expect(names[0]).toBe('default');
+    expect(names.slice(1)).toEqual([...names.slice(1)].sort());
+    expect(names).toEqual(expect.arrayContaining(['alpha', 'zeta']));
+    expect((await get('/v1/namespaces?prefix=nothing')).body).toEqual([]);
+    const missing = await get('/v1/namespace/nothing');
+    expect([missing.status, missing.text]).toEqual([404, 'namespace not found']);
+  });
 });
 
 describe('the node', { timeout: SUITE_TIMEOUT }, () => {
@@ -77,6 +131,22 @@ describe('the node', { timeout: SUITE_TIMEOUT }, () => {
     expect((await get(`/v1/client/stats?node_id=${nodeId}`)).status).toBe(200);
   });
 
+  it('is listed and read at its registration\'s index', async () => {
+    const one = await get(`/v1/node/${nodeId}`);
+    const list = await get('/v1/nodes');
+    expect(Number(one.headers['x-nomad-index'])).toBe(one.body['CreateIndex']);
+    expect(Number(list.headers['x-nomad-index'])).toBe(one.body['CreateIndex']);
+    expect(list.body[0]['CreateIndex']).toBe(one.body['CreateIndex']);
+  });
+
+  it('answers its host stats without a node_id, with one naming it, and with an empty one', async () => {
+    for (const q of ['', '?node_id=', `?node_id=${nodeId}`]) {
+      const res = await get(`/v1/client/stats${q}`);
+      expect([q, res.status]).toEqual([q, 200]);
+      expect(res.body).toMatchObject({ Memory: expect.any(Object), CPU: expect.any(Array), Uptime: expect.any(Number) });
+    }
+  });
+
   it('lists every allocation in full, at the allocations\' index', async () => {
     const alloc = await runJob(s, mockJob('on-node'));
     const res = await get(`/v1/node/${nodeId}/allocations`);
@@ -92,6 +162,18 @@ describe('the agent probes', { timeout: SUITE_TIMEOUT }, () => {
     expect(self['member']).toMatchObject({ Addr: s.api.socketPath, Port: 0, Status: 'alive', Tags: { build: 'test' } });
     expect(self['stats']['client']['num_allocations']).toBe(String(s.api.registry.listAllocs().length));
     expect(self['stats']['runtime']).toEqual({ arch: process.arch, os: process.platform, version: process.version });
+  });
+
+  it('answer self as the leader, client and server of region global and dc1, named after the host', async () => {
+    expect((await get('/v1/agent/self')).body).toEqual({
+      config: { Region: 'global', Datacenter: 'dc1', NodeName: hostname(), DataDir: s.dataDir, Version: { Version: 'test' }, Client: { Enabled: true }, Server: { Enabled: true } },
+      member: { Name: `${hostname()}.global`, Addr: s.api.socketPath, Port: 0, Tags: { region: 'global', dc: 'dc1', role: 'nomad', build: 'test' }, Status: 'alive' },
+      stats: {
+        nomad: { leader: 'true', known_regions: '1', server: 'true' },
+        client: { known_servers: s.api.socketPath, num_allocations: String(s.api.registry.listAllocs().length), node_id: nodeId },
+        runtime: { arch: process.arch, os: process.platform, version: process.version },
+      },
+    });
   });
 
   it('answer health, the leader as a JSON string, the peers and the one region', async () => {
@@ -118,6 +200,34 @@ describe('the snapshot', { timeout: SUITE_TIMEOUT }, () => {
     expect(left()).toEqual([]);
     expect(existsSync(s.dataDir)).toBe(true);
   });
+
+  it('is a store with every job, each snapshot a copy of its own', async () => {
+    await runJob(s, mockJob('snapped'));
+    const [one, two] = await Promise.all([snapshot(), snapshot()]);
+    for (const body of [one, two]) {
+      const dir = freshDir();
+      await writeFile(join(dir, STORE_FILE), body);
+      const copy = AgentStore.open(dir, { create: false });
+      try {
+        expect(copy.entries('jobs').values.length).toBe(s.store.entries('jobs').values.length);
+        expect(copy.entries('jobs').values.length).toBeGreaterThan(0);
+      } finally {
+        await copy.close();
+      }
+    }
+  });
+});
+
+/** The snapshot's bytes (call() reads text). */
+const snapshot = () => new Promise<Buffer>((resolve, reject) => {
+  const req = request({ socketPath: s.socket.socketPath, path: '/v1/operator/snapshot' }, async (res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    if (res.statusCode !== 200) reject(new Error(`snapshot: ${res.statusCode} ${Buffer.concat(chunks).toString()}`));
+    else resolve(Buffer.concat(chunks));
+  });
+  req.on('error', reject);
+  req.end();
 });
 
 describe('metrics and checks', { timeout: SUITE_TIMEOUT }, () => {
@@ -128,6 +238,31 @@ describe('metrics and checks', { timeout: SUITE_TIMEOUT }, () => {
     expect(prom.text).toContain('nomad_client_allocations_running');
     const bad = await get('/v1/metrics?format=xml');
     expect([bad.status, bad.text]).toEqual([400, 'format "xml": this agent answers JSON (no format) or "prometheus"']);
+  });
+
+  it('answers each check of an allocation by its ID, named after the allocation as Nomad names it', async () => {
+    const job = mockJob('with-check');
+    // A literal port: the check's address is this host; an hour's interval: it shows what it says before its first run.
+    Object.assign(job.Job.TaskGroups[0]!, { Services: [{ Name: 'web', PortLabel: '1', Provider: 'nomad', Checks: [{ Name: 'up', Type: 'tcp', PortLabel: '1', Interval: 3_600e9, Timeout: 1e9 }] }] });
+    const alloc = await runJob(s, job);
+    const checks = (await get(`/v1/client/allocation/${alloc.ID}/checks`)).body as Json;
+    const [id] = Object.keys(checks);
+    expect(Object.keys(checks)).toHaveLength(1);
+    expect(checks[id!]).toEqual({ ID: id, Mode: 'healthiness', Status: 'pending', Output: 'nomad: waiting to run', Timestamp: expect.any(Number), Group: 'with-check.g[0]', Service: 'web', Check: 'up' });
+  });
+
+  it('answers {} for an allocation that finished before this agent started (it has no runner)', async () => {
+    const dir = freshDir();
+    const first = await serve(dir);
+    const alloc = await runJob(first, mockJob('finished'));
+    expect((await call(first.socket, 'DELETE', '/v1/job/finished')).status).toBe(200);
+    await waitForAllocs(first.socket, '/v1/job/finished/allocations', (l) => l.every((a) => a.ClientStatus === 'complete'));
+    // Its postrun hooks ran too: the next agent does not restore it.
+    await first.agent.get(alloc.ID)!.done.catch(() => undefined);
+    await first.stop();
+    const again = await serve(dir);
+    const res = await call(again.socket, 'GET', `/v1/client/allocation/${alloc.ID}/checks`);
+    expect([res.status, res.text]).toEqual([200, '{}']);
   });
 
   it('answers an allocation\'s checks ({} without any), 404 for an unknown allocation', async () => {

@@ -4,12 +4,15 @@
  * goes through (the body parser, the error handler's statuses and words, the 404 of an unknown path), and for
  * where the API listens (the socket, a stale or a live one, TCP on loopback with its token, the refusals).
  */
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { excessiveJsonNesting, MAX_BODY_DEPTH } from '../../src/api/server.ts';
-import { ListenError, parseListenAddress, serveAgentApi, socketPathOf } from '../../src/api/serve-agent-api.ts';
-import { call } from './agent-process.ts';
+import { globalAgent } from 'node:http';
+import { hostname } from 'node:os';
+import { buildApi, excessiveJsonNesting, MAX_BODY_DEPTH } from '../../src/api/server.ts';
+import { ListenError, parseListenAddress, serveAgentApi, socketPathOf, TOKEN_NAME } from '../../src/api/serve-agent-api.ts';
+import { call, stream } from './agent-process.ts';
 import { cleanUp, freshDir, mockJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
@@ -40,6 +43,17 @@ describe('a listen address', () => {
     ['example.org:80', { host: 'example.org', port: 80 }],
   ])('%s is host and port', (addr, parsed) => {
     expect(parseListenAddress(addr)).toEqual(parsed);
+  });
+
+  it('is refused with a ListenError of code ErrListen', () => {
+    let caught: unknown;
+    try {
+      parseListenAddress('nope');
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ListenError);
+    expect(caught).toMatchObject({ name: 'ListenError', code: 'ErrListen' });
   });
 
   it.each(['127.0.0.1', ':4646', '127.0.0.1:65536', '127.0.0.1:123456', '::1:4646', 'a:b', '127.0.0.1:46 ', '[::1]4646'])('refuses %j, with an example', (addr) => {
@@ -75,6 +89,24 @@ describe('every request', { timeout: SUITE_TIMEOUT }, () => {
     expect(res.text).not.toBe('the request body is not valid JSON: it does not parse');
   });
 
+  it('to a variable with a body that is not JSON is refused without quoting the body', async () => {
+    const res = await call(s.socket, 'PUT', '/v1/var/app/db', '{"Items": {"password": "hunter2"');
+    expect([res.status, res.text]).toEqual([400, 'the request body is not valid JSON: it does not parse']);
+  });
+
+  it('has a heartbeat on its streams every 10 s unless the agent is told otherwise', async () => {
+    const st = await stream(s.socket, '/v1/event/stream?topic=Job');
+    try {
+      const jobs = await call(s.socket, 'PUT', '/v1/jobs', mockJob('beat'));
+      expect(jobs.status).toBe(200);
+      // The job's event has come through the stream: no heartbeat has come with it, well within 10 s.
+      await st.until((t) => t.includes('"JobRegistered"'));
+      expect(st.text().split('\n').filter((l) => l === '{}')).toEqual([]);
+    } finally {
+      st.close();
+    }
+  });
+
   it('with a body over the limit is refused with 413 naming the limit', async () => {
     const res = await call(s.socket, 'PUT', '/v1/jobs', `{"Job":{"ID":"${'x'.repeat(1024 * 1024)}"}}`);
     expect([res.status, res.text]).toEqual([413, 'the request body is over the limit of 1048576 bytes']);
@@ -90,6 +122,43 @@ describe('every request', { timeout: SUITE_TIMEOUT }, () => {
   it('to an unknown path is 404 naming its method and path without the query', async () => {
     const res = await call(s.socket, 'DELETE', '/v1/nothing/here?secret=1');
     expect([res.status, res.text]).toEqual([404, 'Invalid URL: DELETE /v1/nothing/here']);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+  });
+
+  it('is answered by the node of the store\'s node ID, named after the host', async () => {
+    const nodeId = String(s.store.get('meta', 'nodeId'));
+    expect((await call(s.socket, 'GET', '/v1/agent/self')).json<Json>()['stats']['client']['node_id']).toBe(nodeId);
+    expect((await call(s.socket, 'GET', '/v1/nodes')).json<Json[]>().map((n) => [n['ID'], n['Name']])).toEqual([[nodeId, hostname()]]);
+  });
+});
+
+describe('an agent served with a body limit', { timeout: SUITE_TIMEOUT }, () => {
+  afterAll(cleanUp);
+
+  it('refuses a body over its own limit with 413 naming it, and takes one under it', async () => {
+    const s = await serve(freshDir(), undefined, { api: { bodyLimit: 400 } as never });
+    const over = await call(s.socket, 'PUT', '/v1/jobs', { ...mockJob('over'), pad: 'x'.repeat(400) });
+    expect([over.status, over.text]).toEqual([413, 'the request body is over the limit of 400 bytes']);
+    expect((await call(s.socket, 'PUT', '/v1/jobs', mockJob('under'))).status).toBe(200);
+  });
+});
+
+describe('a restarted agent', { timeout: SUITE_TIMEOUT }, () => {
+  afterAll(cleanUp);
+
+  it('goes on from the indexes the last one served, for jobs and variables alike', async () => {
+    const dir = freshDir();
+    const first = await serve(dir);
+    const job = (await call(first.socket, 'PUT', '/v1/jobs', mockJob('before'))).json<Json>();
+    await first.stop();
+    const again = await serve(dir);
+    const after = (await call(again.socket, 'PUT', '/v1/jobs', mockJob('after'))).json<Json>();
+    expect(after['Index']).toBeGreaterThan(job['Index']);
+    const variable = await call(again.socket, 'PUT', '/v1/var/app/x', { Items: { a: '1' } });
+    expect(variable.status, variable.text).toBe(200);
+    expect(variable.json<Json>()['ModifyIndex']).toBeGreaterThan(after['Index']);
+    const jobs = await call(again.socket, 'GET', '/v1/jobs');
+    expect(Number(jobs.headers['x-nomad-index'])).toBeGreaterThanOrEqual(after['Index']);
   });
 });
 
@@ -107,6 +176,12 @@ describe('a request the agent cannot answer', { timeout: SUITE_TIMEOUT }, () => 
       expect(res.status).toBe(500);
       expect(res.text).toContain('ENOSPC');
       expect(lines.filter((l) => l.startsWith('allocrun agent: PUT /v1/jobs: '))).toEqual([`allocrun agent: PUT /v1/jobs: ${res.text}\n`]);
+      // A refused request is the client's business: nothing on the operator's stderr.
+      lines.length = 0;
+      full.on = false;
+      expect((await call(s.socket, 'GET', '/v1/jobs?index=x')).status).toBe(400);
+      expect((await call(s.socket, 'GET', '/v1/nowhere')).status).toBe(404);
+      expect(lines.filter((l) => l.startsWith('allocrun agent'))).toEqual([]);
     } finally {
       write.mockRestore();
       full.on = false;
@@ -162,6 +237,83 @@ describe('where the API listens', { timeout: SUITE_TIMEOUT }, () => {
     expect(members.json<Json>()['Members'][0]).toMatchObject({ Addr: '127.0.0.1', Port: port });
     // The socket stays open to the agent's user without a token.
     expect((await call(s.socket, 'GET', '/v1/agent/members')).status).toBe(200);
+  });
+
+  it('serves TCP with a token given as a value: no token file, and its source in words', async () => {
+    const token = 'a-token-given-in-code-0123456789';
+    const s = await serve(freshDir(), undefined, { api: { http: '127.0.0.1:0', token } as never });
+    expect([s.api.token, s.api.tokenFile, s.api.tokenFrom]).toEqual([token, undefined, 'token given by the token option']);
+    expect(existsSync(join(s.dataDir, TOKEN_NAME))).toBe(false);
+    const port = Number(new URL(s.api.url!).port);
+    expect((await call({ host: '127.0.0.1', port, token }, 'GET', '/v1/agent/health')).status).toBe(200);
+  });
+
+  it('takes a token its caller resolved as it is; one from the data dir\'s own file does not open a non-loopback address', async () => {
+    const token = 'a-token-resolved-before-0123456789';
+    const resolved = { token, generated: false, given: true, description: 'token from the caller' };
+    const s = await serve(freshDir(), undefined, { api: { http: '127.0.0.1:0', token: resolved } as never });
+    expect([s.api.token, s.api.tokenFrom, existsSync(join(s.dataDir, TOKEN_NAME))]).toEqual([token, 'token from the caller', false]);
+    await expect(serve(freshDir(), undefined, { api: { http: '0.0.0.0:0', token: { ...resolved, given: false } } as never })).rejects.toThrow(
+      new ListenError('--http 0.0.0.0:0 is not a loopback address: give a token (--token-file FILE or ALLOCRUN_TOKEN_FILE) so the network cannot reach the agent without it'),
+    );
+  });
+
+  it('closes its socket again when TCP cannot listen, so the next agent can serve the dir', async () => {
+    const taken: Server = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    try {
+      const port = (taken.address() as { port: number }).port;
+      const dir = freshDir();
+      await expect(serve(dir, undefined, { api: { http: `127.0.0.1:${port}` } as never })).rejects.toThrow(/EADDRINUSE/);
+      const s = await serve(dir);
+      expect((await call(s.socket, 'GET', '/v1/agent/health')).status).toBe(200);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('closes at once with a stream still open, ending the stream', async () => {
+    const s = await serve();
+    const st = await stream(s.socket, '/v1/event/stream?topic=Job');
+    await s.api.close();
+    await st.ended;
+  });
+
+  it('serves a caller that found nothing to restore (no found list)', async () => {
+    const s = await serve();
+    await call(s.socket, 'PUT', '/v1/jobs', mockJob('kept'));
+    await s.api.close();
+    // (Kept-alive sockets to the closed server would be reused for the same path: EPIPE.)
+    globalAgent.destroy();
+    const api = await serveAgentApi({ agent: s.agent, dataDir: s.dataDir, store: s.store, version: 'test' });
+    try {
+      expect((await call({ socketPath: api.socketPath }, 'GET', '/v1/jobs')).json<Json[]>().map((j) => j['ID'])).toEqual(['kept']);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('refuses a data dir whose socket path is over 100 bytes, and serves one of exactly 100', async () => {
+    const base = freshDir();
+    const at = (length: number) => {
+      const dir = join(base, 'd'.repeat(length - base.length - 1 - 'agent.sock'.length - 1));
+      mkdirSync(dir, { mode: 0o700 });
+      expect(Buffer.byteLength(socketPathOf(dir))).toBe(length);
+      return dir;
+    };
+    const s = await serve(at(100));
+    expect((await call(s.socket, 'GET', '/v1/agent/health')).status).toBe(200);
+    await expect(serve(at(101))).rejects.toThrow(/^the data dir path is too long for a unix socket/);
+  });
+
+  it('takes ::1 as loopback without a token, and a host name that starts with 127. as not', async () => {
+    const s = await serve(freshDir(), undefined, { api: { http: '[::1]:0' } as never });
+    expect(s.api.url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+    await expect(serve(freshDir(), undefined, { api: { http: '127.example.org:0' } as never })).rejects.toThrow(/is not a loopback address/);
+  });
+
+  it('refuses to be built with a short token, naming it the API token', () => {
+    expect(() => buildApi({} as never, { token: 'short' })).toThrow(/the API token/);
   });
 
   it.each(['localhost:0', '127.0.0.9:0'])('takes %s as loopback', async (http) => {

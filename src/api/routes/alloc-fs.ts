@@ -74,7 +74,11 @@ async function confined(root: string, target: string, shown: string): Promise<st
   try {
     real = await realpath(target);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(404, `${shown}: no such file or directory in the allocation directory`);
+    // A path through a file (ENOTDIR) does not exist either: never a 500 quoting the host path.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new HttpError(404, `${shown}: no such file or directory in the allocation directory`);
+    // A task can make a symlink loop in its own directory: the caller's mistake to see, not the agent's 500.
+    if (code === 'ELOOP') throw new HttpError(400, `${shown}: too many levels of symbolic links`);
     throw err;
   }
   if (real !== root && !real.startsWith(root + sep)) throw new HttpError(400, `path ${JSON.stringify(shown)} leads out of the allocation directory (through a symlink)`);

@@ -13,7 +13,7 @@ import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
 const nameParams = z.object({ name: z.string().min(1) });
 
 /** `host:port` split as Serf reports a member; a unix socket is an address without a port. */
-function addrPort(address: string): { Addr: string; Port: number } {
+export function addrPort(address: string): { Addr: string; Port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:/]+)):(\d+)$/.exec(address);
   return m ? { Addr: (m[1] ?? m[2])!, Port: Number(m[3]) } : { Addr: address, Port: 0 };
 }
