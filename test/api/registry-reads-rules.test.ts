@@ -164,6 +164,10 @@ describe('a blocked evaluation processed again', { timeout: SUITE_TIMEOUT }, () 
     const done = await evalOf(blocked['ID']);
     expect(done).toMatchObject({ Status: 'complete', ModifyIndex: (placed as Alloc & Json)['CreateIndex'] });
     expect(done['ModifyTime']).toBeGreaterThanOrEqual(before);
+    // The holder's end frees the same room again: the evaluation, settled, is not processed a second time.
+    await waitForAllocs(own.socket, '/v1/job/holder-a/allocations', (l) => l[0]?.ClientStatus === 'complete');
+    await own.api.registry.serialize('waiter-a', () => undefined);
+    expect(await evalOf(blocked['ID'])).toMatchObject({ Status: 'complete', ModifyIndex: done['ModifyIndex'] });
     await call(own.socket, 'DELETE', '/v1/job/waiter-a');
   });
 
