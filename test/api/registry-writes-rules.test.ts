@@ -42,6 +42,8 @@ const withTask = (body: ReturnType<typeof mockJob>, fields: Json) => (Object.ass
 describe('a registration\'s events', { timeout: SUITE_TIMEOUT }, () => {
   it('are one batch at its index: the evaluation first, then the job registered, then each placement, in Nomad\'s shapes', async () => {
     const reg = await put('/v1/jobs', mockJob('evented'));
+    // The evaluations list moves to the write's index with it.
+    expect(Number((await call(s.socket, 'GET', '/v1/evaluations')).headers['x-nomad-index'])).toBeGreaterThanOrEqual(reg['Index']);
     const [alloc] = await allocsOf('evented');
     const batch = batchAt(reg['Index'])!;
     expect(batch.Events.map((e) => [e.Topic, e.Type, e.Key, e.Index])).toEqual([
@@ -329,8 +331,13 @@ describe('what an allocation held frees', { timeout: SUITE_TIMEOUT }, () => {
     await call(small.socket, 'PUT', '/v1/jobs', holder);
     const [alloc] = await allocsAt(holder['Job']['ID']);
     await until(async () => held.holding.has(String(alloc!['ID'])), Boolean, 'the holder\'s start to be held');
-    expect((await call(small.socket, 'PUT', '/v1/jobs', sized(waiter, waiterTask))).status).toBe(200);
+    const reg = await call(small.socket, 'PUT', '/v1/jobs', sized(waiter, waiterTask));
+    expect(reg.status).toBe(200);
     expect(await allocsAt(waiter)).toEqual([]);
+    // Nothing has freed room: its blocked evaluation waits, not processed again (once its job's queue is idle).
+    await small.api.registry.serialize(waiter, () => undefined);
+    const first = (await call(small.socket, 'GET', `/v1/evaluation/${reg.json<Json>()['EvalID']}`)).json<Json>();
+    expect((await call(small.socket, 'GET', `/v1/evaluation/${first['BlockedEval']}`)).json<Json>()).toMatchObject({ Status: 'blocked', ModifyIndex: reg.json<Json>()['Index'] });
     return String(alloc!['ID']);
   }
 
