@@ -69,7 +69,7 @@ const SLICES = {
     'load-time': [
       'src/drivers/raw-exec/raw-exec-driver.ts:39-39',
       'src/drivers/raw-exec/raw-exec-driver.ts:95-95',
-      'src/drivers/raw-exec/raw-exec-driver.ts:485-508',
+      'src/drivers/raw-exec/raw-exec-driver.ts:484-507',
       'src/drivers/raw-exec/task-user.ts:40-40',
       'src/drivers/raw-exec/task-user.ts:83-96',
       'src/drivers/raw-exec/task-user.ts:132-132',
