@@ -82,6 +82,18 @@ describe('an allocation\'s ModifyTime', { timeout: SUITE_TIMEOUT }, () => {
     expect(read['ModifyTime'] - read['CreateTime']).toBeGreaterThanOrEqual(200e6);
   });
 
+  it('moves, with its index, for a signal\'s task event, while the job summary\'s own index stays', async () => {
+    const alloc = await runJob(s, mockJob('restarted'));
+    const summaryAt = s.api.registry.summaryIndexOf('restarted');
+    const before = (await get(`/v1/allocation/${alloc.ID}`))['ModifyIndex'];
+    // A signal the task takes: a task event, the allocation still running.
+    expect((await call(s.socket, 'POST', `/v1/client/allocation/${alloc.ID}/signal`, { Task: 't', Signal: 'SIGHUP' })).status).toBe(200);
+    const after = await until(() => get(`/v1/allocation/${alloc.ID}`), (a) => a['ModifyIndex'] > before, 'the signal\'s task event');
+    expect(after['ClientStatus']).toBe('running');
+    expect(after['ModifyIndex']).toBeGreaterThan(summaryAt);
+    expect(s.api.registry.summaryIndexOf('restarted')).toBe(summaryAt);
+  });
+
   it('moves to now with a stop, in the stop\'s own event', async () => {
     const alloc = await runJob(s, mockJob('stoptimed'));
     const runningAt = (await get(`/v1/allocation/${alloc.ID}`))['ModifyTime'] as number;
