@@ -55,6 +55,8 @@ export { allocRunnerControl, allocRunnerLogs, type ControllableAllocRunner } fro
 export { createStatelyFeed, type StatelyFeed, type StatelyInspectionEvent } from './inspect/stately.ts';
 export { machineDefinitionOf } from './inspect/definition.ts';
 export type * from './inspect/protocol.ts';
+// A reader of the stream (not the page) folds transitions with these: `copy` patches read another actor's context (protocol 7).
+export { applyContextPatch, statusOf } from './inspect/protocol.ts';
 // State.
 export { FileStateStore } from './state/file-store.ts';
 export { StateStoreError, type StateStore, type AllocRecord } from './state/store.ts';

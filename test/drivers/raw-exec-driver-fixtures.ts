@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Controller, DriverContext } from '../../src/drivers/controller.ts';
@@ -122,4 +122,21 @@ export async function loadedAfresh<M>(path: string, agentPath: string | undefine
   } finally {
     process.env.PATH = saved;
   }
+}
+
+/**
+ * Plants executables named `tools` in `local/` of this process's working directory, where a lookup made
+ * relative to it (rather than to `/`) would find them first; `local/` is removed after the test. Says false,
+ * planting nothing, when that dir already exists: it is not the test's to touch.
+ */
+export function plantedInWorkingDir(tools: string[], dirs: string[]): boolean {
+  const local = join(process.cwd(), 'local');
+  if (existsSync(local)) return false;
+  mkdirSync(local);
+  dirs.push(local);
+  for (const tool of tools) {
+    writeFileSync(join(local, tool), '#!/bin/sh\nexit 1\n');
+    chmodSync(join(local, tool), 0o755);
+  }
+  return true;
 }

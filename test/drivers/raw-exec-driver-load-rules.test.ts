@@ -1,21 +1,29 @@
 /**
  * What raw-exec-driver.ts settles once: where it looks for the supervisor's tools (`setsid`, `mkfifo`), a
- * search path built when the module loads and searched once per process. Each test loads the module afresh
- * (raw-exec-driver-fixtures.ts, `loadedAfresh`), so that code runs under it: the system dirs are searched
- * before the agent's PATH, so an agent whose PATH is empty still supervises its tasks, and its handles name
- * the driver.
+ * search path built when the module loads and searched once per process, and the spawner helper a
+ * supervising driver starts as it is made. Each test loads the module afresh (raw-exec-driver-fixtures.ts,
+ * `loadedAfresh`), so that code runs under it: the system dirs are searched before the agent's PATH, never
+ * the agent's working directory, so an agent whose PATH is empty still supervises its tasks, with the
+ * system's tools, and its handles name the driver.
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { lookupBin } from '../../src/drivers/raw-exec/process.ts';
 // Imported as well as loaded afresh: the suites a mutation run picks for this module are those importing it.
-import { RAW_EXEC } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
-import { driverFixtures, loadedAfresh, never } from './raw-exec-driver-fixtures.ts';
+import { RAW_EXEC, type RawExecController } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
+import { driverFixtures, loadedAfresh, never, plantedInWorkingDir } from './raw-exec-driver-fixtures.ts';
 
 type DriverModule = typeof import('../../src/drivers/raw-exec/raw-exec-driver.ts');
 const DRIVER = '../../src/drivers/raw-exec/raw-exec-driver.ts';
 
-const { task, context, tracked } = driverFixtures();
+const { task, context, tracked, dirs } = driverFixtures();
+
+/** The command line of the supervisor of `c`'s task. */
+function supervisorArgs(c: RawExecController): string[] {
+  const supervisor = (c.handle()!.state as { supervisor: { pid: number } }).supervisor.pid;
+  return readFileSync(`/proc/${supervisor}/cmdline`, 'utf8').split('\0');
+}
+
 /** The first of the system dirs, in their order, that holds `tool`. */
 const systemTool = (tool: string) => lookupBin(tool, '/', '/usr/bin:/bin:/usr/sbin:/sbin');
 const canSupervise = systemTool('setsid') !== undefined && systemTool('mkfifo') !== undefined;
@@ -31,9 +39,15 @@ describe.runIf(canSupervise)('the supervisor\'s tools are looked for in the syst
     expect(RAW_EXEC).toBe('raw_exec');
     expect(c.handle()).toMatchObject({ driver: RAW_EXEC, taskName: 'web', state: { supervisor: { pid: expect.any(Number), prefix: expect.any(String) } } });
     // The supervisor is handed the tools of the first system dir holding them (its arguments 2 and 4).
-    const supervisor = (c.handle()!.state as { supervisor: { pid: number } }).supervisor.pid;
-    const args = readFileSync(`/proc/${supervisor}/cmdline`, 'utf8').split('\0');
-    expect(args).toEqual(expect.arrayContaining([systemTool('setsid'), systemTool('mkfifo')]));
+    expect(supervisorArgs(c)).toEqual(expect.arrayContaining([systemTool('setsid'), systemTool('mkfifo')]));
+  });
+
+  it('never in the agent\'s working directory: a setsid and a mkfifo planted there are not the supervisor\'s', async (test) => {
+    if (!plantedInWorkingDir(['setsid', 'mkfifo'], dirs)) test.skip();
+    const { createRawExecDriver } = await loadedAfresh<DriverModule>(DRIVER, process.env.PATH);
+    const c = tracked(createRawExecDriver().controller(task(), { ...context(), attempt: 0 }));
+    await c.start(never());
+    expect(supervisorArgs(c)).toEqual(expect.arrayContaining([systemTool('setsid'), systemTool('mkfifo')]));
   });
 
   it('a driver told not to supervise runs its tasks unsupervised', async () => {

@@ -6,6 +6,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { allocLogDir, createRawExecDriver } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
 import { driverFixtures, never, until } from './raw-exec-driver-fixtures.ts';
@@ -115,16 +116,36 @@ describe('a log that fails to write stays closed', () => {
   });
 });
 
+/** A task that logs `before`, waits for `go` in its dir, then logs `after` and exits `code`; started, `before` logged. */
+async function loggingUntilGo(code: number) {
+  const ctx = context();
+  const script = `echo before; while [ ! -e go ]; do sleep 0.01; done; echo after; exit ${code}`;
+  const c = tracked(driver.controller(task({ command: '/bin/sh', args: ['-c', script] }), ctx));
+  await c.prepare(never());
+  await c.start(never());
+  const stdout = join(allocLogDir(ctx.allocDir), 'web.stdout.0');
+  await until(() => existsSync(stdout) && readFileSync(stdout, 'utf8') === 'before\n', 'the first line logged');
+  return { c, ctx, stdout, go: () => writeFileSync(join(ctx.taskDir, 'go'), '') };
+}
+
+describe('an output pipe that fails to read', () => {
+  it('closes its log and takes nothing down: what follows is not logged, and the exit is answered', async () => {
+    const { c, stdout, go } = await loggingUntilGo(4);
+    // The stream the driver reads the task's stdout from reports a read error (Linux's pipes do not; a
+    // terminal or a FIFO on a failing device can): an 'error' nobody handled would be thrown here.
+    const [source] = (c as unknown as { sources: Readable[] }).sources;
+    expect(() => source!.emit('error', Object.assign(new Error('read EIO'), { code: 'EIO' }))).not.toThrow();
+    go();
+    await expect(c.wait(never())).resolves.toEqual({ exitCode: 4, signal: 0 });
+    expect(readFileSync(stdout, 'utf8')).toBe('before\n');
+  });
+});
+
 describe('remove closes the task\'s log files', () => {
   it('logs nothing the task writes after it', async () => {
-    const ctx = context();
-    const c = tracked(driver.controller(task({ command: '/bin/sh', args: ['-c', 'echo before; while [ ! -e go ]; do sleep 0.01; done; echo after'] }), ctx));
-    await c.prepare(never());
-    await c.start(never());
-    const stdout = join(allocLogDir(ctx.allocDir), 'web.stdout.0');
-    await until(() => existsSync(stdout) && readFileSync(stdout, 'utf8') === 'before\n', 'the first line logged');
+    const { c, stdout, go } = await loggingUntilGo(0);
     await c.remove(never());
-    writeFileSync(join(ctx.taskDir, 'go'), '');
+    go();
     await expect(c.wait(never())).resolves.toEqual({ exitCode: 0, signal: 0 });
     expect(readFileSync(stdout, 'utf8')).toBe('before\n');
   });

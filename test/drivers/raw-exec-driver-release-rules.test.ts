@@ -3,8 +3,10 @@
  * process and output pipes keep the agent alive until the controller is closed, after which the agent can
  * exit while the task runs; a controller closed while its start is in flight holds nothing once the start is
  * done, whether it spawned the task unsupervised, under a supervisor, or adopted an earlier agent's spawn.
+ * Closing the controller of a supervised task that has exited adds nothing to its closed pipes.
  * Measured with `process.getActiveResourcesInfo()` (only handles that keep the loop alive are listed).
  */
+import type { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lookupBin } from '../../src/drivers/raw-exec/process.ts';
 import { createRawExecDriver, type RawExecController } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
@@ -51,6 +53,21 @@ describe.each(modes)('a task started %s', (_mode, supervise) => {
     await starting;
     expect(c.pid).toBeDefined();
     expect(held()).toBeLessThanOrEqual(before);
+  });
+});
+
+describe.runIf(canSupervise)('a supervised task that has exited', () => {
+  it('has nothing added to its closed pipes when its controller is closed', async () => {
+    const c = createRawExecDriver().controller(task({ command: '/bin/sh', args: ['-c', 'exit 0'] }), { ...context(), attempt: 0 });
+    started.push(c);
+    await c.start(never());
+    await c.wait(never());
+    const pipes = (c as unknown as { sources: Readable[] }).sources;
+    expect(pipes.length).toBeGreaterThan(0);
+    expect(pipes.every((p) => p.destroyed)).toBe(true);
+    await c.close();
+    // A closed socket unref'd waits for a 'connect' that never comes (Node's Socket.unref): one listener a task.
+    expect(pipes.map((p) => p.listenerCount('connect'))).toEqual(pipes.map(() => 0));
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * The order of a supervised start's steps, which crash recovery relies on (launch.ts `spawnSupervised`):
  * the private dir, then the attempt's intent, then the supervisor's spawn, each on file before the next
- * begins. The steps go through libuv's pool, so nothing but this order keeps an agent killed during a
- * start from leaving a supervisor that no intent names (a restore would then spawn the attempt twice).
+ * begins: an agent killed during a start must never leave a supervisor that no intent names (a restore would
+ * then spawn the attempt twice). Should the steps move off the agent's thread (libuv's pool), each must still
+ * be awaited before the next; this pins that.
  * The seam is the spawner helper itself: the start pauses at the spawn, and the test reads the disk there.
  * No process is started.
  */

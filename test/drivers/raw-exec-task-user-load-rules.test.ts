@@ -1,6 +1,6 @@
 /**
  * What task-user.ts settles once: where `setpriv` is looked for (a search path built when the module loads,
- * searched once per process), which of the task dir's subdirectories the task user is given, and what a job
+ * searched once per process; never the agent's working directory), which of the task dir's subdirectories the task user is given, and what a job
  * is told to do about an agent that cannot switch users. Each test loads the module afresh
  * (raw-exec-driver-fixtures.ts, `loadedAfresh`), so that code runs under it.
  */
@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { lookupBin } from '../../src/drivers/raw-exec/process.ts';
 // Imported as well as loaded afresh: the suites a mutation run picks for this module are those importing it.
 import { systemUserSwitching, type TaskUser, type UserSwitching } from '../../src/drivers/raw-exec/task-user.ts';
-import { loadedAfresh } from './raw-exec-driver-fixtures.ts';
+import { loadedAfresh, plantedInWorkingDir } from './raw-exec-driver-fixtures.ts';
 import { leftoversRemovedAfterEach } from './raw-exec-leftovers.ts';
 
 type TaskUserModule = typeof import('../../src/drivers/raw-exec/task-user.ts');
@@ -35,6 +35,12 @@ describe.runIf(systemSetpriv)('setpriv is looked for in the system dirs, in orde
     const fresh = await loadedAfresh<TaskUserModule>(TASK_USER, agentDir);
     expect(fresh.systemUserSwitching.setpriv()).toBe(systemSetpriv);
     expect(systemUserSwitching.setpriv()).toBe(systemSetpriv);
+  });
+
+  it('never the agent\'s working directory\'s: one planted there is not taken', async (test) => {
+    if (!plantedInWorkingDir(['setpriv'], dirs)) test.skip();
+    const fresh = await loadedAfresh<TaskUserModule>(TASK_USER, process.env.PATH);
+    expect(fresh.systemUserSwitching.setpriv()).toBe(systemSetpriv);
   });
 
   it.each([

@@ -17,16 +17,16 @@ import {
   outputFifos,
   SUPERVISOR_SCRIPT,
   attemptPrefix,
+  ensurePrivateDir,
   goVariable,
-  makePrivateDir,
   pruneAttempts,
   readClaim,
   readExitStatus,
   readIntent,
   readWorkloadPid,
-  recordIntent,
   supervisorLive,
   voidClaim,
+  writeIntent,
   type SupervisorRef,
 } from './supervisor.ts';
 import { spawnViaHelper, type SpawnedChild, type SpawnerError } from './spawner.ts';
@@ -197,16 +197,16 @@ function nextToken(): string {
 
 /** Spawns the supervisor for a fresh start and resolves once the workload's pid is known. */
 export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOutput) => void): Promise<SpawnedWorkload> {
-  // The files go through libuv's pool, each awaited before the next step, in this order: the private dir,
-  // then the intent, then the spawn. An agent killed at any step leaves at most an intent naming a token no
-  // supervisor holds, which a restore cancels (findEarlierSpawn); never a supervisor without an intent.
-  await makePrivateDir(req.taskDir);
+  // In this order, each on file before the next step: the private dir, the intent, the spawn (a rule test
+  // pauses at the spawn). Synchronous on purpose: through libuv's pool each of these calls queued behind
+  // the state saves' file jobs, and 100 starts took longer (docs/benchmarks.md, 2026-11-26 15:16-16:05).
+  ensurePrivateDir(req.taskDir);
   const token = nextToken();
   const prefix = attemptPrefix(req.taskDir, req.attempt ?? 'x', token);
   if (req.attempt !== undefined) {
     pruneAttempts(req.taskDir, req.attempt);
     // Before the spawn, so an agent that dies during it leaves a trace of what it was about to start.
-    await recordIntent(req.taskDir, req.attempt, token);
+    writeIntent(req.taskDir, req.attempt, token);
   }
   const pwdArg = req.env.PWD === undefined ? '-' : `=${req.env.PWD}`;
   const script = [prefix, req.setsid, pwdArg, req.mkfifo, goVariable(req.env), ...workloadCommand(req.bin, req.args, req.runAs)];

@@ -5,7 +5,7 @@
  * `taskUser`) runs as that user, which needs a root agent (task-user.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdirSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { EMPTY, Observable, Subject, takeUntil, throwError } from 'rxjs';
@@ -168,9 +168,8 @@ export class RawExecController implements Controller {
     // Asked on every prepare: the account may have gone, or the agent may no longer be root, since the last.
     const userName = this.task.user ?? this.settings.taskUser;
     this.user = userName === undefined ? undefined : resolveTaskUser(this.task.name, userName);
-    // Through libuv's pool: the built-in hooks have made both already, and a synchronous recursive mkdir of a
-    // dir that exists holds the agent's thread for the disk and for the EEXIST error it builds and catches.
-    await Promise.all([mkdir(this.logDir, { recursive: true }), mkdir(this.ctx.taskDir, { recursive: true })]);
+    mkdirSync(this.logDir, { recursive: true });
+    mkdirSync(this.ctx.taskDir, { recursive: true });
     if (this.user) shareTaskDir(this.ctx.taskDir, this.user);
   }
 
@@ -304,7 +303,7 @@ export class RawExecController implements Controller {
     const cfg = this.config!;
     const cwd = cfg.workDir ? resolve(this.ctx.taskDir, cfg.workDir) : this.ctx.taskDir;
     try {
-      if (!(await stat(cwd)).isDirectory()) throw new Error('not a directory');
+      if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
     } catch {
       throw new SpawnError(this.task.name, `working directory ${cwd} does not exist or is not a directory`);
     }

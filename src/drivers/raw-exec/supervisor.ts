@@ -16,7 +16,6 @@
  * restored agent that finds the task still starting can find (or cancel) the process it started.
  */
 import { chmodSync, close, existsSync, lstatSync, mkdirSync, open, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, writeFile, writeFileSync, writeSync } from 'node:fs';
-import { mkdir, writeFile as writeFileAsync } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isLive, readProcStat } from './proc-stat.ts';
 
@@ -114,21 +113,6 @@ export function ensurePrivateDir(taskDir: string): string {
   return dir;
 }
 
-/**
- * ensurePrivateDir for the start path: the usual case (a task dir without one) is one `mkdir` through
- * libuv's pool, so a start does not hold the agent's thread while the disk answers; anything else (the dir
- * there already, or its task dir missing) goes through ensurePrivateDir's checks as before.
- */
-export async function makePrivateDir(taskDir: string): Promise<string> {
-  const dir = privateDir(taskDir);
-  try {
-    await mkdir(dir, { mode: 0o700 });
-    return dir;
-  } catch {
-    return ensurePrivateDir(taskDir);
-  }
-}
-
 /** The file prefix of one attempt's spawn. */
 export function attemptPrefix(taskDir: string, attempt: number | string, token: string): string {
   return join(privateDir(taskDir), `exec-${attempt}-${token}`);
@@ -161,20 +145,6 @@ export function writeIntent(taskDir: string, attempt: number, token: string): vo
   // A later intent of the same attempt (it is spawned again after a restore cancelled the first): atomically.
   writeFileSync(`${path}.tmp`, `${token}\n`, { mode: 0o600 });
   renameSync(`${path}.tmp`, path);
-}
-
-/**
- * writeIntent for the start path: the attempt's first intent (the usual case) is created through libuv's
- * pool; a later one of the same attempt goes through writeIntent's temp file and rename. Resolves once the
- * intent is on file: the caller spawns only then (the order crash recovery relies on, see spawnSupervised).
- */
-export async function recordIntent(taskDir: string, attempt: number, token: string): Promise<void> {
-  try {
-    await writeFileAsync(join(privateDir(taskDir), `exec-${attempt}.intent`), `${token}\n`, { mode: 0o600, flag: 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    writeIntent(taskDir, attempt, token);
-  }
 }
 
 /** The token attempt `attempt` was spawned with, if an agent got as far as recording it. */
