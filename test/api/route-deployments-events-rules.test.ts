@@ -2,7 +2,8 @@
  * The Deployment topic (src/api/routes/deployments.ts' watchDeployments and fail), rule by rule, through one served
  * agent in process (mock tasks; each test its own job IDs): which change is a DeploymentStatusUpdate and which a
  * DeploymentAllocHealth, each event's key, namespace, filter keys and index, the deployment it carries at that
- * index, and a deployment marked failed announced once, at the mark's index.
+ * index, and a deployment marked failed announced once, at the mark's index; one whose allocations could not be
+ * placed, on its job's event alone.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EventBatch, StreamEvent } from '../../src/api/event-broker.ts';
@@ -111,6 +112,14 @@ describe('the Deployment topic', { timeout: SUITE_TIMEOUT }, () => {
     expect(seen.find((e) => e.Key !== d['ID'])!.Index).toBeGreaterThan(index);
     expect((await call(s.socket, 'GET', `/v1/deployment/${d['ID']}`)).json<Json>()['ModifyIndex']).toBe(index);
     expect(Number((await call(s.socket, 'GET', '/v1/deployments')).headers['x-nomad-index'])).toBeGreaterThanOrEqual(indexes.at(-1)!);
+  });
+
+  it('announces a deployment whose allocations could not be placed, on its job\'s event alone', async () => {
+    const body = deployed('unplaced', [SLOW]);
+    (body.Job.TaskGroups[0]!.Tasks[0] as Json)['Resources'] = { MemoryMB: 2_000_000 };
+    await register(body);
+    const [announced] = await until(async () => eventsOf('unplaced'), (l) => l.length === 1, 'the deployment\'s event');
+    expect(announced!.deployment).toMatchObject({ Status: 'running', TaskGroups: { g0: { DesiredTotal: 1, PlacedAllocs: 0 } } });
   });
 
   it('moves the deployments\' index on a purge, without an event', async () => {
