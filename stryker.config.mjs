@@ -48,9 +48,11 @@ const SLICES = {
     // evaluate, plan and the job reads; the summary, the job's status, the allocation and evaluation reads and
     // the blocked evaluations' retries; the write path (evaluation, reconcile, placement, stop, the commit and
     // its apply, the runners' start and watch, the events).
-    'registry-jobs': ['src/api/job-registry.ts:1-536'],
-    'registry-reads': ['src/api/job-registry.ts:537-667'],
-    'registry-writes': ['src/api/job-registry.ts:668-906'],
+    // A range holds only the mutants that lie whole inside it, so each boundary sits between two methods (the job's
+    // list stub, 533-543, straddled the old 536/537 line and was in neither slice, and `storedOf` ends on the file's last line).
+    'registry-jobs': ['src/api/job-registry.ts:1-532'],
+    'registry-reads': ['src/api/job-registry.ts:533-669'],
+    'registry-writes': ['src/api/job-registry.ts:670-909'],
     // Deployments (read from the allocations' health), and job plan and evaluate.
     'deploy-plan': ['src/api/routes/deployments.ts', 'src/api/routes/job-plan.ts'],
     // Variables and the service catalog's routes.
@@ -67,7 +69,7 @@ const SLICES = {
     'load-time': [
       'src/drivers/raw-exec/raw-exec-driver.ts:39-39',
       'src/drivers/raw-exec/raw-exec-driver.ts:95-95',
-      'src/drivers/raw-exec/raw-exec-driver.ts:485-508',
+      'src/drivers/raw-exec/raw-exec-driver.ts:484-507',
       'src/drivers/raw-exec/task-user.ts:40-40',
       'src/drivers/raw-exec/task-user.ts:83-96',
       'src/drivers/raw-exec/task-user.ts:132-132',
@@ -101,6 +103,9 @@ export default {
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: `${reportDir}/index.html` },
   jsonReporter: { fileName: `${reportDir}/mutation.json` },
+  // `--reporters ...,event-recorder` writes each mutant's result here as it is known, so a long run's survivors can
+  // be worked on before it ends.
+  eventReporter: { baseDir: `${reportDir}/events` },
   thresholds: { high: 90, low: 80, break: null },
   // .scratch/ holds another engineer's local profiling files (gitignored), which change while a run copies the tree.
   ignorePatterns: ['dist', 'docs', 'visualizer/dist', 'reports', '.stryker-tmp*', '.scratch'],

@@ -615,20 +615,22 @@ export class JobRegistry {
    * frees): it completes once its allocations are placed, else stays blocked with the new failures.
    */
   private unblock(): void {
-    if (this.closed || !this.healed) return;
+    if (!this.healed) return;
     for (const [jobId, evalId] of [...this.blocked]) {
-      this.serialize(jobId, () => this.evaluateBlocked(evalId)).catch((err: unknown) => this.log(`blocked evaluation ${evalId} of job ${JSON.stringify(jobId)} could not be processed again: ${err instanceof Error ? err.message : String(err)}`));
+      this.serialize(jobId, () => this.evaluateBlocked(jobId, evalId)).catch((err: unknown) => this.log(`blocked evaluation ${evalId} of job ${JSON.stringify(jobId)} could not be processed again: ${err instanceof Error ? err.message : String(err)}`));
     }
   }
 
   /**
-   * One open blocked evaluation processed again (see `unblock`); nothing when it was settled meanwhile. Its
-   * plan is tried as often as Nomad's scheduler submits one; a store that refuses every try fails it.
+   * One open blocked evaluation processed again (see `unblock`); nothing when it was settled meanwhile (each
+   * write that completes, cancels or fails it takes it out of `blocked` as it changes its status), nor once the
+   * agent is shutting down. Its plan is tried as often as Nomad's scheduler submits one; a store that refuses
+   * every try fails it.
    */
-  private async evaluateBlocked(evalId: string, attempt = 1): Promise<void> {
+  private async evaluateBlocked(jobId: string, evalId: string, attempt = 1): Promise<void> {
     const e = this.evals.get(evalId);
-    const job = e && this.jobs.get(e.JobID);
-    if (this.closed || !e || e.Status !== 'blocked' || !job || this.blocked.get(e.JobID) !== evalId) return;
+    const job = this.jobs.get(jobId);
+    if (this.closed || this.blocked.get(jobId) !== evalId || !e || !job) return;
     const hostBusy = await this.probe(job.versions.at(-1)!.allocs);
     const change = new Change(this.index.next());
     change.hostBusy = hostBusy;
@@ -644,7 +646,7 @@ export class JobRegistry {
     } catch (err) {
       if (!(err instanceof StoreCommitError)) throw err;
       const limit = planAttempts(e.Type);
-      if (attempt < limit) return this.evaluateBlocked(evalId, attempt + 1);
+      if (attempt < limit) return this.evaluateBlocked(jobId, evalId, attempt + 1);
       await this.failEvaluation(e, limit, err);
     }
   }

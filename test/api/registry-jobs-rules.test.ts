@@ -251,6 +251,11 @@ describe('adopting an allocation the store does not know', { timeout: SUITE_TIME
     expect(s.api.registry.findAlloc(id)!.index).toBe(instance);
   });
 
+  it('takes the instance its spec gives over the one its name says', () => {
+    s.api.registry.adopt([{ spec: spec('emb-g-5', 'emb', 'g', { index: 3 }), state: { clientStatus: 'complete', taskStates: {} }, updatedAt: 5 }]);
+    expect(s.api.registry.findAlloc('emb-g-5')!.index).toBe(3);
+  });
+
   it('keeps its job, group, namespace, desired status and times, at a new index, to be recorded at the next start', () => {
     const reg = s.api.registry;
     const index = s.api.registry.allocsIndex;

@@ -121,8 +121,13 @@ describe('reads', { timeout: SUITE_TIMEOUT }, () => {
     const alloc = await runJob(s, mockJob('prefixed-alloc'));
     expect((await get(`/v1/allocation/${alloc.ID.slice(0, 8)}`))['ID']).toBe(alloc.ID);
     expect((await call(s.socket, 'GET', `/v1/allocation/${alloc.ID.slice(4, 12)}`)).status).toBe(404);
+    // Seventeen allocations or more: two of them share a first hex digit, an ambiguous prefix.
+    const many = mockJob('many-allocs');
+    (many.Job.TaskGroups[0] as Json)['Count'] = 17;
+    expect((await call(s.socket, 'PUT', '/v1/jobs', many)).status).toBe(200);
     const ids = ((await get('/v1/allocations')) as Json[]).map((a) => String(a['ID']));
     const shared = ids.map((i) => i[0]).find((c, i, all) => all.indexOf(c) !== i);
+    expect(shared).toBeDefined();
     expect((await call(s.socket, 'GET', `/v1/allocation/${shared}`)).status).toBe(404);
   });
 

@@ -103,6 +103,9 @@ describe('an agent started on a data dir', { timeout: SUITE_TIMEOUT }, () => {
     expect(stored).not.toHaveProperty('unrecorded');
     const listed = (await read(second, '/v1/job/kept/allocations')).body as Json[];
     expect(listed.map((a) => a['ID'])).toEqual([alloc.ID]);
-    expect(((await read(second, '/v1/evaluations')).body as Json[]).filter((e) => e['TriggeredBy'] === 'reconnect')).toEqual([]);
+    const evaluations = await read(second, '/v1/evaluations');
+    expect((evaluations.body as Json[]).filter((e) => e['TriggeredBy'] === 'reconnect')).toEqual([]);
+    // Recording it wrote no evaluation: the evaluations' index is still their newest one's.
+    expect(evaluations.index).toBe(Math.max(...(evaluations.body as Json[]).map((e) => e['ModifyIndex'] as number)));
   });
 });

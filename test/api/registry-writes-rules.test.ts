@@ -7,8 +7,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EventBatch } from '../../src/api/event-broker.ts';
 import { recordPublishedBatches } from './published-batches.ts';
+import { heldMockDriver } from './held-mock-driver.ts';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
-import { cleanUp, mockJob, runJob, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
+import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -41,6 +42,8 @@ const withTask = (body: ReturnType<typeof mockJob>, fields: Json) => (Object.ass
 describe('a registration\'s events', { timeout: SUITE_TIMEOUT }, () => {
   it('are one batch at its index: the evaluation first, then the job registered, then each placement, in Nomad\'s shapes', async () => {
     const reg = await put('/v1/jobs', mockJob('evented'));
+    // The evaluations list moves to the write's index with it.
+    expect(Number((await call(s.socket, 'GET', '/v1/evaluations')).headers['x-nomad-index'])).toBeGreaterThanOrEqual(reg['Index']);
     const [alloc] = await allocsOf('evented');
     const batch = batchAt(reg['Index'])!;
     expect(batch.Events.map((e) => [e.Topic, e.Type, e.Key, e.Index])).toEqual([
@@ -49,7 +52,7 @@ describe('a registration\'s events', { timeout: SUITE_TIMEOUT }, () => {
       ['Allocation', 'PlanResult', alloc!.ID, reg['Index']],
     ]);
     const [evaluation, job, placed] = batch.Events as Json[];
-    expect(evaluation).toMatchObject({ Namespace: 'default', FilterKeys: ['evented'], Payload: { Evaluation: { ID: reg['EvalID'], JobID: 'evented', Status: 'complete' } } });
+    expect(evaluation).toMatchObject({ Namespace: 'default', FilterKeys: ['evented'], Payload: { Evaluation: { ID: reg['EvalID'], JobID: 'evented', Status: 'complete', StatusDescription: '', TriggeredBy: 'job-register', Priority: 50, Type: 'service', JobModifyIndex: reg['Index'] } } });
     expect(job).toMatchObject({ Namespace: 'default', FilterKeys: [], Payload: { Job: { ID: 'evented', Version: 0, JobModifyIndex: reg['Index'] } } });
     expect(placed).toMatchObject({ Namespace: 'default', FilterKeys: ['evented'], Payload: { Allocation: { ID: alloc!.ID, JobID: 'evented', DesiredStatus: 'run' } } });
   });
@@ -70,7 +73,83 @@ describe('a registration\'s events', { timeout: SUITE_TIMEOUT }, () => {
   });
 });
 
+describe('an allocation\'s ModifyTime', { timeout: SUITE_TIMEOUT }, () => {
+  it('moves to now with each runner state change', async () => {
+    // Started 200 ms after its placement (the mock's start_block_for, on the agent's clock).
+    await put('/v1/jobs', mockJob('retimed', { t: { run_for: '1h', start_block_for: '200ms' } }));
+    const [alloc] = await waitForAllocs(s.socket, '/v1/job/retimed/allocations', (l) => l[0]?.ClientStatus === 'running');
+    const read = await get(`/v1/allocation/${alloc!.ID}`);
+    expect(read['ModifyTime'] - read['CreateTime']).toBeGreaterThanOrEqual(200e6);
+  });
+
+  it('moves, with its index, for a signal\'s task event, while the job summary\'s own index stays', async () => {
+    const alloc = await runJob(s, mockJob('restarted'));
+    const summaryAt = s.api.registry.summaryIndexOf('restarted');
+    const before = (await get(`/v1/allocation/${alloc.ID}`))['ModifyIndex'];
+    // A signal the task takes: a task event, the allocation still running.
+    expect((await call(s.socket, 'POST', `/v1/client/allocation/${alloc.ID}/signal`, { Task: 't', Signal: 'SIGHUP' })).status).toBe(200);
+    const after = await until(() => get(`/v1/allocation/${alloc.ID}`), (a) => a['ModifyIndex'] > before, 'the signal\'s task event');
+    expect(after['ClientStatus']).toBe('running');
+    expect(after['ModifyIndex']).toBeGreaterThan(summaryAt);
+    expect(s.api.registry.summaryIndexOf('restarted')).toBe(summaryAt);
+  });
+
+  it('moves to now with a stop, in the stop\'s own event', async () => {
+    const alloc = await runJob(s, mockJob('stoptimed'));
+    const runningAt = (await get(`/v1/allocation/${alloc.ID}`))['ModifyTime'] as number;
+    await until(async () => Date.now() * 1e6, (now) => now > runningAt, 'the clock to pass the running update');
+    const before = Date.now() * 1e6;
+    const stop = await put(`/v1/allocation/${alloc.ID}/stop`);
+    const told = batchAt(stop['Index'])!.Events.find((e) => e.Key === alloc.ID) as Json;
+    expect(told['Payload']['Allocation']['ModifyTime']).toBeGreaterThanOrEqual(before);
+  });
+});
+
 describe('an update', { timeout: SUITE_TIMEOUT }, () => {
+  it('that drops a group stops that group\'s allocation as not needed and leaves the other group\'s as it is', async () => {
+    const two = mockJob('regrouped');
+    two.Job.TaskGroups.push({ ...two.Job.TaskGroups[0]!, Name: 'gone' });
+    await put('/v1/jobs', two);
+    const both = await waitForAllocs(s.socket, '/v1/job/regrouped/allocations', (l) => l.length === 2 && l.every((a) => a.ClientStatus === 'running'));
+    const up = await put('/v1/jobs', mockJob('regrouped'));
+    const after = await allocsOf('regrouped');
+    expect(after.map((a) => a.ID).sort()).toEqual(both.map((a) => a.ID).sort());
+    expect(after.find((a) => a.TaskGroup === 'gone')).toMatchObject({ DesiredStatus: 'stop', DesiredDescription: 'alloc not needed due to job update', AllocModifyIndex: up['Index'] });
+    expect(after.find((a) => a.TaskGroup === 'g')).toMatchObject({ DesiredStatus: 'run', JobVersion: 1 });
+    const gone = after.find((a) => a.TaskGroup === 'gone')!;
+    expect(batchAt(up['Index'])!.Events.filter((e) => e.Topic === 'Allocation').map((e) => [e.Type, e.Key])).toEqual([['PlanResult', gone.ID]]);
+  });
+
+  it('that adds a group places its allocation beside the other group\'s, whatever their instance numbers', async () => {
+    const kept = await runJob(s, mockJob('grown'));
+    const two = mockJob('grown');
+    two.Job.TaskGroups.push({ ...two.Job.TaskGroups[0]!, Name: 'added' });
+    const up = await put('/v1/jobs', two);
+    const after = await allocsOf('grown');
+    expect(after.map((a) => [a.TaskGroup, a.DesiredStatus])).toEqual([['g', 'run'], ['added', 'run']]);
+    expect(after[0]!.ID).toBe(kept.ID);
+    expect(after[1]).toMatchObject({ CreateIndex: up['Index'], EvalID: up['EvalID'] });
+  });
+
+  it('that is destructive replaces a running batch allocation (only a completed one is left alone)', async () => {
+    const old = await runJob(s, mockJob('batchrun', undefined, { Type: 'batch', Meta: { v: '1' } }));
+    const up = await put('/v1/jobs', mockJob('batchrun', undefined, { Type: 'batch', Meta: { v: '2' } }));
+    expect(await get(`/v1/allocation/${old.ID}`)).toMatchObject({ DesiredStatus: 'stop', DesiredDescription: 'alloc is being updated due to job update' });
+    expect((await allocsOf('batchrun')).find((a) => a.ID !== old.ID)).toMatchObject({ PreviousAllocation: old.ID, JobVersion: 1, CreateIndex: up['Index'] });
+    // Its evaluation is of the job's type.
+    expect(await get(`/v1/evaluation/${up['EvalID']}`)).toMatchObject({ Type: 'batch', JobID: 'batchrun' });
+  });
+
+  it('to a count of 0 is evaluated as of the job\'s type, with no instance to take it from', async () => {
+    await runJob(s, mockJob('emptied', undefined, { Type: 'batch' }));
+    const none = mockJob('emptied', undefined, { Type: 'batch' });
+    (none.Job.TaskGroups[0] as Json)['Count'] = 0;
+    const up = await put('/v1/jobs', none);
+    expect(await get(`/v1/evaluation/${up['EvalID']}`)).toMatchObject({ Type: 'batch', JobID: 'emptied' });
+    expect((await allocsOf('emptied')).map((a) => a.DesiredStatus)).toEqual(['stop']);
+  });
+
+
   it('in place keeps the allocation, its ports and its runner, which takes the new spec at the update\'s index', async () => {
     const body = () => ({ Job: { ...mockJob('inplace').Job, TaskGroups: [{ ...mockJob('inplace').Job.TaskGroups[0]!, Networks: [{ Mode: 'host', DynamicPorts: [{ Label: 'http' }] }] }] } });
     await put('/v1/jobs', body());
@@ -97,7 +176,7 @@ describe('an update', { timeout: SUITE_TIMEOUT }, () => {
     const allocs = await allocsOf('destroyed');
     const next = allocs.find((a) => a.ID !== old.ID)!;
     expect(await get(`/v1/allocation/${old.ID}`)).toMatchObject({ DesiredStatus: 'stop', DesiredDescription: 'alloc is being updated due to job update', NextAllocation: next.ID, AllocModifyIndex: up['Index'] });
-    expect(next).toMatchObject({ PreviousAllocation: old.ID, JobVersion: 1, EvalID: up['EvalID'], CreateIndex: up['Index'] });
+    expect(next).toMatchObject({ PreviousAllocation: old.ID, JobVersion: 1, EvalID: up['EvalID'], CreateIndex: up['Index'], DesiredStatus: 'run', DesiredDescription: '' });
     const stored = s.store.get('allocs', old.ID) as Json;
     expect(stored).toMatchObject({ desired: 'stop', desiredDescription: 'alloc is being updated due to job update', allocModifyIndex: up['Index'], spec: { desiredStatus: 'stop', modifyIndex: up['Index'] } });
     // What the store keeps of an allocation: never its runner, its live state or the indexes of its client updates.
@@ -136,13 +215,30 @@ describe('a new version that leaves an allocation as it is', { timeout: SUITE_TI
   it('moves it to the new version in the lists as in its own read, at the write\'s index', async () => {
     const alloc = await runJob(s, mockJob('bumped'));
     const listed = await call(s.socket, 'GET', '/v1/job/bumped/allocations');
+    const summaryAt = s.api.registry.summaryIndexOf('bumped');
     const up = await put('/v1/jobs', mockJob('bumped', undefined, { Priority: 80 }));
+    // Its counts and status are as they were: the summary's own index stays (the job's ModifyIndex moves).
+    expect(s.api.registry.summaryIndexOf('bumped')).toBe(summaryAt);
     expect((await get(`/v1/allocation/${alloc.ID}`))['JobVersion']).toBe(1);
     // A watcher of the list at the index it read is answered with the new version, not left waiting.
     const next = await call(s.socket, 'GET', `/v1/job/bumped/allocations?index=${listed.headers['x-nomad-index']}&wait=5s`);
     expect(next.json<Alloc[]>().map((a) => [a.ID, a.JobVersion])).toEqual([[alloc.ID, 1]]);
     expect(Number(next.headers['x-nomad-index'])).toBe(up['Index']);
     expect((await get<Alloc[]>('/v1/allocations')).find((a) => a.ID === alloc.ID)!.JobVersion).toBe(1);
+  });
+});
+
+describe('an evaluation of a job that lacks nothing', { timeout: SUITE_TIMEOUT }, () => {
+  it('writes only itself: no allocation, and no index of theirs, moves', async () => {
+    const alloc = await runJob(s, mockJob('steady'));
+    const listed = await call(s.socket, 'GET', '/v1/job/steady/allocations');
+    const before = await get(`/v1/allocation/${alloc.ID}`);
+    const evaluated = await put('/v1/job/steady/evaluate', {});
+    expect(batchAt(evaluated['Index'])!.Events.map((e) => [e.Topic, e.Key])).toEqual([['Evaluation', evaluated['EvalID']]]);
+    expect(await get(`/v1/allocation/${alloc.ID}`)).toMatchObject({ ModifyIndex: before['ModifyIndex'], AllocModifyIndex: before['AllocModifyIndex'] });
+    expect((await call(s.socket, 'GET', '/v1/job/steady/allocations')).headers['x-nomad-index']).toBe(listed.headers['x-nomad-index']);
+    // The allocations table's index is the newest allocation change's (each has an index of its own), never the evaluation's.
+    expect(Number((await call(s.socket, 'GET', '/v1/allocations')).headers['x-nomad-index'])).not.toBe(evaluated['Index']);
   });
 });
 
@@ -156,6 +252,14 @@ describe('stops', { timeout: SUITE_TIMEOUT }, () => {
     const dereg = (await call(s.socket, 'DELETE', '/v1/job/told')).json<Json>();
     expect(batchAt(dereg['Index'])!.Events.map((e) => [e.Topic, e.Type, e.Key])).toEqual([['Evaluation', 'EvaluationUpdated', dereg['EvalID']], ['Job', 'JobDeregistered', 'told'], ['Allocation', 'PlanResult', next.ID]]);
     expect(s.store.get('jobs', 'told')).toMatchObject({ stop: true });
+  });
+
+  it('give the stopped allocation\'s runner its stopped spec, at the stop\'s index', async () => {
+    const alloc = await runJob(s, mockJob('respecced'));
+    const stop = await put(`/v1/allocation/${alloc.ID}/stop`);
+    const told = (s.agent.get(alloc.ID)!.actor.getSnapshot().context as { alloc: { desiredStatus?: string; modifyIndex: number } }).alloc;
+    expect(told).toMatchObject({ desiredStatus: 'stop', modifyIndex: stop['Index'] });
+    await waitForAllocs(s.socket, '/v1/job/respecced/allocations', (l) => l.find((a) => a.ID === alloc.ID)?.ClientStatus === 'complete');
   });
 
   it('with purge take the job out of the store with its stop, and keep its allocations\' records', async () => {
@@ -186,7 +290,7 @@ describe('a runner that cannot start', { timeout: SUITE_TIMEOUT }, () => {
 });
 
 describe('what a write could not place', { timeout: SUITE_TIMEOUT }, () => {
-  it('is said in the log for its job, once, and its evaluation is timed now in nanoseconds', async () => {
+  it('is said in the log for its job, once, and its evaluation and the blocked one it makes are timed now in nanoseconds', async () => {
     const reg = s.api.registry;
     const room = reg.capacity;
     reg.capacity = { cpu: 0, cores: 64, memoryMB: 1 };
@@ -199,6 +303,11 @@ describe('what a write could not place', { timeout: SUITE_TIMEOUT }, () => {
       expect(evaluation['CreateTime']).toBe(evaluation['ModifyTime']);
       expect(evaluation['CreateTime']).toBeGreaterThanOrEqual(before * 1e6);
       expect(evaluation['CreateTime']).toBeLessThanOrEqual(after * 1e6);
+      // And the blocked evaluation it made to place the rest later.
+      const blocked = await get(`/v1/evaluation/${evaluation['BlockedEval']}`);
+      expect(blocked).toMatchObject({ Status: 'blocked', CreateIndex: res['Index'] });
+      expect(blocked['CreateTime']).toBeGreaterThanOrEqual(before * 1e6);
+      expect(blocked['CreateTime']).toBeLessThanOrEqual(after * 1e6);
     } finally {
       reg.capacity = room;
     }
@@ -214,6 +323,58 @@ describe('a blocking read of a job', { timeout: SUITE_TIMEOUT }, () => {
     const up = await put('/v1/jobs', mockJob('held', { t: { run_for: '3h' } }));
     const answer = await waiting;
     expect(answer.json<Json>()).toMatchObject({ Version: 1, ModifyIndex: up['Index'] });
+  });
+});
+
+describe('what an allocation held frees', { timeout: SUITE_TIMEOUT }, () => {
+  // An agent of its own with 100 MB, whose tasks named `held` start only when the test lets them: an allocation
+  // that holds 80 MB and has not started, stopped or let go at the test's step.
+  const held = heldMockDriver();
+  let small: Served;
+  beforeAll(async () => {
+    small = await serve(undefined, undefined, { agent: { drivers: { mock: held.driver } } });
+    small.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 100 };
+  });
+  afterAll(() => held.release());
+  const sized = (id: string, task: Json, type = 'service') => withTask(mockJob(id, undefined, { Type: type }), { ...task, Resources: { MemoryMB: 80 } });
+  const allocsAt = async (id: string) => (await call(small.socket, 'GET', `/v1/job/${id}/allocations`)).json<Json[]>();
+  /** Registers `holder` (its start held) and then `waiter`, which waits blocked for its 80 MB. */
+  async function holderAndWaiter(holder: Json, waiter: string, waiterTask: Json = {}): Promise<{ holder: string; blocked: Json }> {
+    await call(small.socket, 'PUT', '/v1/jobs', holder);
+    const [alloc] = await allocsAt(holder['Job']['ID']);
+    await until(async () => held.holding.has(String(alloc!['ID'])), Boolean, 'the holder\'s start to be held');
+    const reg = await call(small.socket, 'PUT', '/v1/jobs', sized(waiter, waiterTask));
+    expect(reg.status).toBe(200);
+    expect(await allocsAt(waiter)).toEqual([]);
+    // Nothing has freed room: its blocked evaluation waits, not processed again (once its job's queue is idle).
+    await small.api.registry.serialize(waiter, () => undefined);
+    const first = (await call(small.socket, 'GET', `/v1/evaluation/${reg.json<Json>()['EvalID']}`)).json<Json>();
+    const blocked = (await call(small.socket, 'GET', `/v1/evaluation/${first['BlockedEval']}`)).json<Json>();
+    expect(blocked).toMatchObject({ Status: 'blocked', ModifyIndex: reg.json<Json>()['Index'] });
+    return { holder: String(alloc!['ID']), blocked };
+  }
+
+  it('by a stop is placed at once, before the stopped allocation has ended, and moves the waiting job\'s summary', async () => {
+    // The waiter's own task is held too, so nothing but the placement moves its summary.
+    const { holder } = await holderAndWaiter(sized('stopped-holder', { Name: 'held' }), 'waits-for-stop', { Name: 'held' });
+    await call(small.socket, 'DELETE', '/v1/job/stopped-holder');
+    const [placed] = await waitForAllocs(small.socket, '/v1/job/waits-for-stop/allocations', (l) => l.length === 1);
+    expect((await allocsAt('stopped-holder')).find((a) => a['ID'] === holder)).toMatchObject({ DesiredStatus: 'stop', ClientStatus: 'pending' });
+    const summary = (await call(small.socket, 'GET', '/v1/job/waits-for-stop/summary')).json<Json>();
+    expect(summary).toMatchObject({ ModifyIndex: (placed as Alloc & Json)['CreateIndex'], Summary: { g: { Queued: 0, Starting: 1 } } });
+    held.release();
+    await call(small.socket, 'DELETE', '/v1/job/waits-for-stop');
+  });
+
+  it('by an exit of its own is placed once the allocation has ended, and not before by a change that frees nothing', async () => {
+    const { blocked } = await holderAndWaiter(sized('ending-holder', { Name: 'held', Config: { run_for: '10ms' } }, 'batch'), 'waits-for-exit');
+    // Another allocation starting frees nothing: the blocked evaluation is not processed again for it.
+    await runJob(small, withTask(mockJob('bystander'), { Resources: { MemoryMB: 10 } }));
+    await small.api.registry.serialize('waits-for-exit', () => undefined);
+    expect((await call(small.socket, 'GET', `/v1/evaluation/${blocked['ID']}`)).json<Json>()['ModifyIndex']).toBe(blocked['ModifyIndex']);
+    held.release();
+    await waitForAllocs(small.socket, '/v1/job/waits-for-exit/allocations', (l) => l.length === 1);
+    expect((await allocsAt('ending-holder'))[0]).toMatchObject({ DesiredStatus: 'run', ClientStatus: 'complete' });
   });
 });
 

@@ -274,6 +274,17 @@ describe('stream', { timeout: SUITE_TIMEOUT }, () => {
     expect([{ Error: 'EISDIR: illegal operation on a directory, read' }, { Offset: 2, Data: '', File: 'files/turned.txt', FileEvent: 'file deleted' }]).toContainEqual(last);
   });
 
+  it('ends a plain followed file that turns into a directory with nothing but its bytes', async () => {
+    const path = join(dir, 'turned-plain.txt');
+    await writeFile(path, 'ab');
+    const st = await stream(s.socket, `/v1/client/fs/stream/${alloc.ID}?path=/files/turned-plain.txt&plain=true`);
+    await st.until((t) => t === 'ab');
+    await rm(path);
+    await mkdir(path);
+    await writeFile(join(path, 'pad'), 'x'.repeat(100));
+    expect(await st.ended).toBe('ab');
+  });
+
   it('refuses a follow flag that is not a boolean in the words of every other flag', async () => {
     const res = await fs('stream', 'path=/files/ten.txt&follow=maybe');
     expect([res.status, res.text]).toEqual([400, 'follow: "maybe" is not a boolean: use one of 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False']);

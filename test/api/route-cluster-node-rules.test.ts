@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addrPort } from '../../src/api/routes/cluster.ts';
 import { AgentStore, STORE_FILE } from '../../src/state/agent-store.ts';
 import { call, waitForAllocs } from './agent-process.ts';
-import { cleanUp, freshDir, mockJob, runJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
+import { cleanUp, freshDir, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, until } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -257,8 +257,14 @@ describe('metrics and checks', { timeout: SUITE_TIMEOUT }, () => {
     const alloc = await runJob(first, mockJob('finished'));
     expect((await call(first.socket, 'DELETE', '/v1/job/finished')).status).toBe(200);
     await waitForAllocs(first.socket, '/v1/job/finished/allocations', (l) => l.every((a) => a.ClientStatus === 'complete'));
-    // Its postrun hooks ran too: the next agent does not restore it.
+    // Its postrun hooks ran and its record says so: the next agent does not restore it.
     await first.agent.get(alloc.ID)!.done.catch(() => undefined);
+    type Snap = { status?: string; value?: unknown };
+    const finished = (r: unknown) => {
+      const snap = (r as { snapshot?: { snapshot?: Snap } } | undefined)?.snapshot?.snapshot;
+      return snap?.status === 'done' || snap?.value === 'terminal' || snap?.value === 'destroyed';
+    };
+    await until(async () => first.store.get('runners', alloc.ID), finished, 'the runner record finished');
     await first.stop();
     const again = await serve(dir);
     const res = await call(again.socket, 'GET', `/v1/client/allocation/${alloc.ID}/checks`);

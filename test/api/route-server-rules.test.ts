@@ -95,6 +95,8 @@ describe('every request', { timeout: SUITE_TIMEOUT }, () => {
   });
 
   it('has a heartbeat on its streams every 10 s unless the agent is told otherwise', async () => {
+    // Its own agent, served inside the test: the default is taken when the API is served.
+    const s = await serve();
     const st = await stream(s.socket, '/v1/event/stream?topic=Job');
     try {
       const jobs = await call(s.socket, 'PUT', '/v1/jobs', mockJob('beat'));
@@ -126,6 +128,8 @@ describe('every request', { timeout: SUITE_TIMEOUT }, () => {
   });
 
   it('is answered by the node of the store\'s node ID, named after the host', async () => {
+    // Its own agent, served inside the test: the node is named when the API is served.
+    const s = await serve();
     const nodeId = String(s.store.get('meta', 'nodeId'));
     expect((await call(s.socket, 'GET', '/v1/agent/self')).json<Json>()['stats']['client']['node_id']).toBe(nodeId);
     expect((await call(s.socket, 'GET', '/v1/nodes')).json<Json[]>().map((n) => [n['ID'], n['Name']])).toEqual([[nodeId, hostname()]]);
@@ -146,19 +150,29 @@ describe('an agent served with a body limit', { timeout: SUITE_TIMEOUT }, () => 
 describe('a restarted agent', { timeout: SUITE_TIMEOUT }, () => {
   afterAll(cleanUp);
 
-  it('goes on from the indexes the last one served, for jobs and variables alike', async () => {
+  it('goes on from the indexes the last one served, even when nothing stored carries the last one', async () => {
     const dir = freshDir();
     const first = await serve(dir);
-    const job = (await call(first.socket, 'PUT', '/v1/jobs', mockJob('before'))).json<Json>();
+    // A variable written and deleted: no entry left in the store holds the delete's index.
+    expect((await call(first.socket, 'PUT', '/v1/var/app/x', { Items: { a: '1' } })).status).toBe(200);
+    expect((await call(first.socket, 'DELETE', '/v1/var/app/x')).status).toBe(204);
+    const last = Number((await call(first.socket, 'GET', '/v1/vars')).headers['x-nomad-index']);
     await first.stop();
     const again = await serve(dir);
-    const after = (await call(again.socket, 'PUT', '/v1/jobs', mockJob('after'))).json<Json>();
-    expect(after['Index']).toBeGreaterThan(job['Index']);
-    const variable = await call(again.socket, 'PUT', '/v1/var/app/x', { Items: { a: '1' } });
+    const variable = await call(again.socket, 'PUT', '/v1/var/app/x', { Items: { a: '2' } });
     expect(variable.status, variable.text).toBe(200);
-    expect(variable.json<Json>()['ModifyIndex']).toBeGreaterThan(after['Index']);
-    const jobs = await call(again.socket, 'GET', '/v1/jobs');
-    expect(Number(jobs.headers['x-nomad-index'])).toBeGreaterThanOrEqual(after['Index']);
+    expect(variable.json<Json>()['ModifyIndex']).toBeGreaterThan(last);
+    const job = (await call(again.socket, 'PUT', '/v1/jobs', mockJob('after'))).json<Json>();
+    expect(job['Index']).toBeGreaterThan(variable.json<Json>()['ModifyIndex']);
+  });
+
+  it('goes on past an index it handed out without a commit (its node\'s registration), reserved in the store first', async () => {
+    const dir = freshDir();
+    const first = await serve(dir);
+    const registered = Number((await call(first.socket, 'GET', '/v1/nodes')).headers['x-nomad-index']);
+    await first.stop();
+    const again = await serve(dir);
+    expect(Number((await call(again.socket, 'GET', '/v1/nodes')).headers['x-nomad-index'])).toBeGreaterThan(registered);
   });
 });
 
@@ -245,6 +259,14 @@ describe('where the API listens', { timeout: SUITE_TIMEOUT }, () => {
     expect([s.api.token, s.api.tokenFile, s.api.tokenFrom]).toEqual([token, undefined, 'token given by the token option']);
     expect(existsSync(join(s.dataDir, TOKEN_NAME))).toBe(false);
     const port = Number(new URL(s.api.url!).port);
+    expect((await call({ host: '127.0.0.1', port, token }, 'GET', '/v1/agent/health')).status).toBe(200);
+  });
+
+  it('serves a non-loopback address when a token is given', async () => {
+    const token = 'a-token-given-for-the-network-0123';
+    const s = await serve(freshDir(), undefined, { api: { http: '0.0.0.0:0', token } as never });
+    const port = Number(new URL(s.api.url!).port);
+    expect((await call({ host: '127.0.0.1', port }, 'GET', '/v1/agent/health')).status).toBe(403);
     expect((await call({ host: '127.0.0.1', port, token }, 'GET', '/v1/agent/health')).status).toBe(200);
   });
 

@@ -43,7 +43,11 @@ describe('the small routes as registered', { timeout: SUITE_TIMEOUT }, () => {
     const s = await serve();
     const nodeId = String(s.store.get('meta', 'nodeId'));
     expect((await call(s.socket, 'GET', '/v1/nodes')).json<Json[]>().map((n) => n['ID'])).toEqual([nodeId]);
-    expect((await call(s.socket, 'GET', `/v1/node/${nodeId}`)).json<Json>()['ID']).toBe(nodeId);
+    const node = await call(s.socket, 'GET', `/v1/node/${nodeId}`);
+    expect(node.json<Json>()['ID']).toBe(nodeId);
+    // At its registration's index, the list too.
+    expect(Number(node.headers['x-nomad-index'])).toBe(node.json<Json>()['CreateIndex']);
+    expect(Number((await call(s.socket, 'GET', '/v1/nodes')).headers['x-nomad-index'])).toBe(node.json<Json>()['CreateIndex']);
     expect((await call(s.socket, 'GET', `/v1/node/${nodeId}/allocations`)).json<Json[]>()).toEqual([]);
     await expectAnswers(s.socket, [
       ['/v1/client/stats', 200],

@@ -150,6 +150,17 @@ describe('a released unsupervised child', () => {
     await once(child, 'exit');
   });
 
+  it('adds nothing to pipes already closed when it has exited', async () => {
+    const child = await group('read -r x', 'pipe');
+    const closed = once(child, 'close');
+    child.stdin!.end('\n');
+    await closed;
+    expect(child.stdio.every((s) => !s || s.destroyed)).toBe(true);
+    SpawnedWorkload.releaseOf(child)();
+    // A closed socket unref'd waits for a 'connect' that never comes (Node's Socket.unref): one listener a task.
+    expect(child.stdio.map((s) => s?.listenerCount('connect') ?? 0)).toEqual(child.stdio.map(() => 0));
+  });
+
   it('with stdio it does not pipe (null entries), is released all the same', async () => {
     const child = spawn('/bin/sh', ['-c', 'read -r x'], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
     children.push(child);

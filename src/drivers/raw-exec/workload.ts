@@ -122,11 +122,13 @@ export class SpawnedWorkload implements Workload {
     });
   }
 
-  /** Unrefs `child` and its pipes. */
+  /** Unrefs `child` and its pipes still open. */
   static releaseOf(child: ChildProcess): () => void {
     return () => {
       child.unref();
-      for (const s of child.stdio) (s as unknown as { unref?: () => void } | null)?.unref?.();
+      // A closed pipe holds nothing; unref on a socket without its handle would only add a 'connect'
+      // listener to it (Node's Socket.unref), one per task exit.
+      for (const s of child.stdio) if (s && !s.destroyed) (s as unknown as { unref?: () => void }).unref?.();
     };
   }
 
