@@ -77,6 +77,24 @@ describe('a deployment of each version', { timeout: SUITE_TIMEOUT }, () => {
     expect(Number(allocs.headers['x-nomad-index'])).toSatisfy((i: number) => Number.isInteger(i) && i >= reg['Index'] && i <= after);
   });
 
+  it('replaced before it was healthy stays cancelled, whatever verdict the replaced allocation ends with', async () => {
+    const body = (v: string) => {
+      const b = mockJob('replaced', undefined, { Meta: { v } });
+      Object.assign(b.Job.TaskGroups[0]!, { Update: UPDATE });
+      return b;
+    };
+    await register(body('0'));
+    await register(body('1'));
+    const [old] = await waitForAllocs(s.socket, '/v1/job/replaced/allocations', (l) => l.some((a) => (a as Json)['JobVersion'] === 0 && a.ClientStatus === 'complete'));
+    // The seam: the replaced allocation ends unhealthy (its health hook may say so when its task is killed
+    // before it was healthy); Nomad gives an allocation the server stops no health.
+    const entry = s.api.registry.allocsOfJob('replaced').find((a) => a.jobVersion === 0)!;
+    expect(entry.id).toBe(old!.ID);
+    entry.lastState = { ...entry.lastState, deploymentStatus: { healthy: false, timestamp: Date.now() } };
+    const [, v0] = await get<Json[]>('/v1/job/replaced/deployments');
+    expect([v0!['JobVersion'], v0!['Status'], v0!['StatusDescription'], v0!['TaskGroups']['g']['UnhealthyAllocs']]).toEqual([0, 'cancelled', 'Cancelled due to newer version of job', 0]);
+  });
+
   it('is named by no evaluation of a purged job, nor of the job registered again after its purge', async () => {
     const body = mockJob('reborn');
     Object.assign(body.Job.TaskGroups[0]!, { Update: UPDATE });
