@@ -305,15 +305,16 @@ export class JobRegistry {
     for (const { key, value } of readJobs(this.store)) this.jobs.set(key, value);
     for (const { key, value } of readEvals(this.store)) {
       this.evals.set(key, value);
-      const open = this.evals.get(this.blocked.get(value.JobID) ?? '');
+      const open = this.evals.get(this.blocked.get(value.JobID)!);
       if (value.Status === 'blocked' && (!open || open.CreateIndex < value.CreateIndex)) this.blocked.set(value.JobID, key);
     }
     for (const { key, value } of readAllocs(this.store)) {
       this.setAlloc(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: { clientStatus: 'pending', taskStates: {} } });
     }
     for (const { key, value } of this.store.entries('quarantine').values) {
-      const of = (value as { table?: unknown; key?: unknown } | null)?.key;
-      if ((value as { table?: unknown } | null)?.table === 'runners' && typeof of === 'string') this.quarantined.set(of, `quarantine/${key}`);
+      // Looked up by allocation ID: a key that is not text names none.
+      const entry = value as { table?: unknown; key?: string } | null;
+      if (entry?.table === 'runners') this.quarantined.set(entry.key!, `quarantine/${key}`);
     }
     this.jobsIndex = Math.max(0, ...[...this.jobs.values()].map((j) => j.modifyIndex));
     this.evalsIndex = Math.max(0, ...[...this.evals.values()].map((e) => e.ModifyIndex));
@@ -333,8 +334,8 @@ export class JobRegistry {
    */
   adopt(found: { spec: AllocSpec; state: AllocState; createdAt?: number; updatedAt: number; runner?: AllocRunner }[]): void {
     for (const r of found) {
+      // Called once, with each runner found once: the store's entry, if any, has none yet.
       const known = this.allocs.get(r.spec.id);
-      if (known?.runner) continue;
       const index = this.index.next();
       const entry: AllocEntry = known
         ? { ...known, modifyIndex: index, modifyTime: r.updatedAt, lastState: r.runner?.getState() ?? r.state, runner: r.runner }
@@ -408,7 +409,7 @@ export class JobRegistry {
    * Evaluates a job as it stands (`nomad job eval`): one evaluation, and what the job lacks is placed, what it
    * has too much is stopped; with `forceReschedule` its failed allocations are replaced too.
    */
-  async evaluateJob(id: string, forceReschedule = false, trigger: EvalRecord['TriggeredBy'] = 'job-register'): Promise<RegisterResult | undefined> {
+  async evaluateJob(id: string, forceReschedule: boolean, trigger: EvalRecord['TriggeredBy'] = 'job-register'): Promise<RegisterResult | undefined> {
     const job = this.jobs.get(id);
     if (!job) return undefined;
     const hostBusy = await this.probe(job.versions.at(-1)!.allocs);
@@ -454,7 +455,8 @@ export class JobRegistry {
       change.hostBusy = hostBusy;
       this.reconcile(change, entry);
     }
-    const replaced = new Set(change.starts.map((s) => change.allocs.get(s)!.previousAllocation).filter((p): p is string => p !== undefined));
+    // What the new allocations replace (an undefined in it, of one that replaces nothing, matches no allocation).
+    const replaced = new Set(change.starts.map((s) => change.allocs.get(s)!.previousAllocation));
     for (const s of change.starts) if (!change.allocs.get(s)!.previousAllocation) g(change.allocs.get(s)!.group).place++;
     // A placement that would find no ports is still one the plan wants (Nomad counts it, and reports it in FailedTGAllocs).
     for (const f of change.failed) if (f.previous) replaced.add(f.previous); else g(f.group).place++;
@@ -473,13 +475,13 @@ export class JobRegistry {
     return this.jobs.get(id);
   }
 
-  /** Every allocation, oldest first. */
-  listAllocs(): AllocEntry[] {
-    return this.sortedAllocs().slice();
+  /** Every allocation, oldest first (the memo itself: read-only, so no caller can reorder it). */
+  listAllocs(): readonly AllocEntry[] {
+    return this.sortedAllocs();
   }
 
   /** A job's allocations, oldest first: from a per-job index, not a scan, since lists ask it once per job. */
-  allocsOfJob(id: string): AllocEntry[] {
+  allocsOfJob(id: string): readonly AllocEntry[] {
     if (!this.byJob) {
       this.byJob = new Map();
       for (const a of this.sortedAllocs()) {
@@ -488,7 +490,7 @@ export class JobRegistry {
         else this.byJob.set(a.jobId, [a]);
       }
     }
-    return this.byJob.get(id)?.slice() ?? [];
+    return this.byJob.get(id) ?? [];
   }
 
   /** The sorted allocations, kept until one is added or replaced (their order is by createIndex, which never changes). */
