@@ -272,6 +272,14 @@ describe('adopting an allocation the store does not know', { timeout: SUITE_TIME
     expect([a.modifyIndex, a.allocModifyIndex]).toEqual([a.createIndex, a.createIndex]);
     expect(reg.allocsIndex).toBe(b.createIndex);
   });
+
+  it('stops one of a job the registry does not have at a user\'s stop: no evaluation, nothing placed', async () => {
+    s.api.registry.adopt([{ spec: spec('emb-s-0', 'emb3', 's'), state: { clientStatus: 'running', taskStates: {} }, updatedAt: 5 }]);
+    const stop = await put('/v1/allocation/emb-s-0/stop');
+    expect(stop['EvalID']).toBe('');
+    expect(await get('/v1/allocation/emb-s-0')).toMatchObject({ DesiredStatus: 'stop', DesiredDescription: 'alloc was stopped by the user' });
+    expect(s.api.registry.allocsOfJob('emb3').map((a) => a.id)).toEqual(['emb-s-0']);
+  });
 });
 
 describe('one job\'s writes', { timeout: SUITE_TIMEOUT }, () => {
