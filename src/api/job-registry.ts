@@ -282,7 +282,7 @@ export class JobRegistry {
 
   /** Stops one allocation; a replacement is placed while its job still wants it (`nomad alloc stop`). */
   async stopAllocation(a: AllocEntry): Promise<{ index: number; evalId: string }> {
-    const hostBusy = await this.probe(this.jobs.get(a.jobId)?.versions.at(-1)?.allocs ?? []);
+    const hostBusy = await this.probe(this.jobs.get(a.jobId)?.versions.at(-1)!.allocs ?? []);
     const change = new Change(this.index.next());
     change.hostBusy = hostBusy;
     let evalId = '';
