@@ -302,6 +302,29 @@ describe('one job\'s writes', { timeout: SUITE_TIMEOUT }, () => {
     await expect(third).resolves.toBe('three');
     expect(seen).toEqual(['other', 'first', 'second', 'third']);
   });
+
+  it('hold nothing once done, and a write queued after the first one ends still waits for the one before it', async () => {
+    const reg = s.api.registry;
+    const queues = (reg as unknown as { queues: Map<string, unknown> }).queues;
+    const turn = () => new Promise<void>((r) => setImmediate(r));
+    const seen: string[] = [];
+    const releases: (() => void)[] = [];
+    const held = (name: string) => () => new Promise<void>((r) => releases.push(r)).then(() => void seen.push(name));
+    const first = reg.serialize('drained', held('first'));
+    const second = reg.serialize('drained', held('second'));
+    await turn();
+    releases[0]!();
+    await first;
+    await turn();
+    const third = reg.serialize('drained', () => void seen.push('third'));
+    await turn();
+    expect(seen).toEqual(['first']);
+    releases[1]!();
+    await Promise.all([second, third]);
+    expect(seen).toEqual(['first', 'second', 'third']);
+    await turn();
+    expect(queues.has('drained')).toBe(false);
+  });
 });
 
 describe('listing', { timeout: SUITE_TIMEOUT }, () => {
