@@ -90,6 +90,25 @@ describe('an agent starting on a data dir', { timeout: SUITE_TIMEOUT }, () => {
     expect(second.agent.get(alloc.ID)).toBeDefined();
   });
 
+  it('says which allocation its damaged runner record holds back, where the record was set aside, and what to do', async () => {
+    const dir = freshDir();
+    const first = await serve(dir);
+    const alloc = await runJob(first, mockJob('set-aside'));
+    await first.stop();
+    const lines: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (lines.push(String(chunk)), true));
+    const second = await serve(dir, async (store) => {
+      await store.commit((tx) => {
+        tx.remove('runners', alloc.ID);
+        tx.put('quarantine', `${alloc.ID}@x`, { table: 'runners', key: alloc.ID });
+      });
+    });
+    expect(lines.filter((l) => l.includes(alloc.ID))).toEqual([
+      `allocrun agent: allocation ${alloc.ID} (job "set-aside") was not started again: its runner record was damaged and set aside (quarantine/${alloc.ID}@x); stop any of its tasks still running, then 'allocrun alloc stop ${alloc.ID}'\n`,
+    ]);
+    expect((await call(second.socket, 'GET', `/v1/allocation/${alloc.ID}`)).json<Json>()['ClientStatus']).toBe('failed');
+  });
+
   it.each([
     ['of another table', { table: 'allocs', key: 'ID' }],
     ['without a key', { table: 'runners' }],
