@@ -393,8 +393,9 @@ export class JobRegistry {
         if (!a.runner && !this.quarantined.has(a.id)) this.start(a, { resume: true, spec: { ...a.spec, desiredStatus: 'run' } });
         if (a.runner && !isTerminal(a.lastState)) this.tellStop(a);
       } else if (a.runner) {
-        const running = (a.runner.actor.getSnapshot().context as { alloc?: AllocSpec }).alloc;
-        if (running && running.modifyIndex !== a.spec.modifyIndex) a.runner.send({ type: 'UPDATE', alloc: a.spec });
+        // The alloc runner's context always holds the spec it runs.
+        const running = (a.runner.actor.getSnapshot().context as { alloc: AllocSpec }).alloc;
+        if (running.modifyIndex !== a.spec.modifyIndex) a.runner.send({ type: 'UPDATE', alloc: a.spec });
       } else if (this.quarantined.has(a.id)) {
         // Its tasks may still run from before: starting it afresh could run them twice. Said, left to the operator.
         this.log(`allocation ${a.id} (job ${JSON.stringify(a.jobId)}) was not started again: its runner record was damaged and set aside (${this.quarantined.get(a.id)}); stop any of its tasks still running, then 'allocrun alloc stop ${a.id}'`);
