@@ -380,8 +380,8 @@ export class JobRegistry {
     // Capacity may differ from the last run's: blocked evaluations try again.
     this.healed = true;
     this.unblock();
-    // The write told the live runners it stopped; the rest are looked at here.
-    const told = new Set(change.kills.filter((id) => this.allocs.get(id)?.runner));
+    // The write told the live runners it stopped (each one it stopped is in the registry once it is applied); the rest are looked at here.
+    const told = new Set(change.kills.filter((id) => this.allocs.get(id)!.runner));
     for (const a of this.allocs.values()) {
       // A finished allocation has nothing left to start, stop or update.
       if (told.has(a.id) || isTerminal(a.lastState)) continue;
