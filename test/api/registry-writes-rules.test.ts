@@ -82,6 +82,18 @@ describe('an allocation\'s ModifyTime', { timeout: SUITE_TIMEOUT }, () => {
     expect(read['ModifyTime'] - read['CreateTime']).toBeGreaterThanOrEqual(200e6);
   });
 
+  it('moves, with its index, for a signal\'s task event, while the job summary\'s own index stays', async () => {
+    const alloc = await runJob(s, mockJob('restarted'));
+    const summaryAt = s.api.registry.summaryIndexOf('restarted');
+    const before = (await get(`/v1/allocation/${alloc.ID}`))['ModifyIndex'];
+    // A signal the task takes: a task event, the allocation still running.
+    expect((await call(s.socket, 'POST', `/v1/client/allocation/${alloc.ID}/signal`, { Task: 't', Signal: 'SIGHUP' })).status).toBe(200);
+    const after = await until(() => get(`/v1/allocation/${alloc.ID}`), (a) => a['ModifyIndex'] > before, 'the signal\'s task event');
+    expect(after['ClientStatus']).toBe('running');
+    expect(after['ModifyIndex']).toBeGreaterThan(summaryAt);
+    expect(s.api.registry.summaryIndexOf('restarted')).toBe(summaryAt);
+  });
+
   it('moves to now with a stop, in the stop\'s own event', async () => {
     const alloc = await runJob(s, mockJob('stoptimed'));
     const runningAt = (await get(`/v1/allocation/${alloc.ID}`))['ModifyTime'] as number;
@@ -327,7 +339,7 @@ describe('what an allocation held frees', { timeout: SUITE_TIMEOUT }, () => {
   const sized = (id: string, task: Json, type = 'service') => withTask(mockJob(id, undefined, { Type: type }), { ...task, Resources: { MemoryMB: 80 } });
   const allocsAt = async (id: string) => (await call(small.socket, 'GET', `/v1/job/${id}/allocations`)).json<Json[]>();
   /** Registers `holder` (its start held) and then `waiter`, which waits blocked for its 80 MB. */
-  async function holderAndWaiter(holder: Json, waiter: string, waiterTask: Json = {}): Promise<string> {
+  async function holderAndWaiter(holder: Json, waiter: string, waiterTask: Json = {}): Promise<{ holder: string; blocked: Json }> {
     await call(small.socket, 'PUT', '/v1/jobs', holder);
     const [alloc] = await allocsAt(holder['Job']['ID']);
     await until(async () => held.holding.has(String(alloc!['ID'])), Boolean, 'the holder\'s start to be held');
@@ -337,13 +349,14 @@ describe('what an allocation held frees', { timeout: SUITE_TIMEOUT }, () => {
     // Nothing has freed room: its blocked evaluation waits, not processed again (once its job's queue is idle).
     await small.api.registry.serialize(waiter, () => undefined);
     const first = (await call(small.socket, 'GET', `/v1/evaluation/${reg.json<Json>()['EvalID']}`)).json<Json>();
-    expect((await call(small.socket, 'GET', `/v1/evaluation/${first['BlockedEval']}`)).json<Json>()).toMatchObject({ Status: 'blocked', ModifyIndex: reg.json<Json>()['Index'] });
-    return String(alloc!['ID']);
+    const blocked = (await call(small.socket, 'GET', `/v1/evaluation/${first['BlockedEval']}`)).json<Json>();
+    expect(blocked).toMatchObject({ Status: 'blocked', ModifyIndex: reg.json<Json>()['Index'] });
+    return { holder: String(alloc!['ID']), blocked };
   }
 
   it('by a stop is placed at once, before the stopped allocation has ended, and moves the waiting job\'s summary', async () => {
     // The waiter's own task is held too, so nothing but the placement moves its summary.
-    const holder = await holderAndWaiter(sized('stopped-holder', { Name: 'held' }), 'waits-for-stop', { Name: 'held' });
+    const { holder } = await holderAndWaiter(sized('stopped-holder', { Name: 'held' }), 'waits-for-stop', { Name: 'held' });
     await call(small.socket, 'DELETE', '/v1/job/stopped-holder');
     const [placed] = await waitForAllocs(small.socket, '/v1/job/waits-for-stop/allocations', (l) => l.length === 1);
     expect((await allocsAt('stopped-holder')).find((a) => a['ID'] === holder)).toMatchObject({ DesiredStatus: 'stop', ClientStatus: 'pending' });
@@ -353,8 +366,12 @@ describe('what an allocation held frees', { timeout: SUITE_TIMEOUT }, () => {
     await call(small.socket, 'DELETE', '/v1/job/waits-for-stop');
   });
 
-  it('by an exit of its own is placed once the allocation has ended', async () => {
-    await holderAndWaiter(sized('ending-holder', { Name: 'held', Config: { run_for: '10ms' } }, 'batch'), 'waits-for-exit');
+  it('by an exit of its own is placed once the allocation has ended, and not before by a change that frees nothing', async () => {
+    const { blocked } = await holderAndWaiter(sized('ending-holder', { Name: 'held', Config: { run_for: '10ms' } }, 'batch'), 'waits-for-exit');
+    // Another allocation starting frees nothing: the blocked evaluation is not processed again for it.
+    await runJob(small, withTask(mockJob('bystander'), { Resources: { MemoryMB: 10 } }));
+    await small.api.registry.serialize('waits-for-exit', () => undefined);
+    expect((await call(small.socket, 'GET', `/v1/evaluation/${blocked['ID']}`)).json<Json>()['ModifyIndex']).toBe(blocked['ModifyIndex']);
     held.release();
     await waitForAllocs(small.socket, '/v1/job/waits-for-exit/allocations', (l) => l.length === 1);
     expect((await allocsAt('ending-holder'))[0]).toMatchObject({ DesiredStatus: 'run', ClientStatus: 'complete' });

@@ -2,12 +2,13 @@
  * The Deployment topic (src/api/routes/deployments.ts' watchDeployments and fail), rule by rule, through one served
  * agent in process (mock tasks; each test its own job IDs): which change is a DeploymentStatusUpdate and which a
  * DeploymentAllocHealth, each event's key, namespace, filter keys and index, the deployment it carries at that
- * index, and a deployment marked failed announced once, at the mark's index.
+ * index, and a deployment marked failed announced once, at the mark's index; one whose allocations could not be
+ * placed, on its job's event alone; a purge drops only its own job's deployments, a failed one with them.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EventBatch, StreamEvent } from '../../src/api/event-broker.ts';
 import { recordPublishedBatches } from './published-batches.ts';
-import { call } from './agent-process.ts';
+import { call, waitForAllocs } from './agent-process.ts';
 import { cleanUp, freshDir, serve, type Served, SUITE_TIMEOUT, serveWithRoom, until } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
@@ -113,6 +114,14 @@ describe('the Deployment topic', { timeout: SUITE_TIMEOUT }, () => {
     expect(Number((await call(s.socket, 'GET', '/v1/deployments')).headers['x-nomad-index'])).toBeGreaterThanOrEqual(indexes.at(-1)!);
   });
 
+  it('announces a deployment whose allocations could not be placed, on its job\'s event alone', async () => {
+    const body = deployed('unplaced', [SLOW]);
+    (body.Job.TaskGroups[0]!.Tasks[0] as Json)['Resources'] = { MemoryMB: 2_000_000 };
+    await register(body);
+    const [announced] = await until(async () => eventsOf('unplaced'), (l) => l.length === 1, 'the deployment\'s event');
+    expect(announced!.deployment).toMatchObject({ Status: 'running', TaskGroups: { g0: { DesiredTotal: 1, PlacedAllocs: 0 } } });
+  });
+
   it('moves the deployments\' index on a purge, without an event', async () => {
     await register(deployed('purged', [SLOW]));
     await until(async () => eventsOf('purged'), (l) => l.length === 1, 'the new deployment\'s event');
@@ -121,6 +130,31 @@ describe('the Deployment topic', { timeout: SUITE_TIMEOUT }, () => {
     const moved = await until(async () => Number((await call(s.socket, 'GET', '/v1/deployments')).headers['x-nomad-index']), (i) => i > before, 'the deployments\' index to move');
     expect(moved).toBeGreaterThan(before);
     expect(eventsOf('purged')).toHaveLength(1);
+  });
+});
+
+describe('a purge', { timeout: SUITE_TIMEOUT }, () => {
+  it('drops only its own job\'s deployments: another job\'s next unchanged read is not announced again', async () => {
+    await register(deployed('beside', [SLOW]));
+    await register(deployed('dropped', [SLOW]));
+    await until(async () => [eventsOf('beside'), eventsOf('dropped')], ([a, b]) => a.length === 1 && b.length === 1, 'both deployments\' events');
+    expect((await call(s.socket, 'DELETE', '/v1/job/dropped?purge=true')).status).toBe(200);
+    const [alloc] = await waitForAllocs(s.socket, '/v1/job/beside/allocations', (l) => l.length === 1 && l[0]!.ClientStatus === 'running');
+    const published = batches.length;
+    // A restart of its task: allocation events that change nothing the deployment shows.
+    expect((await call(s.socket, 'POST', `/v1/client/allocation/${alloc!.ID}/restart`, {})).status).toBe(200);
+    await until(async () => batches.slice(published).some((b) => b.Events.some((e) => e.Topic === 'Allocation' && e.Key === alloc!.ID)), (ok) => ok, 'the restart\'s allocation event');
+    expect(eventsOf('beside')).toHaveLength(1);
+  });
+
+  it('drops a deployment marked failed with its job, moving the deployments\' index', async () => {
+    await register(deployed('failed-then-purged', [SLOW]));
+    const d = await deploymentOf('failed-then-purged');
+    const fail = await call(s.socket, 'PUT', `/v1/deployment/fail/${d['ID']}`);
+    expect(fail.status, fail.text).toBe(200);
+    const before = Number((await call(s.socket, 'GET', '/v1/deployments')).headers['x-nomad-index']);
+    expect((await call(s.socket, 'DELETE', '/v1/job/failed-then-purged?purge=true')).status).toBe(200);
+    await until(async () => Number((await call(s.socket, 'GET', '/v1/deployments')).headers['x-nomad-index']), (i) => i > before, 'the deployments\' index to move');
   });
 });
 

@@ -5,7 +5,8 @@
  * Nomad's, only service jobs have deployments); an evaluation that could not place everything names the blocked
  * evaluation it made, which names it back, with the groups that did not fit and what stays queued; a job's
  * deployments are its own, and a read blocking on them ends with none (the newest: 404) once the job is purged;
- * a blocking read of an unknown deployment or job is a 404 at once.
+ * a blocking read of an unknown deployment or job is a 404 at once; each version's deployment counts its own
+ * allocations and is named by its own registration's evaluation, and none by a purged job's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, waitForAllocs } from './agent-process.ts';
@@ -51,6 +52,57 @@ describe('a deployment\'s reads', { timeout: SUITE_TIMEOUT }, () => {
     expect([res.status, res.text]).toEqual([200, 'null']);
     expect(await get('/v1/job/everywhere/deployments')).toEqual([]);
     expect((await get(`/v1/evaluation/${reg['EvalID']}`))['DeploymentID']).toBe('');
+  });
+});
+
+describe('a deployment of each version', { timeout: SUITE_TIMEOUT }, () => {
+  it('counts only its version\'s allocations, is named by its registration\'s evaluation, and answers as JSON', async () => {
+    const v0 = mockJob('versions', undefined, { Meta: { v: '0' } });
+    Object.assign(v0.Job.TaskGroups[0]!, { Update: UPDATE });
+    await register(v0);
+    await waitForAllocs(s.socket, '/v1/job/versions/allocations', (l) => l.length === 1);
+    const v1 = mockJob('versions', undefined, { Meta: { v: '1' } });
+    Object.assign(v1.Job.TaskGroups[0]!, { Update: UPDATE });
+    const reg = await register(v1);
+    await waitForAllocs(s.socket, '/v1/job/versions/allocations', (l) => l.length === 2);
+    const [newest, oldest] = await get<Json[]>('/v1/job/versions/deployments');
+    expect([newest!['JobVersion'], newest!['TaskGroups']['g']['PlacedAllocs'], oldest!['JobVersion'], oldest!['TaskGroups']['g']['PlacedAllocs']]).toEqual([1, 1, 0, 1]);
+    // The second registration's evaluation names the deployment its version started, not the first's.
+    expect((await get(`/v1/evaluation/${reg['EvalID']}`))['DeploymentID']).toBe(newest!['ID']);
+    const res = await call(s.socket, 'GET', '/v1/job/versions/deployment');
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    // Its allocations are read at the allocations' index.
+    const allocs = await call(s.socket, 'GET', `/v1/deployment/allocations/${newest!['ID']}`);
+    const after = Number((await call(s.socket, 'GET', '/v1/allocations')).headers['x-nomad-index']);
+    expect(Number(allocs.headers['x-nomad-index'])).toSatisfy((i: number) => Number.isInteger(i) && i >= reg['Index'] && i <= after);
+  });
+
+  it('replaced before it was healthy stays cancelled, whatever verdict the replaced allocation ends with', async () => {
+    const body = (v: string) => {
+      const b = mockJob('replaced', undefined, { Meta: { v } });
+      Object.assign(b.Job.TaskGroups[0]!, { Update: UPDATE });
+      return b;
+    };
+    await register(body('0'));
+    await register(body('1'));
+    const [old] = await waitForAllocs(s.socket, '/v1/job/replaced/allocations', (l) => l.some((a) => (a as Json)['JobVersion'] === 0 && a.ClientStatus === 'complete'));
+    // The seam: the replaced allocation ends unhealthy (its health hook may say so when its task is killed
+    // before it was healthy); Nomad gives an allocation the server stops no health.
+    const entry = s.api.registry.allocsOfJob('replaced').find((a) => a.jobVersion === 0)!;
+    expect(entry.id).toBe(old!.ID);
+    entry.lastState = { ...entry.lastState, deploymentStatus: { healthy: false, timestamp: Date.now() } };
+    const [, v0] = await get<Json[]>('/v1/job/replaced/deployments');
+    expect([v0!['JobVersion'], v0!['Status'], v0!['StatusDescription'], v0!['TaskGroups']['g']['UnhealthyAllocs']]).toEqual([0, 'cancelled', 'Cancelled due to newer version of job', 0]);
+  });
+
+  it('is named by no evaluation of a purged job, nor of the job registered again after its purge', async () => {
+    const body = mockJob('reborn');
+    Object.assign(body.Job.TaskGroups[0]!, { Update: UPDATE });
+    const first = await register(body);
+    expect((await call(s.socket, 'DELETE', '/v1/job/reborn?purge=true')).status).toBe(200);
+    expect((await get(`/v1/evaluation/${first['EvalID']}`))['DeploymentID']).toBe('');
+    await register(body);
+    expect((await get(`/v1/evaluation/${first['EvalID']}`))['DeploymentID']).toBe('');
   });
 });
 

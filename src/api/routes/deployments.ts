@@ -75,7 +75,9 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
       g['PlacedAllocs'] = (g['PlacedAllocs'] as number) + 1;
       const verdict = a.lastState.deploymentStatus;
       if (verdict?.healthy === true) (g['HealthyAllocs'] = (g['HealthyAllocs'] as number) + 1), healthy++;
-      if (verdict?.healthy === false) (g['UnhealthyAllocs'] = (g['UnhealthyAllocs'] as number) + 1), unhealthy++;
+      // An allocation stopped before it was healthy (replaced by a newer version, or stopped) ends with an unhealthy
+      // verdict; Nomad gives an allocation the server stops no health, so that verdict fails no deployment.
+      if (verdict?.healthy === false && a.desired === 'run') (g['UnhealthyAllocs'] = (g['UnhealthyAllocs'] as number) + 1), unhealthy++;
     }
     const newer = versions[i + 1] !== undefined;
     const stopped = job.stop && !newer;
