@@ -109,6 +109,23 @@ describe('an agent starting on a data dir', { timeout: SUITE_TIMEOUT }, () => {
     expect((await call(second.socket, 'GET', `/v1/allocation/${alloc.ID}`)).json<Json>()['ClientStatus']).toBe('failed');
   });
 
+  it('neither starts nor tells an allocation committed stopped whose damaged runner record was set aside', async () => {
+    const dir = freshDir();
+    const first = await serve(dir);
+    const alloc = await runJob(first, mockJob('set-aside-stopped'));
+    await first.stop();
+    const second = await serve(dir, async (store) => {
+      const stored = store.get('allocs', alloc.ID) as StoredAlloc;
+      await store.commit((tx) => {
+        tx.remove('runners', alloc.ID);
+        tx.put('allocs', alloc.ID, { ...stored, desired: 'stop', spec: { ...stored.spec, desiredStatus: 'stop' } });
+        tx.put('quarantine', `${alloc.ID}@x`, { table: 'runners', key: alloc.ID });
+      });
+    });
+    expect((await call(second.socket, 'GET', `/v1/allocation/${alloc.ID}`)).json<Json>()).toMatchObject({ DesiredStatus: 'stop' });
+    expect(second.agent.get(alloc.ID)).toBeUndefined();
+  });
+
   it.each([
     ['of another table', { table: 'allocs', key: 'ID' }],
     ['without a key', { table: 'runners' }],
