@@ -149,6 +149,23 @@ describe('an agent starting on a data dir', { timeout: SUITE_TIMEOUT }, () => {
   });
 });
 
+describe('an agent just started', { timeout: SUITE_TIMEOUT }, () => {
+  it('processes a blocked evaluation again once a stop frees its room: it is not shutting down', async () => {
+    const s = await serve();
+    s.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 100 };
+    const sized = (id: string) => {
+      const body = mockJob(id);
+      (body.Job.TaskGroups[0]!.Tasks[0] as Json)['Resources'] = { MemoryMB: 80 };
+      return body;
+    };
+    await runJob(s, sized('roomy'));
+    expect((await call(s.socket, 'PUT', '/v1/jobs', sized('waiting'))).status).toBe(200);
+    expect((await call(s.socket, 'GET', '/v1/job/waiting/allocations')).json()).toEqual([]);
+    await call(s.socket, 'DELETE', '/v1/job/roomy');
+    await waitForAllocs(s.socket, '/v1/job/waiting/allocations', (l) => l.length === 1);
+  });
+});
+
 describe('a job', { timeout: SUITE_TIMEOUT }, () => {
   it('whose only allocation failed is dead', async () => {
     const s = await serve();
