@@ -50,9 +50,9 @@ const SLICES = {
     // its apply, the runners' start and watch, the events).
     // A range holds only the mutants that lie whole inside it, so each boundary sits between two methods (the job's
     // list stub, 533-543, straddled the old 536/537 line and was in neither slice, and `storedOf` ends on the file's last line).
-    'registry-jobs': ['src/api/job-registry.ts:1-532'],
-    'registry-reads': ['src/api/job-registry.ts:533-669'],
-    'registry-writes': ['src/api/job-registry.ts:670-909'],
+    'registry-jobs': ['src/api/job-registry.ts:1-536'],
+    'registry-reads': ['src/api/job-registry.ts:537-673'],
+    'registry-writes': ['src/api/job-registry.ts:674-913'],
     // Deployments (read from the allocations' health), and job plan and evaluate.
     'deploy-plan': ['src/api/routes/deployments.ts', 'src/api/routes/job-plan.ts'],
     // Variables and the service catalog's routes.

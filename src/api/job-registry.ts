@@ -150,10 +150,6 @@ class Change {
   hostBusy: HostBusy = new Map();
 
   constructor(readonly index: number) {}
-
-  get empty(): boolean {
-    return this.jobs.size === 0 && this.allocs.size === 0 && this.evals.length === 0;
-  }
 }
 
 /** The jobs and allocations of one agent. */
@@ -181,7 +177,7 @@ export class JobRegistry {
   evalsIndex = 0;
   private readonly summaryAt = new Map<string, number>();
   /** The node every allocation runs on: this agent (node.ts; set before `load`). */
-  node: NodeIdentity = { id: '', name: '' };
+  node!: NodeIdentity;
   /** The node's host ports: what placements of groups with a network block are given. */
   ports = new PortAllocator();
   /** The node's CPU, cores and memory: what the tasks' resource asks are fitted into. */
@@ -234,8 +230,7 @@ export class JobRegistry {
     const id = String(job['ID']);
     const canonical = canonicalJob(job);
     const existing = this.jobs.get(id);
-    const current = existing?.versions.at(-1);
-    if (existing && current && !existing.stop && sameJob(current.job, canonical)) {
+    if (this.unchanged(existing, canonical)) {
       // Nomad: an unchanged job is not a new version and nothing is scheduled.
       return { EvalID: '', EvalCreateIndex: existing.modifyIndex, JobModifyIndex: existing.jobModifyIndex, Warnings: warnings, Index: existing.modifyIndex };
     }
@@ -243,16 +238,26 @@ export class JobRegistry {
     const change = new Change(this.index.next());
     change.hostBusy = hostBusy;
     const index = change.index;
-    const version: JobVersion = { version: current ? current.version + 1 : 0, job: canonical, allocs, submitTime: this.now(), jobModifyIndex: index };
-    const entry: JobEntry = existing
-      ? { ...existing, versions: [...existing.versions, version], stop: false, modifyIndex: index, jobModifyIndex: index }
-      : { id, namespace: String(job['Namespace'] ?? 'default'), versions: [version], stop: false, createIndex: index, modifyIndex: index, jobModifyIndex: index };
+    const entry = this.withVersion(id, existing, canonical, allocs, index);
     change.jobs.set(id, entry);
     change.events.push(() => this.jobEvent(this.jobs.get(id)!, 'JobRegistered', index));
     const evalId = this.evaluate(change, entry, 'job-register');
     this.reconcile(change, entry);
     await this.write(change);
     return { EvalID: evalId, EvalCreateIndex: index, JobModifyIndex: index, Warnings: warnings, Index: index };
+  }
+
+  /** Whether `canonical` is the job's current version as it stands, the job not stopped: nothing to register or plan. */
+  private unchanged(existing: JobEntry | undefined, canonical: Json): existing is JobEntry {
+    return existing !== undefined && !existing.stop && sameJob(existing.versions.at(-1)!.job, canonical);
+  }
+
+  /** The job's entry with `canonical` (its instances `allocs`) as a new current version, written at `index`. */
+  private withVersion(id: string, existing: JobEntry | undefined, canonical: Json, allocs: AllocSpec[], index: number): JobEntry {
+    const version: JobVersion = { version: existing ? existing.versions.at(-1)!.version + 1 : 0, job: canonical, allocs, submitTime: this.now(), jobModifyIndex: index };
+    return existing
+      ? { ...existing, versions: [...existing.versions, version], stop: false, modifyIndex: index, jobModifyIndex: index }
+      : { id, namespace: String(canonical['Namespace']), versions: [version], stop: false, createIndex: index, modifyIndex: index, jobModifyIndex: index };
   }
 
   /** Stops a job (a new version with `Stop`), or with `purge` forgets it; its allocations are stopped. */
@@ -277,7 +282,7 @@ export class JobRegistry {
 
   /** Stops one allocation; a replacement is placed while its job still wants it (`nomad alloc stop`). */
   async stopAllocation(a: AllocEntry): Promise<{ index: number; evalId: string }> {
-    const hostBusy = await this.probe(this.jobs.get(a.jobId)?.versions.at(-1)?.allocs ?? []);
+    const hostBusy = await this.probe(this.jobs.get(a.jobId)?.versions.at(-1)!.allocs ?? []);
     const change = new Change(this.index.next());
     change.hostBusy = hostBusy;
     let evalId = '';
@@ -300,15 +305,16 @@ export class JobRegistry {
     for (const { key, value } of readJobs(this.store)) this.jobs.set(key, value);
     for (const { key, value } of readEvals(this.store)) {
       this.evals.set(key, value);
-      const open = this.evals.get(this.blocked.get(value.JobID) ?? '');
+      const open = this.evals.get(this.blocked.get(value.JobID)!);
       if (value.Status === 'blocked' && (!open || open.CreateIndex < value.CreateIndex)) this.blocked.set(value.JobID, key);
     }
     for (const { key, value } of readAllocs(this.store)) {
       this.setAlloc(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: { clientStatus: 'pending', taskStates: {} } });
     }
     for (const { key, value } of this.store.entries('quarantine').values) {
-      const of = (value as { table?: unknown; key?: unknown } | null)?.key;
-      if ((value as { table?: unknown } | null)?.table === 'runners' && typeof of === 'string') this.quarantined.set(of, `quarantine/${key}`);
+      // Looked up by allocation ID: a key that is not text names none.
+      const entry = value as { table?: unknown; key?: string } | null;
+      if (entry?.table === 'runners') this.quarantined.set(entry.key!, `quarantine/${key}`);
     }
     this.jobsIndex = Math.max(0, ...[...this.jobs.values()].map((j) => j.modifyIndex));
     this.evalsIndex = Math.max(0, ...[...this.evals.values()].map((e) => e.ModifyIndex));
@@ -328,8 +334,8 @@ export class JobRegistry {
    */
   adopt(found: { spec: AllocSpec; state: AllocState; createdAt?: number; updatedAt: number; runner?: AllocRunner }[]): void {
     for (const r of found) {
+      // Called once, with each runner found once: the store's entry, if any, has none yet.
       const known = this.allocs.get(r.spec.id);
-      if (known?.runner) continue;
       const index = this.index.next();
       const entry: AllocEntry = known
         ? { ...known, modifyIndex: index, modifyTime: r.updatedAt, lastState: r.runner?.getState() ?? r.state, runner: r.runner }
@@ -360,40 +366,43 @@ export class JobRegistry {
     for (const a of this.allocs.values()) if (a.unrecorded) change.allocs.set(a.id, { ...a, unrecorded: undefined });
     for (const job of this.jobs.values()) {
       const before = change.allocs.size;
-      // The job's evaluation is made first, so its placements carry its ID, and dropped if nothing changed.
-      const evalId = this.evaluate(change, job, 'reconnect');
+      // The job's evaluation is made first, so its placements carry its ID, and dropped (the last one pushed) if nothing changed.
+      this.evaluate(change, job, 'reconnect');
       if (job.stop) {
         for (const a of this.allocsOfJob(job.id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
       } else {
         this.reconcile(change, job);
       }
-      if (change.allocs.size === before) change.evals.splice(change.evals.findIndex((e) => e.ID === evalId), 1);
+      if (change.allocs.size === before) change.evals.pop();
     }
-    if (!change.empty) await this.write(change);
+    // Nothing to make good writes nothing: the start's write has no job, and keeps an evaluation only beside an allocation.
+    if (change.allocs.size > 0) await this.write(change);
     // Capacity may differ from the last run's: blocked evaluations try again.
     this.healed = true;
     this.unblock();
-    // The write told the live runners it stopped; the rest are looked at here.
-    const told = new Set(change.kills.filter((id) => this.allocs.get(id)?.runner));
+    // The write told the live runners it stopped (each one it stopped is in the registry once it is applied); the rest are looked at here.
+    const told = new Set(change.kills.filter((id) => this.allocs.get(id)!.runner));
     for (const a of this.allocs.values()) {
-      if (told.has(a.id)) continue;
+      // A finished allocation has nothing left to start, stop or update.
+      if (told.has(a.id) || isTerminal(a.lastState)) continue;
       if (a.desired !== 'run') {
         // With no runner record, an earlier agent may still have spawned its tasks before it died: a
         // resumed runner, stopped at once, finds and stops them; one that spawned nothing just ends.
         // It starts as the dead agent ran it (a runner born stopping kills its tasks before it can mark
         // them resumed), then is told to stop like any other.
-        if (!a.runner && !isTerminal(a.lastState) && !this.quarantined.has(a.id)) this.start(a, { resume: true, spec: { ...a.spec, desiredStatus: 'run' } });
+        if (!a.runner && !this.quarantined.has(a.id)) this.start(a, { resume: true, spec: { ...a.spec, desiredStatus: 'run' } });
         if (a.runner && !isTerminal(a.lastState)) this.tellStop(a);
-      } else if (!a.runner && !isTerminal(a.lastState) && this.quarantined.has(a.id)) {
+      } else if (a.runner) {
+        // The alloc runner's context always holds the spec it runs.
+        const running = (a.runner.actor.getSnapshot().context as { alloc: AllocSpec }).alloc;
+        if (running.modifyIndex !== a.spec.modifyIndex) a.runner.send({ type: 'UPDATE', alloc: a.spec });
+      } else if (this.quarantined.has(a.id)) {
         // Its tasks may still run from before: starting it afresh could run them twice. Said, left to the operator.
         this.log(`allocation ${a.id} (job ${JSON.stringify(a.jobId)}) was not started again: its runner record was damaged and set aside (${this.quarantined.get(a.id)}); stop any of its tasks still running, then 'allocrun alloc stop ${a.id}'`);
         a.lastState = { clientStatus: 'failed', taskStates: {} };
-      } else if (!a.runner && !isTerminal(a.lastState)) {
+      } else {
         // Committed by an earlier agent that may have spawned its tasks before it died: adopt, never rerun.
         this.start(a, { resume: true });
-      } else if (a.runner && !isTerminal(a.lastState)) {
-        const running = (a.runner.actor.getSnapshot().context as { alloc?: AllocSpec }).alloc;
-        if (running && running.modifyIndex !== a.spec.modifyIndex) a.runner.send({ type: 'UPDATE', alloc: a.spec });
       }
     }
   }
@@ -401,7 +410,7 @@ export class JobRegistry {
    * Evaluates a job as it stands (`nomad job eval`): one evaluation, and what the job lacks is placed, what it
    * has too much is stopped; with `forceReschedule` its failed allocations are replaced too.
    */
-  async evaluateJob(id: string, forceReschedule = false, trigger: EvalRecord['TriggeredBy'] = 'job-register'): Promise<RegisterResult | undefined> {
+  async evaluateJob(id: string, forceReschedule: boolean, trigger: EvalRecord['TriggeredBy'] = 'job-register'): Promise<RegisterResult | undefined> {
     const job = this.jobs.get(id);
     if (!job) return undefined;
     const hostBusy = await this.probe(job.versions.at(-1)!.allocs);
@@ -432,26 +441,23 @@ export class JobRegistry {
    */
   plan(job: Json, allocs: AllocSpec[], hostBusy: HostBusy = new Map()): { groups: Record<string, { place: number; stop: number; inPlace: number; destructive: number; ignore: number }>; jobModifyIndex: number; failed: PlacementFailure[] } {
     const id = String(job['ID']);
+    const canonical = canonicalJob(job);
     const existing = this.jobs.get(id);
-    const current = existing?.versions.at(-1);
     const groups: Record<string, { place: number; stop: number; inPlace: number; destructive: number; ignore: number }> = {};
     const g = (name: string) => (groups[name] ??= { place: 0, stop: 0, inPlace: 0, destructive: 0, ignore: 0 });
     for (const s of allocs) g(s.group);
     const live = this.allocsOfJob(id).filter((a) => a.desired === 'run');
-    if (existing && current && !existing.stop && sameJob(current.job, canonicalJob(job))) {
-      for (const a of live) g(a.group).ignore++;
-      return { groups, jobModifyIndex: existing.jobModifyIndex, failed: [] };
+    // A draft index: nothing planned here is ever written or answered, and the agent's index does not move.
+    const change = new Change(this.index.current);
+    // An unchanged job is planned as nothing: every allocation it has is ignored.
+    if (!this.unchanged(existing, canonical)) {
+      const entry = this.withVersion(id, existing, canonical, allocs, change.index);
+      change.jobs.set(id, entry);
+      change.hostBusy = hostBusy;
+      this.reconcile(change, entry);
     }
-    // A draft index: nothing planned here is ever written, and the agent's index does not move.
-    const change = new Change(this.index.current + 1);
-    const version: JobVersion = { version: current ? current.version + 1 : 0, job: canonicalJob(job), allocs, submitTime: this.now(), jobModifyIndex: change.index };
-    const entry: JobEntry = existing
-      ? { ...existing, versions: [...existing.versions, version], stop: false }
-      : { id, namespace: String(job['Namespace'] ?? 'default'), versions: [version], stop: false, createIndex: change.index, modifyIndex: change.index, jobModifyIndex: change.index };
-    change.jobs.set(id, entry);
-    change.hostBusy = hostBusy;
-    this.reconcile(change, entry);
-    const replaced = new Set(change.starts.map((s) => change.allocs.get(s)!.previousAllocation).filter((p): p is string => p !== undefined));
+    // What the new allocations replace (an undefined in it, of one that replaces nothing, matches no allocation).
+    const replaced = new Set(change.starts.map((s) => change.allocs.get(s)!.previousAllocation));
     for (const s of change.starts) if (!change.allocs.get(s)!.previousAllocation) g(change.allocs.get(s)!.group).place++;
     // A placement that would find no ports is still one the plan wants (Nomad counts it, and reports it in FailedTGAllocs).
     for (const f of change.failed) if (f.previous) replaced.add(f.previous); else g(f.group).place++;
@@ -470,13 +476,13 @@ export class JobRegistry {
     return this.jobs.get(id);
   }
 
-  /** Every allocation, oldest first. */
-  listAllocs(): AllocEntry[] {
-    return this.sortedAllocs().slice();
+  /** Every allocation, oldest first (the memo itself: read-only, so no caller can reorder it). */
+  listAllocs(): readonly AllocEntry[] {
+    return this.sortedAllocs();
   }
 
   /** A job's allocations, oldest first: from a per-job index, not a scan, since lists ask it once per job. */
-  allocsOfJob(id: string): AllocEntry[] {
+  allocsOfJob(id: string): readonly AllocEntry[] {
     if (!this.byJob) {
       this.byJob = new Map();
       for (const a of this.sortedAllocs()) {
@@ -485,7 +491,7 @@ export class JobRegistry {
         else this.byJob.set(a.jobId, [a]);
       }
     }
-    return this.byJob.get(id)?.slice() ?? [];
+    return this.byJob.get(id) ?? [];
   }
 
   /** The sorted allocations, kept until one is added or replaced (their order is by createIndex, which never changes). */
@@ -511,13 +517,11 @@ export class JobRegistry {
   jobJson(entry: JobEntry, version = entry.versions.at(-1)!): Json {
     const job = version.job;
     const isCurrent = version === entry.versions.at(-1);
+    // The canonical job has its Name, Type and Priority (Nomad's defaults filled).
     return {
       ...job,
       ID: entry.id,
-      Name: job['Name'] ?? entry.id,
       Namespace: entry.namespace,
-      Type: job['Type'] ?? version.allocs[0]?.type ?? 'service',
-      Priority: job['Priority'] ?? 50,
       Status: this.jobStatus(entry),
       StatusDescription: '',
       Stop: isCurrent ? entry.stop : false,

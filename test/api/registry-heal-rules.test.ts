@@ -9,7 +9,7 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { recordPublishedBatches } from './published-batches.ts';
-import type { JobEntry } from '../../src/api/job-registry.ts';
+import type { JobEntry, StoredAlloc } from '../../src/api/job-registry.ts';
 import { call, waitForAllocs } from './agent-process.ts';
 import { cleanUp, freshDir, mockJob, runJob, serve, SUITE_TIMEOUT } from './in-process-agent.ts';
 
@@ -70,6 +70,43 @@ describe('an agent starting on a data dir', { timeout: SUITE_TIMEOUT }, () => {
     } finally {
       await new Promise((r) => held.close(r));
     }
+  });
+
+  it('starts an allocation committed stopped but with no runner record, as the dead agent may have run it, and stops it', async () => {
+    const dir = freshDir();
+    const first = await serve(dir);
+    const alloc = await runJob(first, mockJob('unrecorded-stop'));
+    await first.stop();
+    const second = await serve(dir, async (store) => {
+      // The stop committed, the runner record gone: the dead agent may still have spawned its tasks.
+      const stored = store.get('allocs', alloc.ID) as StoredAlloc;
+      await store.commit((tx) => {
+        tx.remove('runners', alloc.ID);
+        tx.put('allocs', alloc.ID, { ...stored, desired: 'stop', spec: { ...stored.spec, desiredStatus: 'stop' } });
+      });
+    });
+    const [ended] = await waitForAllocs(second.socket, '/v1/job/unrecorded-stop/allocations', (l) => l[0]?.ClientStatus === 'complete');
+    expect(ended).toMatchObject({ ID: alloc.ID, DesiredStatus: 'stop' });
+    expect(second.agent.get(alloc.ID)).toBeDefined();
+  });
+
+  it('says which allocation its damaged runner record holds back, where the record was set aside, and what to do', async () => {
+    const dir = freshDir();
+    const first = await serve(dir);
+    const alloc = await runJob(first, mockJob('set-aside'));
+    await first.stop();
+    const lines: string[] = [];
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (lines.push(String(chunk)), true));
+    const second = await serve(dir, async (store) => {
+      await store.commit((tx) => {
+        tx.remove('runners', alloc.ID);
+        tx.put('quarantine', `${alloc.ID}@x`, { table: 'runners', key: alloc.ID });
+      });
+    });
+    expect(lines.filter((l) => l.includes(alloc.ID))).toEqual([
+      `allocrun agent: allocation ${alloc.ID} (job "set-aside") was not started again: its runner record was damaged and set aside (quarantine/${alloc.ID}@x); stop any of its tasks still running, then 'allocrun alloc stop ${alloc.ID}'\n`,
+    ]);
+    expect((await call(second.socket, 'GET', `/v1/allocation/${alloc.ID}`)).json<Json>()['ClientStatus']).toBe('failed');
   });
 
   it.each([

@@ -8,7 +8,7 @@
  */
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call } from './agent-process.ts';
+import { call, waitForAllocs } from './agent-process.ts';
 import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, serveWithRoom } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
@@ -79,6 +79,29 @@ describe('a static port the host holds', { timeout: SUITE_TIMEOUT }, () => {
       const after = await allocsOf('moved');
       expect(after.find((a) => a['ID'] !== alloc.ID)).toMatchObject({ PreviousAllocation: alloc.ID, EvalID: stop['EvalID'] });
     } finally {
+      await new Promise((r) => taken.close(r));
+    }
+  });
+
+  it('is probed for the replacement of a finished allocation, which holds nothing: the stop places none', async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '0.0.0.0', r));
+    const free = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r));
+    const body = withStatic('finished', free);
+    Object.assign(body.Job, { Type: 'batch' });
+    (body.Job.TaskGroups[0]!.Tasks[0] as Json)['Config'] = { run_for: '10ms' };
+    await put('/v1/jobs', body);
+    const [done] = await waitForAllocs(s.socket, '/v1/job/finished/allocations', (l) => l[0]?.ClientStatus === 'complete');
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(free, '0.0.0.0', r));
+    try {
+      const stop = await put(`/v1/allocation/${done!.ID}/stop`);
+      expect((await allocsOf('finished')).map((a) => a['ID'])).toEqual([done!.ID]);
+      expect((await call(s.socket, 'GET', `/v1/evaluation/${stop['EvalID']}`)).json<Json>()['FailedTGAllocs']['g']).toMatchObject(collision(free));
+    } finally {
+      // Its blocked evaluation goes with it, so nothing is placed once the port frees.
+      await put('/v1/job/finished?purge=true', undefined, 'DELETE');
       await new Promise((r) => taken.close(r));
     }
   });

@@ -272,6 +272,14 @@ describe('adopting an allocation the store does not know', { timeout: SUITE_TIME
     expect([a.modifyIndex, a.allocModifyIndex]).toEqual([a.createIndex, a.createIndex]);
     expect(reg.allocsIndex).toBe(b.createIndex);
   });
+
+  it('stops one of a job the registry does not have at a user\'s stop: no evaluation, nothing placed', async () => {
+    s.api.registry.adopt([{ spec: spec('emb-s-0', 'emb3', 's'), state: { clientStatus: 'running', taskStates: {} }, updatedAt: 5 }]);
+    const stop = await put('/v1/allocation/emb-s-0/stop');
+    expect(stop['EvalID']).toBe('');
+    expect(await get('/v1/allocation/emb-s-0')).toMatchObject({ DesiredStatus: 'stop', DesiredDescription: 'alloc was stopped by the user' });
+    expect(s.api.registry.allocsOfJob('emb3').map((a) => a.id)).toEqual(['emb-s-0']);
+  });
 });
 
 describe('one job\'s writes', { timeout: SUITE_TIMEOUT }, () => {
@@ -293,6 +301,29 @@ describe('one job\'s writes', { timeout: SUITE_TIMEOUT }, () => {
     await expect(second).rejects.toThrow('refused');
     await expect(third).resolves.toBe('three');
     expect(seen).toEqual(['other', 'first', 'second', 'third']);
+  });
+
+  it('hold nothing once done, and a write queued after the first one ends still waits for the one before it', async () => {
+    const reg = s.api.registry;
+    const queues = (reg as unknown as { queues: Map<string, unknown> }).queues;
+    const turn = () => new Promise<void>((r) => setImmediate(r));
+    const seen: string[] = [];
+    const releases: (() => void)[] = [];
+    const held = (name: string) => () => new Promise<void>((r) => releases.push(r)).then(() => void seen.push(name));
+    const first = reg.serialize('drained', held('first'));
+    const second = reg.serialize('drained', held('second'));
+    await turn();
+    releases[0]!();
+    await first;
+    await turn();
+    const third = reg.serialize('drained', () => void seen.push('third'));
+    await turn();
+    expect(seen).toEqual(['first']);
+    releases[1]!();
+    await Promise.all([second, third]);
+    expect(seen).toEqual(['first', 'second', 'third']);
+    await turn();
+    expect(queues.has('drained')).toBe(false);
   });
 });
 
