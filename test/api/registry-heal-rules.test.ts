@@ -109,6 +109,23 @@ describe('an agent starting on a data dir', { timeout: SUITE_TIMEOUT }, () => {
     expect((await call(second.socket, 'GET', `/v1/allocation/${alloc.ID}`)).json<Json>()['ClientStatus']).toBe('failed');
   });
 
+  it('neither starts nor tells an allocation committed stopped whose damaged runner record was set aside', async () => {
+    const dir = freshDir();
+    const first = await serve(dir);
+    const alloc = await runJob(first, mockJob('set-aside-stopped'));
+    await first.stop();
+    const second = await serve(dir, async (store) => {
+      const stored = store.get('allocs', alloc.ID) as StoredAlloc;
+      await store.commit((tx) => {
+        tx.remove('runners', alloc.ID);
+        tx.put('allocs', alloc.ID, { ...stored, desired: 'stop', spec: { ...stored.spec, desiredStatus: 'stop' } });
+        tx.put('quarantine', `${alloc.ID}@x`, { table: 'runners', key: alloc.ID });
+      });
+    });
+    expect((await call(second.socket, 'GET', `/v1/allocation/${alloc.ID}`)).json<Json>()).toMatchObject({ DesiredStatus: 'stop' });
+    expect(second.agent.get(alloc.ID)).toBeUndefined();
+  });
+
   it.each([
     ['of another table', { table: 'allocs', key: 'ID' }],
     ['without a key', { table: 'runners' }],
@@ -129,6 +146,23 @@ describe('an agent starting on a data dir', { timeout: SUITE_TIMEOUT }, () => {
     });
     const [again] = await waitForAllocs(second.socket, '/v1/job/held/allocations', (l) => l[0]?.ClientStatus === 'running');
     expect(again!.ID).toBe(alloc.ID);
+  });
+});
+
+describe('an agent just started', { timeout: SUITE_TIMEOUT }, () => {
+  it('processes a blocked evaluation again once a stop frees its room: it is not shutting down', async () => {
+    const s = await serve();
+    s.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 100 };
+    const sized = (id: string) => {
+      const body = mockJob(id);
+      (body.Job.TaskGroups[0]!.Tasks[0] as Json)['Resources'] = { MemoryMB: 80 };
+      return body;
+    };
+    await runJob(s, sized('roomy'));
+    expect((await call(s.socket, 'PUT', '/v1/jobs', sized('waiting'))).status).toBe(200);
+    expect((await call(s.socket, 'GET', '/v1/job/waiting/allocations')).json()).toEqual([]);
+    await call(s.socket, 'DELETE', '/v1/job/roomy');
+    await waitForAllocs(s.socket, '/v1/job/waiting/allocations', (l) => l.length === 1);
   });
 });
 
