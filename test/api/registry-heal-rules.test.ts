@@ -10,8 +10,8 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { recordPublishedBatches } from './published-batches.ts';
 import type { JobEntry, StoredAlloc } from '../../src/api/job-registry.ts';
-import { call, waitForAllocs } from './agent-process.ts';
-import { cleanUp, freshDir, mockJob, runJob, serve, SUITE_TIMEOUT } from './in-process-agent.ts';
+import { call, waitForAllocs, type Alloc } from './agent-process.ts';
+import { cleanUp, freshDir, mockJob, runJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -73,18 +73,8 @@ describe('an agent starting on a data dir', { timeout: SUITE_TIMEOUT }, () => {
   });
 
   it('starts an allocation committed stopped but with no runner record, as the dead agent may have run it, and stops it', async () => {
-    const dir = freshDir();
-    const first = await serve(dir);
-    const alloc = await runJob(first, mockJob('unrecorded-stop'));
-    await first.stop();
-    const second = await serve(dir, async (store) => {
-      // The stop committed, the runner record gone: the dead agent may still have spawned its tasks.
-      const stored = store.get('allocs', alloc.ID) as StoredAlloc;
-      await store.commit((tx) => {
-        tx.remove('runners', alloc.ID);
-        tx.put('allocs', alloc.ID, { ...stored, desired: 'stop', spec: { ...stored.spec, desiredStatus: 'stop' } });
-      });
-    });
+    // The stop committed, the runner record gone: the dead agent may still have spawned its tasks.
+    const { alloc, second } = await restartedStoppedWithoutRunner('unrecorded-stop', false);
     const [ended] = await waitForAllocs(second.socket, '/v1/job/unrecorded-stop/allocations', (l) => l[0]?.ClientStatus === 'complete');
     expect(ended).toMatchObject({ ID: alloc.ID, DesiredStatus: 'stop' });
     expect(second.agent.get(alloc.ID)).toBeDefined();
@@ -110,18 +100,7 @@ describe('an agent starting on a data dir', { timeout: SUITE_TIMEOUT }, () => {
   });
 
   it('neither starts nor tells an allocation committed stopped whose damaged runner record was set aside', async () => {
-    const dir = freshDir();
-    const first = await serve(dir);
-    const alloc = await runJob(first, mockJob('set-aside-stopped'));
-    await first.stop();
-    const second = await serve(dir, async (store) => {
-      const stored = store.get('allocs', alloc.ID) as StoredAlloc;
-      await store.commit((tx) => {
-        tx.remove('runners', alloc.ID);
-        tx.put('allocs', alloc.ID, { ...stored, desired: 'stop', spec: { ...stored.spec, desiredStatus: 'stop' } });
-        tx.put('quarantine', `${alloc.ID}@x`, { table: 'runners', key: alloc.ID });
-      });
-    });
+    const { alloc, second } = await restartedStoppedWithoutRunner('set-aside-stopped', true);
     expect((await call(second.socket, 'GET', `/v1/allocation/${alloc.ID}`)).json<Json>()).toMatchObject({ DesiredStatus: 'stop' });
     expect(second.agent.get(alloc.ID)).toBeUndefined();
   });
@@ -185,3 +164,23 @@ describe('an adopted allocation', { timeout: SUITE_TIMEOUT }, () => {
     expect(s.api.registry.findAlloc(id)!.index).toBe(0);
   });
 });
+
+/**
+ * Runs job `id`'s allocation, stops the agent, and serves a new one on the same dir whose store holds the
+ * allocation committed stopped with no runner record (with `quarantined`, one set aside as damaged).
+ */
+async function restartedStoppedWithoutRunner(id: string, quarantined: boolean): Promise<{ alloc: Alloc; second: Served }> {
+  const dir = freshDir();
+  const first = await serve(dir);
+  const alloc = await runJob(first, mockJob(id));
+  await first.stop();
+  const second = await serve(dir, async (store) => {
+    const stored = store.get('allocs', alloc.ID) as StoredAlloc;
+    await store.commit((tx) => {
+      tx.remove('runners', alloc.ID);
+      tx.put('allocs', alloc.ID, { ...stored, desired: 'stop', spec: { ...stored.spec, desiredStatus: 'stop' } });
+      if (quarantined) tx.put('quarantine', `${alloc.ID}@x`, { table: 'runners', key: alloc.ID });
+    });
+  });
+  return { alloc, second };
+}

@@ -17,20 +17,24 @@ import { driverFixtures, never, NO_PID } from './raw-exec-driver-fixtures.ts';
 const { task, context } = driverFixtures();
 const driver = createRawExecDriver({ supervise: false });
 
+/** The reason recover() gives for refusing `handle` (it must refuse with a RecoverError). */
+function refusalOf(handle: DriverHandle): string {
+  try {
+    driver.recover(handle, task(), context());
+  } catch (err) {
+    expect(err).toBeInstanceOf(RecoverError);
+    return (err as RecoverError).reason;
+  }
+  throw new Error('recover() took a handle it should refuse');
+}
+
 describe('a handle names its process by a numeric pid', () => {
   it.each([
     ['unsupervised', undefined],
     ['supervised', { prefix: '/nonexistent-allocrun/exec-0-tok', pid: NO_PID }],
   ])('a pid that is a string is refused as an invalid handle (%s)', (_what, supervisor) => {
     const handle = { driver: 'raw_exec', taskName: 'web', pid: '5', startTime: 1, state: { pgid: null, ...(supervisor && { supervisor }) } } as unknown as DriverHandle;
-    let err: unknown;
-    try {
-      driver.recover(handle, task(), context());
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(RecoverError);
-    expect((err as RecoverError).reason).toBe('invalid-handle');
+    expect(refusalOf(handle)).toBe('invalid-handle');
   });
 });
 
@@ -43,14 +47,7 @@ describe('a supervisor record that is not one is read as none', () => {
     ['null', null],
   ])('%s: the handle of a gone process is refused as gone', (_what, supervisor) => {
     const handle = { driver: 'raw_exec', taskName: 'web', pid: NO_PID, startTime: 1, state: { pgid: NO_PID, supervisor } } as DriverHandle;
-    let err: unknown;
-    try {
-      driver.recover(handle, task(), context());
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(RecoverError);
-    expect((err as RecoverError).reason).toBe('gone');
+    expect(refusalOf(handle)).toBe('gone');
   });
 
   it('a well-formed record is adopted, its start time kept only when it is a number', () => {
