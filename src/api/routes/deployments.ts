@@ -239,23 +239,23 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return registry.allocsOfJob(String(d['JobID'])).filter((a) => a.jobVersion === d['JobVersion'] && a.spec.update).map((a) => registry.allocStubJson(a));
   });
 
-  const jobOf = (id: string): JobEntry => {
+  // Nomad's Job.Deployments and Job.LatestDeployment look no job up: an unknown (or purged) job's deployments are
+  // none and its newest is null, at the deployments' index, after a blocking wait like any read.
+  const deploymentsOfJob = (id: string): Json[] => {
     const job = registry.getJob(id);
-    if (!job) throw notFound('job');
-    return job;
+    return job ? deploymentsOf(ctx, job) : [];
   };
 
   app.get('/v1/job/:id/deployments', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
     const { id } = req.params as { id: string };
-    jobOf(id);
-    return blockingList(ctx, lists, req, reply, `job-deployments:${id}`, newest, () => (registry.getJob(id) ? deploymentsOf(ctx, registry.getJob(id)!).reverse() : []));
+    return blockingList(ctx, lists, req, reply, `job-deployments:${id}`, newest, () => deploymentsOfJob(id).reverse());
   });
 
   app.get('/v1/job/:id/deployment', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
-    jobOf((req.params as { id: string }).id);
+    const { id } = req.params as { id: string };
     await blockingQuery(ctx, req, reply, newest);
     // Nomad answers null when the job has no deployment.
-    return reply.type('application/json').send(JSON.stringify(deploymentsOf(ctx, jobOf((req.params as { id: string }).id)).at(-1) ?? null));
+    return reply.type('application/json').send(JSON.stringify(deploymentsOfJob(id).at(-1) ?? null));
   });
 
   app.route({
