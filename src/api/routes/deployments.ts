@@ -16,6 +16,7 @@ import type { Json } from '../job-json.ts';
 import { StoreDamagedError } from '../../state/agent-store.ts';
 import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
 import { blockingList, ListCache } from '../list-cache.ts';
+import { commitInOrder } from '../ordered-commit.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
 
@@ -274,16 +275,14 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
         const holding = new Set<string>();
         held.set(ctx, holding);
         try {
-          // Durable before it is answered, like every write.
-          await ctx.store.commit((tx) => {
-            tx.put('meta', FAILED_KEY, Object.fromEntries(failed));
-            tx.index(index);
+          // Durable before it is answered, like every write, and announced before any batch of a later index.
+          await commitInOrder(ctx, index, (tx) => tx.put('meta', FAILED_KEY, Object.fromEntries(failed)), () => {
+            const now = find(id);
+            announced.get(ctx)?.set(id, { sig: signature(now), at: index, job: String(d['JobID']) });
+            changedAt.set(ctx, index);
+            ctx.events.publish({ Index: index, Events: [deploymentEvent(now, 'DeploymentStatusUpdate', index)] });
+            ctx.index.changed(index);
           });
-          const now = find(id);
-          announced.get(ctx)?.set(id, { sig: signature(now), at: index, job: String(d['JobID']) });
-          changedAt.set(ctx, index);
-          ctx.events.publish({ Index: index, Events: [deploymentEvent(now, 'DeploymentStatusUpdate', index)] });
-          ctx.index.changed(index);
         } finally {
           held.delete(ctx);
           // What changed meanwhile, announced after the fail, at later indexes.
