@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EventBroker, type EventBatch, type StreamEvent } from '../../src/api/event-broker.ts';
+import { StoreCommitError } from '../../src/state/agent-store.ts';
 import { call, stream, waitForAllocs } from './agent-process.ts';
 import { cleanUp, mockJob, runJob, type Served, serve, SUITE_TIMEOUT, serveWithRoom, until } from './in-process-agent.ts';
 
@@ -191,6 +192,27 @@ describe('each writer that commits before it publishes', { timeout: SUITE_TIMEOU
   it('an allocation\'s stop', async () => {
     const alloc = await runJob(s, mockJob('allocstop'));
     await inOrder((ops) => ops.some((o) => o.table === 'allocs' && o.key === alloc.ID) && !ops.some((o) => o.table === 'jobs'), () => call(s.socket, 'PUT', `/v1/allocation/${alloc.ID}/stop`), (e) => e.Topic === 'Allocation' && e.Type === 'AllocationUpdateDesiredStatus' && e.Key === alloc.ID);
+  });
+
+  it('a write whose commit fails holds nothing back: the next write\'s batch is delivered', async () => {
+    const st = await stream(s.socket, '/v1/event/stream');
+    try {
+      const commit = s.store.commit.bind(s.store);
+      const seam = vi.spyOn(s.store, 'commit').mockImplementation(async (write) => {
+        let vars = false;
+        write({ put: (table) => void (vars ||= table === 'vars'), remove: () => undefined, index: () => undefined });
+        if (vars) throw new StoreCommitError(`${s.store.path}: the disk is full (the test's seam)`, s.store.path);
+        return commit(write);
+      });
+      const refused = await call(s.socket, 'PUT', '/v1/var/order/refused', { Items: { a: '1' } });
+      seam.mockRestore();
+      expect(refused.status).toBe(500);
+      expect((await call(s.socket, 'PUT', '/v1/jobs', mockJob('after-refused'))).status).toBe(200);
+      const text = await st.until((t) => t.includes('"JobRegistered"') && t.includes('"after-refused"'));
+      expect(text).not.toContain('order/refused');
+    } finally {
+      st.close();
+    }
   });
 
   it('a deployment\'s fail', async () => {
