@@ -246,6 +246,11 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
           watch: watchState,
           report: ({ status, taskEvents }) => actor.send({ type: 'DEPLOYMENT_HEALTH', status, taskEvents }),
           checks: { count: countNomadChecks(spec), onUpdateOf: (id) => checks?.onUpdateOf(id) ?? 'require_healthy', watch: (listener) => checkStore.watch(spec.id, listener) },
+          // A stop queued behind prerun or another update counts from when it is heard, not when the hooks hear it.
+          latestAlloc: (): AllocSpec => {
+            const ctx: AllocRunnerContext = actor.getSnapshot().context;
+            return ctx.queuedUpdate ?? ctx.alloc;
+          },
         }),
       ]
     : [];
