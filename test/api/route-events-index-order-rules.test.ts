@@ -1,98 +1,18 @@
 /**
- * The event stream in index order (src/api/event-broker.ts' hold, src/api/ordered-commit.ts), rule by rule: the
- * broker's hold as a table of publishes and releases, then every writer that takes its index before an
- * asynchronous commit, through one served agent in process (mock tasks), with the interleaving forced by a seam
+ * The event stream in index order (src/api/event-broker.ts' hold, src/api/ordered-commit.ts; the hold's own
+ * table is api-events-hold-rules), rule by rule: every writer that takes its index before an asynchronous
+ * commit, through one served agent in process (mock tasks), with the interleaving forced by a seam
  * on the store's commit: once the writer's commit is durable, and before it goes on, another job is registered
  * at a later index. A stream reader must see the writer's batch first, and no index go back. Then the node's
  * registration, announced with the address the API bound.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EventBroker, type EventBatch, type StreamEvent } from '../../src/api/event-broker.ts';
+import type { EventBatch, StreamEvent } from '../../src/api/event-broker.ts';
 import { StoreCommitError } from '../../src/state/agent-store.ts';
 import { call, stream, waitForAllocs } from './agent-process.ts';
 import { cleanUp, mockJob, runJob, type Served, serve, SUITE_TIMEOUT, serveWithRoom, until } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
-
-const batch = (Index: number): EventBatch => ({ Index, Events: [{ Topic: 'Job', Type: 'T', Key: `k${Index}`, Namespace: 'default', FilterKeys: [], Index, Payload: {} }] });
-
-/** What a subscriber from now on receives, as the indexes of its batches. */
-function received(broker: EventBroker): number[] {
-  const seen: number[] = [];
-  broker.subscribe({ fromIndex: 0, topics: [{ topic: '*', key: '*' }], namespace: '*' }).subscribe((b) => seen.push(b.Index));
-  return seen;
-}
-
-describe('the broker\'s hold', () => {
-  it.each<[string, (b: EventBroker) => void, number[]]>([
-    ['a batch past no hold goes at once', (b) => b.publish(batch(5)), [5]],
-    ['a batch past a held index waits', (b) => (b.hold(5), b.publish(batch(6))), []],
-    ['a batch below every held index goes at once', (b) => (b.hold(5), b.publish(batch(4))), [4]],
-    ['the holder\'s own batch goes at once', (b) => (b.hold(5), b.publish(batch(5))), [5]],
-    ['a waiting batch goes once the hold is released, after the holder\'s', (b) => {
-      const release = b.hold(5);
-      b.publish(batch(6));
-      b.publish(batch(5));
-      release();
-    }, [5, 6]],
-    ['waiting batches go in index order whatever order they came in', (b) => {
-      const release = b.hold(5);
-      b.publish(batch(8));
-      b.publish(batch(6));
-      b.publish(batch(7));
-      release();
-    }, [6, 7, 8]],
-    ['a released hold with nothing published lets the later ones go', (b) => {
-      const release = b.hold(5);
-      b.publish(batch(6));
-      release();
-    }, [6]],
-    ['a batch between two holds waits for the lower only', (b) => {
-      const low = b.hold(5);
-      b.hold(7);
-      b.publish(batch(6));
-      b.publish(batch(8));
-      low();
-    }, [6]],
-    ['the higher hold released first lets nothing past the lower', (b) => {
-      b.hold(5);
-      const high = b.hold(7);
-      b.publish(batch(6));
-      b.publish(batch(8));
-      high();
-    }, []],
-    ['a release called twice releases one hold of two on the same index', (b) => {
-      const one = b.hold(5);
-      b.hold(5);
-      b.publish(batch(6));
-      one();
-      one();
-    }, []],
-    ['an empty batch is never delivered, held or not', (b) => {
-      const release = b.hold(5);
-      b.publish({ Index: 6, Events: [] });
-      release();
-      b.publish({ Index: 7, Events: [] });
-    }, []],
-  ])('%s', (_rule, steps, expected) => {
-    const broker = new EventBroker();
-    const seen = received(broker);
-    steps(broker);
-    expect(seen).toEqual(expected);
-  });
-
-  it('keeps for late subscribers what it delivered, in the order delivered', () => {
-    const broker = new EventBroker();
-    const release = broker.hold(5);
-    broker.publish(batch(7));
-    broker.publish(batch(5));
-    broker.publish(batch(6));
-    release();
-    const late: number[] = [];
-    broker.subscribe({ fromIndex: 1, topics: [{ topic: '*', key: '*' }], namespace: '*' }).subscribe((b) => late.push(b.Index));
-    expect(late).toEqual([5, 6, 7]);
-  });
-});
 
 describe('each writer that commits before it publishes', { timeout: SUITE_TIMEOUT }, () => {
   let s: Served;
