@@ -28,7 +28,7 @@
  */
 import type { ActorRefFrom } from 'xstate';
 import { clockNow } from './clock.ts';
-import { hookPhase } from './hook-phase.ts';
+import { hookPhase, skipEmptyPhase } from './hook-phase.ts';
 import { newTaskState } from './task-events.ts';
 import { allocRunnerSetup } from './alloc-runner-setup.ts';
 import type { AllocHookPhase, AllocRunnerContext } from './alloc-runner-types.ts';
@@ -44,6 +44,10 @@ function allocHooks(phase: AllocHookPhase, next: string, opts: { failFast?: bool
     onError: opts.failFast ? { actions: ['failSetup'], target: next } : { actions: ['recordHookError'] },
   });
 }
+
+// The phases every allocation enters, gone around when the plan has no hooks for them (hook-phase.ts).
+const intoPrerun = skipEmptyPhase('prerun', '#alloc.prerun', '#alloc.running');
+const intoPostrun = skipEmptyPhase('postrun', '#alloc.postrun', '#alloc.terminal');
 
 /**
  * The checks hook's reports, heard while checks can run (prerun until the postrun hooks stop them); from
@@ -93,7 +97,7 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
     // Nomad's Run: prerun only if the allocation should run; a server-terminal one goes to the tasks at
     // once, which end without starting, and on to postrun.
     start: {
-      always: [{ guard: 'allocStopping', target: 'running', actions: 'skipRun' }, { target: 'prerun' }],
+      always: [{ guard: 'allocStopping', target: 'running', actions: 'skipRun' }, ...intoPrerun({ target: '#alloc.prerun' })],
     },
     prerun: {
       ...allocHooks('prerun', '#alloc.running', { failFast: true }),
@@ -108,7 +112,7 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
     running: {
       type: 'parallel',
       entry: 'openGates',
-      always: { guard: 'allTasksComplete', target: 'postrun' },
+      always: intoPostrun({ guard: 'allTasksComplete', target: '#alloc.postrun' }),
       on: {
         KILL: { actions: 'killTasks' },
         DESTROY: { actions: ['requestDestroy', 'killTasks'] },

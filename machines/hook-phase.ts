@@ -11,11 +11,14 @@
  *        └─ error ── onError actions, advance ─▶ next        (record the error and go on), or
  *                 ── onError actions ─────────▶ onError.target  (fail the phase: prestart, prerun)
  *
+ *   before ──[guard, phaseEmpty]── actions, the phase's entry ──▶ next   (`skipEmptyPhase`: a phase with no
+ *         ──[guard]──────────────────────────────────────────▶ <phase>    hooks is gone around, drawn as entered)
+ *
  * The runners register the loop's guards and cursor actions (`hookLoopGuards`, `hookLoopActions`) with
  * `setup().extend()`, and their own `call` / `onDone` / `onError` actions, which build each hook's input
  * and keep its output. The `hookPhase` meta lets the statechart walker fold the loop into one box.
  */
-import { assign, enqueueActions, stopChild, type EventObject } from 'xstate';
+import { and, assign, enqueueActions, stopChild, type EventObject } from 'xstate';
 import { hookActorId } from './hook-calls.ts';
 
 /** What the loop keeps in a runner's context: each phase's hook names (the plan) and where it is. */
@@ -41,6 +44,8 @@ export function advancedCursor<P extends string>(ctx: HookLoopContext<P>, phase:
 
 /** The loop's guards, to register with `setup().extend({ guards: hookLoopGuards })`. */
 export const hookLoopGuards = {
+  /** The plan has no hook for the phase: a transition into it may go around it (`skipEmptyPhase`). */
+  phaseEmpty: ({ context }: { context: HookLoopContext }, p: PhaseParams) => !context.hooks[p.phase]?.length,
   /** Every hook of the phase has run. */
   phaseComplete: ({ context }: { context: HookLoopContext }, p: PhaseParams) => currentHook(context, p.phase) === undefined,
   /** The event is the current hook's done or error (a stale child's late answer is not). */
@@ -117,5 +122,43 @@ export function hookPhase<P extends string, TAction extends string, TGuard exten
         },
       },
     },
+  };
+}
+
+/** The meta of a transition that goes around an empty hook phase: the phase's state id (without `#`). */
+export interface SkipsPhaseMeta {
+  skipsPhase: string;
+}
+
+/** A transition as the runners write one into a phase: a target, maybe a guard and actions. */
+interface PhaseTransition {
+  target: string;
+  guard?: unknown;
+  actions?: unknown;
+}
+
+/**
+ * The transitions into a hook phase, with one before them that goes around the phase when the plan has no
+ * hooks for it. XState takes a state's `always` in a microstep (and a machine snapshot) of its own and an
+ * `initial` takes no guard, so entering an empty phase only to leave it cost one of each, 14 per 3-task
+ * lifecycle: the skip edge has `into`'s guard and `phaseEmpty`, runs `into`'s actions and then the phase's
+ * own `entry` (as entering it would), and lands on `next`, where the phase ends (its `hookPhase` argument).
+ * `at` is the phase's state id; `into` targets it or a state whose initial path enters it. The walker
+ * (src/inspect/statechart.ts) draws the skip edge as `into` and then the phase's way out, so the picture is
+ * the one without it. Cursor: an empty phase never moves its own, so there is none to reset.
+ */
+export function skipEmptyPhase<P extends string, TEntry extends string = never>(phase: P, at: `#${string}`, next: string, entry: readonly TEntry[] = []) {
+  const empty = { type: 'phaseEmpty' as const, params: { phase } };
+  const meta: SkipsPhaseMeta = { skipsPhase: at.slice(1) };
+  return <const T extends PhaseTransition>(into: T): T[] => {
+    const actions = into.actions === undefined ? [] : Array.isArray(into.actions) ? into.actions : [into.actions];
+    const skip = {
+      ...into,
+      guard: into.guard === undefined ? empty : and([into.guard as never, empty]),
+      target: next,
+      actions: [...(actions as T['actions'][]), ...entry],
+      meta,
+    };
+    return [skip as T, into];
   };
 }

@@ -41,7 +41,7 @@
  */
 import type { ActorRefFrom } from 'xstate';
 import { clockNow } from './clock.ts';
-import { hookPhase } from './hook-phase.ts';
+import { hookPhase, skipEmptyPhase } from './hook-phase.ts';
 import type { TaskHookPhase } from './hook-calls.ts';
 import { newTaskState } from './task-events.ts';
 import { newRestartTracker } from './restart-tracker.ts';
@@ -79,6 +79,13 @@ function restoreHooks(next: string) {
     skip: { guard: 'hookAlreadyDone', actions: ['reapplyDoneHook'] },
   });
 }
+
+// The phases a lifecycle enters every time, gone around when the plan has no hooks for them (hook-phase.ts).
+// Each names where its state is, where it ends and its entry actions, as its `taskHooks(...)` below does.
+const intoPrestart = skipEmptyPhase('prestart', '#task.pending.prestart', '#task.pending.starting', ['taskSetup']);
+const intoPoststart = skipEmptyPhase('poststart', '#task.running.active.poststart.hooks', '#task.running.active.poststart.done');
+const intoExited = skipEmptyPhase('exited', '#task.exited.hooks', '#task.exited.deciding');
+const intoStop = skipEmptyPhase('stop', '#task.terminal.stopping', '#task.terminal.stopped', ['markRunComplete']);
 
 const rejectNotRunning = (why: string) => ({ actions: { type: 'reject' as const, params: { code: 'ErrTaskNotRunning' as const, why } } });
 
@@ -143,7 +150,7 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
       },
       states: {
         gate: {
-          always: { guard: 'gateOpen', target: 'prestart' },
+          always: intoPrestart({ guard: 'gateOpen', target: '#task.pending.prestart' }),
         },
         prestart: taskHooks('prestart', '#task.pending.starting', ['taskSetup']),
         starting: {
@@ -156,7 +163,7 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
             onDone: [
               // A kill that arrived while the driver was starting is honoured once the workload runs.
               { guard: 'killRequested', target: '#task.running.killing', actions: 'markStarted' },
-              { target: '#task.running', actions: 'markStarted' },
+              ...intoPoststart({ target: '#task.running', actions: 'markStarted' }),
             ],
             onError: { target: '#task.exited.deciding', actions: 'recordDriverFailure' },
           },
@@ -204,8 +211,8 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
         id: 'driver:wait',
         src: 'driverWait',
         input: driverInput,
-        onDone: { target: 'exited', actions: 'recordExit' },
-        onError: { target: 'exited', actions: 'recordLostWorkload' },
+        onDone: intoExited({ target: '#task.exited', actions: 'recordExit' }),
+        onError: intoExited({ target: '#task.exited', actions: 'recordLostWorkload' }),
       },
       on: {
         SIGNAL: { actions: 'sendSignal' },
@@ -339,10 +346,10 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
         // Nomad's ALLOC_RESTART: a dead non-poststop task may still be force-restarted by its alloc.
         parked: {
           // A killed task, or a poststop one, will never be restarted by its alloc: stop it now.
-          always: { guard: 'leavesPark', target: 'stopping' },
+          always: intoStop({ guard: 'leavesPark', target: '#task.terminal.stopping' }),
           on: {
-            KILL: { target: 'stopping', actions: 'markKillRequested' },
-            FAIL_SETUP: { target: 'stopping', actions: 'failSetup' },
+            KILL: intoStop({ target: '#task.terminal.stopping', actions: 'markKillRequested' }),
+            FAIL_SETUP: intoStop({ target: '#task.terminal.stopping', actions: 'failSetup' }),
             RESTART: [{ guard: 'canForceRestart', target: '#task.pending.gate', actions: 'forceRestartParked' }, rejectNotRunning('the task is dead')],
           },
         },

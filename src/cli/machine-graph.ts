@@ -19,6 +19,8 @@ export interface GraphTransition {
   targets: string[];
   actions: string[];
   reenter: boolean;
+  /** Goes around this empty hook phase (its state id); drawn as entering it. */
+  skipsPhase?: string;
 }
 
 /** One state node with its children, by key. */
@@ -70,6 +72,7 @@ function graphStateOf(s: StateNodeDef): GraphState {
       targets: t.targets,
       actions: t.actions,
       reenter: t.reenter,
+      ...(t.skipsPhase ? { skipsPhase: t.skipsPhase } : {}),
     })),
     states,
   };
@@ -79,7 +82,7 @@ function defOf(s: GraphState): StateNodeDef {
   return {
     id: s.id, key: s.key, type: s.type, ...(s.initial ? { initial: s.initial } : {}), ...(s.hookPhase ? { hookPhase: s.hookPhase } : {}),
     states: Object.values(s.states).map(defOf),
-    transitions: s.transitions.map((t) => ({ event: t.event === 'always' ? '' : t.event, source: s.id, targets: t.targets, actions: t.actions, reenter: t.reenter, ...(t.guard ? { guard: t.guard } : {}) })),
+    transitions: s.transitions.map((t) => ({ event: t.event === 'always' ? '' : t.event, source: s.id, targets: t.targets, actions: t.actions, reenter: t.reenter, ...(t.guard ? { guard: t.guard } : {}), ...(t.skipsPhase ? { skipsPhase: t.skipsPhase } : {}) })),
     invoke: s.invoke, entry: s.entry, exit: s.exit, tags: s.tags,
   };
 }

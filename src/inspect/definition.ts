@@ -38,6 +38,8 @@ function transitionOf(t: AnyTransitionDefinition, event: string): TransitionDef 
     reenter: t.reenter,
   };
   if (t.guard !== undefined) def.guard = guardName(t.guard);
+  const skips = (t.meta as { skipsPhase?: unknown } | undefined)?.skipsPhase;
+  if (typeof skips === 'string') def.skipsPhase = skips;
   return def;
 }
 

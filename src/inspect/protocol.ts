@@ -43,6 +43,8 @@ export interface TransitionDef {
   guard?: string;
   actions: string[];
   reenter: boolean;
+  /** Set on a transition that goes around an empty hook phase (that phase's state id): drawn as entering it. */
+  skipsPhase?: string;
 }
 
 /** One state node and its children in document order. */

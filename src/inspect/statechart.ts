@@ -7,6 +7,9 @@
  * of the children are drawn from or to the box, and transitions inside it disappear. Hook loops (a
  * state whose `meta.hookPhase` is set, or, for machines written before that, the generated `next`/`calling`
  * pair) are folded by default: they are an implementation of "run this phase's hooks", not lifecycle.
+ * A transition that goes around an empty hook phase (`skipsPhase`, machines/hook-phase.ts) is drawn as the
+ * runner wrote the phase's entry: it joins the arrow of the transition after it into the phase, and the
+ * phase's arrows out to where it lands, so the picture is the one without it and taking it lights both.
  */
 import type { MachineDef, StateNodeDef, StateValue, TransitionDef } from './protocol.ts';
 
@@ -98,9 +101,13 @@ export interface ChartOptions {
   folded?: (node: StateNodeDef, hookPhase: string | undefined) => boolean;
 }
 
-/** One key per transition and target set, `source|event|target,target`: how a taken edge finds its arrow. */
-export function edgeKeyOf(e: { source: string; event: string; targets: readonly string[] }): string {
-  return `${e.source}|${e.event}|${e.targets.join(',')}`;
+/**
+ * One key per transition and target set, `source|event|target,target`: how a taken edge finds its arrow. A
+ * phase skip adds `|skips <phase>`, apart from a transition of the same source, event and target.
+ */
+export function edgeKeyOf(e: { source: string; event: string; targets: readonly string[]; skipsPhase?: string }): string {
+  const key = `${e.source}|${e.event}|${e.targets.join(',')}`;
+  return e.skipsPhase === undefined ? key : `${key}|skips ${e.skipsPhase}`;
 }
 
 /** Walks `def` into boxes and arrows, folding what `opts.folded` says (hook loops by default). */
@@ -147,8 +154,15 @@ export function chartOf(def: MachineDef, opts: ChartOptions = {}): Chart {
   }
 
   const edges = new Map<string, ChartEdge>();
+  const drawnAs = new Map<TransitionDef, ChartEdge[]>();
+  const skips: { t: TransitionDef; twin: TransitionDef | undefined }[] = [];
   for (const s of nodes) {
-    for (const t of s.transitions) {
+    for (const [i, t] of s.transitions.entries()) {
+      if (t.skipsPhase !== undefined) {
+        // Its twin: the transition after it on the same event, the one that enters the phase.
+        skips.push({ t, twin: s.transitions.slice(i + 1).find((u) => u.event === t.event && u.skipsPhase === undefined) });
+        continue;
+      }
       const from = shown.get(t.source);
       if (from === undefined) continue;
       for (const target of t.targets) {
@@ -159,12 +173,21 @@ export function chartOf(def: MachineDef, opts: ChartOptions = {}): Chart {
         const label = transitionLabel(t);
         const id = `${from}|${to}|${label}`;
         const key = edgeKeyOf(t);
-        const e = edges.get(id);
+        let e = edges.get(id);
         if (e) {
           if (!e.transitions.includes(key)) e.transitions.push(key);
-        } else edges.set(id, { id, from, to, label, transitions: [key] });
+        } else edges.set(id, (e = { id, from, to, label, transitions: [key] }));
+        drawnAs.set(t, [...(drawnAs.get(t) ?? []), e]);
       }
     }
+  }
+  for (const { t, twin } of skips) {
+    const key = edgeKeyOf(t);
+    const phase = t.skipsPhase!;
+    const inside = (id: string) => id === phase || id.startsWith(`${phase}.`);
+    const ways = [...(twin ? (drawnAs.get(twin) ?? []) : [])];
+    for (const [u, arrows] of drawnAs) if (inside(u.source) && u.targets.some((x) => t.targets.includes(x))) ways.push(...arrows);
+    for (const e of ways) if (!e.transitions.includes(key)) e.transitions.push(key);
   }
   return { machine: def.id, root: def.root.id, boxes, edges: [...edges.values()], shownAs: (id) => shown.get(id) };
 }

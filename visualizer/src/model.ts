@@ -8,7 +8,7 @@
  * their parent at each checkpoint boundary, so a long run's restarts do not pile up either.
  */
 import { applyContextPatch, KEEP_TASK_EVENTS, shortenTaskEvents, statusOf, type ActorMessage, type ActorStatus, type EventMessage, type InspectMessage, type JsonValue, type MachineDef, type StateValue } from '../../src/inspect/protocol.ts';
-import { activeNodeIdsOf, isInternalEvent, transitionsOf } from '../../src/inspect/statechart.ts';
+import { activeNodeIdsOf, edgeKeyOf, isInternalEvent, transitionsOf } from '../../src/inspect/statechart.ts';
 
 /** One actor as the page shows it. */
 export interface ActorView {
@@ -524,7 +524,7 @@ export class Model {
           const all = transitionsOf(def);
           for (const i of m.edges) {
             const t = all[i];
-            if (t) a.lastEdges.push(`${t.source}|${t.event}|${t.targets.join(',')}`);
+            if (t) a.lastEdges.push(edgeKeyOf(t));
           }
         }
         a.version++;
