@@ -186,7 +186,18 @@ export function chartOf(def: MachineDef, opts: ChartOptions = {}): Chart {
     const phase = t.skipsPhase!;
     const inside = (id: string) => id === phase || id.startsWith(`${phase}.`);
     const ways = [...(twin ? (drawnAs.get(twin) ?? []) : [])];
-    for (const [u, arrows] of drawnAs) if (inside(u.source) && u.targets.some((x) => t.targets.includes(x))) ways.push(...arrows);
+    const from = shown.get(t.source);
+    const to = shown.get(phase);
+    if (ways.length === 0 && from !== undefined && to !== undefined) {
+      // No transition into the phase beside it: drawn on its own into the phase's box, by its event.
+      const label = eventLabel(t.event);
+      const id = `${from}|${to}|${label}`;
+      let e = edges.get(id);
+      if (!e) edges.set(id, (e = { id, from, to, label, transitions: [] }));
+      ways.push(e);
+    }
+    // The phase's way out to where the skip lands: its `always` when complete (not a failing hook's error).
+    for (const [u, arrows] of drawnAs) if (u.event === '' && inside(u.source) && u.targets.some((x) => t.targets.includes(x))) ways.push(...arrows);
     for (const e of ways) if (!e.transitions.includes(key)) e.transitions.push(key);
   }
   return { machine: def.id, root: def.root.id, boxes, edges: [...edges.values()], shownAs: (id) => shown.get(id) };

@@ -1,0 +1,105 @@
+// The walker's fold of a transition that goes around an empty hook phase (machines/hook-phase.ts's
+// `skipEmptyPhase`): drawn as the entry into the phase it skips, so the picture is the one without it, and
+// taking it lights the arrow into the phase and the phase's arrow out.
+import { describe, expect, it } from 'vitest';
+import { createMachine } from 'xstate';
+import { machineDefinitionOf } from '../../src/inspect/definition.ts';
+import { chartOf, edgeKeyOf, transitionsOf, type Chart, type ChartOptions } from '../../src/inspect/statechart.ts';
+import type { MachineDef, StateNodeDef } from '../../src/inspect/protocol.ts';
+import { skipEmptyPhase, hookPhase } from '../../machines/hook-phase.ts';
+import { taskRunnerMachine } from '../../machines/task-runner.ts';
+import { allocRunnerMachine } from '../../machines/alloc-runner.ts';
+
+/** The definition without its phase skips: what the machine was before them. */
+function withoutSkips(def: MachineDef): MachineDef {
+  const strip = (s: StateNodeDef): StateNodeDef => ({ ...s, transitions: s.transitions.filter((t) => t.skipsPhase === undefined), states: s.states.map(strip) });
+  return { ...def, root: strip(def.root) };
+}
+
+/** What a reader sees: every box and every arrow with its label (not which transitions each stands for). */
+function picture(c: Chart) {
+  return { boxes: [...c.boxes.values()], arrows: c.edges.map((e) => e.id).sort() };
+}
+
+const arrowsLitBy = (c: Chart, key: string) => c.edges.filter((e) => e.transitions.includes(key)).map((e) => e.id).sort();
+
+const skipsOf = (def: MachineDef) => transitionsOf(def).filter((t) => t.skipsPhase !== undefined);
+
+describe('a transition around an empty hook phase, in the picture', () => {
+  const loop = hookPhase('prestart', '#m.running', { call: 'callHook', onError: { actions: [] } });
+  const into = skipEmptyPhase('prestart', '#m.prestart', '#m.running');
+  const m = createMachine({
+    id: 'm',
+    initial: 'gate',
+    states: {
+      gate: { on: { GO: into({ target: '#m.prestart' }) } },
+      prestart: loop,
+      running: {},
+    },
+  });
+  const def = machineDefinitionOf(m);
+
+  it('carries its marker into the definition, with the phase it skips', () => {
+    expect(skipsOf(def).map((t) => [t.source, t.targets, t.skipsPhase])).toEqual([['m.gate', ['m.running'], 'm.prestart']]);
+  });
+
+  it('is drawn as the arrow into the phase, not as an arrow of its own', () => {
+    const c = chartOf(def);
+    expect(c.edges.map((e) => e.id).sort()).toEqual(['m.gate|m.prestart|GO', 'm.prestart|m.running|always [phaseComplete(prestart)]']);
+    expect(picture(c)).toEqual(picture(chartOf(withoutSkips(def))));
+  });
+
+  it('lights the arrow into the phase and the arrow out of it when taken, folded or not', () => {
+    const key = edgeKeyOf(skipsOf(def)[0]!);
+    expect(arrowsLitBy(chartOf(def), key)).toEqual(['m.gate|m.prestart|GO', 'm.prestart|m.running|always [phaseComplete(prestart)]']);
+    expect(arrowsLitBy(chartOf(def, { folded: () => false }), key)).toEqual(['m.gate|m.prestart|GO', 'm.prestart.next|m.running|always [phaseComplete(prestart)]']);
+  });
+
+  it('has a key apart from a transition of the same source, event and target', () => {
+    const [skip] = skipsOf(def);
+    const { skipsPhase: _, ...plain } = skip!;
+    expect(edgeKeyOf(skip!)).not.toBe(edgeKeyOf(plain));
+  });
+
+  it('is drawn into the phase by its event when no transition beside it enters the phase', () => {
+    const lone = createMachine({
+      id: 'm',
+      initial: 'gate',
+      states: { gate: { on: { GO: into({ target: '#m.prestart' })[0]! } }, prestart: loop, running: {} },
+    });
+    const c = chartOf(machineDefinitionOf(lone));
+    expect(c.edges.map((e) => e.id)).toContain('m.gate|m.prestart|GO');
+    expect(c.edges.map((e) => e.id)).not.toContain('m.gate|m.running|GO');
+  });
+});
+
+describe.each([
+  ['task', taskRunnerMachine],
+  ['alloc', allocRunnerMachine],
+])('the %s runner drawn with its phase skips', (_name, machine) => {
+  const def = machineDefinitionOf(machine);
+  const views: [string, ChartOptions][] = [['folded', {}], ['unfolded', { folded: () => false }]];
+
+  it('has skips to fold', () => {
+    expect(skipsOf(def).length).toBeGreaterThan(0);
+  });
+
+  it.each(views)('is the picture without them (%s)', (_v, opts) => {
+    expect(picture(chartOf(def, opts))).toEqual(picture(chartOf(withoutSkips(def), opts)));
+  });
+
+  it.each(views)('lights two arrows for each skip taken: into its phase and out of it (%s)', (_v, opts) => {
+    const c = chartOf(def, opts);
+    for (const t of skipsOf(def)) {
+      const lit = c.edges.filter((e) => e.transitions.includes(edgeKeyOf(t)));
+      expect(lit, edgeKeyOf(t)).toHaveLength(2);
+      const phase = t.skipsPhase!;
+      const [into, out] = lit[0]!.from === c.shownAs(t.source) ? lit : [lit[1]!, lit[0]!];
+      expect(into!.from, edgeKeyOf(t)).toBe(c.shownAs(t.source));
+      // Into the phase's box, or a box whose initial path enters it (the task's `running` for poststart).
+      expect(phase === into!.to || phase.startsWith(`${into!.to}.`), edgeKeyOf(t)).toBe(true);
+      expect(out!.from === c.shownAs(phase) || out!.from.startsWith(`${phase}.`), edgeKeyOf(t)).toBe(true);
+      expect(out!.to, edgeKeyOf(t)).toBe(c.shownAs(t.targets[0]!));
+    }
+  });
+});

@@ -1,0 +1,125 @@
+// A hook phase with no hooks in the plan is gone around (machines/hook-phase.ts's `skipEmptyPhase`): the
+// runners behave as they did when they entered it (same snapshots reported, same task events, same states)
+// in fewer microsteps. "As they did" is the same machines with `phaseEmpty` never true.
+import { createActor, fromPromise, type InspectionEvent } from 'xstate';
+import { describe, expect, it } from 'vitest';
+import { hookLoopGuards, type HookLoopContext } from '../../machines/hook-phase.ts';
+import { allocRunnerMachine, type AllocRunnerInput } from '../../machines/alloc-runner.ts';
+import type { AllocHookCallInput } from '../../machines/alloc-runner-types.ts';
+import { taskRunnerMachine, type DriverCallInput, type DriverShutdownInput } from '../../machines/task-runner.ts';
+import type { AllocSpec, ExitResult, TaskSpec } from '../../machines/model.ts';
+import { machineDefinitionOf } from '../../src/inspect/definition.ts';
+import { transitionsOf } from '../../src/inspect/statechart.ts';
+import type { StateNodeDef } from '../../src/inspect/protocol.ts';
+import { SimulatedClock, settle } from '../../src/testing/simulated-clock.ts';
+
+describe('phaseEmpty', () => {
+  it.each([
+    [{}, false],
+    [{ prestart: [] }, false],
+    [{ prestart: ['task_dir'] }, true],
+    [{ poststart: ['stats'] }, false],
+  ] as [HookLoopContext['hooks'], boolean][])('hooks %j: prestart has hooks = %s', (hooks, has) => {
+    expect(hookLoopGuards.phaseEmpty({ context: { hooks, cursor: {} } }, { phase: 'prestart' })).toBe(!has);
+  });
+});
+
+describe.each([
+  ['task', taskRunnerMachine],
+  ['alloc', allocRunnerMachine],
+])('the %s runner goes around a phase as entering it would', (_name, machine) => {
+  const def = machineDefinitionOf(machine);
+  const nodes = new Map<string, StateNodeDef>();
+  const walk = (s: StateNodeDef) => (nodes.set(s.id, s), s.states.forEach(walk));
+  walk(def.root);
+  const skips = transitionsOf(def).filter((t) => t.skipsPhase !== undefined);
+
+  it.each(skips.map((t) => [`${t.source} ${t.event || 'always'} → ${t.skipsPhase}`, t] as const))('%s: lands where the phase ends, after its entry actions', (_t, t) => {
+    const phase = nodes.get(t.skipsPhase!)!;
+    expect(phase.hookPhase).toBeDefined();
+    const done = phase.states.find((s) => s.key === 'next')!.transitions.find((u) => u.guard === `phaseComplete(${phase.hookPhase})`)!;
+    expect(t.targets).toEqual(done.targets);
+    // The transition it stands in for (the next one on its event) runs first, then what entering the phase runs.
+    const own = nodes.get(t.source)!.transitions;
+    const twin = own.slice(own.indexOf(t) + 1).find((u) => u.event === t.event && u.skipsPhase === undefined)!;
+    expect(t.actions).toEqual([...twin.actions, ...phase.entry.filter((a) => a !== 'resetCursor')]);
+  });
+});
+
+const main: TaskSpec = { name: 'main', driver: 'stub', config: {} };
+const side: TaskSpec = { name: 'side', driver: 'stub', config: {}, lifecycle: { hook: 'poststart', sidecar: true } };
+const cleanup: TaskSpec = { name: 'cleanup', driver: 'stub', config: {}, lifecycle: { hook: 'poststop' } };
+const alloc: AllocSpec = { id: 'a1', job: 'j', group: 'g', type: 'batch', tasks: [main, side, cleanup] };
+
+/** The alloc with its task runners on stub actors; `entering` forces every phase to be entered (the old way). */
+type Exit = (task: string, r: ExitResult) => Promise<void>;
+
+function run(input: AllocRunnerInput, entering: boolean, drive: (exit: Exit, send: (e: { type: 'KILL' }) => void, started: (task: string) => Promise<void>) => Promise<void>) {
+  const exits = new Map<string, (r: ExitResult) => void>();
+  const calls: string[] = [];
+  const guards = entering ? { phaseEmpty: () => false } : {};
+  const taskRunner = taskRunnerMachine.provide({
+    guards,
+    actors: {
+      hook: fromPromise(async ({ input }: { input: { phase: string; hook: string } }) => void calls.push(`${input.phase}:${input.hook}`)),
+      driverStart: fromPromise(async () => ({})),
+      driverWait: fromPromise<ExitResult, DriverCallInput>(({ input }) => new Promise((resolve) => exits.set(input.task.name, resolve))),
+      driverShutdown: fromPromise<void, DriverShutdownInput>(async ({ input }) => exits.get(input.task.name)?.({ exitCode: 130, signal: 2 })),
+      driverTerminate: fromPromise<void, DriverCallInput>(async () => {}),
+      driverSignal: fromPromise<void, DriverCallInput & { signal: string }>(async () => {}),
+    },
+  });
+  const allocHook = fromPromise<void, AllocHookCallInput>(async ({ input }) => void calls.push(`${input.phase}:${input.hook}`));
+  let microsteps = 0;
+  const inspect = (e: InspectionEvent) => void (e.type === '@xstate.microstep' && microsteps++);
+  const actor = createActor(allocRunnerMachine.provide({ guards, actors: { allocHook, taskRunner } }), { clock: new SimulatedClock(0), input, inspect });
+  // What the runtime sees: each snapshot the alloc reports, and each task runner's state.
+  const seen: unknown[] = [];
+  actor.subscribe((s) => {
+    const tasks = Object.fromEntries(Object.entries(s.children).map(([id, c]) => [id, (c?.getSnapshot() as { value?: unknown })?.value]));
+    seen.push({ value: s.value, status: s.status, context: s.context, tasks });
+  });
+  actor.start();
+  // A workload ends once it runs: the stub driver waits for it.
+  const started = async (task: string) => {
+    for (let i = 0; i < 50 && !exits.has(task); i++) await settle();
+    expect(exits.has(task), `${task} started: ${JSON.stringify(seen.at(-1))}`).toBe(true);
+  };
+  const exit = async (task: string, r: ExitResult) => {
+    await started(task);
+    exits.get(task)!(r);
+  };
+  return (async () => {
+    await drive(exit, (e) => actor.send(e), started);
+    await settle();
+    return { seen, calls, microsteps, final: actor.getSnapshot().value };
+  })();
+}
+
+const finish = async (exit: Exit) => {
+  await exit('main', { exitCode: 0, signal: 0 });
+  await exit('cleanup', { exitCode: 0, signal: 0 });
+};
+const kill = async (exit: Exit, send: (e: { type: 'KILL' }) => void, started: (task: string) => Promise<void>) => {
+  await started('main');
+  await started('side');
+  send({ type: 'KILL' });
+  await exit('cleanup', { exitCode: 0, signal: 0 });
+};
+
+describe('a lifecycle going around empty phases', () => {
+  it.each([
+    ['no hooks, run to completion', {}, {}, finish],
+    ['no hooks, killed while running', {}, {}, kill],
+    ['some phases with hooks, run to completion', { prerun: ['alloc_dir'] }, { main: { poststart: ['stats'], stop: ['logmon'] } }, finish],
+    ['some phases with hooks, killed', { postrun: ['checks'] }, { side: { prestart: ['task_dir'], exited: ['logmon'] } }, kill],
+  ] as const)('%s: reports what entering them reported, in fewer microsteps', async (_what, hooks, taskHooks, drive) => {
+    const input: AllocRunnerInput = { alloc, hooks, taskHooks };
+    const entered = await run(input, true, drive);
+    const skipped = await run(input, false, drive);
+    expect(entered.final).toBe('terminal');
+    expect(skipped.seen).toEqual(entered.seen);
+    expect(skipped.calls).toEqual(entered.calls);
+    expect(skipped.microsteps).toBeLessThan(entered.microsteps);
+  });
+});
