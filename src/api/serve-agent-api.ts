@@ -145,9 +145,9 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   // Runner saves record the index too: task state changes move it without a registry write.
   store.indexOf = () => index.current;
   const events = new EventBroker();
-  // Variable writes take the same index, so their ModifyIndex orders with every other change, and hold the
-  // broker at theirs while they commit, so their events do too.
-  variablesOf(store).index = { next: () => index.next(), changed: (i) => index.changed(i), hold: (i) => events.hold(i) };
+  // Variable writes take the same index, so their ModifyIndex orders with every other change, apply in its order,
+  // and hold the broker at theirs while they commit, so their events do too.
+  variablesOf(store).index = { next: () => index.order.take(), changed: (i) => index.changed(i), hold: (i) => events.hold(i), order: index.order };
   // Service registrations take the agent's indexes from now on (restored allocations registered before).
   const services = opts.services ?? new ServiceRegistry();
   services.useIndex(index);
