@@ -171,7 +171,7 @@ ${AGENT_FLAGS_HELP}`,
     const named = parsed.values.task ?? parsed.positionals[1];
     const task = named === undefined ? undefined : taskOf(alloc, named, 'alloc signal');
     await client.send('POST', `/v1/client/allocation/${alloc.ID}/signal`, { Signal: name, Task: task ?? '' });
-    process.stdout.write(`Signal ${signal} sent to ${task ? `task "${task}"` : 'the tasks'} of allocation "${shortId(alloc.ID)}"\n`);
+    process.stdout.write(`Signal ${name} sent to ${task ? `task "${task}"` : 'the tasks'} of allocation "${shortId(alloc.ID)}"\n`);
     return 0;
   },
 };
