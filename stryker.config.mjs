@@ -22,7 +22,7 @@ const PARTS = {
   // The API's routes and the registry they write through (issue 32), pinned by in-process agents. Its suites
   // start an agent per test, so a whole run takes hours here: measure it a few files (or line ranges) at a
   // time with --mutate (docs/testing.md says which were measured).
-  'api-routes': ['src/api/routes/**/*.ts', 'src/api/context.ts', 'src/api/job-registry.ts', 'src/api/serve-agent-api.ts', 'src/api/server.ts', 'src/api/blocked-evals.ts', 'src/api/node-capacity.ts'],
+  'api-routes': ['src/api/routes/**/*.ts', 'src/api/context.ts', 'src/api/job-registry.ts', 'src/api/serve-agent-api.ts', 'src/api/server.ts', 'src/api/blocked-evals.ts', 'src/api/node-capacity.ts', 'src/api/ordered-commit.ts'],
   // raw_exec (issue 32): its suites run real processes; the driver's code runs in the test process, so per-test
   // coverage sees it (the supervisor's sh and the spawner helper run in children and are not measured).
   'raw-exec': ['src/drivers/raw-exec/**/*.ts'],
@@ -50,9 +50,9 @@ const SLICES = {
     // its apply, the runners' start and watch, the events).
     // A range holds only the mutants that lie whole inside it, so each boundary sits between two methods (the job's
     // list stub, 533-543, straddled the old 536/537 line and was in neither slice, and `storedOf` ends on the file's last line).
-    'registry-jobs': ['src/api/job-registry.ts:1-536'],
-    'registry-reads': ['src/api/job-registry.ts:537-673'],
-    'registry-writes': ['src/api/job-registry.ts:674-913'],
+    'registry-jobs': ['src/api/job-registry.ts:1-537'],
+    'registry-reads': ['src/api/job-registry.ts:538-674'],
+    'registry-writes': ['src/api/job-registry.ts:675-925'],
     // Deployments (read from the allocations' health), and job plan and evaluate.
     'deploy-plan': ['src/api/routes/deployments.ts', 'src/api/routes/job-plan.ts'],
     // Variables and the service catalog's routes.

@@ -137,8 +137,8 @@ const part = process.env.MUTATE_PART || 'lifecycle';
  */
 const SLICE_SUITES: Record<string, Record<string, string[]>> = {
   'api-routes': {
-    jobs: ['test/api/route-jobs-rules.test.ts', 'test/api/route-jobs-input-rules.test.ts', 'test/api/route-allocs-evals-events-rules.test.ts'],
-    core: ['test/api/route-jobs-rules.test.ts', 'test/api/route-allocs-evals-events-rules.test.ts', 'test/api/route-acl-rules.test.ts', 'test/api/acl.test.ts', 'test/api/route-reads-input-rules.test.ts'],
+    jobs: ['test/api/route-jobs-rules.test.ts', 'test/api/route-jobs-input-rules.test.ts', 'test/api/route-allocs-evals-events-rules.test.ts', 'test/api/route-unknown-job-rules.test.ts'],
+    core: ['test/api/route-jobs-rules.test.ts', 'test/api/route-allocs-evals-events-rules.test.ts', 'test/api/route-acl-rules.test.ts', 'test/api/acl.test.ts', 'test/api/route-reads-input-rules.test.ts', 'test/api/route-unknown-job-rules.test.ts', 'test/api/route-events-index-order-rules.test.ts'],
     client: ['test/api/route-client-rules.test.ts', 'test/api/route-blocking-query-rules.test.ts', 'test/api/route-client-input-rules.test.ts'],
     // The registry's halves: its own rule suites and the store-durability ones (commit, heal after a restart in
     // process). The route suites that write through it (jobs, allocations, nomad-cluster) reach the same code but
@@ -146,16 +146,16 @@ const SLICE_SUITES: Record<string, Record<string, string[]>> = {
     'registry-jobs': ['test/api/registry-*-rules.test.ts', 'test/api/store-writes.test.ts'],
     // Blocked evaluations processed again and placements that do not fit are blocked-evals' rules.
     'registry-reads': ['test/api/registry-*-rules.test.ts', 'test/api/store-writes.test.ts', 'test/api/blocked-evals.test.ts'],
-    'registry-writes': ['test/api/registry-*-rules.test.ts', 'test/api/store-writes.test.ts', 'test/api/blocked-evals.test.ts'],
+    'registry-writes': ['test/api/registry-*-rules.test.ts', 'test/api/store-writes.test.ts', 'test/api/blocked-evals.test.ts', 'test/api/route-events-index-order-rules.test.ts'],
     // The -input-rules suites serve inside each test: what runs when the API starts (the routes' schemas, the
     // publishers) counts as covered only by a test that starts it (docs/testing.md, "Code that runs in beforeAll").
-    'deploy-plan': ['test/api/route-deployments-rules.test.ts', 'test/api/route-job-plan-rules.test.ts', 'test/api/route-deploy-plan-input-rules.test.ts', 'test/api/route-deployments-events-rules.test.ts', 'test/api/route-deployments-reads-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/list-scopes.test.ts'],
-    'vars-services': ['test/api/route-variables-rules.test.ts', 'test/api/route-services-rules.test.ts', 'test/api/route-services-input-rules.test.ts', 'test/api/variables.test.ts'],
+    'deploy-plan': ['test/api/route-deployments-rules.test.ts', 'test/api/route-job-plan-rules.test.ts', 'test/api/route-deploy-plan-input-rules.test.ts', 'test/api/route-deployments-events-rules.test.ts', 'test/api/route-deployments-reads-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/list-scopes.test.ts', 'test/api/route-unknown-job-rules.test.ts', 'test/api/route-events-index-order-rules.test.ts'],
+    'vars-services': ['test/api/route-variables-rules.test.ts', 'test/api/route-services-rules.test.ts', 'test/api/route-services-input-rules.test.ts', 'test/api/variables.test.ts', 'test/api/route-unknown-job-rules.test.ts', 'test/api/route-events-index-order-rules.test.ts'],
     // (alloc-fs.test.ts runs a raw_exec task, whose pipes abort the next suite in the worker: left out.)
     // route-small-registered-rules serves inside each test: the routes' registrations (handlers, schemas) run there.
     'small-routes': ['test/api/route-alloc-fs-rules.test.ts', 'test/api/route-cluster-node-rules.test.ts', 'test/api/route-small-registered-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/metrics.test.ts'],
     // registry-crash-rules: the runners an agent finds at its start (serveAgentApi's `found`) adopted live.
-    server: ['test/api/route-server-rules.test.ts', 'test/api/acl.test.ts', 'test/api/registry-crash-rules.test.ts'],
+    server: ['test/api/route-server-rules.test.ts', 'test/api/acl.test.ts', 'test/api/registry-crash-rules.test.ts', 'test/api/route-events-index-order-rules.test.ts'],
   },
 };
 const slice = process.env.MUTATE_SUB;

@@ -43,16 +43,59 @@ function matches(filters: readonly TopicFilter[], namespace: string, e: StreamEv
   return filters.some((f) => (f.topic === '*' || f.topic === e.Topic) && (f.key === '*' || f.key === e.Key || e.FilterKeys.includes(f.key)));
 }
 
-/** Keeps the newest `capacity` batches for late subscribers and fans new ones out. */
+/**
+ * Keeps the newest `capacity` batches for late subscribers and fans new ones out, in index order: a write that
+ * took its index before an asynchronous commit holds the broker at that index (`hold`) until it has published,
+ * and every batch of a later index waits for it, as Nomad's broker publishes what its state store applies in
+ * Raft index order.
+ */
 export class EventBroker {
   private readonly buffer: EventBatch[] = [];
   private readonly live = new Subject<EventBatch>();
+  /** The indexes held, each with how many holds it has. */
+  private readonly held = new Map<number, number>();
+  /** Batches published past a held index, oldest index first. */
+  private readonly waiting: EventBatch[] = [];
 
   constructor(private readonly capacity = 4096) {}
 
-  /** Publishes the events of one index. */
+  /** Publishes the events of one index (once no index below it is held). */
   publish(batch: EventBatch): void {
     if (batch.Events.length === 0) return;
+    if (batch.Index > this.lowestHeld()) {
+      // After every waiting batch of the same or a smaller index: the order they were published in stays.
+      const at = this.waiting.findIndex((w) => w.Index > batch.Index);
+      this.waiting.splice(at < 0 ? this.waiting.length : at, 0, batch);
+      return;
+    }
+    this.deliver(batch);
+  }
+
+  /**
+   * Holds batches of indexes after `index` until the returned release is called (once; more calls do nothing):
+   * call it when the write that took `index` has published its batch, or has failed.
+   */
+  hold(index: number): () => void {
+    this.held.set(index, (this.held.get(index) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = this.held.get(index)! - 1;
+      if (left > 0) this.held.set(index, left);
+      else this.held.delete(index);
+      const lowest = this.lowestHeld();
+      while (this.waiting.length > 0 && this.waiting[0]!.Index <= lowest) this.deliver(this.waiting.shift()!);
+    };
+  }
+
+  private lowestHeld(): number {
+    let lowest = Infinity;
+    for (const i of this.held.keys()) if (i < lowest) lowest = i;
+    return lowest;
+  }
+
+  private deliver(batch: EventBatch): void {
     this.buffer.push(batch);
     if (this.buffer.length > this.capacity) this.buffer.splice(0, this.buffer.length - this.capacity);
     this.live.next(batch);

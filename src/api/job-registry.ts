@@ -27,6 +27,7 @@ import { PortAllocator, probeHost, portsHeld, staticPortsToProbe, type HostBusy 
 import { askOf, fitResources, hostCapacity, resourcesUsed, type Capacity } from './node-capacity.ts';
 import { failedAfterAttempts, failureSummary, planAttempts, settleEvaluations } from './blocked-evals.ts';
 import { StoreCommitError } from '../state/agent-store.ts';
+import { commitInOrder } from './ordered-commit.ts';
 
 /** One registered version of a job. */
 export interface JobVersion {
@@ -659,16 +660,16 @@ export class JobRegistry {
   private async failEvaluation(e: EvalRecord, limit: number, cause: Error): Promise<void> {
     const index = this.index.next();
     const evals = failedAfterAttempts(e, limit, index, this.now() * 1e6);
-    await this.store.commit((tx) => {
+    await commitInOrder({ store: this.store, events: this.events }, index, (tx) => {
       for (const r of evals) tx.put('evals', r.ID, r);
-      tx.index(index);
+    }, () => {
+      for (const r of evals) this.evals.set(r.ID, r);
+      this.blocked.set(e.JobID, evals[1].ID);
+      this.evalsIndex = index;
+      this.log(`evaluation ${e.ID} of job ${JSON.stringify(e.JobID)} failed: its plan could not be written ${limit} times (${cause.message}); blocked evaluation ${evals[1].ID} will try again when capacity frees`);
+      this.events.publish({ Index: index, Events: evals.map((r) => evalEvent(r, index)) });
+      this.index.changed(index);
     });
-    for (const r of evals) this.evals.set(r.ID, r);
-    this.blocked.set(e.JobID, evals[1].ID);
-    this.evalsIndex = index;
-    this.log(`evaluation ${e.ID} of job ${JSON.stringify(e.JobID)} failed: its plan could not be written ${limit} times (${cause.message}); blocked evaluation ${evals[1].ID} will try again when capacity frees`);
-    this.events.publish({ Index: index, Events: evals.map((r) => evalEvent(r, index)) });
-    this.index.changed(index);
   }
 
   /** The static ports `specs` ask for that the host will not let this agent bind (those its allocations hold aside). */
@@ -780,11 +781,22 @@ export class JobRegistry {
     change.evals.splice(0, change.evals.length, ...settled.evals);
     // Until it is applied, another job's plan counts what this one places (and stops), so two never share a port or memory.
     this.inflight.add(change);
-    try {
-      await this.store.commit((tx) => this.persist(tx, change));
-    } finally {
+    const applied = () => {
       this.inflight.delete(change);
+      this.apply(change, settled, touched);
+    };
+    try {
+      // Applied in the commit's own turn, and published before any batch of a later index.
+      await commitInOrder({ store: this.store, events: this.events }, index, (tx) => this.persist(tx, change), applied);
+    } catch (err) {
+      this.inflight.delete(change);
+      throw err;
     }
+  }
+
+  /** Makes a durable `change` visible: the live entries, the runners, the summaries, the events, the index. */
+  private apply(change: Change, settled: ReturnType<typeof settleEvaluations>, touched: Set<string>): void {
+    const { index } = change;
     // Read after the commit, with the apply below in the same turn: the summaries as they were just before it.
     const before = new Map([...touched].map((id) => [id, this.jobs.get(id) && this.summarySignature(this.jobs.get(id)!)]));
     for (const [jobId, evalId] of settled.blocked) {

@@ -261,17 +261,37 @@ export function nodeRegistration(ctx: ApiContext): NodeRegistration {
   return r;
 }
 
+/** Announces a node registration on the event stream; `abandon` lets later events go when it never will be. */
+export interface NodeAnnouncement {
+  (): void;
+  abandon(): void;
+}
+
 /**
- * Registers the agent's node as the API starts: it takes the next index and is announced on the event
- * stream (`Node` topic, `NodeRegistration`), as a Nomad client registering with its server is.
+ * Registers the agent's node as the API starts: it takes the next index, at which it is announced on the event
+ * stream (`Node` topic, `NodeRegistration`), as a Nomad client registering with its server is. The announcement
+ * is the returned call, made once the API listens, so the node it carries has the address bound (a port asked as
+ * 0 is the one given); until then the broker holds every later event behind it.
  */
-export function registerNode(ctx: ApiContext): void {
+export function registerNode(ctx: ApiContext): NodeAnnouncement {
   const index = ctx.index.next();
   const r: NodeRegistration = { startedAt: Date.now(), createIndex: index, stats: new HostStats(ctx.dataDir) };
   registrations.set(ctx, r);
-  const node = nodeStubJson(nodeContextOf(ctx), index, false);
-  ctx.events.publish({ Index: index, Events: [{ Topic: 'Node', Type: 'NodeRegistration', Key: ctx.registry.node.id, Namespace: '', FilterKeys: [], Index: index, Payload: { Node: node } }] });
   ctx.index.changed(index);
+  const release = ctx.events.hold(index);
+  let done = false;
+  const announce = () => {
+    if (done) return;
+    done = true;
+    try {
+      // The whole node, as Nomad's NodeStreamEvent carries it (sanitized: no secret ID).
+      const node = nodeJson(nodeContextOf(ctx), index);
+      ctx.events.publish({ Index: index, Events: [{ Topic: 'Node', Type: 'NodeRegistration', Key: ctx.registry.node.id, Namespace: '', FilterKeys: [], Index: index, Payload: { Node: node } }] });
+    } finally {
+      release();
+    }
+  };
+  return Object.assign(announce, { abandon: () => ((done = true), release()) });
 }
 
 /** What the node JSON of `ctx` is made from. */

@@ -22,6 +22,7 @@ import { JobRegistry } from './job-registry.ts';
 import { loadNodeId, registerNode } from './node.ts';
 import { watchDeployments } from './routes/deployments.ts';
 import { publishServiceEvents } from './routes/services.ts';
+import { publishVariableEvents } from './routes/variables.ts';
 import { buildApi } from './server.ts';
 import type { AgentUi } from './routes/ui.ts';
 import { StateIndex } from './state-index.ts';
@@ -143,9 +144,10 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   const index = new StateIndex(Math.max(store.savedIndex, 1), (upTo) => store.reserveIndex(upTo));
   // Runner saves record the index too: task state changes move it without a registry write.
   store.indexOf = () => index.current;
-  // Variable writes take the same index, so their ModifyIndex orders with every other change.
-  variablesOf(store).index = index;
   const events = new EventBroker();
+  // Variable writes take the same index, so their ModifyIndex orders with every other change, and hold the
+  // broker at theirs while they commit, so their events do too.
+  variablesOf(store).index = { next: () => index.next(), changed: (i) => index.changed(i), hold: (i) => events.hold(i) };
   // Service registrations take the agent's indexes from now on (restored allocations registered before).
   const services = opts.services ?? new ServiceRegistry();
   services.useIndex(index);
@@ -157,14 +159,18 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   await registry.heal();
   const address = tcp ? `${tcp.host}:${tcp.port}` : socketPath;
   const ctx = { agent: opts.agent, registry, index, events, services, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000, ui: opts.ui };
-  registerNode(ctx);
+  // Its event waits for the TCP listener: it carries the bound address (`host:0` asks for any free port).
+  const announceNode = registerNode(ctx);
   watchDeployments(ctx);
   const stopServiceEvents = publishServiceEvents(ctx);
+  const stopVariableEvents = publishVariableEvents(ctx);
 
   const apps: FastifyInstance[] = [];
   const closeAll = async () => {
     // The catalog outlives the API (it is the agent's): its changes must stop reaching this API's broker.
     stopServiceEvents();
+    stopVariableEvents();
+    announceNode.abandon();
     registry.close();
     await Promise.all(apps.map((a) => a.close()));
   };
@@ -182,6 +188,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
       url = `http://${tcp.host.includes(':') ? `[${tcp.host}]` : tcp.host}:${port}`;
       ctx.address = `${tcp.host}:${port}`;
     }
+    announceNode();
     return { registry, socketPath, url, token, tokenFile, tokenFrom, close: closeAll };
   } catch (err) {
     await closeAll();

@@ -89,6 +89,13 @@ export interface HealthHookOptions {
    * for min_healthy_time (Nomad's watchNomadEvents); not passing at the deadline is named per task.
    */
   checks?: HealthChecks;
+  /**
+   * The allocation as the runner last heard of it, update hooks or not (Nomad's tracker reads the alloc's
+   * DesiredStatus first on every update it hears). Once it is to stop or be evicted the watch ends without a
+   * verdict: a task's death, or a timer, heard before the stop's update reaches this hook is the stop's, not
+   * the allocation's. Without it only `update()` tells the hook of a stop.
+   */
+  latestAlloc?(): Pick<AllocSpec, 'desiredStatus'>;
 }
 
 /**
@@ -111,6 +118,8 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
   let checksTimer: unknown;
   let checksHealthy = false;
   let results: AllocationResults = {};
+
+  const stopping = () => opts.latestAlloc !== undefined && isServerTerminal(opts.latestAlloc());
 
   const stop = () => {
     stopWatching?.();
@@ -148,12 +157,16 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
 
   const finish = (healthy: boolean, taskEvents: HealthReport['taskEvents'] = {}) => {
     if (reported) return;
+    // Being stopped: no verdict (Nomad's AllocStoppedCh), whatever decided first.
+    if (stopping()) return stop();
     reported = true;
     stop();
     opts.report({ status: { healthy, timestamp: clock.now() }, taskEvents });
   };
 
   const onState = (state: AllocState) => {
+    // A stopping allocation's tasks die of the stop: the watch ends there, as Nomad's tracker exits.
+    if (stopping()) return stop();
     latest = state;
     const verdict = taskHealthVerdict(tasks, state);
     if (verdict.kind === 'unhealthy') {
@@ -194,7 +207,7 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
   return {
     name: 'health_watcher',
     async prerun() {
-      if (update.healthCheck === 'manual' || reported || stopWatching) return;
+      if (update.healthCheck === 'manual' || reported || stopWatching || stopping()) return;
       deadline = clock.now() + update.healthyDeadline;
       timers.push(clock.setTimeout(() => finish(false, reasonsAt(deadline)), update.healthyDeadline));
       const unsubscribe = opts.watch(onState);

@@ -10,6 +10,7 @@ import { validateAllocSpec } from '../jobspec/validate.ts';
 import { CheckScheduler } from '../checks/scheduler.ts';
 import { CheckStore } from '../checks/check-store.ts';
 import { realClock } from '../drivers/clock.ts';
+import { vouchFor } from './validated-specs.ts';
 import { createAllocRunner, persistedView, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './create-alloc-runner.ts';
 
 /** What the agent keeps per allocation: the store's record plus the actor snapshot to resume from. */
@@ -104,10 +105,12 @@ export function createAgent(opts: AgentOptions): Agent {
   // One check scheduler and result store for every allocation (Nomad's client-wide checkstore).
   const checks = { ...opts.checks, scheduler: opts.checks?.scheduler ?? new CheckScheduler(opts.clock ?? realClock), store: opts.checks?.store ?? new CheckStore() };
 
-  const launch = (spec: AllocSpec, snapshot?: PersistedAllocRunner, createdAt = Date.now(), resume = false): AllocRunner => {
+  const launch = (spec: AllocSpec, snapshot?: PersistedAllocRunner, createdAt = Date.now(), resume = false, validated = false): AllocRunner => {
     if (runners.has(spec.id)) throw new DuplicateAllocError(spec.id);
     const { store: _store, ...runnerOpts } = opts;
     void _store;
+    // Validated by run() a moment ago: createAllocRunner need not parse it again (validated-specs.ts).
+    if (validated) vouchFor(spec);
     const runner = createAllocRunner(spec, { ...runnerOpts, dataDir: opts.dataDir, snapshot, resume, checks });
     const persist = persistenceFor(store, spec, runner, createdAt);
     runners.set(spec.id, { runner, persist });
@@ -160,7 +163,7 @@ export function createAgent(opts: AgentOptions): Agent {
     get restoreErrors() {
       return restoreErrors;
     },
-    run: (spec, runOpts) => launch(validateAllocSpec(spec), undefined, Date.now(), runOpts?.resume ?? false),
+    run: (spec, runOpts) => launch(validateAllocSpec(spec), undefined, Date.now(), runOpts?.resume ?? false, true),
     get: (id) => runners.get(id)?.runner,
     list: () => [...runners.values()].map((r) => r.runner),
     async shutdown() {

@@ -15,7 +15,7 @@ import type { Driver, LogLine, LogOptions } from '../drivers/controller.ts';
 import type { AllocRunnerHook, TaskHook, TaskLifecycle } from '../hooks/types.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../jobspec/types.ts';
 import { hostEnvFor } from '../env/host-env.ts';
-import { validateAllocSpec } from '../jobspec/validate.ts';
+import { validateUnlessVouched } from './validated-specs.ts';
 import { RAW_EXEC } from '../drivers/raw-exec/raw-exec-driver.ts';
 import { clearSupervisorFiles } from '../drivers/raw-exec/supervisor.ts';
 import { localNodeInfo, type NodeInfo } from '../env/node-info.ts';
@@ -161,7 +161,7 @@ export function persistedView(actor: AllocRunnerActor): PersistedAllocRunner {
 /** Builds (but does not start) the runner for one allocation; throws a SpecError for a spec that breaks the rules. */
 export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}): AllocRunner {
   // The same rules as job files, before anything touches the disk: ids and names become paths.
-  validateAllocSpec(spec);
+  validateUnlessVouched(spec);
 
   const clock = opts.clock ?? realClock;
   const node = opts.node ?? localNodeInfo();
@@ -246,6 +246,11 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
           watch: watchState,
           report: ({ status, taskEvents }) => actor.send({ type: 'DEPLOYMENT_HEALTH', status, taskEvents }),
           checks: { count: countNomadChecks(spec), onUpdateOf: (id) => checks?.onUpdateOf(id) ?? 'require_healthy', watch: (listener) => checkStore.watch(spec.id, listener) },
+          // A stop queued behind prerun or another update counts from when it is heard, not when the hooks hear it.
+          latestAlloc: (): AllocSpec => {
+            const ctx: AllocRunnerContext = actor.getSnapshot().context;
+            return ctx.queuedUpdate ?? ctx.alloc;
+          },
         }),
       ]
     : [];

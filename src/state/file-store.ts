@@ -1,14 +1,15 @@
 /**
  * A StateStore on plain files: `<dataDir>/allocs/<id>/state.json`, beside the alloc dir the runner builds
- * there. Each save writes a temp file and renames it over the old one, so a reader (or a crash) never sees
+ * there. Each save writes a spare file and renames it over the old one, so a reader (or a crash) never sees
  * half a record; saves of one allocation are queued so an older state never lands after a newer one.
  * State files hold every task's environment: they are 0600, and the data dir and `allocs/` 0700.
  * A damaged record is reported with its path and skipped, so it never hides the healthy ones.
  */
-import { mkdirSync, rename as renameCallback, writeFile as writeFileCallback } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { checkRecord } from './record-check.ts';
+import { replaceFile, spareFilesOf } from './replace-file.ts';
 import { StateStoreError, type AllocRecord, type StateScan, type StateStore } from './store.ts';
 
 /** The contract this store implements, re-exported so callers need one import. */
@@ -40,7 +41,6 @@ const SCAN_READS = 16;
 /** File-backed StateStore rooted at `dataDir`. */
 export class FileStateStore implements StateStore {
   private readonly queues = new Map<string, Promise<void>>();
-  private seq = 0;
   private dirReady: Promise<void> | undefined;
 
   constructor(readonly dataDir: string) {}
@@ -133,6 +133,7 @@ export class FileStateStore implements StateStore {
   async remove(allocId: string): Promise<void> {
     await (this.queues.get(allocId) ?? Promise.resolve()).catch(() => {});
     await rm(this.statePath(allocId), { force: true });
+    for (const spare of spareFilesOf(this.statePath(allocId))) await rm(spare, { force: true });
     // Leave the alloc dir if tasks left files there; remove it only when the record was all it held.
     await rmdir(this.allocDir(allocId)).catch(() => {});
   }
@@ -148,7 +149,6 @@ export class FileStateStore implements StateStore {
   }
 
   private async write(path: string, record: AllocRecord): Promise<void> {
-    const tmp = `${path}.${process.pid}.${++this.seq}.tmp`;
     try {
       // One check of allocs/ per store, shared by every save in flight (a restore starts thousands at once).
       this.dirReady ??= this.makeAllocsDir();
@@ -156,32 +156,18 @@ export class FileStateStore implements StateStore {
       // Compact: an agent saves on every step and reads every record at restore; indenting doubled the bytes.
       const text = `${JSON.stringify(record)}\n`;
       try {
-        await writeNew(tmp, text);
+        replaceFile(path, text);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
         // The allocation's first save (or its dir was removed since): make the dir and write again. Every
-        // later save skips the mkdir, one call of the four a save used to make.
+        // later save skips the mkdir.
         await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-        await writeNew(tmp, text);
+        replaceFile(path, text);
       }
-      await renameFile(tmp, path);
     } catch (err) {
-      await rm(tmp, { force: true }).catch(() => {});
       throw new StateStoreError(`cannot write ${path}: ${(err as Error).message}`, path, { cause: err });
     }
   }
-}
-
-/**
- * Creates `path` (0600) holding `text`, through fs's callback API: a save is a few calls, and the promise
- * API's FileHandle per file costs more CPU than the write itself at the rate an agent saves.
- */
-function writeNew(path: string, text: string): Promise<void> {
-  return new Promise((resolve, reject) => writeFileCallback(path, text, { mode: 0o600 }, (err) => (err ? reject(err) : resolve())));
-}
-
-function renameFile(from: string, to: string): Promise<void> {
-  return new Promise((resolve, reject) => renameCallback(from, to, (err) => (err ? reject(err) : resolve())));
 }
 
 /** An id becomes a directory name: refuse anything that would escape `allocs/`. */
@@ -192,17 +178,34 @@ function checkId(allocId: string): void {
 }
 
 async function readRecord(path: string, allocId: string): Promise<AllocRecord | undefined> {
-  let text: string;
+  let text = await readText(path);
+  if (text === undefined) return undefined;
   try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
-    throw new StateStoreError(`cannot read ${path}: ${(err as Error).message}`, path, { cause: err });
+    return parseRecord(text, allocId);
+  } catch {
+    // A save reuses the inode it replaced (replace-file.ts): a reader that opened the file just before two
+    // saves may read the spare being rewritten. The name always holds a whole record, so read it again.
+    const again = await readText(path);
+    if (again === undefined) return undefined;
+    if (again !== text) text = again;
   }
   try {
-    return checkRecord(JSON.parse(text), allocId);
+    return parseRecord(text, allocId);
   } catch (err) {
     const why = text.trim() === '' ? 'the file is empty' : (err as Error).message;
     throw new StateStoreError(`${path} is not a valid allocation record: ${why}`, path, { cause: err });
+  }
+}
+
+function parseRecord(text: string, allocId: string): AllocRecord {
+  return checkRecord(JSON.parse(text), allocId);
+}
+
+async function readText(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    throw new StateStoreError(`cannot read ${path}: ${(err as Error).message}`, path, { cause: err });
   }
 }

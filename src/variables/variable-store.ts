@@ -7,7 +7,7 @@
  * once its commit is durable; a failed commit changes nothing.
  */
 import { Observable, Subject, filter } from 'rxjs';
-import type { AgentStore } from '../state/agent-store.ts';
+import type { AgentStore, WriteTx } from '../state/agent-store.ts';
 import { taskMayRead, type TaskClaim } from './job-access.ts';
 import { checkVariable, namespaceProblem, VariableError } from './path-rules.ts';
 import { DEFAULT_NAMESPACE, metadataOf, unixNanos, type Variable, type VariableItems, type VariableMetadata } from './variable.ts';
@@ -19,6 +19,18 @@ export interface Indexer {
   next(): number;
   /** Announces that state up to `index` is visible (wakes blocking queries). */
   changed(index: number): void;
+  /**
+   * Holds the events of later indexes until the returned release is called (the API's event broker, which
+   * publishes in index order); a write holds its index from its commit's start until it has been written out.
+   */
+  hold?(index: number): () => void;
+}
+
+/** A committed write as the event stream tells it: the variable's metadata (never its items). */
+export interface VariableWritten {
+  type: 'VariableUpserted' | 'VariableDeleted';
+  variable: VariableMetadata;
+  index: number;
 }
 
 /** The outcome of a check-and-set write that did not pass its check: the variable as it is now. */
@@ -73,6 +85,7 @@ const byNamespaceAndPath = (a: VariableMetadata, b: VariableMetadata): number =>
 /** The agent's variables: reads of the store, serialized check-and-set writes, a stream of changes. */
 export class VariableStore implements VariableSource {
   private readonly changes = new Subject<VariableChange>();
+  private readonly writes = new Subject<VariableWritten>();
   private queue: Promise<unknown> = Promise.resolve();
   /** Where write indexes come from; the API sets its StateIndex here (serve-agent-api.ts). */
   index: Indexer;
@@ -117,6 +130,14 @@ export class VariableStore implements VariableSource {
     return this.changes.asObservable();
   }
 
+  /**
+   * Every committed write with the metadata the event stream shows, from now on, told before a write of a later
+   * index is (the API publishes these as the Variables topic). A delete of a damaged entry has none: it is not told.
+   */
+  get written$(): Observable<VariableWritten> {
+    return this.writes.asObservable();
+  }
+
   /** The newest index of any variable write or delete (Nomad's index of the variables table), 0 for none. */
   get tableIndex(): number {
     const v = this.store.get('meta', 'varsIndex');
@@ -145,12 +166,10 @@ export class VariableStore implements VariableSource {
         ModifyTime: now,
         Items: { ...items },
       };
-      await this.store.commit((tx) => {
-        tx.put('vars', keyOf(namespace, path), variable);
-        tx.put('meta', 'varsIndex', index);
-        tx.index(index);
+      await this.committed(index, (tx) => tx.put('vars', keyOf(namespace, path), variable), () => {
+        this.announce({ namespace, path, index, deleted: false });
+        this.writes.next({ type: 'VariableUpserted', variable: metadataOf(variable), index });
       });
-      this.announce({ namespace, path, index, deleted: false });
       return { ok: true as const, variable, index };
     });
   }
@@ -178,12 +197,10 @@ export class VariableStore implements VariableSource {
       if (conflict) return conflict;
       if (raw === undefined) return { ok: true as const, index: this.tableIndex };
       const index = this.index.next();
-      await this.store.commit((tx) => {
-        tx.remove('vars', key);
-        tx.put('meta', 'varsIndex', index);
-        tx.index(index);
+      await this.committed(index, (tx) => tx.remove('vars', key), () => {
+        this.announce({ namespace, path, index, deleted: true });
+        if (existing) this.writes.next({ type: 'VariableDeleted', variable: metadataOf(existing), index });
       });
-      this.announce({ namespace, path, index, deleted: true });
       return { ok: true as const, index, ...(existing && { deleted: metadataOf(existing) }) };
     });
   }
@@ -197,6 +214,24 @@ export class VariableStore implements VariableSource {
       allowed,
       changes$: this.changes$.pipe(filter((c) => allowed(c.path, c.namespace))),
     };
+  }
+
+  /**
+   * Commits `write` at `index` with the table's index and, once durable, runs `told`; later indexes' events are
+   * held meanwhile (Indexer.hold), so what `told` publishes comes before them.
+   */
+  private async committed(index: number, write: (tx: WriteTx) => void, told: () => void): Promise<void> {
+    const release = this.index.hold?.(index);
+    try {
+      await this.store.commit((tx) => {
+        write(tx);
+        tx.put('meta', 'varsIndex', index);
+        tx.index(index);
+      });
+      told();
+    } finally {
+      release?.();
+    }
   }
 
   private announce(change: VariableChange): void {

@@ -29,11 +29,11 @@ describe('file state store', () => {
     expect(await readdir(join(dir, 'allocs', 'a1'))).toEqual(['state.json']);
   });
 
-  it('keeps the newest of overlapping saves and leaves no temp files', async () => {
+  it('keeps the newest of overlapping saves and leaves no temp files, only the spare the next save fills', async () => {
     const store = new FileStateStore(dir);
     await Promise.all([store.save('a1', record('a1', 'pending', 1)), store.save('a1', record('a1', 'running', 2)), store.save('a1', record('a1', 'complete', 3))]);
     expect((await store.load('a1'))?.state.clientStatus).toBe('complete');
-    expect(await readdir(join(dir, 'allocs', 'a1'))).toEqual(['state.json']);
+    expect((await readdir(join(dir, 'allocs', 'a1'))).sort()).toEqual(['state.json', 'state.json.spare']);
   });
 
   it('lists records oldest first and skips alloc dirs without a state file', async () => {
@@ -59,11 +59,13 @@ describe('file state store', () => {
     expect(await store.list()).toEqual([]);
   });
 
-  it('removes a record', async () => {
+  it('removes a record, its spare and the alloc dir it was all of', async () => {
     const store = new FileStateStore(dir);
-    await store.save('a1', record('a1', 'complete', 1));
+    await store.save('a1', record('a1', 'running', 1));
+    await store.save('a1', record('a1', 'complete', 2));
     await store.remove('a1');
     expect(await store.load('a1')).toBeUndefined();
+    expect(await readdir(join(dir, 'allocs'))).toEqual([]);
   });
 
   it('refuses an id that would escape the allocs dir', () => {

@@ -3,7 +3,8 @@
  * manual health watches nothing; prerun subscribes once and never after a verdict; a verdict is reported
  * once and ends the subscription, even when the first state already decides it; postrun, shutdown,
  * destroy and an update that stops the allocation end the watch without a verdict, while any other update
- * keeps it; a task that goes back to pending stops the min_healthy_time wait.
+ * keeps it; so does a stop the runner heard before the hook's update ran (a task death or a timer is then the
+ * stop's); a task that goes back to pending stops the min_healthy_time wait.
  */
 import { describe, expect, it } from 'vitest';
 import { healthHook, type HealthReport, type UpdateStrategy } from '../../src/hooks/health-hook.ts';
@@ -23,10 +24,13 @@ function watcher(first: AllocState, update: UpdateStrategy = UPDATE) {
   const listeners = new Set<(s: AllocState) => void>();
   let watches = 0;
   const reports: HealthReport[] = [];
+  // What the runner last heard from the server; `told` changes it without any update hook having run.
+  let latest = spec();
   const hook = healthHook({
     update,
     tasks: [main],
     clock,
+    latestAlloc: () => latest,
     watch: (l) => {
       watches++;
       listeners.add(l);
@@ -37,7 +41,8 @@ function watcher(first: AllocState, update: UpdateStrategy = UPDATE) {
   });
   const push = (s: AllocState) => [...listeners].forEach((l) => l(s));
   const signal = new AbortController().signal;
-  return { clock, hook, push, reports, listeners, watches: () => watches, signal };
+  const told = (desiredStatus: AllocSpec['desiredStatus']) => (latest = spec(desiredStatus));
+  return { clock, hook, push, reports, listeners, watches: () => watches, signal, told };
 }
 
 describe('the health_watcher', () => {
@@ -89,6 +94,39 @@ describe('the health_watcher', () => {
     expect(stopped.listeners.size).toBe(0);
     await stopped.clock.advance(400_000);
     expect(stopped.reports).toEqual([]);
+  });
+
+  it.each(['stop', 'evict'] as const)('a task death heard once the allocation is to %s, before its update reaches the hook, ends the watch without a verdict', async (desired) => {
+    const w = watcher(running(0));
+    await w.hook.prerun!({}, w.signal);
+    w.told(desired);
+    w.push(failed);
+    expect(w.listeners.size).toBe(0);
+    await w.clock.advance(400_000);
+    expect(w.reports).toEqual([]);
+  });
+
+  it.each([
+    ['min_healthy_time', 10_000],
+    ['healthy_deadline', 300_000],
+  ])('the %s timer that fires once the allocation is to stop gives no verdict', async (_timer, at) => {
+    // Running, then pending again: only the deadline is left to decide, unless min_healthy_time does first.
+    const w = watcher(running(0));
+    await w.hook.prerun!({}, w.signal);
+    if (at > 10_000) w.push(pending);
+    await w.clock.advance(at - 1);
+    w.told('stop');
+    await w.clock.advance(1);
+    expect(w.reports).toEqual([]);
+    expect(w.listeners.size).toBe(0);
+  });
+
+  it('prerun of an allocation already to stop watches nothing', async () => {
+    const w = watcher(failed);
+    w.told('stop');
+    await w.hook.prerun!({}, w.signal);
+    await w.clock.advance(400_000);
+    expect([w.watches(), w.reports]).toEqual([0, []]);
   });
 
   it('a task that goes back to pending stops the min_healthy_time wait', async () => {

@@ -16,6 +16,7 @@ import type { Json } from '../job-json.ts';
 import { StoreDamagedError } from '../../state/agent-store.ts';
 import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
 import { blockingList, ListCache } from '../list-cache.ts';
+import { commitInOrder } from '../ordered-commit.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
 
@@ -239,23 +240,23 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return registry.allocsOfJob(String(d['JobID'])).filter((a) => a.jobVersion === d['JobVersion'] && a.spec.update).map((a) => registry.allocStubJson(a));
   });
 
-  const jobOf = (id: string): JobEntry => {
+  // Nomad's Job.Deployments and Job.LatestDeployment look no job up: an unknown (or purged) job's deployments are
+  // none and its newest is null, at the deployments' index, after a blocking wait like any read.
+  const deploymentsOfJob = (id: string): Json[] => {
     const job = registry.getJob(id);
-    if (!job) throw notFound('job');
-    return job;
+    return job ? deploymentsOf(ctx, job) : [];
   };
 
   app.get('/v1/job/:id/deployments', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
     const { id } = req.params as { id: string };
-    jobOf(id);
-    return blockingList(ctx, lists, req, reply, `job-deployments:${id}`, newest, () => (registry.getJob(id) ? deploymentsOf(ctx, registry.getJob(id)!).reverse() : []));
+    return blockingList(ctx, lists, req, reply, `job-deployments:${id}`, newest, () => deploymentsOfJob(id).reverse());
   });
 
   app.get('/v1/job/:id/deployment', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
-    jobOf((req.params as { id: string }).id);
+    const { id } = req.params as { id: string };
     await blockingQuery(ctx, req, reply, newest);
     // Nomad answers null when the job has no deployment.
-    return reply.type('application/json').send(JSON.stringify(deploymentsOf(ctx, jobOf((req.params as { id: string }).id)).at(-1) ?? null));
+    return reply.type('application/json').send(JSON.stringify(deploymentsOfJob(id).at(-1) ?? null));
   });
 
   app.route({
@@ -274,16 +275,14 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
         const holding = new Set<string>();
         held.set(ctx, holding);
         try {
-          // Durable before it is answered, like every write.
-          await ctx.store.commit((tx) => {
-            tx.put('meta', FAILED_KEY, Object.fromEntries(failed));
-            tx.index(index);
+          // Durable before it is answered, like every write, and announced before any batch of a later index.
+          await commitInOrder(ctx, index, (tx) => tx.put('meta', FAILED_KEY, Object.fromEntries(failed)), () => {
+            const now = find(id);
+            announced.get(ctx)?.set(id, { sig: signature(now), at: index, job: String(d['JobID']) });
+            changedAt.set(ctx, index);
+            ctx.events.publish({ Index: index, Events: [deploymentEvent(now, 'DeploymentStatusUpdate', index)] });
+            ctx.index.changed(index);
           });
-          const now = find(id);
-          announced.get(ctx)?.set(id, { sig: signature(now), at: index, job: String(d['JobID']) });
-          changedAt.set(ctx, index);
-          ctx.events.publish({ Index: index, Events: [deploymentEvent(now, 'DeploymentStatusUpdate', index)] });
-          ctx.index.changed(index);
         } finally {
           held.delete(ctx);
           // What changed meanwhile, announced after the fail, at later indexes.

@@ -39,7 +39,7 @@ export function evaluationRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.get('/v1/job/:id/evaluations', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
     const { id } = req.params as { id: string };
-    if (!registry.getJob(id)) throw notFound('job');
+    // An unknown job's are none, at the evaluations' index, as Nomad's Job.Evaluations answers (it looks no job up).
     return blockingList(ctx, lists, req, reply, `job-evals:${id}`, newest, () => registry.listEvals().filter((e) => e.JobID === id).reverse().map(jsonOf));
   });
 }

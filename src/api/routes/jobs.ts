@@ -108,34 +108,44 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return blockingList(ctx, lists, req, reply, 'jobs', () => Math.max(registry.jobsIndex, registry.summaryIndex), () => registry.listJobs().map((j) => jobStubs.of(j, Math.max(j.modifyIndex, registry.summaryIndexOf(j.id)))));
   });
 
-  const jobOf = (req: { params: unknown }) => {
-    const { id } = req.params as { id: string };
+  const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
+
+  // An unknown job's reads answer as Nomad's (command/agent/job_endpoint.go over nomad/job_endpoint.go): the job,
+  // its summary and its versions are 404s at the index of their table (jobs, job_summary, job_version), after a
+  // blocking wait like any read, since the job may be registered meanwhile; its allocations are a list like any.
+  app.get('/v1/job/:id', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
+    const id = idOf(req);
+    await blockingQuery(ctx, req, reply, () => registry.getJob(id)?.modifyIndex ?? registry.jobsIndex);
     const job = registry.getJob(id);
     if (!job) throw notFound('job');
-    return job;
-  };
-
-  app.get('/v1/job/:id', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
-    const job = jobOf(req);
-    await blockingQuery(ctx, req, reply, () => job.modifyIndex);
     return registry.jobJson(job);
   });
 
   app.get('/v1/job/:id/allocations', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
-    const job = jobOf(req);
-    // Its scope is the job's allocations: a change to another job's allocation does not wake it.
-    return blockingList(ctx, lists, req, reply, `job-allocs:${job.id}`, () => jobAllocsIndex(job.id), () => registry.allocsOfJob(job.id).map((a) => allocStubs.of(a, a.modifyIndex)));
+    const id = idOf(req);
+    // Its scope is the job's allocations: a change to another job's allocation does not wake it. Those of a job
+    // purged or never registered are listed as well (none, or what the purge left), as Nomad's AllocsByJob does.
+    return blockingList(ctx, lists, req, reply, `job-allocs:${id}`, () => jobAllocsIndex(id), () => registry.allocsOfJob(id).map((a) => allocStubs.of(a, a.modifyIndex)));
   });
 
   app.get('/v1/job/:id/summary', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
-    const job = jobOf(req);
-    await blockingQuery(ctx, req, reply, () => Math.max(job.modifyIndex, registry.summaryIndexOf(job.id)));
+    const id = idOf(req);
+    const indexOf = () => {
+      const job = registry.getJob(id);
+      return job ? Math.max(job.modifyIndex, registry.summaryIndexOf(id)) : registry.summaryIndex;
+    };
+    await blockingQuery(ctx, req, reply, indexOf);
+    const job = registry.getJob(id);
+    if (!job) throw notFound('job');
     return registry.summaryJson(job);
   });
 
   app.get('/v1/job/:id/versions', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
-    const job = jobOf(req);
-    await blockingQuery(ctx, req, reply, () => job.modifyIndex);
+    const id = idOf(req);
+    await blockingQuery(ctx, req, reply, () => registry.getJob(id)?.modifyIndex ?? registry.jobsIndex);
+    const job = registry.getJob(id);
+    // Nomad's words for a job without versions (unknown, or purged).
+    if (!job) throw new HttpError(404, 'job versions not found');
     return { Versions: [...job.versions].reverse().map((v) => registry.jobJson(job, v)), Diffs: null, Index: job.modifyIndex, KnownLeader: true, LastContact: 0 };
   });
 

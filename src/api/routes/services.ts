@@ -62,9 +62,11 @@ export function serviceRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.get('/v1/job/:id/services', { schema: { params: idParams, querystring: blockingQuerySchema } }, async (req, reply) => {
     const { id } = req.params as z.output<typeof idParams>;
+    // Nomad's Job.GetServiceRegistrations: an unknown job is a 404 at index 0 (it sets no index; 1 here, as every
+    // answer here is at least 1), after a blocking wait that its registration ends.
+    await blockingQuery(ctx, req, reply, () => (ctx.registry.getJob(id) ? services.index : 0));
     const job = ctx.registry.getJob(id);
     if (!job) throw notFound('job');
-    await blockingQuery(ctx, req, reply, () => services.index);
     return services.byJob(id, job.namespace);
   });
 

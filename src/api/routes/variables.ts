@@ -62,9 +62,15 @@ function conflict(reply: FastifyReply, current: Variable): Variable {
   return current;
 }
 
-/** A `Variables` event on the event stream: the variable's metadata only, never its items (as Nomad's). */
-function publish(ctx: ApiContext, type: 'VariableUpserted' | 'VariableDeleted', v: VariableMetadata, index: number): void {
-  ctx.events.publish({ Index: index, Events: [{ Topic: 'Variables', Type: type, Key: v.Path, Namespace: v.Namespace, FilterKeys: [], Index: index, Payload: { Variable: metadataOf(v) } }] });
+/**
+ * Publishes the store's committed writes as Nomad's `Variables` topic: the variable's metadata only, never its
+ * items (as Nomad's). Told inside the write's hold on the broker, so in index order. Returns the unsubscribe.
+ */
+export function publishVariableEvents(ctx: Pick<ApiContext, 'store' | 'events'>): () => void {
+  const sub = variablesOf(ctx.store).written$.subscribe(({ type, variable: v, index }) => {
+    ctx.events.publish({ Index: index, Events: [{ Topic: 'Variables', Type: type, Key: v.Path, Namespace: v.Namespace, FilterKeys: [], Index: index, Payload: { Variable: metadataOf(v) } }] });
+  });
+  return () => sub.unsubscribe();
 }
 
 /** Registers `/v1/vars` and `/v1/var/*`. */
@@ -117,7 +123,6 @@ export function variableRoutes(app: FastifyInstance, ctx: ApiContext): void {
         throw refusal(err);
       }
       if (!result.ok) return conflict(reply, result.conflict);
-      publish(ctx, 'VariableUpserted', result.variable, result.index);
       void reply.header('X-Nomad-Index', String(result.index));
       return result.variable;
     },
@@ -133,7 +138,6 @@ export function variableRoutes(app: FastifyInstance, ctx: ApiContext): void {
       throw refusal(err);
     }
     if (!result.ok) return conflict(reply, result.conflict);
-    if (result.deleted) publish(ctx, 'VariableDeleted', result.deleted, result.index);
     return reply.code(204).header('X-Nomad-Index', String(Math.max(result.index, 1))).send();
   });
 }
