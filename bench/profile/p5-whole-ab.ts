@@ -11,27 +11,9 @@
  * Prints, per lifecycle (medians), the CPU and the main thread's GC time of each variant, and each stream's
  * P5 ratio (a no-op inspect's CPU over the stream + JSON's).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { compiledEntry } from '../lib/compiled-entry.ts';
+import { runAgainst } from './p5-against.ts';
 
 const [rev = 'main', rounds = '10', n = '200'] = process.argv.slice(2);
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-// Under node_modules, so the bundle finds xstate as this tree's modules do.
-const dir = 'node_modules/.cache/allocrun-bench/p5-whole-ab';
-rmSync(`${ROOT}${dir}`, { recursive: true, force: true });
-mkdirSync(`${ROOT}${dir}/base`, { recursive: true });
-const archive = execFileSync('git', ['archive', rev, 'src/inspect'], { cwd: ROOT });
-execFileSync('tar', ['-x', '--strip-components=2', '-C', `${ROOT}${dir}/base`], { input: archive });
-
-writeFileSync(
-  `${ROOT}${dir}/entry.ts`,
-  `import { createInspectionStream as base } from './base/inspection-stream.ts';
-import { runRounds } from '../../../../bench/profile/p5-whole-loop.ts';
+process.exitCode = await runAgainst(rev, 'p5-whole-ab', `import { runRounds } from '../../../../bench/profile/p5-whole-loop.ts';
 await runRounds(${JSON.stringify(rev)}, base as never, ${Number(rounds)}, ${Number(n)});
-`,
-);
-const out = await compiledEntry(`${dir}/entry.ts`);
-const run = spawnSync(process.execPath, [out], { stdio: 'inherit' });
-process.exitCode = run.status ?? 1;
+`);

@@ -8,18 +8,9 @@ import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import type { InspectionEvent } from 'xstate';
 import { createInspectionStream } from '../../src/inspect/inspection-stream.ts';
-import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
-
-const spec = (i: number): AllocSpec => ({
-  id: `p5-${i}`, job: 'bench', group: 'g', type: 'batch',
-  tasks: [
-    { name: 'init', driver: 'mock', config: { run_for: '1s' }, lifecycle: { hook: 'prestart' } },
-    { name: 'main', driver: 'mock', config: { run_for: '5s' } },
-    { name: 'side', driver: 'mock', config: { run_for: '1h' }, lifecycle: { hook: 'poststart', sidecar: true } },
-  ],
-});
+import { spec } from './p5-stream-replay.ts';
 
 type MakeStream = typeof createInspectionStream;
 
