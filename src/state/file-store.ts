@@ -156,13 +156,13 @@ export class FileStateStore implements StateStore {
       // Compact: an agent saves on every step and reads every record at restore; indenting doubled the bytes.
       const text = `${JSON.stringify(record)}\n`;
       try {
-        replaceFile(path, text);
+        await replaceFile(path, text);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
         // The allocation's first save (or its dir was removed since): make the dir and write again. Every
         // later save skips the mkdir.
         await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-        replaceFile(path, text);
+        await replaceFile(path, text);
       }
     } catch (err) {
       throw new StateStoreError(`cannot write ${path}: ${(err as Error).message}`, path, { cause: err });

@@ -24,41 +24,41 @@ afterEach(() => {
 const ino = (p: string) => statSync(p).ino;
 
 describe('replaceFile', () => {
-  it('writes a new file 0600 and leaves nothing beside it', () => {
+  it('writes a new file 0600 and leaves nothing beside it', async () => {
     const { dir, path } = fileIn();
-    replaceFile(path, 'first');
+    await replaceFile(path, 'first');
     expect(readFileSync(path, 'utf8')).toBe('first');
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(readdirSync(dir)).toEqual(['state.json']);
   });
 
-  it('after the second write, reuses the two inodes in turn instead of creating files', () => {
+  it('after the second write, reuses the two inodes in turn instead of creating files', async () => {
     const { dir, path, spare } = fileIn();
-    replaceFile(path, 'one');
+    await replaceFile(path, 'one');
     const first = ino(path);
-    replaceFile(path, 'two');
+    await replaceFile(path, 'two');
     const second = ino(path);
     expect(ino(spare)).toBe(first);
-    replaceFile(path, 'three');
+    await replaceFile(path, 'three');
     expect([ino(path), ino(spare)]).toEqual([first, second]);
-    replaceFile(path, 'four');
+    await replaceFile(path, 'four');
     expect([ino(path), ino(spare)]).toEqual([second, first]);
     expect(readFileSync(path, 'utf8')).toBe('four');
     expect(readdirSync(dir).sort()).toEqual(['state.json', 'state.json.spare']);
   });
 
-  it('a shorter content leaves nothing of the longer one it replaces', () => {
+  it('a shorter content leaves nothing of the longer one it replaces', async () => {
     const { path } = fileIn();
-    replaceFile(path, 'x'.repeat(5000));
-    replaceFile(path, 'y'.repeat(6000));
-    replaceFile(path, 'short');
+    await replaceFile(path, 'x'.repeat(5000));
+    await replaceFile(path, 'y'.repeat(6000));
+    await replaceFile(path, 'short');
     expect(readFileSync(path, 'utf8')).toBe('short');
   });
 
-  it('a reader holding the replaced file still reads the whole old content until the next write', () => {
+  it('a reader holding the replaced file still reads the whole old content until the next write', async () => {
     const { path, spare } = fileIn();
-    replaceFile(path, 'old content');
-    replaceFile(path, 'new content');
+    await replaceFile(path, 'old content');
+    await replaceFile(path, 'new content');
     expect([readFileSync(path, 'utf8'), readFileSync(spare, 'utf8')]).toEqual(['new content', 'old content']);
   });
 
@@ -67,29 +67,29 @@ describe('replaceFile', () => {
     ['after filling the spare', ({ path, spare }: ReturnType<typeof fileIn>) => (writeFileSync(path, 'before'), writeFileSync(spare, 'half-written'))],
     ['after linking the current file to .old', ({ path, spare, old }: ReturnType<typeof fileIn>) => (writeFileSync(path, 'before'), linkSync(path, old), writeFileSync(spare, 'next'))],
     ['after the rename, before .old became the spare', ({ path, old }: ReturnType<typeof fileIn>) => (writeFileSync(old, 'older'), writeFileSync(path, 'before'))],
-  ])('a write that stopped %s is finished by the next write', (_, stopped) => {
+  ])('a write that stopped %s is finished by the next write', async (_, stopped) => {
     const f = fileIn();
     stopped(f);
     expect(readFileSync(f.path, 'utf8')).toBe('before');
-    replaceFile(f.path, 'after');
+    await replaceFile(f.path, 'after');
     expect(readFileSync(f.path, 'utf8')).toBe('after');
     expect(readFileSync(f.spare, 'utf8')).toBe('before');
     expect(readdirSync(f.dir).sort()).toEqual(['state.json', 'state.json.spare']);
   });
 
-  it('never writes through a spare that is a symlink', () => {
+  it('never writes through a spare that is a symlink', async () => {
     const { dir, path, spare } = fileIn();
     const elsewhere = join(dir, 'elsewhere');
     writeFileSync(elsewhere, 'not yours');
-    replaceFile(path, 'one');
+    await replaceFile(path, 'one');
     symlinkSync(elsewhere, spare);
-    expect(() => replaceFile(path, 'two')).toThrow(expect.objectContaining({ code: 'ELOOP' }));
+    await expect(replaceFile(path, 'two')).rejects.toMatchObject({ code: 'ELOOP' });
     expect([readFileSync(path, 'utf8'), readFileSync(elsewhere, 'utf8')]).toEqual(['one', 'not yours']);
   });
 
-  it('throws when the directory is missing, writing nothing', () => {
+  it('rejects when the directory is missing, writing nothing', async () => {
     const { dir } = fileIn();
-    expect(() => replaceFile(join(dir, 'gone', 'state.json'), 'x')).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+    await expect(replaceFile(join(dir, 'gone', 'state.json'), 'x')).rejects.toMatchObject({ code: 'ENOENT' });
     expect(readdirSync(dir)).toEqual([]);
   });
 });
