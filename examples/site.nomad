@@ -4,7 +4,8 @@
 # prestart, its events saying "Missing: nomad.var.block(nomad/jobs/site@default.global)".
 #
 #   python3 -m http.server 8484 --bind 127.0.0.1 --directory examples/site &   # where the artifacts come from
-#   allocrun agent &
+#   allocrun agent --data-dir /tmp/site &
+#   export ALLOCRUN_DATA_DIR=/tmp/site                                          # the commands below reach that agent
 #   allocrun var put nomad/jobs/site title=Hello greeting="from allocrun"
 #   allocrun job run examples/site.nomad
 #   allocrun service info site                                                 # where it answers

@@ -2,7 +2,8 @@
  * Time inside machines comes from the actor system's clock (the `clock` option of `createActor`), so a
  * `SimulatedClock` drives every timestamp and delay in tests. Machines never read the wall clock directly.
  */
-import { fromPromise, type ActorSystem } from 'xstate';
+import type { ActorSystem } from 'xstate';
+import { fromCall } from './call-actor.ts';
 
 type AnyActorSystem = ActorSystem<any>;
 
@@ -30,7 +31,7 @@ export function clockNow(system: AnyActorSystem): number {
  * Resolves at an absolute deadline on the system clock. Delays that must survive a restore are modelled
  * with this instead of `after`, because XState does not persist pending `after` timers.
  */
-export const sleepUntil = fromPromise<void, { until: number }>(({ input, system, signal }) => {
+export const sleepUntil = fromCall<void, { until: number }>(({ input, system, signal }) => {
   const clock = clockOf(system);
   return new Promise<void>((resolve) => {
     let id: unknown;

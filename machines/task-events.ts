@@ -80,9 +80,16 @@ function displayMessageOf(type: string, f: EventFields): string {
 
 /** Builds a TaskEvent with Nomad's display message derived from its type when none is given. */
 export function taskEvent(type: string, time: number, fields: EventFields = {}): TaskEvent {
-  const { displayMessage, ...rest } = fields;
-  const ev: TaskEvent = { type, time, ...rest, displayMessage: displayMessage ?? displayMessageOf(type, fields) };
-  for (const k of Object.keys(ev) as (keyof TaskEvent)[]) if (ev[k] === undefined) delete ev[k];
+  // Field by field, leaving out undefined ones, in the same order as before (type, time, the fields, the
+  // display message): deleting them afterwards turned most events into slow dictionary-mode objects, and
+  // every snapshot copy and inspection message reads them again.
+  const ev = { type, time } as TaskEvent & Record<string, unknown>;
+  for (const k of Object.keys(fields)) {
+    const v = (fields as Record<string, unknown>)[k];
+    if (v !== undefined && k !== 'displayMessage') ev[k] = v;
+  }
+  const display = fields.displayMessage ?? displayMessageOf(type, fields);
+  if (display !== undefined) ev.displayMessage = display;
   return ev;
 }
 

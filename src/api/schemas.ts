@@ -77,7 +77,9 @@ export function goBody<S extends z.core.$ZodLooseShape>(shape: S, opts: { emptyI
 
 /** `{ "Job": {...} }`: the job's own fields are checked by the job loader, which names every problem. */
 export const registerBody = goBody({
-  Job: z.looseObject({ ID: z.string().min(1, 'must not be empty') }),
+  Job: z.looseObject({ ID: z.string().min(1, 'must not be empty') }, {
+    error: (issue) => (issue.input === undefined ? 'missing: send the job as { "Job": { "ID": …, "TaskGroups": [ … ] } }' : 'must be a JSON object: the job'),
+  }),
   EnforceIndex: z.boolean().optional(),
   JobModifyIndex: z.number().int().optional(),
 }, { emptyIsObject: false });

@@ -102,7 +102,8 @@ function clientFor(target: Target): AgentClient {
         if ((res.statusCode ?? 500) < 400) return resolvePromise(res);
         const text = (await readAll(res)).trim();
         const message = text || `the agent answered ${res.statusCode}`;
-        reject(new ApiError(res.statusCode ?? 500, res.statusCode === 403 ? `${message}: the agent at ${target.label} wants its token (--token-file F, $ALLOCRUN_TOKEN_FILE, $ALLOCRUN_TOKEN or $NOMAD_TOKEN; unless given one, the agent keeps it in its data dir's agent-token file)` : message));
+        if (res.statusCode !== 403) return reject(new ApiError(res.statusCode ?? 500, message));
+        reject(new ApiError(403, `${message}: ${await whyDenied(target)}`));
       });
       req.on('error', (err: NodeJS.ErrnoException) => reject(connectionError(target, err)));
       req.end(body);
@@ -121,6 +122,31 @@ function clientFor(target: Target): AgentClient {
     },
     stream: (path, query) => open('GET', `${path}${queryString(query)}`),
   };
+}
+
+/**
+ * Why the agent said 403, in words a user can act on: a token it does not know (none, wrong, revoked) is told
+ * where tokens come from; a client token it knows lacks the policy, and is named with the ones it has.
+ */
+async function whyDenied(target: Target): Promise<string> {
+  const wantsToken = `the agent at ${target.label} wants its token (--token-file F, $ALLOCRUN_TOKEN_FILE, $ALLOCRUN_TOKEN or $NOMAD_TOKEN; unless given one, the agent keeps it in its data dir's agent-token file)`;
+  if (!('url' in target) || !target.token) return wantsToken;
+  const self = await new Promise<{ Name?: string; Policies?: string[] } | undefined>((resolveSelf) => {
+    const req = request(
+      { host: target.url.hostname.replace(/^\[|\]$/g, ''), port: target.url.port || 80, path: '/v1/acl/token/self', method: 'GET', headers: { 'x-nomad-token': target.token! } },
+      (res) => {
+        if (res.statusCode !== 200) return res.resume(), resolveSelf(undefined);
+        readAll(res)
+          .then((text) => resolveSelf(JSON.parse(text) as { Name?: string; Policies?: string[] }))
+          .catch(() => resolveSelf(undefined));
+      },
+    );
+    req.on('error', () => resolveSelf(undefined));
+    req.end();
+  });
+  if (!self) return wantsToken;
+  const policies = self.Policies?.length ? self.Policies.join(', ') : 'none';
+  return `the token sent to ${target.label}${self.Name ? ` ("${self.Name}")` : ''} has policies ${policies}, which do not allow this (read: reads; submit: register, stop and purge jobs; lifecycle: restart, signal and stop allocations)`;
 }
 
 /** A response's body as text. */

@@ -103,6 +103,20 @@ export function isNomadApiJob(value: unknown): boolean {
   return 'TaskGroups' in value && !('job' in value);
 }
 
+/**
+ * Nomad's canonical job says "not asked" with zeros (`Cores: 0`, `MemoryMaxMB: 0`, and `CPU: 0` beside cores),
+ * so a job read back from `GET /v1/job/:id` or `/v1/jobs/parse` with `Canonicalize` registers as it is.
+ */
+function withoutUnsetResources(task: Record<string, unknown>): Record<string, unknown> {
+  const r = task['resources'];
+  if (!isPlainObject(r)) return task;
+  const asked: Record<string, unknown> = { ...r };
+  if (asked['cores'] === 0) delete asked['cores'];
+  if (asked['memory_max'] === 0) delete asked['memory_max'];
+  if (asked['cpu'] === 0 && typeof asked['cores'] === 'number') delete asked['cpu'];
+  return { ...task, resources: asked };
+}
+
 /** Translates API JSON into the jobspec structure (see the module comment). */
 export function fromNomadApi(value: Record<string, unknown>): TranslatedJob {
   const origins = new Map<string, PathSegment[]>();
@@ -127,7 +141,7 @@ export function fromNomadApi(value: Record<string, unknown>): TranslatedJob {
       if (Array.isArray(tasksRaw)) {
         remember([...to, 'task'], [...from, 'Tasks']);
         g['task'] = labelled(tasksRaw, [...to, 'task'], [...from, 'Tasks'], remember, (task, tTo, tFrom) =>
-          translate(task, TASK, tTo, tFrom, remember, ['Name']),
+          withoutUnsetResources(translate(task, TASK, tTo, tFrom, remember, ['Name'])),
         );
       } else if (tasksRaw !== undefined && tasksRaw !== null) g['task'] = tasksRaw;
       return g;

@@ -3,7 +3,8 @@
  * AllocRunnerHook objects (found through the actor system, runner-registry.ts) and its task children are
  * the shared provided task runner.
  */
-import { fromPromise, type AnyActorRef } from 'xstate';
+import type { AnyActorRef } from 'xstate';
+import { fromCall } from '../../machines/call-actor.ts';
 import { allocRunnerMachine, type AllocHookCallInput, type AllocHookPhase, type AllocHookPlan } from '../../machines/alloc-runner.ts';
 import type { AllocRunnerHook } from '../hooks/types.ts';
 import type { AllocSpec, TaskEvent } from '../jobspec/types.ts';
@@ -20,7 +21,7 @@ export function allocHookPlanOf(hooks: AllocRunnerHook[]): AllocHookPlan {
 }
 
 /** Calls one alloc hook method of the runner's hook named in the input. */
-const allocHook = fromPromise<void, AllocHookCallInput>(async ({ input, signal, system, self }) => {
+const allocHook = fromCall<void, AllocHookCallInput>(async ({ input, signal, system, self }) => {
   const r = runnerOf(system);
   const h = r.allocHooks?.find((x) => x.name === input.hook);
   if (!h) throw new Error(`alloc hook ${JSON.stringify(input.hook)} is not registered`);

@@ -4,7 +4,8 @@
  * objects through the actor system (runner-registry.ts), so no per-runner `.provide()` builds a new
  * machine: every task of every allocation shares this one definition.
  */
-import { fromPromise, type ActorSystem, type AnyActorRef } from 'xstate';
+import type { ActorSystem, AnyActorRef } from 'xstate';
+import { fromCall } from '../../machines/call-actor.ts';
 import type { HookCallInput, HookCallOutput, HookPlan, TaskHookPhase } from '../../machines/hook-calls.ts';
 import { taskRunnerMachine, type DriverCallInput, type DriverReapOutput, type DriverShutdownInput, type DriverStartOutput } from '../../machines/task-runner.ts';
 import type { Controller, Driver, DriverContext, DriverHandle } from '../drivers/controller.ts';
@@ -166,7 +167,7 @@ function settled<T>(call: () => Promise<T>): Promise<T> {
 // them against the alloc's own calls, which a runner on a simulated clock relies on.
 
 /** Calls one hook method of the runner's hook named in the input. */
-const hook = fromPromise<HookCallOutput, HookCallInput>(({ input, signal, system, self }) =>
+const hook = fromCall<HookCallOutput, HookCallInput>(({ input, signal, system, self }) =>
   attributeTo(() => errorSource(system, self, input.task, 'hook', input.hook, input.phase), () => callHook(system, input, signal, self)),
 );
 
@@ -227,7 +228,7 @@ function driverCall<T>(system: AnyActorSystem, self: AnyActorRef, task: TaskSpec
 }
 
 /** Interpolates the task's config, builds its controller and prepares and starts it. */
-const driverStart = fromPromise<DriverStartOutput, DriverCallInput>(({ input, signal, system, self }) =>
+const driverStart = fromCall<DriverStartOutput, DriverCallInput>(({ input, signal, system, self }) =>
   driverCall(system, self, input.task, 'start', () => startTask(system, self, input, signal)),
 );
 
@@ -258,7 +259,7 @@ async function startTask(system: AnyActorSystem, self: AnyActorRef, input: Drive
 }
 
 /** Waits for the workload's exit, then releases its controller. */
-const driverWait = fromPromise<ExitResult, DriverCallInput>(({ input, signal, system, self }) =>
+const driverWait = fromCall<ExitResult, DriverCallInput>(({ input, signal, system, self }) =>
   driverCall(system, self, input.task, 'wait', async () => {
     const r = runnerOf(system);
     const ctrl = controllerOf(r, input);
@@ -269,7 +270,7 @@ const driverWait = fromPromise<ExitResult, DriverCallInput>(({ input, signal, sy
   }),
 );
 
-const driverShutdown = fromPromise<void, DriverShutdownInput>(({ input, signal, system, self }) =>
+const driverShutdown = fromCall<void, DriverShutdownInput>(({ input, signal, system, self }) =>
   driverCall(system, self, input.task, 'shutdown', async () => {
     const r = runnerOf(system);
     // Exited a moment ago, its controller released: there is nothing to stop (Nomad's kill of a dead task).
@@ -279,7 +280,7 @@ const driverShutdown = fromPromise<void, DriverShutdownInput>(({ input, signal, 
   }),
 );
 
-const driverTerminate = fromPromise<void, DriverCallInput>(({ input, signal, system, self }) =>
+const driverTerminate = fromCall<void, DriverCallInput>(({ input, signal, system, self }) =>
   driverCall(system, self, input.task, 'terminate', async () => {
     const r = runnerOf(system);
     const ctrl = r.controllers.get(input.task.name);
@@ -287,7 +288,7 @@ const driverTerminate = fromPromise<void, DriverCallInput>(({ input, signal, sys
   }),
 );
 
-const driverSignal = fromPromise<void, DriverCallInput & { signal: string }>(({ input, signal, system, self }) =>
+const driverSignal = fromCall<void, DriverCallInput & { signal: string }>(({ input, signal, system, self }) =>
   driverCall(system, self, input.task, 'signal', async () => {
     const r = runnerOf(system);
     const ctrl = controllerOf(r, input);
@@ -301,7 +302,7 @@ const driverSignal = fromPromise<void, DriverCallInput & { signal: string }>(({ 
  * records starts and that one spawned something: shutdown with the kill signal and timeout (the driver
  * escalates), then its exit. The task is dead only after this, so its poststop tasks never run beside it.
  */
-const driverReap = fromPromise<DriverReapOutput, DriverShutdownInput>(({ input, signal, system, self }) =>
+const driverReap = fromCall<DriverReapOutput, DriverShutdownInput>(({ input, signal, system, self }) =>
   driverCall(system, self, input.task, 'reap', async () => {
     const r = runnerOf(system);
     const driver = r.drivers[input.task.driver];

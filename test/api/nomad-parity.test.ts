@@ -114,6 +114,13 @@ describe('empty and null bodies and fields as Nomad treats them', { timeout: 60_
     expect(res.status).toBe(400);
     expect(res.text).toContain('the request body is empty: expected a JSON object with Job, EnforceIndex, JobModifyIndex');
   });
+
+  it('refuses a registration body without its Job, saying what to send', async () => {
+    const s = await serve();
+    const res = await call(s.socket, 'PUT', '/v1/jobs', {});
+    expect([res.status, res.text]).toEqual([400, expect.stringContaining('Job: missing: send the job as { "Job": { "ID": …, "TaskGroups": [ … ] } }')]);
+    expect(res.text).not.toContain('Invalid input');
+  });
 });
 
 describe('canonical jobs', { timeout: 60_000 }, () => {
@@ -156,6 +163,17 @@ describe('canonical jobs', { timeout: 60_000 }, () => {
     expect(first.json()).toMatchObject({ Warnings: '' });
     const plain = (await call(s.socket, 'POST', '/v1/jobs/parse', { JobHCL: HCL })).json();
     expect((await call(s.socket, 'PUT', '/v1/jobs', { Job: plain })).json()).toMatchObject({ EvalID: '' });
+  });
+
+  it('a job with resources read back with GET registers unchanged: Nomad\'s zero Cores and MemoryMaxMB are not asks', async () => {
+    const s = await serve();
+    const body = mockJob('sized');
+    body.Job.TaskGroups[0]!.Tasks[0] = { ...body.Job.TaskGroups[0]!.Tasks[0]!, Resources: { CPU: 200, MemoryMB: 64 } } as never;
+    await runJob(s, body);
+    const read = (await call(s.socket, 'GET', '/v1/job/sized')).json();
+    expect(read.TaskGroups[0].Tasks[0].Resources).toMatchObject({ CPU: 200, Cores: 0, MemoryMB: 64, MemoryMaxMB: 0 });
+    const again = await call(s.socket, 'PUT', '/v1/jobs', { Job: read });
+    expect([again.status, again.text]).toEqual([200, expect.stringContaining('"EvalID":""')]);
   });
 
   it('a real change to a job read back makes a new version', async () => {

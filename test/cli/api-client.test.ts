@@ -166,6 +166,17 @@ describe('failures', () => {
     expect(err).toMatchObject({ status: 403, code: 'ErrPermissionDenied', message: expect.stringMatching(/^Permission denied: the agent at http:\/\/127\.0\.0\.1:\d+ wants its token/) });
   });
 
+  it('403 to a token the agent knows names its policies instead of asking for a token', async () => {
+    answer = (_method, url) =>
+      url === '/v1/acl/token/self'
+        ? { status: 200, body: JSON.stringify({ AccessorID: 'a1', Name: 'ci', Type: 'client', Policies: ['read'] }) }
+        : { status: 403, body: 'Permission denied' };
+    const err = await agentClient('x', { address: address(), token: TOKEN }).send('DELETE', '/v1/job/j').catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 403, code: 'ErrPermissionDenied' });
+    expect((err as Error).message).toMatch(/^Permission denied: the token sent to http:\/\/127\.0\.0\.1:\d+ \("ci"\) has policies read, which do not allow this \(/);
+    expect((err as Error).message).not.toContain('wants its token');
+  });
+
   it('an error without a body names the status', async () => {
     answer = { status: 502, body: '' };
     await expect(agentClient('x', { 'data-dir': dataDir }).get('/v1/jobs')).rejects.toMatchObject({ status: 502, message: 'the agent answered 502' });
@@ -229,6 +240,7 @@ describe('allocrun job commands against an agent that refuses', () => {
       const result = await cli.exited;
       expect(result.code, `${args.join(' ')} → ${status}\n${result.stderr}`).toBe(1);
       expect(result.stderr).toContain(`allocrun: ${text}`);
+      if (status === 404) expect(result.stderr).toMatch(/job not found: no job "j" on the agent at http:\/\/127\.0\.0\.1:\d+ \('allocrun job status' lists them\)/);
       expect(result.stdout).not.toMatch(/successful|registered|stopped|No running jobs/);
     }
   });

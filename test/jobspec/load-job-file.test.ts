@@ -447,6 +447,22 @@ describe('problems in JSON and YAML files', () => {
     ]);
     expect(warnings.map((w) => w.path)).toEqual(['job.j.priority']);
   });
+
+  it('reads the zeros of Nomad\'s canonical resources (Cores, MemoryMaxMB, CPU beside cores) as not asked', async () => {
+    // What GET /v1/job/:id and /v1/jobs/parse?Canonicalize answer: registering it back must not be refused.
+    const task = (name: string, Resources: object) => ({ Name: name, Driver: 'mock', Resources });
+    const { allocs } = await parseJob(
+      JSON.stringify({ Job: { ID: 'j', TaskGroups: [{ Name: 'g', Tasks: [
+        task('mhz', { CPU: 100, Cores: 0, MemoryMB: 64, MemoryMaxMB: 0 }),
+        task('cores', { CPU: 0, Cores: 2, MemoryMB: 300, MemoryMaxMB: 0 }),
+      ] }] } }),
+      { format: 'json' },
+    );
+    expect(allocs[0]!.tasks.map((t) => [t.name, t.resources])).toEqual([
+      ['mhz', { cpu: 100, memoryMB: 64 }],
+      ['cores', { cores: 2, memoryMB: 300 }],
+    ]);
+  });
 });
 
 describe('loadJob', () => {

@@ -56,6 +56,12 @@ describe("Nomad's PopulateEventDisplayMessage: the display message of each event
     expect(ev).toEqual({ type: 'Killing', time: 7, killTimeout: 1_000, displayMessage: 'Sent interrupt. Waiting 1s before force killing' });
     expect(Object.keys(ev).sort()).toEqual(['displayMessage', 'killTimeout', 'time', 'type']);
   });
+
+  it('keeps its keys in one order: type, time, the fields as given, then the display message', () => {
+    const ev = taskEvent(TaskEventType.Terminated, 3, { exitCode: 1, message: undefined, signal: 0, details: { a: 'b' } });
+    expect(Object.keys(ev)).toEqual(['type', 'time', 'exitCode', 'signal', 'details', 'displayMessage']);
+    expect(JSON.stringify(ev)).toBe('{"type":"Terminated","time":3,"exitCode":1,"signal":0,"details":{"a":"b"},"displayMessage":"Exit Code: 1"}');
+  });
 });
 
 describe("Nomad's task state: a new task runner's state and appendTaskEvent", () => {
