@@ -6,7 +6,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { checkDataDirPrivate, resolveAgentToken, TOKEN_ON_COMMAND_LINE_WARNING, tokenSourceOf } from '../api/agent-token.ts';
-import { serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
+import { refuseBeforeServing, serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
 import { ServiceRegistry } from '../services/index.ts';
 import { variablesOf } from '../variables/variable-store.ts';
 import { createAgent, type Agent } from '../runtime/create-agent.ts';
@@ -107,6 +107,8 @@ Example:
     const taskUserWhy = taskUser === undefined ? undefined : taskUserProblem(taskUser, 'leave out --task-user, or run the agent as root');
     if (taskUserWhy) throw new UsageError(`agent: --task-user ${JSON.stringify(taskUser)}: ${taskUserWhy}`, 'agent');
     const artifacts = artifactConfigFromFlags(values);
+    // Also before anything is restored: another agent serving this data dir, or an --http it would refuse.
+    await refuseBeforeServing({ dataDir, http: values.http, token: apiToken });
 
     // The agent's one store. A damaged one stops the agent here, named, before anything runs or is written.
     const store = AgentStore.open(dataDir);

@@ -89,6 +89,18 @@ describe.concurrent('allocrun agent refuses a weak or exposed token before servi
     const res = await runCli(['agent', '--data-dir', dir, '--http', '0.0.0.0:0']);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('is not a loopback address: give a token (--token-file FILE or ALLOCRUN_TOKEN_FILE)');
+    // Refused before the store is opened and anything restored.
+    expect(res.stdout).not.toContain('agent restored');
+    expect(existsSync(join(dir, 'state.mdb'))).toBe(false);
+  });
+
+  it('refuses a second agent on a data dir another agent serves, before it opens the store or restores anything', async () => {
+    const dir = await privateDir();
+    await serving(['--data-dir', dir]);
+    const second = await runCli(['agent', '--data-dir', dir]);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`another agent is already serving ${dir} (its socket ${join(dir, 'agent.sock')} answers)`);
+    expect(second.stdout).not.toContain('agent restored');
   });
 });
 
