@@ -64,6 +64,14 @@ describe.concurrent('allocrun agent refuses a weak or exposed token before servi
     expect(short.stderr).toContain('--token is 1 character long; a token needs at least 16');
   });
 
+  it('leaves no data dir behind when it refuses a start for its flags', async () => {
+    const dir = join(await privateDir(), 'not-made');
+    const res = await runCli(['agent', '--data-dir', dir, '--http', '127.0.0.1:0', '--token', 'x']);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('--token is 1 character long');
+    expect(existsSync(dir), 'the data dir of a refused start').toBe(false);
+  });
+
   it('refuses a --token-file that others can read, with the chmod that fixes it', async () => {
     const dir = await privateDir();
     const file = await tokenFileIn(await privateDir(), GOOD, 0o644);
