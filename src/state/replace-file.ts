@@ -34,13 +34,8 @@ export async function replaceFile(path: string, text: string): Promise<void> {
 
 /** Writes `bytes` as the whole content of `file`, reusing it when it exists; never follows a symlink. */
 async function fill(file: string, bytes: Buffer): Promise<void> {
-  let fd: number;
-  try {
-    fd = await call<number>((cb) => open(file, constants.O_RDWR | constants.O_NOFOLLOW, cb));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    fd = await call<number>((cb) => open(file, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600, cb));
-  }
+  // One call whether or not the spare exists yet (the mode applies only when it is made).
+  const fd = await call<number>((cb) => open(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600, cb));
   try {
     for (let at = 0; at < bytes.length; ) at += await call<number>((cb) => write(fd, bytes, at, bytes.length - at, at, (err, n) => cb(err, n)));
     await call<void>((cb) => ftruncate(fd, bytes.length, cb));
