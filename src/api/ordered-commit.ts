@@ -33,3 +33,22 @@ export async function commitInOrder<T>(to: { store: AgentStore; events: EventBro
     release();
   }
 }
+
+/**
+ * Commits `write` at `index` (taken with `index.order.take()`) for a write that is read straight from the store
+ * (an ACL token): its commit is what makes it visible, so the commit itself waits until every lower index has
+ * applied or failed, then the index is settled and announced. Rejects as the commit does, the index released.
+ */
+export async function commitVisibleInOrder(to: { store: AgentStore; index: StateIndex }, index: number, write: (tx: WriteTx) => void): Promise<void> {
+  try {
+    await to.index.order.settledBelow(index);
+    await to.store.commit((tx) => {
+      write(tx);
+      tx.index(index);
+    });
+  } catch (err) {
+    to.index.order.abandon(index);
+    throw err;
+  }
+  await to.index.order.applyAt(index, () => to.index.changed(index));
+}

@@ -6,6 +6,7 @@
  * store's commit that holds a write once its commit is durable, or fails it, until the test lets it go on.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { ApplyOrder } from '../../src/api/apply-order.ts';
 import { StoreCommitError, type WriteTx } from '../../src/state/agent-store.ts';
 import { variablesOf } from '../../src/variables/variable-store.ts';
 import { call, type Answer } from './agent-process.ts';
@@ -211,28 +212,36 @@ describe('writes apply in index order', { timeout: SUITE_TIMEOUT }, () => {
     consistent([before, between, await read()], [{ id: 'order-after-var', index: r['Index'] }]);
   });
 
-  it('a variable write after a registration still committing commits only once the registration is visible', async () => {
+  it.each<[string, string, (ops: Op[]) => boolean, () => Promise<Answer>, (res: Answer) => number]>([
+    ['a variable write', 'order-before-var', putsVar('order/second'), () => call(s.socket, 'PUT', '/v1/var/order/second', { Items: { a: '1' } }), (res) => res.json<Json>()['ModifyIndex']],
+    ['an ACL token\'s creation', 'order-before-token', (ops) => ops.some((o) => o.table === 'acl'), () => call(s.socket, 'PUT', '/v1/acl/token', { Name: 'order', Policies: ['read'] }), (res) => res.json<Json>()['CreateIndex']],
+  ])('%s after a registration still committing commits only once the registration is visible', async (_name, job, mine, write, indexOfWrite) => {
     const sm = seam();
     const go = gate();
-    const jobHeld = sm.held(putsJob('order-before-var'), go.opened);
+    const jobHeld = sm.held(putsJob(job), go.opened);
     let visibleWhenCommitted: boolean | undefined;
-    sm.before(putsVar('order/second'), () => (visibleWhenCommitted = s.api.registry.getJob('order-before-var') !== undefined));
-    const registered = call(s.socket, 'PUT', '/v1/jobs', mockJob('order-before-var'));
+    // Read straight from the store: committing it is what makes it visible.
+    sm.before(mine, () => (visibleWhenCommitted = s.api.registry.getJob(job) !== undefined));
+    const registered = call(s.socket, 'PUT', '/v1/jobs', mockJob(job));
     await jobHeld;
-    // The registration goes on once the variable's write has taken its index (a later one).
-    const indexer = variablesOf(s.store).index;
-    const next = indexer.next.bind(indexer);
-    vi.spyOn(indexer, 'next').mockImplementation(() => {
-      const i = next();
+    // The registration goes on once the write has taken its index (a later one) from the agent's order.
+    const order = variablesOf(s.store).index.order as ApplyOrder;
+    const take = order.take.bind(order);
+    vi.spyOn(order, 'take').mockImplementation(() => {
+      const i = take();
       queueMicrotask(() => setImmediate(go.open));
       return i;
     });
-    const written = call(s.socket, 'PUT', '/v1/var/order/second', { Items: { a: '1' } });
+    const written = write();
     const r = ok(await registered).json<Json>();
-    const v = ok(await written).json<Json>();
-    expect(r['Index']).toBeLessThan(v['ModifyIndex']);
+    const w = ok(await written);
+    expect(r['Index']).toBeLessThan(indexOfWrite(w));
     expect(visibleWhenCommitted).toBe(true);
-    const read = ok(await call(s.socket, 'GET', '/v1/var/order/second'));
-    expect(indexOf(read)).toBe(v['ModifyIndex']);
+  });
+
+  it('leaves no index open once every write has answered, refused ones included', async () => {
+    // The variables take their indexes from the agent's one order: the same the registry's writes settle in.
+    const order = variablesOf(s.store).index.order as ApplyOrder;
+    await until(async () => order.pending, (open) => open.length === 0, 'every index settled');
   });
 });
