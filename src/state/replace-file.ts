@@ -44,6 +44,9 @@ async function fill(file: string, bytes: Buffer): Promise<void> {
   }
 }
 
+/** What `link` answers where the file system has no hard links. */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+
 /** Gives `path`'s current inode the name `old`; false when there is no current file (the first write). */
 async function keepCurrent(path: string, old: string): Promise<boolean> {
   try {
@@ -52,6 +55,9 @@ async function keepCurrent(path: string, old: string): Promise<boolean> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return false;
+    // A file system without hard links (vfat, exFAT, some network and FUSE ones): the rename alone still
+    // replaces atomically; the replaced inode is let go and the next write makes its spare anew.
+    if (code !== undefined && NO_LINKS.has(code)) return false;
     if (code !== 'EEXIST') throw err;
   }
   // Left by a write that stopped between its link and its last rename: an older inode, not needed.
