@@ -8,24 +8,10 @@
  *
  * Prints, per lifecycle (medians), the stream + JSON and the stream alone for both, and the JSON bytes.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { compiledEntry } from '../lib/compiled-entry.ts';
+import { runAgainst } from './p5-against.ts';
 
 const [rev = 'main', rounds = '30', n = '200'] = process.argv.slice(2);
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-// Under node_modules, so the bundle finds xstate as this tree's modules do.
-const dir = 'node_modules/.cache/allocrun-bench/p5-ab';
-rmSync(`${ROOT}${dir}`, { recursive: true, force: true });
-mkdirSync(`${ROOT}${dir}/base`, { recursive: true });
-const archive = execFileSync('git', ['archive', rev, 'src/inspect'], { cwd: ROOT });
-execFileSync('tar', ['-x', '--strip-components=2', '-C', `${ROOT}${dir}/base`], { input: archive });
-
-writeFileSync(
-  `${ROOT}${dir}/entry.ts`,
-  `import { createInspectionStream as base } from './base/inspection-stream.ts';
-import { median, record, replay, type MakeStream } from '../../../../bench/profile/p5-stream-replay.ts';
+process.exitCode = await runAgainst(rev, 'p5-ab', `import { median, record, replay, type MakeStream } from '../../../../bench/profile/p5-stream-replay.ts';
 const ROUNDS = ${Number(rounds)};
 const N = ${Number(n)};
 const rec = await record(N);
@@ -44,8 +30,4 @@ const f = (xs: number[]) => (median(xs) / N).toFixed(3);
 const kib = (x: number) => (x / N / 1024).toFixed(1);
 console.log(\`one recording (\${rec.events.length} events, \${N} lifecycles), \${ROUNDS} alternating rounds, ms per lifecycle: \` +
   \`stream + JSON ${rev} \${f(r.a)} -> this tree \${f(r.b)}; stream alone \${f(r.aAlone)} -> \${f(r.bAlone)}; \${kib(bytes.a)} -> \${kib(bytes.b)} KiB per lifecycle\`);
-`,
-);
-const out = await compiledEntry(`${dir}/entry.ts`);
-const run = spawnSync(process.execPath, [out], { stdio: 'inherit' });
-process.exitCode = run.status ?? 1;
+`);

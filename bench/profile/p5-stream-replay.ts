@@ -11,7 +11,8 @@ import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 
-const spec = (i: number): AllocSpec => ({
+/** The P5 bench's allocation: a prestart, a main and a poststart sidecar, all on the mock driver. */
+export const spec = (i: number): AllocSpec => ({
   id: `p5-${i}`, job: 'bench', group: 'g', type: 'batch',
   tasks: [
     { name: 'init', driver: 'mock', config: { run_for: '1s' }, lifecycle: { hook: 'prestart' } },

@@ -236,15 +236,16 @@ export class JobRegistry {
       return { EvalID: '', EvalCreateIndex: existing.modifyIndex, JobModifyIndex: existing.jobModifyIndex, Warnings: warnings, Index: existing.modifyIndex };
     }
     const hostBusy = await this.probe(allocs);
-    const change = new Change(this.index.next());
-    change.hostBusy = hostBusy;
-    const index = change.index;
-    const entry = this.withVersion(id, existing, canonical, allocs, index);
-    change.jobs.set(id, entry);
-    change.events.push(() => this.jobEvent(this.jobs.get(id)!, 'JobRegistered', index));
-    const evalId = this.evaluate(change, entry, 'job-register');
-    this.reconcile(change, entry);
+    const { change, planned: evalId } = this.planAt(hostBusy, (change) => {
+      const entry = this.withVersion(id, existing, canonical, allocs, change.index);
+      change.jobs.set(id, entry);
+      change.events.push(() => this.jobEvent(this.jobs.get(id)!, 'JobRegistered', change.index));
+      const evalId = this.evaluate(change, entry, 'job-register');
+      this.reconcile(change, entry);
+      return evalId;
+    });
     await this.write(change);
+    const { index } = change;
     return { EvalID: evalId, EvalCreateIndex: index, JobModifyIndex: index, Warnings: warnings, Index: index };
   }
 
@@ -265,35 +266,37 @@ export class JobRegistry {
   async deregister(id: string, purge: boolean): Promise<RegisterResult | undefined> {
     const existing = this.jobs.get(id);
     if (!existing) return undefined;
-    const change = new Change(this.index.next());
-    const index = change.index;
-    const entry: JobEntry = { ...existing, versions: [...existing.versions], modifyIndex: index, jobModifyIndex: index };
-    if (!entry.stop) {
-      const current = entry.versions.at(-1)!;
-      entry.versions.push({ ...current, version: current.version + 1, submitTime: this.now(), jobModifyIndex: index });
-      entry.stop = true;
-    }
-    change.jobs.set(id, purge ? null : entry);
-    change.events.push(() => this.jobEvent(entry, 'JobDeregistered', index));
-    const evalId = this.evaluate(change, entry, 'job-deregister');
-    for (const a of this.allocsOfJob(id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
+    const { change, planned: evalId } = this.planAt(new Map(), (change) => {
+      const { index } = change;
+      const entry: JobEntry = { ...existing, versions: [...existing.versions], modifyIndex: index, jobModifyIndex: index };
+      if (!entry.stop) {
+        const current = entry.versions.at(-1)!;
+        entry.versions.push({ ...current, version: current.version + 1, submitTime: this.now(), jobModifyIndex: index });
+        entry.stop = true;
+      }
+      change.jobs.set(id, purge ? null : entry);
+      change.events.push(() => this.jobEvent(entry, 'JobDeregistered', index));
+      const evalId = this.evaluate(change, entry, 'job-deregister');
+      for (const a of this.allocsOfJob(id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
+      return evalId;
+    });
     await this.write(change);
+    const { index } = change;
     return { EvalID: evalId, EvalCreateIndex: index, JobModifyIndex: index, Warnings: '', Index: index };
   }
 
   /** Stops one allocation; a replacement is placed while its job still wants it (`nomad alloc stop`). */
   async stopAllocation(a: AllocEntry): Promise<{ index: number; evalId: string }> {
     const hostBusy = await this.probe(this.jobs.get(a.jobId)?.versions.at(-1)!.allocs ?? []);
-    const change = new Change(this.index.next());
-    change.hostBusy = hostBusy;
-    let evalId = '';
-    if (a.desired === 'run') {
+    const { change, planned: evalId } = this.planAt(hostBusy, (change) => {
+      if (a.desired !== 'run') return '';
       this.stop(change, a, 'alloc was stopped by the user', 'AllocationUpdateDesiredStatus');
       const job = this.jobs.get(a.jobId);
       const template = job && !job.stop ? job.versions.at(-1)!.allocs.filter((s) => s.group === a.group)[a.index] : undefined;
-      if (job) evalId = this.evaluate(change, job, 'alloc-stop');
+      const evalId = job ? this.evaluate(change, job, 'alloc-stop') : '';
       if (job && template) this.place(change, job, template, a.index, a);
-    }
+      return evalId;
+    });
     await this.write(change);
     return { index: change.index, evalId };
   }
@@ -362,22 +365,23 @@ export class JobRegistry {
    */
   async heal(): Promise<void> {
     const hostBusy = await this.probe([...this.jobs.values()].flatMap((j) => j.versions.at(-1)!.allocs));
-    const change = new Change(this.index.next());
-    change.hostBusy = hostBusy;
-    for (const a of this.allocs.values()) if (a.unrecorded) change.allocs.set(a.id, { ...a, unrecorded: undefined });
-    for (const job of this.jobs.values()) {
-      const before = change.allocs.size;
-      // The job's evaluation is made first, so its placements carry its ID, and dropped (the last one pushed) if nothing changed.
-      this.evaluate(change, job, 'reconnect');
-      if (job.stop) {
-        for (const a of this.allocsOfJob(job.id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
-      } else {
-        this.reconcile(change, job);
+    const { change } = this.planAt(hostBusy, (change) => {
+      for (const a of this.allocs.values()) if (a.unrecorded) change.allocs.set(a.id, { ...a, unrecorded: undefined });
+      for (const job of this.jobs.values()) {
+        const before = change.allocs.size;
+        // The job's evaluation is made first, so its placements carry its ID, and dropped (the last one pushed) if nothing changed.
+        this.evaluate(change, job, 'reconnect');
+        if (job.stop) {
+          for (const a of this.allocsOfJob(job.id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
+        } else {
+          this.reconcile(change, job);
+        }
+        if (change.allocs.size === before) change.evals.pop();
       }
-      if (change.allocs.size === before) change.evals.pop();
-    }
+    });
     // Nothing to make good writes nothing: the start's write has no job, and keeps an evaluation only beside an allocation.
     if (change.allocs.size > 0) await this.write(change);
+    else this.index.order.abandon(change.index);
     // Capacity may differ from the last run's: blocked evaluations try again.
     this.healed = true;
     this.unblock();
@@ -415,12 +419,12 @@ export class JobRegistry {
     const job = this.jobs.get(id);
     if (!job) return undefined;
     const hostBusy = await this.probe(job.versions.at(-1)!.allocs);
-    const change = new Change(this.index.next());
-    change.hostBusy = hostBusy;
-    const evalId = this.evaluate(change, job, trigger);
-    if (job.stop) {
-      for (const a of this.allocsOfJob(id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
-    } else {
+    const { change, planned: evalId } = this.planAt(hostBusy, (change) => {
+      const evalId = this.evaluate(change, job, trigger);
+      if (job.stop) {
+        for (const a of this.allocsOfJob(id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
+        return evalId;
+      }
       if (forceReschedule) {
         const templates = job.versions.at(-1)!.allocs;
         for (const a of this.allocsOfJob(id)) {
@@ -431,7 +435,8 @@ export class JobRegistry {
         }
       }
       this.reconcile(change, job);
-    }
+      return evalId;
+    });
     await this.write(change);
     return { EvalID: evalId, EvalCreateIndex: change.index, JobModifyIndex: job.jobModifyIndex, Warnings: '', Index: change.index };
   }
@@ -637,15 +642,15 @@ export class JobRegistry {
     const job = this.jobs.get(jobId);
     if (this.closed || this.blocked.get(jobId) !== evalId || !e || !job) return;
     const hostBusy = await this.probe(job.versions.at(-1)!.allocs);
-    const change = new Change(this.index.next());
-    change.hostBusy = hostBusy;
-    change.evals.push({ ...e, ModifyIndex: change.index, ModifyTime: this.now() * 1e6 });
-    change.evalId = e.ID;
-    if (job.stop) {
-      for (const a of this.allocsOfJob(job.id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
-    } else {
-      this.reconcile(change, job);
-    }
+    const { change } = this.planAt(hostBusy, (change) => {
+      change.evals.push({ ...e, ModifyIndex: change.index, ModifyTime: this.now() * 1e6 });
+      change.evalId = e.ID;
+      if (job.stop) {
+        for (const a of this.allocsOfJob(job.id)) if (a.desired === 'run') this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
+      } else {
+        this.reconcile(change, job);
+      }
+    });
     try {
       await this.write(change);
     } catch (err) {
@@ -658,9 +663,15 @@ export class JobRegistry {
 
   /** Records `e` failed after `limit` plans that could not be written, with a blocked evaluation to try again. */
   private async failEvaluation(e: EvalRecord, limit: number, cause: Error): Promise<void> {
-    const index = this.index.next();
-    const evals = failedAfterAttempts(e, limit, index, this.now() * 1e6);
-    await commitInOrder({ store: this.store, events: this.events }, index, (tx) => {
+    const index = this.index.order.take();
+    let evals: ReturnType<typeof failedAfterAttempts>;
+    try {
+      evals = failedAfterAttempts(e, limit, index, this.now() * 1e6);
+    } catch (err) {
+      this.index.order.abandon(index);
+      throw err;
+    }
+    await commitInOrder({ store: this.store, events: this.events, index: this.index }, index, (tx) => {
       for (const r of evals) tx.put('evals', r.ID, r);
     }, () => {
       for (const r of evals) this.evals.set(r.ID, r);
@@ -773,11 +784,33 @@ export class JobRegistry {
     change.events.push(() => this.allocEvent(this.allocs.get(a.id)!, type, change.index));
   }
 
-  /** Commits `change` and, once it is durable, applies it: the live entries, the runners, the events. */
+  /**
+   * Takes the next index in the agent's apply order and plans a write at it (`plan` fills the change). A plan that
+   * throws gives its index back, so no later write waits on it; otherwise the caller writes the change, or
+   * abandons its index when there is nothing to write.
+   */
+  private planAt<R>(hostBusy: HostBusy, plan: (change: Change) => R): { change: Change; planned: R } {
+    const change = new Change(this.index.order.take());
+    change.hostBusy = hostBusy;
+    try {
+      return { change, planned: plan(change) };
+    } catch (err) {
+      this.index.order.abandon(change.index);
+      throw err;
+    }
+  }
+
+  /** Commits `change` and, once it is durable and every lower index has applied, applies it: the live entries, the runners, the events. */
   private async write(change: Change): Promise<void> {
     const { index } = change;
     const touched = new Set([...change.jobs.keys(), ...[...change.allocs.values()].map((a) => a.jobId)]);
-    const settled = settleEvaluations(change.evals, change.failed, (jobId) => this.evals.get(this.blocked.get(jobId) ?? ''), index, this.now() * 1e6);
+    let settled: ReturnType<typeof settleEvaluations>;
+    try {
+      settled = settleEvaluations(change.evals, change.failed, (jobId) => this.evals.get(this.blocked.get(jobId) ?? ''), index, this.now() * 1e6);
+    } catch (err) {
+      this.index.order.abandon(index);
+      throw err;
+    }
     change.evals.splice(0, change.evals.length, ...settled.evals);
     // Until it is applied, another job's plan counts what this one places (and stops), so two never share a port or memory.
     this.inflight.add(change);
@@ -786,8 +819,9 @@ export class JobRegistry {
       this.apply(change, settled, touched);
     };
     try {
-      // Applied in the commit's own turn, and published before any batch of a later index.
-      await commitInOrder({ store: this.store, events: this.events }, index, (tx) => this.persist(tx, change), applied);
+      // Applied once every lower index has (in the commit's own turn when none is open), and published before any
+      // batch of a later index.
+      await commitInOrder({ store: this.store, events: this.events, index: this.index }, index, (tx) => this.persist(tx, change), applied);
     } catch (err) {
       this.inflight.delete(change);
       throw err;
@@ -889,18 +923,21 @@ export class JobRegistry {
   /** Every state change of the runner is a client update: the next index, an AllocationUpdated event. */
   private watch(a: AllocEntry, runner: AllocRunner): void {
     runner.state$.pipe(skip(1)).subscribe((state) => {
-      // What it held is free once its tasks are gone: blocked evaluations try again, as Nomad unblocks them.
-      if (this.blocked.size > 0 && isTerminal(state) && !isTerminal(a.lastState)) queueMicrotask(() => this.unblock());
-      const index = this.index.next();
-      const job = this.jobs.get(a.jobId);
-      const before = job && this.summarySignature(job);
-      a.lastState = state;
-      a.modifyIndex = index;
-      a.modifyTime = this.now();
-      this.allocsIndex = index;
-      if (job && this.summarySignature(job) !== before) this.summaryMoved(job.id, index);
-      this.events.publish({ Index: index, Events: [this.allocEvent(a, 'AllocationUpdated', index)] });
-      this.index.changed(index);
+      // Applied in index order: behind the writes of lower indexes still committing (a stop of this allocation
+      // whose commit has not ended sets its ModifyIndex when it applies, which must not be past this change's).
+      this.index.order.applyNext((index) => {
+        // What it held is free once its tasks are gone: blocked evaluations try again, as Nomad unblocks them.
+        if (this.blocked.size > 0 && isTerminal(state) && !isTerminal(a.lastState)) queueMicrotask(() => this.unblock());
+        const job = this.jobs.get(a.jobId);
+        const before = job && this.summarySignature(job);
+        a.lastState = state;
+        a.modifyIndex = index;
+        a.modifyTime = this.now();
+        this.allocsIndex = index;
+        if (job && this.summarySignature(job) !== before) this.summaryMoved(job.id, index);
+        this.events.publish({ Index: index, Events: [this.allocEvent(a, 'AllocationUpdated', index)] });
+        this.index.changed(index);
+      });
     });
   }
 

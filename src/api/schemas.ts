@@ -122,6 +122,7 @@ export const eventStreamQuery = z.looseObject({
 export const zodValidatorCompiler: FastifySchemaCompiler<ZodType> = ({ schema }) => (data) => {
   const result = schema.safeParse(data);
   if (result.success) return { value: result.data };
-  const message = result.error.issues.map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message}`).join('\n');
+  // zod's own type messages open with "Invalid input: "; the field's path already says where.
+  const message = result.error.issues.map((i) => `${i.path.length > 0 ? `${i.path.join('.')}: ` : ''}${i.message.replace(/^Invalid input: /, '')}`).join('\n');
   return { error: Object.assign(new Error(message), { statusCode: 400 }) };
 };

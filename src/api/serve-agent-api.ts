@@ -114,15 +114,29 @@ async function listenPrivately(app: FastifyInstance, path: string): Promise<void
   checkSocketPrivate(path);
 }
 
-/** Starts the API for `agent` on its data dir's socket and, when asked, on a TCP address. */
-export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
+/**
+ * What serveAgentApi refuses before it listens: a socket path too long, another agent answering on the data
+ * dir's socket, a bad `--http`, a non-loopback one without a given token. The agent's command calls it
+ * before it restores anything, so a refused agent has touched no allocation.
+ */
+export async function refuseBeforeServing(opts: Pick<ServeOptions, 'dataDir' | 'http' | 'token'>): Promise<void> {
   const socketPath = socketPathOf(opts.dataDir);
   checkDataDirPrivate(opts.dataDir);
   if (Buffer.byteLength(socketPath) > 100) throw new ListenError(`the data dir path is too long for a unix socket (${socketPath}); use a shorter --data-dir`);
-  if (existsSync(socketPath)) {
-    if (await socketInUse(socketPath)) throw new ListenError(`another agent is already serving ${opts.dataDir} (its socket ${socketPath} answers)`);
-    unlinkSync(socketPath); // left behind by an agent that did not exit cleanly
+  if (existsSync(socketPath) && (await socketInUse(socketPath))) throw new ListenError(`another agent is already serving ${opts.dataDir} (its socket ${socketPath} answers)`);
+  if (opts.http === undefined) return;
+  const tcp = parseListenAddress(opts.http);
+  const resolvedBefore = typeof opts.token === 'object' && 'token' in opts.token ? opts.token : undefined;
+  if (!isLoopback(tcp.host) && (opts.token === undefined || resolvedBefore?.given === false)) {
+    throw new ListenError(`--http ${opts.http} is not a loopback address: give a token (--token-file FILE or ALLOCRUN_TOKEN_FILE) so the network cannot reach the agent without it`);
   }
+}
+
+/** Starts the API for `agent` on its data dir's socket and, when asked, on a TCP address. */
+export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
+  const socketPath = socketPathOf(opts.dataDir);
+  await refuseBeforeServing(opts);
+  if (existsSync(socketPath)) unlinkSync(socketPath); // left behind by an agent that did not exit cleanly
   let tcp: { host: string; port: number } | undefined;
   let token: string | undefined;
   let tokenFile: string | undefined;
@@ -130,9 +144,6 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   if (opts.http !== undefined) {
     tcp = parseListenAddress(opts.http);
     const resolvedBefore = typeof opts.token === 'object' && 'token' in opts.token ? opts.token : undefined;
-    if (!isLoopback(tcp.host) && (opts.token === undefined || resolvedBefore?.given === false)) {
-      throw new ListenError(`--http ${opts.http} is not a loopback address: give a token (--token-file FILE or ALLOCRUN_TOKEN_FILE) so the network cannot reach the agent without it`);
-    }
     const source = typeof opts.token === 'string' ? { value: opts.token, from: 'the token option' } : (opts.token as TokenSource | undefined);
     ({ token, file: tokenFile, description: tokenFrom } = resolvedBefore ?? resolveAgentToken(source, opts.dataDir));
   }
@@ -145,9 +156,9 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   // Runner saves record the index too: task state changes move it without a registry write.
   store.indexOf = () => index.current;
   const events = new EventBroker();
-  // Variable writes take the same index, so their ModifyIndex orders with every other change, and hold the
-  // broker at theirs while they commit, so their events do too.
-  variablesOf(store).index = { next: () => index.next(), changed: (i) => index.changed(i), hold: (i) => events.hold(i) };
+  // Variable writes take the same index, so their ModifyIndex orders with every other change, apply in its order,
+  // and hold the broker at theirs while they commit, so their events do too.
+  variablesOf(store).index = { next: () => index.order.take(), changed: (i) => index.changed(i), hold: (i) => events.hold(i), order: index.order };
   // Service registrations take the agent's indexes from now on (restored allocations registered before).
   const services = opts.services ?? new ServiceRegistry();
   services.useIndex(index);

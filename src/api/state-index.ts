@@ -3,12 +3,15 @@
  * takes the next number, and blocking queries wait for the number they care about to pass theirs.
  */
 import { Subject, type Observable } from 'rxjs';
+import { ApplyOrder } from './apply-order.ts';
 
 /** A monotonically increasing index with a stream of its changes. */
 export class StateIndex {
   private value: number;
   private reserved: number;
   private readonly changes = new Subject<number>();
+  /** The order writes apply in: a write that commits before it applies takes its index here (apply-order.ts). */
+  readonly order = new ApplyOrder(() => this.next());
 
   /**
    * `reserve(upTo)`, when given, must record durably that indexes up to `upTo` may be handed out; it is

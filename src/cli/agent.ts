@@ -6,7 +6,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { checkDataDirPrivate, resolveAgentToken, TOKEN_ON_COMMAND_LINE_WARNING, tokenSourceOf } from '../api/agent-token.ts';
-import { serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
+import { refuseBeforeServing, serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
 import { ServiceRegistry } from '../services/index.ts';
 import { variablesOf } from '../variables/variable-store.ts';
 import { createAgent, type Agent } from '../runtime/create-agent.ts';
@@ -58,7 +58,7 @@ without a given token. Prefer --token-file: a --token on the command line is rea
 local user (ps, /proc/PID/cmdline).
 
 Flags:
-  -d, --data-dir D    where allocations and their state live (required)
+  -d, --data-dir D    where allocations and their state live (required; default: $ALLOCRUN_DATA_DIR)
   --http ADDR         also serve the API on HOST:PORT, e.g. 127.0.0.1:4646 (port 0: any free one)
   --token-file F      read the token TCP clients must send from F (mode 0600; default: $ALLOCRUN_TOKEN_FILE)
   --token T           the token itself (default: $ALLOCRUN_TOKEN); visible to other users, prefer --token-file
@@ -91,22 +91,28 @@ Example:
     );
     if (!parsed) return 0;
     const { values } = parsed;
-    if (!values['data-dir']) throw new UsageError('agent: --data-dir D is required (where allocations and their state live)', 'agent');
+    // The same default as the client commands: $ALLOCRUN_DATA_DIR.
+    const dataDirFlag = values['data-dir'] || process.env.ALLOCRUN_DATA_DIR;
+    if (!dataDirFlag) throw new UsageError('agent: --data-dir D is required (where allocations and their state live; or set ALLOCRUN_DATA_DIR)', 'agent');
     const inspectPort = values.inspect === undefined ? undefined : values.inspect === '' ? null : parsePort('agent', '--inspect', values.inspect);
-    const dataDir = resolve(values['data-dir']);
-    await mkdir(dataDir, { recursive: true, mode: 0o700 });
-    // Refused before anything is restored: a data dir or a given token others can reach (agent-token.ts).
-    checkDataDirPrivate(dataDir);
-    // An agent that runs tasks as other users lets them pass through to their task dirs, by path only.
-    if (!userSwitching().cannotSwitch()) await openPassage(dataDir);
+    const dataDir = resolve(dataDirFlag);
+    // Everything the flags alone can refuse is refused before the data dir is made: a refused start leaves nothing.
     if (values.token !== undefined) process.stderr.write(`allocrun agent: ${TOKEN_ON_COMMAND_LINE_WARNING}\n`);
     const tokenSource = values.http === undefined ? undefined : tokenSourceOf({ token: values.token, tokenFile: values['token-file'] });
+    // A given token is checked now; the data dir's own token file is the API's to read or make, later.
     const apiToken = tokenSource && resolveAgentToken(tokenSource, dataDir);
     // Refused here, not at each task's start: an agent that cannot switch to it would fail every task.
     const taskUser = values['task-user'];
     const taskUserWhy = taskUser === undefined ? undefined : taskUserProblem(taskUser, 'leave out --task-user, or run the agent as root');
     if (taskUserWhy) throw new UsageError(`agent: --task-user ${JSON.stringify(taskUser)}: ${taskUserWhy}`, 'agent');
     const artifacts = artifactConfigFromFlags(values);
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    // Refused before anything is restored: a data dir or a given token others can reach (agent-token.ts).
+    checkDataDirPrivate(dataDir);
+    // An agent that runs tasks as other users lets them pass through to their task dirs, by path only.
+    if (!userSwitching().cannotSwitch()) await openPassage(dataDir);
+    // Also before anything is restored: another agent serving this data dir, or an --http it would refuse.
+    await refuseBeforeServing({ dataDir, http: values.http, token: apiToken });
 
     // The agent's one store. A damaged one stops the agent here, named, before anything runs or is written.
     const store = AgentStore.open(dataDir);

@@ -2,6 +2,7 @@
  * `allocrun alloc status|logs|restart|signal|stop`: Nomad's alloc commands against a running agent, over its
  * HTTP API. Allocations are named by ID or a unique ID prefix, as Nomad names them.
  */
+import { constants as osConstants } from 'node:os';
 import { parseCommand, type Command } from './args.ts';
 import { agentClient, AGENT_FLAGS, AGENT_FLAGS_HELP, readAll, type AgentClient } from './api-client.ts';
 import { commandGroup } from './command-group.ts';
@@ -162,13 +163,15 @@ ${AGENT_FLAGS_HELP}`,
   async run(argv) {
     const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, s: { type: 'string', short: 's' }, task: { type: 'string' } }, { min: 1, max: 2, names: 'the allocation ID and the task' });
     if (!parsed) return 0;
+    const signal = (parsed.values.s ?? 'SIGKILL').toUpperCase();
+    const name = signal.startsWith('SIG') ? signal : `SIG${signal}`;
+    if (!(name in osConstants.signals)) throw new UsageError(`alloc signal: -s ${parsed.values.s} is not a signal name; e.g. SIGHUP, SIGUSR1, SIGTERM (kill -l lists them)`, 'alloc signal');
     const client = agentClient('alloc signal', parsed.values);
     const alloc = await resolveAlloc(client, parsed.positionals[0]!);
     const named = parsed.values.task ?? parsed.positionals[1];
     const task = named === undefined ? undefined : taskOf(alloc, named, 'alloc signal');
-    const signal = (parsed.values.s ?? 'SIGKILL').toUpperCase();
-    await client.send('POST', `/v1/client/allocation/${alloc.ID}/signal`, { Signal: signal.startsWith('SIG') ? signal : `SIG${signal}`, Task: task ?? '' });
-    process.stdout.write(`Signal ${signal} sent to ${task ? `task "${task}"` : 'the tasks'} of allocation "${shortId(alloc.ID)}"\n`);
+    await client.send('POST', `/v1/client/allocation/${alloc.ID}/signal`, { Signal: name, Task: task ?? '' });
+    process.stdout.write(`Signal ${name} sent to ${task ? `task "${task}"` : 'the tasks'} of allocation "${shortId(alloc.ID)}"\n`);
     return 0;
   },
 };

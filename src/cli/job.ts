@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { jobToApiJson, type Json } from '../api/job-json.ts';
 import { parseCommand, type Command } from './args.ts';
-import { agentClient, AGENT_FLAGS, AGENT_FLAGS_HELP, type AgentClient } from './api-client.ts';
+import { agentClient, ApiError, AGENT_FLAGS, AGENT_FLAGS_HELP, type AgentClient } from './api-client.ts';
 import { recordOfApiAlloc, type ApiAllocation } from './api-records.ts';
 import { isTerminalStatus, watchAllocs } from './api-watch.ts';
 import { commandGroup } from './command-group.ts';
@@ -111,7 +111,7 @@ ${AGENT_FLAGS_HELP}`,
     if (!parsed) return 0;
     const client = agentClient('job stop', parsed.values);
     const id = parsed.positionals[0]!;
-    const res = await client.send<RegisterResponse>('DELETE', `/v1/job/${encodeURIComponent(id)}`, undefined, { purge: parsed.values.purge ? 'true' : undefined });
+    const res = await client.send<RegisterResponse>('DELETE', `/v1/job/${encodeURIComponent(id)}`, undefined, { purge: parsed.values.purge ? 'true' : undefined }).catch(namingTheJob(id, client));
     if (parsed.values.detach) {
       process.stdout.write(`Job "${id}" stopped\nEvaluation ID: ${res.EvalID}\n`);
       return 0;
@@ -147,6 +147,16 @@ interface ApiJob {
   Stop: boolean;
 }
 
+/** A 404 for a named job, said with the job and the agent (as the alloc commands name an allocation); other errors as they are. */
+function namingTheJob(id: string, client: AgentClient) {
+  return (err: unknown): never => {
+    if (err instanceof ApiError && err.status === 404) {
+      throw new ApiError(404, `${err.message}: no job ${JSON.stringify(id)} on the agent at ${client.label} ('allocrun job status' lists them)`);
+    }
+    throw err;
+  };
+}
+
 const jobStatus: Command = {
   name: 'job status',
   usage: 'job status [job] [--json] [--data-dir D | --address URL [--token-file F | --token T]]',
@@ -176,7 +186,7 @@ ${AGENT_FLAGS_HELP}`,
       client.get<ApiJob>(path),
       client.get<{ Summary: Record<string, Record<string, number>> }>(`${path}/summary`),
       client.get<ApiAllocation[]>(`${path}/allocations`),
-    ]);
+    ]).catch(namingTheJob(id, client));
     if (parsed.values.json) {
       process.stdout.write(`${JSON.stringify({ ...job, Summary: summary, Allocations: allocs }, null, 2)}\n`);
       return 0;

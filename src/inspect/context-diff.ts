@@ -37,7 +37,7 @@ interface Diff {
   /** One path, pushed and popped as the walk goes: a copy is made only for a patch. */
   path: string[];
   limits: SanitizeLimits;
-  /** The sanitizer's limits with the depth left at each depth, made when first needed. */
+  /** The sanitizer's limits with the depth left at each depth (made once per limits object, not per diff). */
   limitsAt: SanitizeLimits[];
   shared: SharedValue | undefined;
 }
@@ -48,10 +48,14 @@ interface Diff {
  * `shared` is asked about each changed object field of a walked object (it decides by path, cheaply).
  */
 export function diffContext(prev: unknown, next: unknown, limits: SanitizeLimits, shared?: SharedValue): ContextPatch[] {
-  const d: Diff = { out: [], path: [], limits, limitsAt: [], shared };
+  let limitsAt = limitsByDepth.get(limits);
+  if (!limitsAt) limitsByDepth.set(limits, (limitsAt = []));
+  const d: Diff = { out: [], path: [], limits, limitsAt, shared };
   if (prev !== next) walk(prev, next, d);
   return d.out;
 }
+
+const limitsByDepth = new WeakMap<SanitizeLimits, SanitizeLimits[]>();
 
 function valueAt(v: unknown, depth: number, d: Diff): JsonValue {
   return sanitize(v, (d.limitsAt[depth] ??= { ...d.limits, depth: Math.max(0, d.limits.depth - depth) }));

@@ -88,8 +88,6 @@ function worthQueueing(ev: InspectionEvent): boolean {
     }
     case '@xstate.snapshot':
       return machineOf(ev.actorRef as InspectedRef) !== undefined || (ev.snapshot as { status?: string }).status !== 'active';
-    case '@xstate.microstep':
-      return machineOf(ev.actorRef as InspectedRef) !== undefined;
     default:
       return true;
   }
@@ -210,8 +208,10 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
   const definitions = new Set<string>();
   /** Per active machine actor, what was last sent: context is replaced, never mutated, so identity means unchanged. */
   const sent = new Map<string, Sent>();
-  /** Edges taken since the actor's last snapshot. */
+  /** Edges taken up to the actor's last queued snapshot, for its next transition message. */
   const takenEdges = new Map<string, number[]>();
+  /** Edges of the actor's microsteps since its last queued snapshot (its macrostep still running). */
+  const stepEdges = new Map<string, number[]>();
   /** Actors whose done (error) event to their parent was sent: it said what their final transition would repeat. */
   const settledByEvent = new Set<string>();
 
@@ -425,16 +425,6 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
           } else batch.push(msg);
           break;
         }
-        case '@xstate.microstep': {
-          const machine = machineOf(ref);
-          if (!machine) break;
-          const taken = edgesOf(machine, ev._transitions);
-          if (taken.length === 0) break;
-          const list = takenEdges.get(ref.sessionId);
-          if (list) list.push(...taken);
-          else takenEdges.set(ref.sessionId, taken);
-          break;
-        }
         case '@xstate.snapshot': {
           const msg = transitionOf(ev, at[i]!, lastSnapshot.get(ref.sessionId) === i);
           if (msg) batch.push(msg);
@@ -445,6 +435,26 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     if (batch.length > 0) deliver(subscribers, batch);
   };
 
+  const noteEdges = (ev: InspectionEvent & { type: '@xstate.microstep' }) => {
+    const ref = ev.actorRef as InspectedRef;
+    const machine = machineOf(ref);
+    if (!machine) return;
+    const taken = edgesOf(machine, ev._transitions);
+    if (taken.length === 0) return;
+    const list = stepEdges.get(ref.sessionId);
+    if (list) list.push(...taken);
+    else stepEdges.set(ref.sessionId, taken);
+  };
+
+  const handOverEdges = (sessionId: string) => {
+    const steps = stepEdges.get(sessionId);
+    if (!steps) return;
+    stepEdges.delete(sessionId);
+    const list = takenEdges.get(sessionId);
+    if (list) list.push(...steps);
+    else takenEdges.set(sessionId, steps);
+  };
+
   /**
    * The stream is read again after nobody did: what the new reader is about to get is the picture, so the
    * next messages say what changed since the picture's values and contexts.
@@ -452,6 +462,7 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
   const resume = () => {
     sent.clear();
     takenEdges.clear();
+    stepEdges.clear();
     settledByEvent.clear();
     picture.forEachActive((sessionId, value, context) => {
       if (value !== undefined) sent.set(sessionId, { value, context });
@@ -461,9 +472,17 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
   return {
     inspect(ev) {
       if (rawSubscribers.size > 0) deliver(rawSubscribers, ev);
-      // What the page is never sent is dropped here, so the queue holds only what the flush maps; edges
-      // only while someone reads (the picture does not keep them).
-      if (!worthQueueing(ev) || (ev.type === '@xstate.microstep' && subscribers.size === 0)) return;
+      // A microstep is worth only its edges, and only while someone reads (the picture does not keep them):
+      // they are looked up now and the event is not queued, so the snapshot it holds (one XState drops at
+      // once otherwise) does not live until the flush. They join the actor's taken edges when its snapshot
+      // is queued, so each transition message carries the edges taken before it, as when they were queued.
+      if (ev.type === '@xstate.microstep') {
+        if (subscribers.size > 0) noteEdges(ev);
+        return;
+      }
+      // What the page is never sent is dropped here, so the queue holds only what the flush maps.
+      if (!worthQueueing(ev)) return;
+      if (ev.type === '@xstate.snapshot' && stepEdges.size > 0) handOverEdges(ev.actorRef.sessionId);
       queue.push(ev);
       times.push(now());
       if (!scheduled) {

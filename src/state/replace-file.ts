@@ -34,13 +34,8 @@ export async function replaceFile(path: string, text: string): Promise<void> {
 
 /** Writes `bytes` as the whole content of `file`, reusing it when it exists; never follows a symlink. */
 async function fill(file: string, bytes: Buffer): Promise<void> {
-  let fd: number;
-  try {
-    fd = await call<number>((cb) => open(file, constants.O_RDWR | constants.O_NOFOLLOW, cb));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    fd = await call<number>((cb) => open(file, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600, cb));
-  }
+  // One call whether or not the spare exists yet (the mode applies only when it is made).
+  const fd = await call<number>((cb) => open(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600, cb));
   try {
     for (let at = 0; at < bytes.length; ) at += await call<number>((cb) => write(fd, bytes, at, bytes.length - at, at, (err, n) => cb(err, n)));
     await call<void>((cb) => ftruncate(fd, bytes.length, cb));
@@ -48,6 +43,9 @@ async function fill(file: string, bytes: Buffer): Promise<void> {
     await call<void>((cb) => close(fd, cb));
   }
 }
+
+/** What `link` answers where the file system has no hard links. */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 
 /** Gives `path`'s current inode the name `old`; false when there is no current file (the first write). */
 async function keepCurrent(path: string, old: string): Promise<boolean> {
@@ -57,6 +55,9 @@ async function keepCurrent(path: string, old: string): Promise<boolean> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return false;
+    // A file system without hard links (vfat, exFAT, some network and FUSE ones): the rename alone still
+    // replaces atomically; the replaced inode is let go and the next write makes its spare anew.
+    if (code !== undefined && NO_LINKS.has(code)) return false;
     if (code !== 'EEXIST') throw err;
   }
   // Left by a write that stopped between its link and its last rename: an older inode, not needed.

@@ -24,6 +24,15 @@ export interface Indexer {
    * publishes in index order); a write holds its index from its commit's start until it has been written out.
    */
   hold?(index: number): () => void;
+  /**
+   * The order the agent's writes apply in (the API's ApplyOrder), when `next` takes its indexes there: every index
+   * `next` gives is then settled with `applyAt` or `abandon`, and a write waits for the lower ones to settle.
+   */
+  order?: {
+    settledBelow(index: number): Promise<void>;
+    applyAt<T>(index: number, apply: () => T): Promise<T>;
+    abandon(index: number): void;
+  };
 }
 
 /** A committed write as the event stream tells it: the variable's metadata (never its items). */
@@ -218,17 +227,27 @@ export class VariableStore implements VariableSource {
 
   /**
    * Commits `write` at `index` with the table's index and, once durable, runs `told`; later indexes' events are
-   * held meanwhile (Indexer.hold), so what `told` publishes comes before them.
+   * held meanwhile (Indexer.hold), so what `told` publishes comes before them. With the agent's apply order, the
+   * commit itself waits for every lower index to apply or fail (reads see a variable as soon as it is committed,
+   * so committing is this write's apply), and `told` runs in index order.
    */
   private async committed(index: number, write: (tx: WriteTx) => void, told: () => void): Promise<void> {
+    const { order } = this.index;
     const release = this.index.hold?.(index);
     try {
-      await this.store.commit((tx) => {
-        write(tx);
-        tx.put('meta', 'varsIndex', index);
-        tx.index(index);
-      });
-      told();
+      try {
+        await order?.settledBelow(index);
+        await this.store.commit((tx) => {
+          write(tx);
+          tx.put('meta', 'varsIndex', index);
+          tx.index(index);
+        });
+      } catch (err) {
+        order?.abandon(index);
+        throw err;
+      }
+      if (order) await order.applyAt(index, told);
+      else told();
     } finally {
       release?.();
     }

@@ -88,22 +88,28 @@ describe('the Deployment topic', { timeout: SUITE_TIMEOUT }, () => {
     await register(deployed('racing', [SLOW]));
     const d = await deploymentOf('racing');
     await until(async () => eventsOf('racing'), (l) => l.length === 1, 'the new deployment\'s event');
-    // The seam: once the mark is durable, and before the fail goes on, a new version of the job is registered.
+    // The seam: once the mark is durable, and before the fail goes on, a new version of the job is registered (at a
+    // later index) and its commit is durable; its apply, and so its answer, waits for the fail's, at the lower index.
     const commit = s.store.commit.bind(s.store);
     let armed = true;
+    let registered: Promise<Json> | undefined;
+    let durable!: () => void;
+    const registrationDurable = new Promise<void>((r) => (durable = r));
     const seam = vi.spyOn(s.store, 'commit').mockImplementation(async (write) => {
       let marks = false;
-      write({ put: (table, key) => void (marks ||= table === 'meta' && key === 'deployments.failed'), remove: () => undefined, index: () => undefined });
+      let job = false;
+      write({ put: (table, key) => void ((marks ||= table === 'meta' && key === 'deployments.failed'), (job ||= table === 'jobs' && key === 'racing')), remove: () => undefined, index: () => undefined });
       await commit(write);
+      if (job && !armed) durable();
       if (!marks || !armed) return;
       armed = false;
-      await register(deployed('racing', [SLOW], { Meta: { v: '2' } }));
-      // The registration's events have reached the watcher.
-      await new Promise((r) => setImmediate(r));
+      registered = register(deployed('racing', [SLOW], { Meta: { v: '2' } }));
+      await registrationDurable;
     });
     const fail = await call(s.socket, 'PUT', `/v1/deployment/fail/${d['ID']}`);
     seam.mockRestore();
     expect([fail.status, armed]).toEqual([200, false]);
+    await registered;
     const index = fail.json<Json>()['Index'];
     const seen = await until(async () => eventsOf('racing'), (l) => l.some((e) => e.Key !== d['ID']), 'the new version\'s deployment');
     expect(seen.filter((e) => e.deployment['Status'] === 'failed').map((e) => [e.Key, e.Index])).toEqual([[d['ID'], index]]);

@@ -29,23 +29,31 @@ describe('each writer that commits before it publishes', { timeout: SUITE_TIMEOU
   type Op = { table: string; key: string; removed: boolean };
   /**
    * Arms the seam: the first commit whose writes `match` is committed, then, before the writer goes on, a job is
-   * registered (its batch published at a later index). Resolves with that job's ID once it has been.
+   * registered at a later index, and the writer waits until that registration's commit is durable (not for its
+   * answer: its apply, and so its answer, waits for the writer's, at the lower index). `answered` is its answer.
    */
-  function interleaveAfter(match: (ops: Op[]) => boolean): { job: string; done: () => boolean } {
+  function interleaveAfter(match: (ops: Op[]) => boolean): { job: string; done: () => boolean; answered: () => Promise<{ status: number; text: string }> } {
     const job = `between-${++between}`;
     const commit = s.store.commit.bind(s.store);
     let armed = true;
+    let answered: Promise<{ status: number; text: string }> | undefined;
+    let durable!: () => void;
+    const betweenDurable = new Promise<void>((r) => (durable = r));
     const seam = vi.spyOn(s.store, 'commit').mockImplementation(async (write) => {
       const ops: Op[] = [];
       write({ put: (table, key) => void ops.push({ table, key, removed: false }), remove: (table, key) => void ops.push({ table, key, removed: true }), index: () => undefined });
       await commit(write);
+      if (ops.some((o) => o.table === 'jobs' && o.key === job)) {
+        seam.mockRestore();
+        durable();
+        return;
+      }
       if (!armed || !match(ops)) return;
       armed = false;
-      seam.mockRestore();
-      const res = await call(s.socket, 'PUT', '/v1/jobs', mockJob(job));
-      expect(res.status, res.text).toBe(200);
+      answered = call(s.socket, 'PUT', '/v1/jobs', mockJob(job));
+      await betweenDurable;
     });
-    return { job, done: () => !armed };
+    return { job, done: () => !armed, answered: () => answered! };
   }
 
   const batchesIn = (text: string): EventBatch[] => text.split('\n').filter((l) => l.startsWith('{"Index"')).map((l) => JSON.parse(l) as EventBatch);
@@ -61,6 +69,8 @@ describe('each writer that commits before it publishes', { timeout: SUITE_TIMEOU
       const res = await write();
       expect(res.status, res.text).toBeLessThan(300);
       expect(seam.done()).toBe(true);
+      const between = await seam.answered();
+      expect(between.status, between.text).toBe(200);
       const registered = (e: StreamEvent) => e.Topic === 'Job' && e.Type === 'JobRegistered' && e.Key === seam.job;
       const text = await st.until((t) => batchesIn(t).some((b) => b.Events.some(registered)) && batchesIn(t).some((b) => b.Events.some(mine)));
       const batches = batchesIn(text);

@@ -64,6 +64,14 @@ describe.concurrent('allocrun agent refuses a weak or exposed token before servi
     expect(short.stderr).toContain('--token is 1 character long; a token needs at least 16');
   });
 
+  it('leaves no data dir behind when it refuses a start for its flags', async () => {
+    const dir = join(await privateDir(), 'not-made');
+    const res = await runCli(['agent', '--data-dir', dir, '--http', '127.0.0.1:0', '--token', 'x']);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('--token is 1 character long');
+    expect(existsSync(dir), 'the data dir of a refused start').toBe(false);
+  });
+
   it('refuses a --token-file that others can read, with the chmod that fixes it', async () => {
     const dir = await privateDir();
     const file = await tokenFileIn(await privateDir(), GOOD, 0o644);
@@ -89,6 +97,18 @@ describe.concurrent('allocrun agent refuses a weak or exposed token before servi
     const res = await runCli(['agent', '--data-dir', dir, '--http', '0.0.0.0:0']);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('is not a loopback address: give a token (--token-file FILE or ALLOCRUN_TOKEN_FILE)');
+    // Refused before the store is opened and anything restored.
+    expect(res.stdout).not.toContain('agent restored');
+    expect(existsSync(join(dir, 'state.mdb'))).toBe(false);
+  });
+
+  it('refuses a second agent on a data dir another agent serves, before it opens the store or restores anything', async () => {
+    const dir = await privateDir();
+    await serving(['--data-dir', dir]);
+    const second = await runCli(['agent', '--data-dir', dir]);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`another agent is already serving ${dir} (its socket ${join(dir, 'agent.sock')} answers)`);
+    expect(second.stdout).not.toContain('agent restored');
   });
 });
 

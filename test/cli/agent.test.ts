@@ -57,9 +57,19 @@ describe.concurrent('allocrun agent', { timeout: 60_000 }, () => {
     expect(res.code).toBe(0);
   });
 
-  it('requires --data-dir', async () => {
-    const res = await runCli(['agent']);
+  it('requires --data-dir or ALLOCRUN_DATA_DIR', async () => {
+    const res = await runCli(['agent'], { env: { ALLOCRUN_DATA_DIR: '' } });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('--data-dir D is required');
+  });
+
+  it('takes its data dir from ALLOCRUN_DATA_DIR, as the client commands do', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-agent-cli-'));
+    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+    const cli = startCli(['agent'], { env: { ALLOCRUN_DATA_DIR: dataDir } });
+    await cli.waitFor(/no allocations to restore in /);
+    expect(cli.stdout()).toContain(`no allocations to restore in ${dataDir}`);
+    cli.child.kill('SIGTERM');
+    expect((await cli.exited).code).toBe(0);
   });
 });

@@ -240,6 +240,7 @@ describe('allocrun job commands against an agent that refuses', () => {
       const result = await cli.exited;
       expect(result.code, `${args.join(' ')} → ${status}\n${result.stderr}`).toBe(1);
       expect(result.stderr).toContain(`allocrun: ${text}`);
+      if (status === 404) expect(result.stderr).toMatch(/job not found: no job "j" on the agent at http:\/\/127\.0\.0\.1:\d+ \('allocrun job status' lists them\)/);
       expect(result.stdout).not.toMatch(/successful|registered|stopped|No running jobs/);
     }
   });

@@ -23,6 +23,11 @@ describe.concurrent('allocrun usage', { timeout: 60_000 }, () => {
     expect(res.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('names a signal that is none before asking any agent', async () => {
+    const res = await runCli(['alloc', 'signal', '-s', 'SIGFOO', '5b1e', '--data-dir', '/nonexistent-allocrun-dir']);
+    expect([res.code, res.stderr.split('\n')[0]]).toEqual([2, 'allocrun: alloc signal: -s SIGFOO is not a signal name; e.g. SIGHUP, SIGUSR1, SIGTERM (kill -l lists them)']);
+  });
+
   it('names an unknown command', async () => {
     const res = await runCli(['rnu']);
     expect(res.code).toBe(2);

@@ -279,6 +279,32 @@ describe('the stop marker says an agent began the stop, and why', () => {
     expect(stoppingReason(prefix)).toBe('kill');
   });
 
+  it('a kill with the supervisor\'s claim in place is a second name of the claim: no file made, the claim unchanged', async () => {
+    const prefix = prefixWith({ '.claim': '4242\n' });
+    await markStopping(prefix);
+    // A second kill finds the marker made and leaves it (it must never write through the claim's name).
+    await markStopping(prefix);
+    expect(statSync(`${prefix}.stop`).ino).toBe(statSync(`${prefix}.claim`).ino);
+    expect(stoppingReason(prefix)).toBe('kill');
+    expect(readClaim(prefix)).toEqual({ kind: 'supervisor', pid: 4242 });
+  });
+
+  it('a restart after such a kill marker writes a file of its own, leaving the claim as it was', async () => {
+    const prefix = prefixWith({ '.claim': '4242\n' });
+    await markStopping(prefix);
+    await markStopping(prefix, 'restart');
+    expect(stoppingReason(prefix)).toBe('restart');
+    expect(readClaim(prefix)).toEqual({ kind: 'supervisor', pid: 4242 });
+    expect(mode(`${prefix}.stop`)).toBe(0o600);
+  });
+
+  it('a kill after a restart marker, with the claim in place, makes it a kill', async () => {
+    const prefix = prefixWith({ '.claim': '4242\n', '.stop': 'restart\n' });
+    await markStopping(prefix);
+    expect(stoppingReason(prefix)).toBe('kill');
+    expect(readClaim(prefix)).toEqual({ kind: 'supervisor', pid: 4242 });
+  });
+
   it('is best effort: a marker that cannot be written is no error, and nothing is written', async () => {
     await markStopping('/nonexistent-dir-for-allocrun/exec-0-t');
     await markStopping('/nonexistent-dir-for-allocrun/exec-0-t', 'restart');

@@ -125,6 +125,35 @@ describe('the inspection stream', () => {
     actor.stop();
   });
 
+  it('gives each transition the edges taken before it, when a flush falls inside the next macrostep', () => {
+    let stream: ReturnType<typeof createInspectionStream> | undefined;
+    const stepper = setup({ actions: { flushNow: () => stream!.flush() } }).createMachine({
+      id: 'stepper',
+      initial: 'a',
+      states: {
+        a: { on: { NEXT: 'b' } },
+        b: { on: { GO: 'c' } },
+        c: { always: { target: 'd', actions: 'flushNow' } },
+        d: {},
+      },
+    });
+    // Flushed only when asked: the first macrostep's snapshot and the next one's first microstep share a batch.
+    stream = createInspectionStream({ schedule: () => {} });
+    const messages: InspectMessage[] = [];
+    stream.subscribe((b) => messages.push(...b));
+    const actor = createActor(stepper, { inspect: stream.inspect }).start();
+    stream.flush();
+    actor.send({ type: 'NEXT' });
+    actor.send({ type: 'GO' });
+    stream.flush();
+    const all = transitionsOf(machineDefinitionOf(stepper));
+    const edges = (event: string) =>
+      messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.event === event).flatMap((t) => t.edges ?? []).map((i) => `${all[i]!.source}->${all[i]!.targets.join()}`);
+    expect(edges('NEXT')).toEqual(['stepper.a->stepper.b']);
+    expect(edges('GO')).toEqual(['stepper.b->stepper.c', 'stepper.c->stepper.d']);
+    actor.stop();
+  });
+
   it('registers invoked actors with their parent and src; their done event to the parent carries the result', async () => {
     const { stream, messages } = collect();
     const actor = createActor(worker, { inspect: stream.inspect }).start();

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { createTokenBody, identityOf, isTokenRecord, listTokens, managementJson, newClientToken, tokenJson, tokenStubJson } from '../acl.ts';
 import { HttpError, notFound, type ApiContext } from '../context.ts';
+import { commitVisibleInOrder } from '../ordered-commit.ts';
 
 const accessorParams = z.object({ accessor: z.string().min(1) });
 const listQuery = z.looseObject({ prefix: z.string().optional() });
@@ -21,14 +22,12 @@ export function aclRoutes(app: FastifyInstance, ctx: ApiContext): void {
       url: '/v1/acl/token',
       schema: { body: createTokenBody },
       handler: async (req, reply) => {
-        const index = ctx.index.next();
-        const { record, secret } = newClientToken(req.body as z.output<typeof createTokenBody>, index, new Date());
-        // Answered only once durable: a token the client holds is one the agent will know after a crash.
-        await store.commit((tx) => {
-          tx.put('acl', record.AccessorID, record);
-          tx.index(index);
-        });
-        ctx.index.changed(index);
+        const body = req.body as z.output<typeof createTokenBody>;
+        const index = ctx.index.order.take();
+        const { record, secret } = newClientToken(body, index, new Date());
+        // Answered only once durable: a token the client holds is one the agent will know after a crash. In index
+        // order: visible only once every write of a lower index is.
+        await commitVisibleInOrder(ctx, index, (tx) => tx.put('acl', record.AccessorID, record));
         void reply.header('X-Nomad-Index', String(index));
         return tokenJson(record, secret);
       },
@@ -66,12 +65,8 @@ export function aclRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const { accessor } = req.params as z.output<typeof accessorParams>;
     // By the raw entry, so a damaged one can be removed too.
     if (store.raw('acl', accessor) === undefined) throw notFound('ACL token');
-    const index = ctx.index.next();
-    await store.commit((tx) => {
-      tx.remove('acl', accessor);
-      tx.index(index);
-    });
-    ctx.index.changed(index);
+    const index = ctx.index.order.take();
+    await commitVisibleInOrder(ctx, index, (tx) => tx.remove('acl', accessor));
     return reply.header('X-Nomad-Index', String(index)).send();
   });
 }

@@ -269,7 +269,7 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
         const d = find((req.params as { id: string }).id);
         if (d['Status'] !== 'running') throw new HttpError(400, `can't fail terminal deployment`);
         const failed = failedByUser(ctx);
-        const index = ctx.index.next();
+        const index = ctx.index.order.take();
         const id = String(d['ID']);
         failed.set(id, index);
         const holding = new Set<string>();
