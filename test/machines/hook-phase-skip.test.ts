@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { hookLoopGuards, type HookLoopContext } from '../../machines/hook-phase.ts';
 import { allocRunnerMachine, type AllocRunnerInput } from '../../machines/alloc-runner.ts';
 import type { AllocHookCallInput } from '../../machines/alloc-runner-types.ts';
+import type { HookCallInput, HookCallOutput } from '../../machines/hook-calls.ts';
 import { taskRunnerMachine, type DriverCallInput, type DriverShutdownInput } from '../../machines/task-runner.ts';
 import type { AllocSpec, ExitResult, TaskSpec } from '../../machines/model.ts';
 import { machineDefinitionOf } from '../../src/inspect/definition.ts';
@@ -61,7 +62,10 @@ function run(input: AllocRunnerInput, entering: boolean, drive: (exit: Exit, sen
   const taskRunner = taskRunnerMachine.provide({
     guards,
     actors: {
-      hook: fromPromise(async ({ input }: { input: { phase: string; hook: string } }) => void calls.push(`${input.phase}:${input.hook}`)),
+      hook: fromPromise<HookCallOutput, HookCallInput>(async ({ input }) => {
+        calls.push(`${input.phase}:${input.hook}`);
+        return {};
+      }),
       driverStart: fromPromise(async () => ({})),
       driverWait: fromPromise<ExitResult, DriverCallInput>(({ input }) => new Promise((resolve) => exits.set(input.task.name, resolve))),
       driverShutdown: fromPromise<void, DriverShutdownInput>(async ({ input }) => exits.get(input.task.name)?.({ exitCode: 130, signal: 2 })),
