@@ -55,7 +55,9 @@ const alloc: AllocSpec = { id: 'a1', job: 'j', group: 'g', type: 'batch', tasks:
 /** The alloc with its task runners on stub actors; `entering` forces every phase to be entered (the old way). */
 type Exit = (task: string, r: ExitResult) => Promise<void>;
 
-function run(input: AllocRunnerInput, entering: boolean, drive: (exit: Exit, send: (e: { type: 'KILL' }) => void, started: (task: string) => Promise<void>) => Promise<void>) {
+type Drive = (exit: Exit, send: (e: { type: 'KILL' }) => void, started: (task: string) => Promise<void>) => Promise<void>;
+
+function run(input: AllocRunnerInput, entering: boolean, drive: Drive) {
   const exits = new Map<string, (r: ExitResult) => void>();
   const calls: string[] = [];
   const guards = entering ? { phaseEmpty: () => false } : {};
@@ -100,11 +102,11 @@ function run(input: AllocRunnerInput, entering: boolean, drive: (exit: Exit, sen
   })();
 }
 
-const finish = async (exit: Exit) => {
+const finish: Drive = async (exit) => {
   await exit('main', { exitCode: 0, signal: 0 });
   await exit('cleanup', { exitCode: 0, signal: 0 });
 };
-const kill = async (exit: Exit, send: (e: { type: 'KILL' }) => void, started: (task: string) => Promise<void>) => {
+const kill: Drive = async (exit, send, started) => {
   await started('main');
   await started('side');
   send({ type: 'KILL' });
@@ -117,7 +119,7 @@ describe('a lifecycle going around empty phases', () => {
     ['no hooks, killed while running', {}, {}, kill],
     ['some phases with hooks, run to completion', { prerun: ['alloc_dir'] }, { main: { poststart: ['stats'], stop: ['logmon'] } }, finish],
     ['some phases with hooks, killed', { postrun: ['checks'] }, { side: { prestart: ['task_dir'], exited: ['logmon'] } }, kill],
-  ] as const)('%s: reports what entering them reported, in fewer microsteps', async (_what, hooks, taskHooks, drive) => {
+  ] as [string, AllocRunnerInput['hooks'], AllocRunnerInput['taskHooks'], Drive][])('%s: reports what entering them reported, in fewer microsteps', async (_what, hooks, taskHooks, drive) => {
     const input: AllocRunnerInput = { alloc, hooks, taskHooks };
     const entered = await run(input, true, drive);
     const skipped = await run(input, false, drive);
