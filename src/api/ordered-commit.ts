@@ -19,15 +19,7 @@ import type { StateIndex } from './state-index.ts';
 export async function commitInOrder<T>(to: { store: AgentStore; events: EventBroker; index: StateIndex }, index: number, write: (tx: WriteTx) => void, apply: () => T): Promise<T> {
   const release = to.events.hold(index);
   try {
-    try {
-      await to.store.commit((tx) => {
-        write(tx);
-        tx.index(index);
-      });
-    } catch (err) {
-      to.index.order.abandon(index);
-      throw err;
-    }
+    await commitAt(to, index, write);
     return await to.index.order.applyAt(index, apply);
   } finally {
     release();
@@ -40,8 +32,14 @@ export async function commitInOrder<T>(to: { store: AgentStore; events: EventBro
  * applied or failed, then the index is settled and announced. Rejects as the commit does, the index released.
  */
 export async function commitVisibleInOrder(to: { store: AgentStore; index: StateIndex }, index: number, write: (tx: WriteTx) => void): Promise<void> {
+  await to.index.order.settledBelow(index);
+  await commitAt(to, index, write);
+  await to.index.order.applyAt(index, () => to.index.changed(index));
+}
+
+/** Commits `write` at `index` (recorded as the store's newest); a failed commit releases the index, nothing applied. */
+async function commitAt(to: { store: AgentStore; index: StateIndex }, index: number, write: (tx: WriteTx) => void): Promise<void> {
   try {
-    await to.index.order.settledBelow(index);
     await to.store.commit((tx) => {
       write(tx);
       tx.index(index);
@@ -50,5 +48,4 @@ export async function commitVisibleInOrder(to: { store: AgentStore; index: State
     to.index.order.abandon(index);
     throw err;
   }
-  await to.index.order.applyAt(index, () => to.index.changed(index));
 }
