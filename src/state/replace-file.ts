@@ -45,7 +45,7 @@ async function fill(file: string, bytes: Buffer): Promise<void> {
 }
 
 /** What `link` answers where the file system has no hard links. */
-const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'ENOSYS']);
 
 /** Gives `path`'s current inode the name `old`; false when there is no current file (the first write). */
 async function keepCurrent(path: string, old: string): Promise<boolean> {
@@ -57,7 +57,7 @@ async function keepCurrent(path: string, old: string): Promise<boolean> {
     if (code === 'ENOENT') return false;
     // A file system without hard links (vfat, exFAT, some network and FUSE ones): the rename alone still
     // replaces atomically; the replaced inode is let go and the next write makes its spare anew.
-    if (code !== undefined && NO_LINKS.has(code)) return false;
+    if (NO_LINKS.has(code ?? '')) return false;
     if (code !== 'EEXIST') throw err;
   }
   // Left by a write that stopped between its link and its last rename: an older inode, not needed.

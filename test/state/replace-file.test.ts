@@ -47,6 +47,15 @@ describe('replaceFile', () => {
     expect(readdirSync(dir).sort()).toEqual(['state.json', 'state.json.spare']);
   });
 
+  it('closes every file it opens (an agent saves thousands of times)', async () => {
+    const { path } = fileIn();
+    const open = () => readdirSync('/proc/self/fd').length;
+    await replaceFile(path, 'warm');
+    const before = open();
+    for (let i = 0; i < 40; i++) await replaceFile(path, `write ${i}`);
+    expect(open() - before, 'file descriptors left open by 40 writes').toBeLessThan(10);
+  });
+
   it('a shorter content leaves nothing of the longer one it replaces', async () => {
     const { path } = fileIn();
     await replaceFile(path, 'x'.repeat(5000));
