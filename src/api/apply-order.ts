@@ -105,6 +105,11 @@ export class ApplyOrder {
     return [...this.open.keys()];
   }
 
+  /** How many writes wait in `settledBelow` (none once every index below theirs has settled). */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
   private lowest(): number {
     for (const index of this.open.keys()) return index;
     return Infinity;

@@ -144,8 +144,39 @@ describe('the apply order', () => {
     o.abandon(b);
     await Promise.resolve();
     expect(resolved).toBe(false);
+    expect(o.waiting).toBe(1);
     await o.applyAt(a, () => undefined);
     await Promise.resolve();
     expect(resolved).toBe(true);
+    expect(o.waiting, 'a woken write is waiting no more').toBe(0);
+  });
+
+  it('an apply that settles another index finishes before the next apply starts (none runs inside another)', () => {
+    let n = 10;
+    const o = new ApplyOrder(() => ++n);
+    const log: string[] = [];
+    const a = o.take();
+    const b = o.take();
+    const c = o.take();
+    void o.applyAt(b, () => log.push('b'));
+    void o.applyAt(a, () => {
+      log.push('a starts');
+      o.abandon(c);
+      log.push('a ends');
+    });
+    expect(log).toEqual(['a starts', 'a ends', 'b']);
+  });
+
+  it('a write with no commit made inside another run at once runs after it, not inside it', () => {
+    let n = 10;
+    const o = new ApplyOrder(() => ++n);
+    const log: string[] = [];
+    o.applyNext((i) => {
+      log.push(`outer ${i} starts`);
+      o.applyNext((j) => log.push(`inner ${j}`));
+      log.push('outer ends');
+    });
+    expect(log).toEqual(['outer 11 starts', 'outer ends', 'inner 12']);
+    expect(o.pending).toEqual([]);
   });
 });
