@@ -14,16 +14,8 @@ import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 
 const web: TaskSpec = { name: 'web', driver: 'mock', config: { run_for: '1h' }, killTimeout: 1_000 };
-const spec: AllocSpec = {
-  id: 'a1',
-  job: 'web',
-  group: 'g',
-  type: 'service',
-  modifyIndex: 1,
-  deploymentId: 'd1',
-  tasks: [web],
-  update: { minHealthyTime: 10_000, healthyDeadline: 300_000 },
-};
+/** In deployment d1: healthy once its tasks ran 10 s, unhealthy if not by 300 s. */
+const spec: AllocSpec = { id: 'a1', job: 'web', group: 'g', type: 'service', modifyIndex: 1, deploymentId: 'd1', tasks: [web], update: { minHealthyTime: 10_000, healthyDeadline: 300_000 } };
 
 function run(s: AllocSpec = spec) {
   const clock = new SimulatedClock();
