@@ -124,6 +124,8 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
   let latest: AllocState | undefined;
   let deadline = 0;
   let reported = false;
+  // Told of a kill (preKill): nothing is watched again.
+  let killed = false;
   // Both halves of health: the tasks ran min_healthy_time, and (with checks) the checks passed as long.
   let tasksHealthy = false;
   let stopChecks: (() => void) | undefined;
@@ -224,7 +226,7 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
   };
 
   const watchFromNow = () => {
-    if (update.healthCheck === 'manual' || reported || stopWatching || stopping()) return;
+    if (update.healthCheck === 'manual' || reported || stopWatching || killed || stopping()) return;
     deadline = clock.now() + update.healthyDeadline;
     timers.push(clock.setTimeout(() => finish(false, reasonsAt(deadline)), update.healthyDeadline));
     const unsubscribe = opts.watch(onState);
@@ -250,9 +252,12 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
     prerun: async () => watchFromNow(),
     async update({ alloc }) {
       if (isServerTerminal(alloc)) return stop();
-      if (alloc.deploymentId === deployment) return;
       // Another deployment (Nomad's Update when the DeploymentID changes): its health is watched from now on, with
-      // the group's update block as it is now; without one there is no deployment health to watch.
+      // the group's update block as it is now; without one there is no deployment health to watch. So is the same
+      // one when the runner holds no verdict and nothing watches: a restored runner's hook is made with the spec of
+      // the update it had not taken yet, which moved it and cleared its verdict.
+      const unjudged = !stopWatching && !reported && opts.current !== undefined && opts.current().deploymentStatus === undefined;
+      if (alloc.deploymentId === deployment && !unjudged) return;
       forget();
       deployment = alloc.deploymentId;
       if (!alloc.update) return;
@@ -265,6 +270,7 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
     // being stopped, not failing, and Nomad sets no health for a stopped one. A failure the kill was started for
     // (a task that failed, a leader that died) has decided already: the state as it is now is judged first.
     async preKill() {
+      killed = true;
       if (!stopWatching) return;
       if (opts.current) onState(opts.current());
       stop();

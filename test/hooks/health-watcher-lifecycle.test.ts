@@ -232,4 +232,23 @@ describe('the health_watcher', () => {
     await w.clock.advance(1);
     expect(w.reports).toEqual([]);
   });
+
+  it('an update in the same deployment watches anew when the runner holds no verdict and nothing watches (a restored runner)', async () => {
+    // Made with the spec of the update the restored runner had not taken: taking it cleared the verdict.
+    const w = watcher(running(0));
+    w.stepTo({ ...running(0) });
+    await w.updated(spec());
+    expect(w.watches()).toBe(1);
+    await w.clock.advance(10_000);
+    expect(w.reports.map((r) => r.status)).toEqual([{ healthy: true, timestamp: 10_000 }]);
+  });
+
+  it('an update after a kill watches nothing', async () => {
+    const w = watcher(running(0));
+    await w.hook.prerun!({}, w.signal);
+    await w.hook.preKill!(w.signal);
+    await w.updated(spec(undefined, 'd2'));
+    await w.clock.advance(400_000);
+    expect([w.watches(), w.reports]).toEqual([1, []]);
+  });
 });
