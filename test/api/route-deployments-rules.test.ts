@@ -140,7 +140,8 @@ describe('a deployment', { timeout: SUITE_TIMEOUT }, () => {
       'group g\'s allocation updated in place and healthy again',
     );
     expect(Date.parse(after['DeploymentStatus']['Timestamp'])).toBeGreaterThan(Date.parse(before['DeploymentStatus']['Timestamp']));
-    expect((await settled('regrouped', 'successful'))['JobVersion']).toBe(1);
+    const d = await settled('regrouped', 'successful');
+    expect([d['JobVersion'], after['DeploymentID']]).toEqual([1, d['ID']]);
   });
 });
 
