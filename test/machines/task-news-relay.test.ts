@@ -233,3 +233,28 @@ describe('a task runner telling its alloc of news feeds the alloc as the relayed
     expect(news.events).toBeLessThan(relay.events);
   });
 });
+
+describe('where the relay and the news differ', () => {
+  it('keeps the event the alloc put in a finished task’s state when that runner later takes a step with no news (the relay dropped it)', async () => {
+    // main finishes (its stop hooks run once nothing else but the poststop task lives), cleanup keeps running.
+    const alloc = batch([main, cleanup], { modifyIndex: 1 });
+    const unhealthy = { type: 'Alloc Unhealthy', time: 0, message: 'Task not running for min_healthy_time' };
+    const drive: Drive = async (h) => {
+      await h.advance(1_000);
+      h.send({ type: 'DEPLOYMENT_HEALTH', status: { healthy: false, timestamp: 0 }, taskEvents: { main: unhealthy } });
+      await h.advance(0);
+      // The finished main runner stores the update: a step that changes nothing the alloc mirrors.
+      h.send({ type: 'UPDATE', alloc: { ...alloc, modifyIndex: 2 } });
+      await h.advance(1_000);
+    };
+    const mainEvents = async (way: Way) => {
+      const { seen } = await run(way, { alloc }, { exits: { main: [ok] } }, drive);
+      const last = seen.at(-1) as { context: AllocRunnerContext };
+      expect(last.context.alloc.modifyIndex).toBe(2);
+      expect(last.context.taskFlags.runComplete.main).toBe(true);
+      return last.context.taskStates.main!.events.map((e) => e.type);
+    };
+    expect(await mainEvents('relay')).not.toContain('Alloc Unhealthy');
+    expect(await mainEvents('news')).toContain('Alloc Unhealthy');
+  });
+});
