@@ -175,7 +175,13 @@ const allocRunnerBase = setup({
       if (index !== undefined && context.alloc.modifyIndex !== undefined && index <= context.alloc.modifyIndex) return {};
       return { queuedUpdate: event.alloc };
     }),
-    takeUpdate: assign(({ context }) => ({ alloc: context.queuedUpdate!, queuedUpdate: undefined })),
+    // An update to another deployment clears the verdict, which was the old one's (Nomad's scheduler sets an
+    // allocation it moves to a new deployment DeploymentStatus nil); the health_watcher then watches anew.
+    takeUpdate: assign(({ context }) => {
+      const alloc = context.queuedUpdate!;
+      const moved = alloc.deploymentId !== context.alloc.deploymentId;
+      return { alloc, queuedUpdate: undefined, ...(moved && { deploymentStatus: undefined }) };
+    }),
     updateTasks: enqueueActions(({ enqueue, context }) => {
       for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'UPDATE', alloc: context.alloc } satisfies TaskRunnerEvent);
       // Tasks dropped from the alloc get the update too, so they kill themselves (Nomad's TR.Update).
