@@ -12,7 +12,8 @@
  * `system._relay(self, parent, event)`), pushed after the step's own deferred effects, so the event reaches
  * the parent where the relayed snapshot did: after the events the step sent (to its children) and what it
  * emitted, before the runner's done event, in the parent's mailbox beside the parent's own events.
- * Pure: no I/O, no clock.
+ * A step with no news still reaches the alloc's observers (not the alloc): they saw every step of its task runners
+ * when each was relayed, and the agent saves on each. Pure: no I/O, no clock.
  */
 import { StateMachine, type AnyActorRef, type AnyActorScope, type AnyStateMachine } from 'xstate';
 import type { TaskState } from './model.ts';
@@ -65,6 +66,32 @@ function tell(scope: AnyActorScope, snapshot: MachineSnapshotLike): void {
   scope.defer(() => (scope.system as unknown as Relaying)._relay(self, parent, news));
 }
 
+type Observers = { observers?: Set<{ next?: (snapshot: unknown) => void }>; getSnapshot(): { status: string } };
+
+/**
+ * After a step with no news: the parent's observers hear its snapshot, as they did when every step of the
+ * runner was relayed to it, without the event (no mailbox turn, no macrostep, no new snapshot of the parent).
+ * Whoever watches an alloc sees the progress of its tasks in it: the agent saves on each (a hook finishing is
+ * progress a restore must not repeat). An observer's error is reported as XState reports one, not thrown here.
+ */
+function heard(scope: AnyActorScope): void {
+  const parent = scope.self._parent as unknown as Observers | undefined;
+  if (!parent?.observers) return;
+  scope.defer(() => {
+    const snapshot = parent.getSnapshot();
+    if (snapshot.status !== 'active' || !parent.observers) return;
+    for (const observer of parent.observers) {
+      try {
+        observer.next?.(snapshot);
+      } catch (err) {
+        setTimeout(() => {
+          throw err;
+        });
+      }
+    }
+  });
+}
+
 // Snapshots a runner starts from that its parent has not heard: a restored one (the parent's mirror was
 // restored apart from it, and news queued when the snapshot was taken is not in the parent's), or a fresh
 // one whose first step already changed the TaskState it was given.
@@ -82,7 +109,10 @@ export function tellingParentOfNews<M extends AnyStateMachine>(machine: M): M {
   told.transition = (snapshot: MachineSnapshotLike, event: unknown, scope: AnyActorScope) => {
     const next = proto.transition.call(machine, snapshot, event, scope);
     // The relay sent active snapshots only: a runner that finishes (detached) reaches the parent as its done event.
-    if (next.status === 'active' && changedNews(snapshot.context, next.context)) tell(scope, next);
+    if (next.status === 'active') {
+      if (changedNews(snapshot.context, next.context)) tell(scope, next);
+      else heard(scope);
+    }
     return next;
   };
   told.getInitialSnapshot = (scope: AnyActorScope, input: { taskState?: TaskState } | undefined) => {

@@ -23,6 +23,8 @@ interface Step {
   told: { taskState: unknown; rejections: number; runComplete: boolean }[];
   /** The runner's TaskState after the step. */
   taskState: unknown;
+  /** Whether the alloc's observers were called during the step. */
+  heard: boolean;
 }
 
 /** Runs `spec` to its end and lists every task-runner step, what it told the alloc, and what the alloc did when told. */
@@ -34,6 +36,7 @@ async function stepsOf(spec: AllocSpec): Promise<{ steps: Step[]; allocTook: boo
   const last = new Map<string, Mirrored>();
   const pending = new Map<string, Step['told']>();
   let allocContext: unknown;
+  let heard = false;
   const inspect = (e: InspectionEvent) => {
     const id = (e.actorRef as { id?: string }).id ?? '';
     if (e.type === '@xstate.event' && e.event.type === 'TASK_CHANGED') {
@@ -53,8 +56,9 @@ async function stepsOf(spec: AllocSpec): Promise<{ steps: Step[]; allocTook: boo
       // A runner's first snapshot holds what the alloc gave it: that is not a step of its own.
       if (!before) return;
       const news = before.taskState !== tc.taskState || before.rejections.length !== tc.rejections.length || before.runComplete !== tc.runComplete;
-      steps.push({ task: id, news, told: pending.get(id) ?? [], taskState: tc.taskState });
+      steps.push({ task: id, news, told: pending.get(id) ?? [], taskState: tc.taskState, heard });
       pending.delete(id);
+      heard = false;
     }
   };
   const log: HookCall[] = [];
@@ -63,7 +67,10 @@ async function stepsOf(spec: AllocSpec): Promise<{ steps: Step[]; allocTook: boo
     builtinHooks: false,
     inspect,
     taskHooks: (t) => [recordingTaskHook(`hook:${t.name}`, log)],
-  }).start();
+  });
+  // What the agent does to save: an observer of the alloc actor.
+  runner.actor.subscribe(() => void (heard = true));
+  runner.start();
   for (let i = 0; i < 10 && runner.getState().clientStatus !== 'complete'; i++) await clock.advance(1_000);
   expect((await runner.done).clientStatus).toBe('complete');
   return { steps, allocTook };
@@ -80,6 +87,13 @@ describe('alloc runner: what it takes from its task runners', () => {
     const quiet = steps.filter((r) => !r.news);
     expect(quiet.length).toBeGreaterThan(5);
     expect(quiet.filter((r) => r.told.length > 0)).toEqual([]);
+  });
+
+  it("lets the alloc's observers hear every task step that is no news to it, as the relayed snapshots did (the agent saves on each)", async () => {
+    const { steps } = await stepsOf(spec);
+    const quiet = steps.filter((r) => !r.news);
+    expect(quiet.length).toBeGreaterThan(5);
+    expect(quiet.filter((r) => !r.heard)).toEqual([]);
   });
 
   it("tells the alloc once, with its own TaskState object, after every step that changes the task's state, rejections or completion", async () => {
