@@ -6,6 +6,7 @@
 import { FileStateStore, ensureDataDir } from '../state/file-store.ts';
 import { StateStoreError, type AllocRecord, type StateStore } from '../state/store.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
+import type { AllocState } from '../../machines/model.ts';
 import { validateAllocSpec } from '../jobspec/validate.ts';
 import { CheckScheduler } from '../checks/scheduler.ts';
 import { CheckStore } from '../checks/check-store.ts';
@@ -59,9 +60,10 @@ export class DuplicateAllocError extends Error {
  * Persists the newest snapshot of one runner, never two writes at once and never an older after a newer.
  * A save waits for the end of the turn that asked for it (one `setImmediate`), except the allocation's first
  * (its spec), which is never delayed: a start or a kill is a cascade of snapshots (the alloc's and its task
- * runners' macrosteps), and the turn's last one is the one to write. The kills such a turn causes wait for
- * its save (`durable`, the kill gate: kill-gate.ts), so a task's death is on disk before the sidecar it
- * stops is signalled. Not a timer on the agent's clock: a simulated clock's `advance` settles the same way.
+ * runners' macrosteps), and the turn's last one is the one to write. A kill that follows a task's death
+ * not yet on disk waits for that save (`deathsDurable`, the kill gate: kill-gate.ts), so the sidecar a main
+ * task's death stops is signalled only once the death would be restored. Not a timer on the agent's clock:
+ * a simulated clock's `advance` settles the same way.
  */
 function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner, createdAt: number) {
   let pending = false;
@@ -76,6 +78,8 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
   let asked = 0;
   let covered = 0;
   const waiting: { upTo: number; resolve: () => void }[] = [];
+  /** When each task that is dead on disk died (its finishedAt); a restored runner's record is on disk. */
+  let savedDeaths = deathsOf(runner.getState());
   const release = () => {
     for (let i = waiting.length - 1; i >= 0; i--) {
       if (frozen || waiting[i]!.upTo <= covered) waiting.splice(i, 1)[0]!.resolve();
@@ -104,7 +108,8 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
       const upTo = asked;
       const record: AgentRecord = { spec, state: runner.getState(), createdAt, updatedAt: Date.now(), snapshot: persistedView(runner.actor) };
       // A failed save is not retried here (the next change saves again); a kill waiting on it goes ahead.
-      await store.save(spec.id, record).catch(() => undefined);
+      const saved = await store.save(spec.id, record).then(() => true, () => false);
+      if (saved) savedDeaths = deathsOf(record.state);
       covered = upTo;
       release();
     }
@@ -115,17 +120,29 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
     pending = true;
     if (!writing) writing = flush().finally(() => (writing = undefined));
   };
+  /**
+   * Resolves once the runner's snapshot as it is now is saved (or saving stopped). It asks for a save
+   * itself: a kill's body can run inside the macrostep that caused it, before the agent hears of it.
+   */
+  const durable = (): Promise<void> => {
+    if (frozen) return Promise.resolve();
+    schedule();
+    const upTo = asked;
+    return new Promise((resolve) => waiting.push({ upTo, resolve }));
+  };
   return {
     schedule,
     /**
-     * Resolves once the runner's snapshot as it is now is saved (or saving stopped). It asks for a save
-     * itself: a kill's body can run inside the macrostep that caused it, before the agent hears of it.
+     * What a kill waits for before its first signal: the save of any task death not yet on disk (a main
+     * task's that stops its sidecar, a failed task's that stops its siblings), else nothing. A kill with
+     * no such cause (a KILL from outside: the API commits the stop first) signals at once; the driver's stop
+     * marker says it was a kill if the agent dies before the kill is saved.
      */
-    durable(): Promise<void> {
-      if (frozen) return Promise.resolve();
-      schedule();
-      const upTo = asked;
-      return new Promise((resolve) => waiting.push({ upTo, resolve }));
+    deathsDurable(): Promise<void> | undefined {
+      if (frozen) return undefined;
+      const deaths = deathsOf(runner.getState());
+      for (const [task, at] of deaths) if (savedDeaths.get(task) !== at) return durable();
+      return undefined;
     },
     /** Writes the current snapshot now and stops writing: what a later agent restores from. */
     async freeze(): Promise<void> {
@@ -146,6 +163,16 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
       await writing;
     },
   };
+}
+
+/** When each dead task of `state` died (finishedAt), by task name: what tells a new death from a saved one. */
+function deathsOf(state: AllocState): Map<string, number | undefined> {
+  const deaths = new Map<string, number | undefined>();
+  for (const task in state.taskStates) {
+    const ts = state.taskStates[task]!;
+    if (ts.state === 'dead') deaths.set(task, ts.finishedAt);
+  }
+  return deaths;
 }
 
 /**
@@ -174,7 +201,7 @@ export function createAgent(opts: AgentOptions): Agent {
     const runner = createAllocRunner(spec, { ...runnerOpts, dataDir: opts.dataDir, snapshot, resume, checks });
     const persist = persistenceFor(store, spec, runner, createdAt);
     runners.set(spec.id, { runner, persist });
-    gateKills(runner.actor.system, () => persist.durable());
+    gateKills(runner.actor.system, () => persist.deathsDurable());
     // Every snapshot, not only task-state changes: a hook finishing or a start beginning is progress a
     // restore must not repeat.
     runner.actor.subscribe({ next: () => persist.schedule(), error: () => persist.schedule() });

@@ -111,9 +111,9 @@ describe('an agent killed at a chosen point', () => {
     const point: CrashPoint = { at: 'after-kill-signal', task: 'side' };
     const record = await survive('c-kill-unsaved', [point], {
       sidecarDies: true,
-      // The point itself: the disk shows the sidecar running with its kill begun (saved before the signal,
-      // kill-gate.ts) and nothing of what the signal did; and the sidecar has died of that signal before the
-      // next agent starts, so only the files tell.
+      // The point itself: the disk shows the sidecar running with its kill begun (the save of the main task's
+      // death, which the kill waits for: kill-gate.ts) and nothing of what the signal did; and the sidecar
+      // has died of that signal before the next agent starts, so only the files tell.
       afterKills: async (dataDir) => {
         const saved = (await new FileStateStore(dataDir).load('c-kill-unsaved'))!.state.taskStates.side!;
         expect(saved.state).toBe('running');
