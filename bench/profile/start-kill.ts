@@ -10,7 +10,7 @@
  *
  * `--no-saves` gives the agent a store that keeps nothing: the difference is what the state saves cost.
  * `--count-saves` counts the agent's state saves per start and per kill (each phase's trailing saves
- * included: after each timed phase it waits, untimed, until no save has come for 300 ms).
+ * included: after each timed phase it waits, untimed, until no save is in flight or has come for 300 ms).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
@@ -31,21 +31,31 @@ const saves = !process.argv.includes('--no-saves');
 const counting = saves && process.argv.includes('--count-saves');
 let saved = 0;
 let lastSave = 0;
+let inFlight = 0;
 /** The agent's file store, counting its saves. */
 const countingStore = (dataDir: string): StateStore => {
   ensureDataDir(dataDir);
   const store = new FileStateStore(dataDir);
   const save = store.save.bind(store);
-  store.save = (id, record) => {
+  store.save = async (id, record) => {
     saved++;
+    inFlight++;
     lastSave = performance.now();
-    return save(id, record);
+    try {
+      await save(id, record);
+    } finally {
+      inFlight--;
+      lastSave = performance.now();
+    }
   };
   return store;
 };
-/** Waits (untimed) until no save has come for 300 ms; returns the saves counted since `from`. */
+/**
+ * Waits (untimed) until no save is in flight and none has begun or ended for 300 ms (a runner's next save
+ * begins only once its last one is written); returns the saves counted since `from`.
+ */
 const savesSince = async (from: number): Promise<number> => {
-  while (performance.now() - lastSave < 300) await new Promise((resolve) => setTimeout(resolve, 50));
+  while (inFlight > 0 || performance.now() - lastSave < 300) await new Promise((resolve) => setTimeout(resolve, 50));
   return saved - from;
 };
 /** Keeps nothing: the agent's saves resolve at once (nothing is restored from it). */
