@@ -1,7 +1,8 @@
 /**
  * What the raw_exec supervisor costs: start + wait of a task that exits at once (`/bin/true`), through
- * raw_exec with and without its supervisor, and a bare `child_process.spawn` as the floor; plus the
- * supervisor's memory while a task runs. Prints figures and ratios measured in the same run.
+ * raw_exec with and without its supervisor, and a bare `child_process.spawn` as the floor, each with the CPU
+ * of the processes it started (the supervisor's processes and the task's); plus the supervisor's memory
+ * while a task runs. Prints figures and ratios measured in the same run.
  * Usage: tsx bench/supervisor-spawn.ts [--quick] [runs]
  */
 import { spawn } from 'node:child_process';
@@ -10,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { realClock } from '../src/drivers/clock.ts';
 import { createRawExecDriver } from '../src/drivers/raw-exec/raw-exec-driver.ts';
+import { spawnerPid, spawnerReady } from '../src/drivers/raw-exec/spawner.ts';
 import type { TaskSpec } from '../src/jobspec/types.ts';
+import { reapedChildrenCpuMs } from './lib/pids.ts';
 
 const args = process.argv.slice(2);
 const runs = Number(args.find((a) => /^\d+$/.test(a)) ?? (args.includes('--quick') ? 30 : 200));
@@ -35,14 +38,28 @@ async function viaDriver(supervise: boolean, i: number): Promise<void> {
   await c.close();
 }
 
-async function time(name: string, fn: (i: number) => Promise<void>): Promise<number> {
+/**
+ * Times `fn` per start, and the CPU of the processes it started (`reapedCpuMs`: the CPU of the children their
+ * parent has reaped, theirs included): the task's processes, which the agent's own CPU does not show.
+ */
+async function time(name: string, fn: (i: number) => Promise<void>, reapedCpuMs: () => number): Promise<number> {
   for (let i = 0; i < 5; i++) await fn(-1 - i); // warm-up
+  const c0 = reapedCpuMs();
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < runs; i++) await fn(i);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6 / runs;
-  console.log(`${name.padEnd(34)} ${ms.toFixed(2)} ms per start+exit`);
+  const cpu = (reapedCpuMs() - c0) / runs;
+  console.log(`${name.padEnd(34)} ${ms.toFixed(2)} ms per start+exit, ${cpu.toFixed(2)} ms CPU of its processes`);
   return ms;
 }
+
+/** This process's reaped children (a bare spawn, an unsupervised workload). */
+const ownChildrenCpuMs = () => reapedChildrenCpuMs(process.pid) ?? NaN;
+/** The spawner helper's reaped children: the supervisors, with the workloads they reaped. */
+const supervisorsCpuMs = () => {
+  const helper = spawnerPid();
+  return helper === undefined ? 0 : (reapedChildrenCpuMs(helper) ?? NaN);
+};
 
 /** RSS of the supervisor of a running task, from /proc. */
 async function supervisorRssKb(): Promise<number> {
@@ -58,9 +75,10 @@ async function supervisorRssKb(): Promise<number> {
 }
 
 console.log(`raw_exec supervisor cost, ${runs} runs each (this machine, same run)`);
-const floor = await time('bare child_process.spawn', () => bare());
-const plain = await time('raw_exec without supervisor', (i) => viaDriver(false, i));
-const supervised = await time('raw_exec with supervisor', (i) => viaDriver(true, i));
+const floor = await time('bare child_process.spawn', () => bare(), ownChildrenCpuMs);
+const plain = await time('raw_exec without supervisor', (i) => viaDriver(false, i), ownChildrenCpuMs);
+await spawnerReady();
+const supervised = await time('raw_exec with supervisor', (i) => viaDriver(true, i), supervisorsCpuMs);
 console.log(`supervised / unsupervised: ${(supervised / plain).toFixed(2)}x (+${(supervised - plain).toFixed(2)} ms per start)`);
 console.log(`unsupervised / bare spawn: ${(plain / floor).toFixed(2)}x`);
 console.log(`supervisor RSS while its task runs: ${await supervisorRssKb()} kB`);

@@ -11,7 +11,7 @@ import { clientStatusOf, isLive, isPoststop, isSidecar, reduceTaskStates } from 
 import { taskRunnerMachine } from './task-runner.ts';
 import { nextChecks } from './alloc-checks.ts';
 import { rejectFinished, restartCommand, restartTasks, setDeploymentHealth, signalCommand } from './alloc-runner-commands.ts';
-import type { TaskRunnerContext, TaskRunnerEvent } from './task-runner-types.ts';
+import type { TaskRunnerEvent, TaskRunnerInput } from './task-runner-types.ts';
 import { isServerTerminal, type TaskSpec } from './model.ts';
 import type { AllocHookCallInput, AllocHookPhase, AllocRunnerContext, AllocRunnerEmitted, AllocRunnerEvent, AllocRunnerInput } from './alloc-runner-types.ts';
 
@@ -35,6 +35,25 @@ function inKillStep(t: TaskSpec, step: 'leader' | 'mains' | 'sidecars'): boolean
 }
 
 
+/**
+ * What the alloc spawns its `i`th task's runner with: closed gate, parked when dead, the TaskState the alloc
+ * holds for it (the very object: the runner's `taskState` and the alloc's mirror start as one).
+ */
+export function taskRunnerInputOf(context: AllocRunnerContext, task: TaskSpec, i: number): TaskRunnerInput {
+  return {
+    allocId: context.alloc.id,
+    task,
+    jobType: context.alloc.type,
+    groupRestart: context.alloc.restart,
+    gateOpen: false,
+    hooks: context.settings.taskHooks[task.name],
+    maxKillTimeout: context.settings.maxKillTimeout,
+    seed: context.settings.seed + i,
+    parkWhenDead: true,
+    taskState: context.taskStates[task.name],
+  };
+}
+
 const allocRunnerBase = setup({
   types: {
     context: {} as AllocRunnerContext,
@@ -51,21 +70,18 @@ const allocRunnerBase = setup({
   guards: {
     isTaskChild: ({ context, event }) => taskSpec(context, event.type.slice('xstate.done.actor.'.length)) !== undefined,
     /**
-     * A task runner's snapshot carries news for the alloc: its TaskState, a new rejection, its run completing.
-     * Most of a runner's steps (hook cursors, driver calls) change none of these; the reducer is a function of
-     * them, so such a snapshot would only repeat its last answer. (XState relays active snapshots only: a
-     * runner that detaches reaches the alloc as its done event, `taskDetached`.)
+     * A task runner's news is news to the alloc: its TaskState, a new rejection, its run completing. The runner
+     * tells only after a step that changed one of these (task-news.ts), and when it starts from a snapshot the
+     * alloc has not heard (a restore); the reducer is a function of them, so an unchanged one would only repeat
+     * its last answer. (A runner that detaches reaches the alloc as its done event, `taskDetached`.)
      */
     taskNews: ({ context, event }) => {
-      const name = event.type.slice('xstate.snapshot.'.length);
-      const tc = (event as { snapshot?: { context?: TaskRunnerContext } }).snapshot?.context;
-      if (!tc || !taskSpec(context, name)) return false;
-      // A runner's first snapshot carries the state the alloc gave it, no rejection and no run complete:
-      // flags not yet mirrored count as 0 and false, so that snapshot is not news.
+      if (event.type !== 'TASK_CHANGED' || !taskSpec(context, event.task)) return false;
+      // What the alloc gave a runner is not news: flags not yet mirrored count as 0 and false.
       return (
-        context.taskStates[name] !== tc.taskState ||
-        (context.taskFlags.rejections[name] ?? 0) !== tc.rejections.length ||
-        (context.taskFlags.runComplete[name] ?? false) !== tc.runComplete
+        context.taskStates[event.task] !== event.taskState ||
+        (context.taskFlags.rejections[event.task] ?? 0) !== event.rejections ||
+        (context.taskFlags.runComplete[event.task] ?? false) !== event.runComplete
       );
     },
     allTasksComplete: ({ context }) => context.alloc.tasks.every((t) => context.taskFlags.runComplete[t.name]),
@@ -80,24 +96,7 @@ const allocRunnerBase = setup({
   },
   actions: {
     spawnTasks: enqueueActions(({ enqueue, context }) => {
-      context.alloc.tasks.forEach((task, i) => {
-        enqueue.spawnChild('taskRunner', {
-          id: task.name,
-          syncSnapshot: true,
-          input: {
-            allocId: context.alloc.id,
-            task,
-            jobType: context.alloc.type,
-            groupRestart: context.alloc.restart,
-            gateOpen: false,
-            hooks: context.settings.taskHooks[task.name],
-            maxKillTimeout: context.settings.maxKillTimeout,
-            seed: context.settings.seed + i,
-            parkWhenDead: true,
-            taskState: context.taskStates[task.name],
-          },
-        });
-      });
+      context.alloc.tasks.forEach((task, i) => enqueue.spawnChild('taskRunner', { id: task.name, input: taskRunnerInputOf(context, task, i) }));
     }),
     /** Spawns the phase's current alloc hook as `<phase>:<hook>`. */
     callHook: enqueueActions(({ enqueue, context }, p: PhaseParams<AllocHookPhase>) => {
@@ -119,14 +118,14 @@ const allocRunnerBase = setup({
     }),
     /** Mirrors a child's TaskState, then runs Nomad's task-state reducer and the coordinator. */
     taskChanged: enqueueActions(({ enqueue, context, event, system }) => {
-      const name = event.type.slice('xstate.snapshot.'.length);
-      if (!taskSpec(context, name)) return;
-      const tc = (event as { snapshot: { context: TaskRunnerContext } }).snapshot.context;
+      if (event.type !== 'TASK_CHANGED' || !taskSpec(context, event.task)) return;
+      const name = event.task;
+      const tc = event;
       const taskStates = { ...context.taskStates, [name]: tc.taskState };
       const flags = context.taskFlags;
       const restartPending = { ...flags.restartPending };
       // The runner has shown the restart (no longer dead) or refused it (a new rejection).
-      if (tc.taskState.state !== 'dead' || tc.rejections.length > (flags.rejections[name] ?? 0)) delete restartPending[name];
+      if (tc.taskState.state !== 'dead' || tc.rejections > (flags.rejections[name] ?? 0)) delete restartPending[name];
       // A task that runs again (a restart) is released anew when it is next parked dead.
       let released = flags.released;
       if (released?.[name] && tc.taskState.state !== 'dead') {
@@ -139,7 +138,7 @@ const allocRunnerBase = setup({
         taskFlags: {
           ...flags,
           restartPending,
-          rejections: { ...flags.rejections, [name]: tc.rejections.length },
+          rejections: { ...flags.rejections, [name]: tc.rejections },
           runComplete: { ...flags.runComplete, [name]: tc.runComplete },
           ...(released && { released }),
         },
@@ -175,7 +174,13 @@ const allocRunnerBase = setup({
       if (index !== undefined && context.alloc.modifyIndex !== undefined && index <= context.alloc.modifyIndex) return {};
       return { queuedUpdate: event.alloc };
     }),
-    takeUpdate: assign(({ context }) => ({ alloc: context.queuedUpdate!, queuedUpdate: undefined })),
+    // An update to another deployment clears the verdict, which was the old one's (Nomad's scheduler sets an
+    // allocation it moves to a new deployment DeploymentStatus nil); the health_watcher then watches anew.
+    takeUpdate: assign(({ context }) => {
+      const alloc = context.queuedUpdate!;
+      const moved = alloc.deploymentId !== context.alloc.deploymentId;
+      return { alloc, queuedUpdate: undefined, ...(moved && { deploymentStatus: undefined }) };
+    }),
     updateTasks: enqueueActions(({ enqueue, context }) => {
       for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'UPDATE', alloc: context.alloc } satisfies TaskRunnerEvent);
       // Tasks dropped from the alloc get the update too, so they kill themselves (Nomad's TR.Update).

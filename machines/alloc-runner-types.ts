@@ -4,7 +4,7 @@
  */
 import type { CoordinatorState, Stage } from './coordinator.ts';
 import type { HookPlan } from './hook-calls.ts';
-import type { TaskRunnerContext } from './task-runner-types.ts';
+import type { TaskNews } from './task-news.ts';
 import type { AllocCheckReport, AllocCheckStatus, AllocHookError, AllocSpec, ClientStatus, DeploymentStatus, TaskEvent, TaskState } from './model.ts';
 
 export type { AllocCheckReport, AllocCheckStatus } from './model.ts';
@@ -125,7 +125,7 @@ export interface AllocRunnerContext {
   checks?: Record<string, AllocCheckStatus>;
 }
 
-/** The events an alloc runner hears: the public commands (CONTRACT.md) and its children's snapshots and answers. */
+/** The events an alloc runner hears: the public commands (CONTRACT.md) and its children's news and answers. */
 export type AllocRunnerEvent =
   | { type: 'UPDATE'; alloc: AllocSpec }
   | { type: 'KILL' }
@@ -139,7 +139,8 @@ export type AllocRunnerEvent =
   | { type: 'DESTROY' }
   /** From the runtime, once after resuming from a persisted snapshot: re-judge the task states, tell the tasks. */
   | { type: 'RESTORED' }
-  | { type: `xstate.snapshot.${string}`; snapshot: { context: TaskRunnerContext; status: string; value: unknown } }
+  /** A task runner's news, told by the runner after a step that changed what the alloc mirrors (task-news.ts). */
+  | TaskNews
   | { type: `xstate.done.actor.${string}`; output?: unknown }
   | { type: `xstate.error.actor.${string}`; error?: unknown };
 

@@ -20,8 +20,8 @@
  *     (from postrun on, RESTART and SIGNAL are answered with command.rejected: ErrTaskNotRunning)
  *   SHUTDOWN from anywhere ──▶ detaching: tasks (each detaches) → hooks [hooks: shutdown] ──▶ detached ◉
  *
- * Every task runner's snapshot comes back as `xstate.snapshot.<task>`: the alloc mirrors its TaskState
- * and runs Nomad's task-state reducer (sibling failed, leader dead, main tasks dead) and the coordinator.
+ * Every task runner tells the alloc of its news (`TASK_CHANGED`, machines/task-news.ts): the alloc mirrors its
+ * TaskState and runs Nomad's task-state reducer (sibling failed, leader dead, main tasks dead) and the coordinator.
  * Types: alloc-runner-types.ts; guards and actions: alloc-runner-setup.ts; commands (RESTART, SIGNAL,
  * DEPLOYMENT_HEALTH): alloc-runner-commands.ts; the checks hook's CHECK_STATUS / CHECKS_REMOVED reports
  * (prerun, running, postrun): alloc-checks.ts.
@@ -85,7 +85,7 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
   entry: 'spawnTasks',
   initial: 'start',
   on: {
-    'xstate.snapshot.*': { guard: 'taskNews', actions: 'taskChanged' },
+    TASK_CHANGED: { guard: 'taskNews', actions: 'taskChanged' },
     // A task runner that detached (SHUTDOWN) finishes as an actor; its last snapshot comes as a done event.
     'xstate.done.actor.*': { guard: 'isTaskChild', actions: 'taskDetached' },
     SHUTDOWN: '.detaching',

@@ -133,6 +133,11 @@ export interface AllocSpec {
   index?: number;
   /** The group's update block: allocations with one report deployment health (AllocState.deploymentStatus). */
   update?: UpdateStrategy;
+  /**
+   * The deployment the allocation counts in (Nomad's DeploymentID), when its job version has one: an update that
+   * moves it to another clears its health verdict, and its health is watched anew.
+   */
+  deploymentId?: string;
   /** The group's `network` block: the ports it asks for (host networking mode only). */
   network?: NetworkAsk;
   /** The ports the scheduler gave this allocation when it placed it (Nomad's AllocatedResources.Shared.Ports). */

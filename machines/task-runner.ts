@@ -49,6 +49,7 @@ import { DEFAULT_KILL_SIGNAL, DEFAULT_MAX_KILL_TIMEOUT, defaultRestartPolicy, ki
 import { taskRunnerSetup } from './task-runner-actions.ts';
 import type { TaskRunnerContext } from './task-runner-types.ts';
 import { driverInput, startInput } from './driver-inputs.ts';
+import { tellingParentOfNews } from './task-news.ts';
 
 type Entry = 'taskSetup' | 'takeUpdate' | 'markRunComplete';
 
@@ -374,8 +375,11 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
 type TaskRunnerMachineType = typeof taskRunnerMachineDefinition;
 /** The machine's type, named so that declarations using it (runtime, public types) need not spell it out. */
 export interface TaskRunnerMachine extends TaskRunnerMachineType {}
-/** The task runner machine (the diagram above); `createTaskRunner` and the alloc runner provide its actors. */
-export const taskRunnerMachine: TaskRunnerMachine = taskRunnerMachineDefinition;
+/**
+ * The task runner machine (the diagram above); `createTaskRunner` and the alloc runner provide its actors.
+ * Under an alloc it tells the alloc of each step's news itself (`TASK_CHANGED`, machines/task-news.ts).
+ */
+export const taskRunnerMachine: TaskRunnerMachine = tellingParentOfNews(taskRunnerMachineDefinition);
 
 export type * from './task-runner-types.ts';
 

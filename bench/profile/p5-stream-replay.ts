@@ -32,7 +32,7 @@ export interface Recording {
 export async function record(n: number): Promise<Recording> {
   const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p5rec-'));
   try {
-    const clock = new SimulatedClock(0);
+    const clock = new SimulatedClock(0, { fileCallWaitMs: 0 }); // the runtime's own work only: no real-time waits for the pool
     const rec: Recording = { events: [], times: [], flushAfter: [] };
     // A stream that is read, so its flushes fall where the bench's do; the recorder sees every raw event.
     const stream = createInspectionStream({

@@ -118,9 +118,9 @@ export function allocStubJson(a: AllocView): Json {
   };
 }
 
-/** The full form (`Allocation`), with the job it runs. */
+/** The full form (`Allocation`), with the job it runs and the deployment it counts in (empty outside one). */
 export function allocJson(a: AllocView, job: Json | undefined): Json {
-  return { ...allocStubJson(a), Job: job ?? null, AllocatedResources: allocatedResources(a.spec), Metrics: null };
+  return { ...allocStubJson(a), DeploymentID: a.spec.deploymentId ?? '', Job: job ?? null, AllocatedResources: allocatedResources(a.spec), Metrics: null };
 }
 
 /**

@@ -16,6 +16,7 @@ import type { Agent } from '../runtime/create-agent.ts';
 import type { AllocRunner } from '../runtime/create-alloc-runner.ts';
 import { allocJson, allocStubJson, type AllocView } from './alloc-json.ts';
 import { canonicalJob, sameJob } from './job-canonical.ts';
+import { deploymentOf } from './deployment-id.ts';
 import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
 import type { NodeIdentity } from './node.ts';
@@ -728,10 +729,14 @@ export class JobRegistry {
         this.place(change, entry, template, a.index, a);
         continue;
       }
-      if (a.jobVersion !== version.version) this.draft(change, a).jobVersion = version.version;
-      if (update === 'inplace' && !isTerminal(a.lastState)) {
+      const newVersion = a.jobVersion !== version.version;
+      if (newVersion) this.draft(change, a).jobVersion = version.version;
+      // A new version moves the allocation to its deployment, as Nomad updates in place every allocation it does not
+      // replace: the runner is told, so its health is watched anew for the new deployment.
+      const deployment = deploymentOf(entry, version.version, template);
+      if ((update === 'inplace' || (newVersion && deployment !== a.spec.deploymentId)) && !isTerminal(a.lastState)) {
         const d = this.draft(change, a);
-        d.spec = { ...template, id: a.id, index: a.index, modifyIndex: change.index, ...(a.spec.ports && { ports: a.spec.ports }) };
+        d.spec = { ...template, id: a.id, index: a.index, modifyIndex: change.index, ...(a.spec.ports && { ports: a.spec.ports }), ...(deployment && { deploymentId: deployment }) };
         d.allocModifyIndex = change.index;
         change.updates.push(a.id);
         change.events.push(() => this.allocEvent(this.allocs.get(a.id)!, 'PlanResult', change.index));
@@ -758,9 +763,11 @@ export class JobRegistry {
     const id = randomUUID();
     const now = this.now();
     const index = change.index;
-    const version = (change.jobs.get(entry.id) ?? entry).versions.at(-1)!.version;
+    const job = change.jobs.get(entry.id) ?? entry;
+    const version = job.versions.at(-1)!.version;
+    const deployment = deploymentOf(job, version, template);
     const a: AllocEntry = {
-      id, spec: { ...template, id, index: i, modifyIndex: index, ...(ports?.ok && { ports: ports.ports }) }, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: version,
+      id, spec: { ...template, id, index: i, modifyIndex: index, ...(ports?.ok && { ports: ports.ports }), ...(deployment && { deploymentId: deployment }) }, jobId: entry.id, namespace: entry.namespace, group: template.group, index: i, jobVersion: version,
       desired: 'run', desiredDescription: '', createIndex: index, modifyIndex: index, allocModifyIndex: index, createTime: now, modifyTime: now,
       ...(previous && { previousAllocation: previous.id }),
       ...(change.evalId && { evalId: change.evalId }),

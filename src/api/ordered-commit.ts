@@ -27,14 +27,24 @@ export async function commitInOrder<T>(to: { store: AgentStore; events: EventBro
 }
 
 /**
- * Commits `write` at `index` (taken with `index.order.take()`) for a write that is read straight from the store
- * (an ACL token): its commit is what makes it visible, so the commit itself waits until every lower index has
- * applied or failed, then the index is settled and announced. Rejects as the commit does, the index released.
+ * Commits `write` at `index` (taken with `index.order.take()`) for a write that is read straight from the store (an
+ * ACL token, a variable): its commit is what makes it visible, so the commit itself waits until every lower index
+ * has applied or failed. Once durable, the index is announced and `told` runs (it publishes the write's events); the
+ * broker holds every batch of a later index from the start until then, so those events come before them. Rejects
+ * as the commit does, the index released and nothing told.
  */
-export async function commitVisibleInOrder(to: { store: AgentStore; index: StateIndex }, index: number, write: (tx: WriteTx) => void): Promise<void> {
-  await to.index.order.settledBelow(index);
-  await commitAt(to, index, write);
-  await to.index.order.applyAt(index, () => to.index.changed(index));
+export async function commitVisibleInOrder(to: { store: AgentStore; events: EventBroker; index: StateIndex }, index: number, write: (tx: WriteTx) => void, told: () => void = () => undefined): Promise<void> {
+  const release = to.events.hold(index);
+  try {
+    await to.index.order.settledBelow(index);
+    await commitAt(to, index, write);
+    await to.index.order.applyAt(index, () => {
+      to.index.changed(index);
+      told();
+    });
+  } finally {
+    release();
+  }
 }
 
 /** Commits `write` at `index` (recorded as the store's newest); a failed commit releases the index, nothing applied. */

@@ -25,6 +25,7 @@ import { publishServiceEvents } from './routes/services.ts';
 import { publishVariableEvents } from './routes/variables.ts';
 import { buildApi } from './server.ts';
 import type { AgentUi } from './routes/ui.ts';
+import { commitVisibleInOrder } from './ordered-commit.ts';
 import { StateIndex } from './state-index.ts';
 import { variablesOf } from '../variables/variable-store.ts';
 
@@ -72,6 +73,8 @@ export interface ServeOptions {
 /** A serving API. */
 export interface ServedApi {
   registry: JobRegistry;
+  /** The agent's one index; every write that commits takes its index from, and settles it in, `index.order`. */
+  index: StateIndex;
   socketPath: string;
   /** `http://host:port` when TCP was asked for. */
   url?: string;
@@ -156,9 +159,9 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   // Runner saves record the index too: task state changes move it without a registry write.
   store.indexOf = () => index.current;
   const events = new EventBroker();
-  // Variable writes take the same index, so their ModifyIndex orders with every other change, apply in its order,
-  // and hold the broker at theirs while they commit, so their events do too.
-  variablesOf(store).index = { next: () => index.order.take(), changed: (i) => index.changed(i), hold: (i) => events.hold(i), order: index.order };
+  // Variable writes take the same index, so their ModifyIndex orders with every other change, and commit as every
+  // write read straight from the store does (ordered-commit.ts): in its order, their events too.
+  variablesOf(store).index = { next: () => index.order.take(), changed: (i) => index.changed(i), commit: (i, write, told) => commitVisibleInOrder({ store, events, index }, i, write, told) };
   // Service registrations take the agent's indexes from now on (restored allocations registered before).
   const services = opts.services ?? new ServiceRegistry();
   services.useIndex(index);
@@ -200,7 +203,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
       ctx.address = `${tcp.host}:${port}`;
     }
     announceNode();
-    return { registry, socketPath, url, token, tokenFile, tokenFrom, close: closeAll };
+    return { registry, index, socketPath, url, token, tokenFile, tokenFrom, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -4,6 +4,7 @@
  * `min_healthy_time` the allocation is healthy; a failed task, a main task that finished, or a failed
  * allocation makes it unhealthy at once; and if neither happened by `healthy_deadline` it is unhealthy, with
  * one "Alloc Unhealthy" event per task that held it back. The verdict is reported once, then watching stops.
+ * Health is per deployment: an update that moves the allocation to another one watches anew (Nomad's Update).
  */
 import type { Clock } from '../drivers/clock.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec, TaskState } from '../jobspec/types.ts';
@@ -95,15 +96,27 @@ export interface HealthHookOptions {
    * verdict: a task's death, or a timer, heard before the stop's update reaches this hook is the stop's, not
    * the allocation's. Without it only `update()` tells the hook of a stop.
    */
-  latestAlloc?(): Pick<AllocSpec, 'desiredStatus'>;
+  latestAlloc?(): Pick<AllocSpec, 'desiredStatus' | 'deploymentId'>;
+  /**
+   * The allocation's state as the runner holds it now, ahead of `watch` (which hears it once the runner's step is
+   * over): preKill reads it so a failure the kill was started for still decides.
+   */
+  current?(): AllocState;
+  /** The deployment prerun watches health for (Nomad's DeploymentID); an update that changes it watches anew. */
+  deploymentId?: string;
 }
 
 /**
  * The deployment health hook. Prerun starts watching (unless health is manual); postrun, shutdown and
- * destroy stop it; an update that stops the allocation stops it without a verdict, as Nomad does.
+ * destroy stop it; an update that stops the allocation stops it without a verdict, as Nomad does, and so does a
+ * kill the runner was told (its preKill), unless the tasks already decided; an update that moves the allocation
+ * to another deployment starts the watch over, from then, for the new one.
  */
 export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
-  const { update, tasks, clock } = opts;
+  const { clock } = opts;
+  // What is watched: the allocation's as its deployment last set them (an in-place update may change them).
+  let { update, tasks } = opts;
+  let deployment = opts.deploymentId;
   let stopWatching: (() => void) | undefined;
   const timers: unknown[] = [];
   let healthyTimer: unknown;
@@ -111,15 +124,23 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
   let latest: AllocState | undefined;
   let deadline = 0;
   let reported = false;
+  // Told of a kill (preKill): nothing is watched again.
+  let killed = false;
   // Both halves of health: the tasks ran min_healthy_time, and (with checks) the checks passed as long.
   let tasksHealthy = false;
-  const checks = update.healthCheck === 'checks' && opts.checks && opts.checks.count > 0 ? opts.checks : undefined;
   let stopChecks: (() => void) | undefined;
   let checksTimer: unknown;
   let checksHealthy = false;
   let results: AllocationResults = {};
+  const checksOf = (u: UpdateStrategy) => (u.healthCheck === 'checks' && opts.checks && opts.checks.count > 0 ? opts.checks : undefined);
+  let checks = checksOf(update);
 
-  const stopping = () => opts.latestAlloc !== undefined && isServerTerminal(opts.latestAlloc());
+  // A verdict only for the deployment being watched, while the allocation is to run (Nomad's AllocStoppedCh, and
+  // its Update cancelling the watcher before the deployment's health is cleared).
+  const stopping = () => {
+    const latest = opts.latestAlloc?.();
+    return latest !== undefined && (isServerTerminal(latest) || latest.deploymentId !== deployment);
+  };
 
   const stop = () => {
     stopWatching?.();
@@ -204,20 +225,55 @@ export function healthHook(opts: HealthHookOptions): AllocRunnerHook {
     return events;
   };
 
+  const watchFromNow = () => {
+    if (update.healthCheck === 'manual' || reported || stopWatching || killed || stopping()) return;
+    deadline = clock.now() + update.healthyDeadline;
+    timers.push(clock.setTimeout(() => finish(false, reasonsAt(deadline)), update.healthyDeadline));
+    const unsubscribe = opts.watch(onState);
+    // The current state comes first and may already decide (a task failed before prerun ended).
+    if (reported) unsubscribe();
+    else stopWatching = unsubscribe;
+    if (checks && !reported) stopChecks = checks.watch(onResults);
+  };
+
+  /** Forgets the last deployment's watch and verdict (the runner cleared its DeploymentStatus with it). */
+  const forget = () => {
+    stop();
+    reported = false;
+    startedSince = undefined;
+    latest = undefined;
+    tasksHealthy = false;
+    checksHealthy = false;
+    results = {};
+  };
+
   return {
     name: 'health_watcher',
-    async prerun() {
-      if (update.healthCheck === 'manual' || reported || stopWatching || stopping()) return;
-      deadline = clock.now() + update.healthyDeadline;
-      timers.push(clock.setTimeout(() => finish(false, reasonsAt(deadline)), update.healthyDeadline));
-      const unsubscribe = opts.watch(onState);
-      // The current state comes first and may already decide (a task failed before prerun ended).
-      if (reported) unsubscribe();
-      else stopWatching = unsubscribe;
-      if (checks && !reported) stopChecks = checks.watch(onResults);
-    },
+    prerun: async () => watchFromNow(),
     async update({ alloc }) {
-      if (isServerTerminal(alloc)) stop();
+      if (isServerTerminal(alloc)) return stop();
+      // Another deployment (Nomad's Update when the DeploymentID changes): its health is watched from now on, with
+      // the group's update block as it is now; without one there is no deployment health to watch. So is the same
+      // one when the runner holds no verdict and nothing watches: a restored runner's hook is made with the spec of
+      // the update it had not taken yet, which moved it and cleared its verdict.
+      const unjudged = !stopWatching && !reported && opts.current !== undefined && opts.current().deploymentStatus === undefined;
+      if (alloc.deploymentId === deployment && !unjudged) return;
+      forget();
+      deployment = alloc.deploymentId;
+      if (!alloc.update) return;
+      update = alloc.update;
+      tasks = alloc.tasks;
+      checks = checksOf(update);
+      watchFromNow();
+    },
+    // A kill, with no stop from the server (the embedder's, the inspector's or Ctrl-C's KILL): the allocation is
+    // being stopped, not failing, and Nomad sets no health for a stopped one. A failure the kill was started for
+    // (a task that failed, a leader that died) has decided already: the state as it is now is judged first.
+    async preKill() {
+      killed = true;
+      if (!stopWatching) return;
+      if (opts.current) onState(opts.current());
+      stop();
     },
     postrun: async () => stop(),
     shutdown: async () => stop(),

@@ -74,9 +74,9 @@ function payloadOf(event: { type: string }): JsonValue | undefined {
 /**
  * Whether the page is ever sent anything for `ev`. Not: actions (the transitions show them); `xstate.init`
  * (the actor message says the actor started); a promise telling itself it settled (its done/error event to
- * the parent says it); a child's snapshot relayed to its parent (the child's own transition says it, and
- * the parent's names the event when it reacts); a promise or callback actor's snapshot while it is active
- * (its actor message stands for that).
+ * the parent says it); a child's snapshot relayed to its parent, or a task runner's news to its alloc
+ * (`TASK_CHANGED`: the child's own transition says it, and the parent's names the event when it reacts); a
+ * promise or callback actor's snapshot while it is active (its actor message stands for that).
  */
 function worthQueueing(ev: InspectionEvent): boolean {
   switch (ev.type) {
@@ -84,6 +84,7 @@ function worthQueueing(ev: InspectionEvent): boolean {
       return false;
     case '@xstate.event': {
       const t = ev.event.type;
+      if (t === 'TASK_CHANGED') return ev.sourceRef === undefined;
       return !(t.startsWith('xstate.') && (t === 'xstate.init' || t.startsWith('xstate.promise.') || t.startsWith('xstate.snapshot.')));
     }
     case '@xstate.snapshot':

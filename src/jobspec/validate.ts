@@ -142,6 +142,7 @@ const allocSpec = z.strictObject({
   tasks: z.array(taskSpec).min(1, 'an allocation needs at least one task'),
   desiredStatus: z.enum(['run', 'stop', 'evict']).optional(),
   update: updateStrategy.optional(),
+  deploymentId: z.string().min(1, 'must not be empty').optional(),
   modifyIndex: count(0).optional(),
   index: count(0).optional(),
   network: networkAsk.optional(),

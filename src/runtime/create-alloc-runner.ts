@@ -251,6 +251,11 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
             const ctx: AllocRunnerContext = actor.getSnapshot().context;
             return ctx.queuedUpdate ?? ctx.alloc;
           },
+          current: (): AllocState => {
+            const ctx: AllocRunnerContext = actor.getSnapshot().context;
+            return allocStateOf(ctx);
+          },
+          deploymentId: spec.deploymentId,
         }),
       ]
     : [];

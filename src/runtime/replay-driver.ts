@@ -169,7 +169,7 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
     }
     const r = watch('recorded', actor, rec);
     const n = watch('now', actor, now);
-    if (rec.event !== now.event || json(rec.value) !== json(now.value) || rec.status !== now.status) {
+    if (!sameStepEvent(rec.event, now.event) || json(rec.value) !== json(now.value) || rec.status !== now.status) {
       return { actor, recorded: describeStep(rec), now: describeStep(now), took: now.took, message: `${actor} took a different step on ${now.event}` };
     }
     if (r.taskState !== n.taskState) {
@@ -194,7 +194,7 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
       const diff = differenceAt(i);
       if (diff) {
         first ??= { index: i, diff };
-        if (!steps[i]!.event.startsWith('xstate.snapshot.')) {
+        if (!hearsChild(steps[i]!.event)) {
           cause = { index: i, diff };
           break;
         }
@@ -284,6 +284,19 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
 }
 
 /** What is wrong with a replay line's shape, or undefined: a line the replay cannot act on is refused, not guessed at. */
+/**
+ * A parent hearing its child's step: a task runner's news to its alloc (`TASK_CHANGED`), or, in recordings
+ * made before task runners told their news themselves, the child's snapshot relayed (`xstate.snapshot.<id>`).
+ */
+function hearsChild(event: string): boolean {
+  return event === 'TASK_CHANGED' || event.startsWith('xstate.snapshot.');
+}
+
+/** The same step's event, now and as recorded (an alloc's news from a task was a relayed snapshot before). */
+function sameStepEvent(recorded: string, now: string): boolean {
+  return recorded === now || (now === 'TASK_CHANGED' && recorded.startsWith('xstate.snapshot.'));
+}
+
 function lineProblem(l: ReplayLine): string | undefined {
   const path = (p: unknown) => Array.isArray(p) && p.length > 0 && p.every((x) => typeof x === 'string');
   if (l.kind === 'replay-root') return typeof l.id === 'string' && typeof l.machine === 'string' && typeof l.at === 'number' ? undefined : 'needs an id, a machine and a time';

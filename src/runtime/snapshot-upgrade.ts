@@ -53,7 +53,10 @@ export function upgradeTaskSnapshot(snapshot: unknown): unknown {
   return context === snapshot.context ? snapshot : { ...snapshot, context };
 }
 
-/** An alloc runner's persisted snapshot with its context and every task runner child's context upgraded. */
+/**
+ * An alloc runner's persisted snapshot with its context and every task runner child's context upgraded, and
+ * its task runners no longer relaying their snapshots (they tell the alloc their news, machines/task-news.ts).
+ */
 export function upgradeAllocSnapshot(snapshot: unknown): unknown {
   if (!isObject(snapshot) || !isObject(snapshot.children) || !isObject(snapshot.context)) return snapshot;
   const context = upgradeAllocContext(snapshot.context);
@@ -66,8 +69,11 @@ export function upgradeAllocSnapshot(snapshot: unknown): unknown {
     const child = children[name as string];
     if (!isObject(child)) continue;
     const upgraded = upgradeTaskSnapshot(child.snapshot);
-    if (upgraded !== child.snapshot) {
-      children[name as string] = { ...child, snapshot: upgraded };
+    // Task runners were spawned relaying every snapshot to the alloc (`syncSnapshot`), a flag XState restores
+    // with the child; they now tell the alloc of their news themselves, so the relay is turned off.
+    const relayed = child.syncSnapshot === true;
+    if (upgraded !== child.snapshot || relayed) {
+      children[name as string] = { ...child, snapshot: upgraded, ...(relayed && { syncSnapshot: false }) };
       changed = true;
     }
   }

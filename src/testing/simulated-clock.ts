@@ -11,9 +11,32 @@ interface Timer {
   fn: () => void;
 }
 
-/** Lets pending promise callbacks and I/O callbacks run; no real time passes. */
-export async function settle(rounds = 10): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
+/** File system calls in libuv's thread pool that have not answered yet (Node's own count of its requests). */
+function fileCallsInFlight(): number {
+  let n = 0;
+  for (const r of process.getActiveResourcesInfo()) if (r === 'FSReqCallback' || r === 'FSReqPromise') n++;
+  return n;
+}
+
+/** How long `settle` waits in real time, at most, for file system calls in flight (see `settle`). */
+export const FILE_CALL_WAIT_MS = 1_000;
+
+/**
+ * Lets pending promise callbacks and I/O callbacks run; no simulated time passes. File system calls in flight
+ * are waited for in real time (up to `fileCallWaitMs`), and what they start settles too: the runtime's real
+ * I/O (alloc and task dirs, saves) can take the pool longer than a few turns of the loop on a loaded machine,
+ * and simulated time must not pass the work it is waiting on (a sidecar still making its dirs would otherwise
+ * be killed in its prestart by a deadline that, in real time, had not come). A call that never answers on
+ * its own (a FIFO's open with no writer) holds time only until the wait is over. `fileCallWaitMs` 0: only
+ * the turns of the loop, as a benchmark measuring the runtime's own work wants.
+ */
+export async function settle(rounds = 10, fileCallWaitMs = FILE_CALL_WAIT_MS): Promise<void> {
+  const until = Date.now() + fileCallWaitMs;
+  for (;;) {
+    for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
+    if (fileCallWaitMs <= 0 || fileCallsInFlight() === 0 || Date.now() >= until) return;
+    await new Promise<void>((r) => setTimeout(r, 1));
+  }
 }
 
 /** A deterministic clock: nothing happens until the test advances it. */
@@ -22,8 +45,12 @@ export class SimulatedClock implements Clock {
   private nextId = 1;
   private readonly timers = new Map<number, Timer>();
 
-  constructor(start = 0) {
+  private readonly fileCallWaitMs: number;
+
+  /** `fileCallWaitMs`: how long each step waits, at most, for file system calls in flight (`settle`). */
+  constructor(start = 0, options: { fileCallWaitMs?: number } = {}) {
     this.current = start;
+    this.fileCallWaitMs = options.fileCallWaitMs ?? FILE_CALL_WAIT_MS;
   }
 
   now(): number {
@@ -48,23 +75,23 @@ export class SimulatedClock implements Clock {
   /** Moves time forward by `ms`, firing due timers in order and settling after each. */
   async advance(ms: number): Promise<void> {
     const target = this.current + ms;
-    await settle();
+    await settle(10, this.fileCallWaitMs);
     for (;;) {
       const next = this.nextDue(target);
       if (!next) break;
       this.timers.delete(next.id);
       this.current = Math.max(this.current, next.due);
       next.fn();
-      await settle();
+      await settle(10, this.fileCallWaitMs);
     }
     this.current = target;
-    await settle();
+    await settle(10, this.fileCallWaitMs);
   }
 
   /** Advances in steps until `done()` holds, failing after `limit` ms of simulated time. */
   async advanceUntil(done: () => boolean, limit = 24 * 3_600_000, step?: number): Promise<void> {
     const end = this.current + limit;
-    await settle();
+    await settle(10, this.fileCallWaitMs);
     while (!done()) {
       if (this.current >= end) throw new Error(`condition not reached within ${limit} ms of simulated time`);
       const next = this.nextDue(end);

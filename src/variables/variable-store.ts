@@ -20,19 +20,12 @@ export interface Indexer {
   /** Announces that state up to `index` is visible (wakes blocking queries). */
   changed(index: number): void;
   /**
-   * Holds the events of later indexes until the returned release is called (the API's event broker, which
-   * publishes in index order); a write holds its index from its commit's start until it has been written out.
+   * Commits `write` at `index` (a `next` one, recorded as the store's newest) and, once it is durable and in the
+   * agent's index order, announces it and runs `told`; rejects as the commit does, nothing told. The agent's API
+   * gives its one ordered commit here (src/api/ordered-commit.ts); without one, the store's writes, serial and
+   * indexed here alone, commit and are told at once.
    */
-  hold?(index: number): () => void;
-  /**
-   * The order the agent's writes apply in (the API's ApplyOrder), when `next` takes its indexes there: every index
-   * `next` gives is then settled with `applyAt` or `abandon`, and a write waits for the lower ones to settle.
-   */
-  order?: {
-    settledBelow(index: number): Promise<void>;
-    applyAt<T>(index: number, apply: () => T): Promise<T>;
-    abandon(index: number): void;
-  };
+  commit?(index: number, write: (tx: WriteTx) => void, told: () => void): Promise<void>;
 }
 
 /** A committed write as the event stream tells it: the variable's metadata (never its items). */
@@ -176,7 +169,7 @@ export class VariableStore implements VariableSource {
         Items: { ...items },
       };
       await this.committed(index, (tx) => tx.put('vars', keyOf(namespace, path), variable), () => {
-        this.announce({ namespace, path, index, deleted: false });
+        this.changes.next({ namespace, path, index, deleted: false });
         this.writes.next({ type: 'VariableUpserted', variable: metadataOf(variable), index });
       });
       return { ok: true as const, variable, index };
@@ -207,7 +200,7 @@ export class VariableStore implements VariableSource {
       if (raw === undefined) return { ok: true as const, index: this.tableIndex };
       const index = this.index.next();
       await this.committed(index, (tx) => tx.remove('vars', key), () => {
-        this.announce({ namespace, path, index, deleted: true });
+        this.changes.next({ namespace, path, index, deleted: true });
         if (existing) this.writes.next({ type: 'VariableDeleted', variable: metadataOf(existing), index });
       });
       return { ok: true as const, index, ...(existing && { deleted: metadataOf(existing) }) };
@@ -225,37 +218,24 @@ export class VariableStore implements VariableSource {
     };
   }
 
-  /**
-   * Commits `write` at `index` with the table's index and, once durable, runs `told`; later indexes' events are
-   * held meanwhile (Indexer.hold), so what `told` publishes comes before them. With the agent's apply order, the
-   * commit itself waits for every lower index to apply or fail (reads see a variable as soon as it is committed,
-   * so committing is this write's apply), and `told` runs in index order.
-   */
-  private async committed(index: number, write: (tx: WriteTx) => void, told: () => void): Promise<void> {
-    const { order } = this.index;
-    const release = this.index.hold?.(index);
-    try {
-      try {
-        await order?.settledBelow(index);
-        await this.store.commit((tx) => {
-          write(tx);
-          tx.put('meta', 'varsIndex', index);
-          tx.index(index);
-        });
-      } catch (err) {
-        order?.abandon(index);
-        throw err;
-      }
-      if (order) await order.applyAt(index, told);
-      else told();
-    } finally {
-      release?.();
-    }
+  /** Commits `write` at `index` with the table's index and, once durable, announces it and runs `told` (Indexer.commit). */
+  private committed(index: number, write: (tx: WriteTx) => void, told: () => void): Promise<void> {
+    const withTableIndex = (tx: WriteTx) => {
+      write(tx);
+      tx.put('meta', 'varsIndex', index);
+    };
+    if (this.index.commit) return this.index.commit(index, withTableIndex, told);
+    return this.commitAlone(index, withTableIndex, told);
   }
 
-  private announce(change: VariableChange): void {
-    this.index.changed(change.index);
-    this.changes.next(change);
+  /** Without the agent: each write is serial and took its index here, so it is the newest once committed. */
+  private async commitAlone(index: number, write: (tx: WriteTx) => void, told: () => void): Promise<void> {
+    await this.store.commit((tx) => {
+      write(tx);
+      tx.index(index);
+    });
+    this.index.changed(index);
+    told();
   }
 
   /** Runs `write` after every write before it has finished: checks and commits never interleave. */

@@ -36,6 +36,13 @@ describe('ids known or not', () => {
     expect(allocStubJson(view(over))).toMatchObject(fields);
   });
 
+  it.each<[string, Partial<AllocSpec>, string]>([
+    ['in a deployment: its ID', { deploymentId: 'd1' }, 'd1'],
+    ['outside one: empty', {}, ''],
+  ])('the full form names the deployment the allocation counts in, %s', (_what, spec, id) => {
+    expect(allocJson(view({}, spec), undefined)['DeploymentID']).toBe(id);
+  });
+
   it("a task event's RestartReason is empty unless given", () => {
     const ev = { type: 'Started', time: 0, displayMessage: 'd' } as TaskEvent;
     const json = (e: TaskEvent) =>

@@ -9,6 +9,7 @@ const withTask = (t: Partial<TaskSpec>): AllocSpec => ({ ...base, tasks: [{ ...t
 describe('groupUpdate (Nomad tasksUpdated)', () => {
   it.each([
     ['the same spec under another id', { ...base, id: 'b', modifyIndex: 9 }, 'ignore'],
+    ['the same spec in another deployment (the version\'s, not the group\'s)', { ...base, deploymentId: 'd2' }, 'ignore'],
     ['a kill timeout', withTask({ killTimeout: 9000 }), 'inplace'],
     ['a kill signal', withTask({ killSignal: 'SIGINT' }), 'inplace'],
     ['a restart policy', { ...base, restart: { attempts: 1, interval: 1, delay: 1, mode: 'fail' } }, 'inplace'],

@@ -6,9 +6,7 @@
  * store's commit that holds a write once its commit is durable, or fails it, until the test lets it go on.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ApplyOrder } from '../../src/api/apply-order.ts';
 import { StoreCommitError, type WriteTx } from '../../src/state/agent-store.ts';
-import { variablesOf } from '../../src/variables/variable-store.ts';
 import { call, type Answer } from './agent-process.ts';
 import { cleanUp, mockJob, runJob, type Served, SUITE_TIMEOUT, serveWithRoom, until } from './in-process-agent.ts';
 
@@ -225,7 +223,7 @@ describe('writes apply in index order', { timeout: SUITE_TIMEOUT }, () => {
     const registered = call(s.socket, 'PUT', '/v1/jobs', mockJob(job));
     await jobHeld;
     // The registration goes on once the write has taken its index (a later one) from the agent's order.
-    const order = variablesOf(s.store).index.order as ApplyOrder;
+    const order = s.api.index.order;
     const take = order.take.bind(order);
     vi.spyOn(order, 'take').mockImplementation(() => {
       const i = take();
@@ -240,8 +238,8 @@ describe('writes apply in index order', { timeout: SUITE_TIMEOUT }, () => {
   });
 
   it('leaves no index open once every write has answered, refused ones included', async () => {
-    // The variables take their indexes from the agent's one order: the same the registry's writes settle in.
-    const order = variablesOf(s.store).index.order as ApplyOrder;
+    // Every write takes its index from the agent's one order, the variables' and the tokens' as the registry's.
+    const order = s.api.index.order;
     await until(async () => order.pending, (open) => open.length === 0, 'every index settled');
   });
 });

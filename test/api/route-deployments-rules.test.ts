@@ -5,7 +5,7 @@
  * gives them, which versions have one, the reads, fail and promote. Nomad's structs.Deployment is the reference.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deploymentId } from '../../src/api/routes/deployments.ts';
+import { deploymentId } from '../../src/api/deployment-id.ts';
 import type { JobEntry } from '../../src/api/job-registry.ts';
 import { call, waitForAllocs } from './agent-process.ts';
 import { cleanUp, freshDir, mockJob, serve, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
@@ -110,6 +110,38 @@ describe('a deployment', { timeout: SUITE_TIMEOUT }, () => {
     const d = await deploymentOf('halfway');
     expect(Object.keys(d['TaskGroups'])).toEqual(['g']);
     expect(d['TaskGroups']['g']['DesiredTotal']).toBe(1);
+  });
+
+  it('counts an allocation updated in place to a new version only once it is healthy there: its old verdict is cleared', async () => {
+    await put(deployed('moved'));
+    await settled('moved', 'successful');
+    // An in-place change (the update block), and health now slow to decide.
+    const reg = await put(deployed('moved', { MinHealthyTime: 200e9, HealthyDeadline: 300e9 }));
+    const [alloc] = await until(() => get<Json[]>('/v1/job/moved/allocations'), (l) => l[0]?.['AllocModifyIndex'] === reg['JobModifyIndex'], 'the in-place update');
+    expect(alloc!['DeploymentStatus']['Healthy']).toBeNull();
+    const d = await deploymentOf('moved');
+    expect(d).toMatchObject({ JobVersion: 1, Status: 'running', TaskGroups: { g: { PlacedAllocs: 1, HealthyAllocs: 0, UnhealthyAllocs: 0 } } });
+  });
+
+  it('moves an allocation of a group the new version left unchanged to its deployment, watched anew', async () => {
+    const fast = { MinHealthyTime: 1e6, HealthyDeadline: 300e9 };
+    const twoGroups = (killTimeout: number) => {
+      const body = deployed('regrouped', fast);
+      (body.Job.TaskGroups as Json[]).push({ Name: 'h', Count: 1, Update: fast, Tasks: [{ Name: 't', Driver: 'mock', Config: { run_for: '1h' }, KillTimeout: killTimeout }] });
+      return body;
+    };
+    await put(twoGroups(5e9));
+    await settled('regrouped', 'successful');
+    const before = (await get<Json[]>('/v1/job/regrouped/allocations')).find((a) => a['TaskGroup'] === 'g')!;
+    const reg = await put(twoGroups(9e9));
+    const after = await until(
+      () => get<Json>(`/v1/allocation/${before['ID']}`),
+      (a) => a['AllocModifyIndex'] === reg['JobModifyIndex'] && a['DeploymentStatus']['Healthy'] === true,
+      'group g\'s allocation updated in place and healthy again',
+    );
+    expect(Date.parse(after['DeploymentStatus']['Timestamp'])).toBeGreaterThan(Date.parse(before['DeploymentStatus']['Timestamp']));
+    const d = await settled('regrouped', 'successful');
+    expect([d['JobVersion'], after['DeploymentID']]).toEqual([1, d['ID']]);
   });
 });
 

@@ -32,6 +32,24 @@ const job = (id: string) => ({
   },
 });
 
+/** Waits until the runner record the agent committed for `allocId` satisfies `ok` (read beside the agent, read-only). */
+async function runnerRecordShows(dataDir: string, allocId: string, ok: (record: { state?: { taskStates?: Record<string, { state?: string }> } }) => boolean): Promise<void> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const store = AgentStore.open(dataDir, { readOnly: true });
+    const record = (() => {
+      try {
+        return store.get('runners', allocId) as Parameters<typeof ok>[0] | undefined;
+      } finally {
+        void store.close();
+      }
+    })();
+    if (record && ok(record)) return;
+    if (Date.now() > end) throw new Error(`the runner record of ${allocId} never showed what was waited for: ${JSON.stringify(record?.state ?? null).slice(0, 300)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 async function restart(signal: NodeJS.Signals): Promise<void> {
   agent!.cli.child.kill(signal);
   await agent!.cli.exited;
@@ -56,6 +74,9 @@ describe('templates across an agent restart', { timeout: 120_000 }, () => {
     await call(agent.socket, 'PUT', '/v1/var/nomad/jobs/down', { Items: { v: '1' } });
     expect((await call(agent.socket, 'PUT', '/v1/jobs', job('down'))).status).toBe(200);
     const [before] = await waitForAllocs(agent.socket, '/v1/job/down/allocations', (l) => l[0]?.TaskStates?.t?.State === 'running');
+    // Killed once the runner's own record says running: the API shows a state before the runner's save of it,
+    // and a kill in between restores a task still starting, whose first render is not a change.
+    await runnerRecordShows(agent.dataDir, before!.ID, (r) => r.state?.taskStates?.t?.state === 'running');
     agent.cli.child.kill('SIGKILL');
     await agent.cli.exited;
     // Written while no agent runs: straight into its store, as a write the dead agent had committed.

@@ -6,6 +6,7 @@
  * passes again on the same port.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -108,29 +109,38 @@ describe('service checks of a real task', { timeout: 180_000 }, () => {
 
   it('ignore_warnings: a server answering 429 Too Many Requests is a warning, and its task is not restarted', async () => {
     scratch ??= await mkdtemp(join(tmpdir(), 'allocrun-checks-'));
-    const busy = join(scratch, 'busy.cjs');
-    const hits = join(scratch, 'hits');
-    // Answers every request 429 and counts them in a file, so the test waits on runs, not on time.
-    await writeFile(busy, `let n = 0; require('node:http').createServer((q, s) => { require('node:fs').writeFileSync(${JSON.stringify(hits)}, String(++n)); s.statusCode = 429; s.end('busy'); }).listen(Number(process.argv[2]));`);
+    // The server answering 429 is the test's own, listening before the task starts: with `grace` 0 and `limit`
+    // 1, a task's server still starting on a loaded machine would fail the first check (refused) and restart it.
+    let hits = 0;
+    const server = createServer((_q, s) => {
+      hits++;
+      s.statusCode = 429;
+      s.end('busy');
+    });
     const port = await freePort();
-    const spec: AllocSpec = {
-      id: 'chk2', job: 'web', group: 'app', type: 'service',
-      ports: [{ label: 'http', value: port, to: 0, hostIP: '127.0.0.1' }],
-      tasks: [{
-        name: 'server', driver: 'raw_exec', killSignal: 'SIGTERM', killTimeout: 2_000,
-        config: { command: process.execPath, args: [busy, '${NOMAD_PORT_http}'] },
-        services: [{
-          name: 'web', provider: 'nomad', port: 'http', addressMode: 'auto', onUpdate: 'require_healthy',
-          checks: [{ name: 'busy', type: 'http', path: '/', interval: 1_000, timeout: 1_000, successBeforePassing: 0, failuresBeforeCritical: 0, onUpdate: 'require_healthy', checkRestart: { limit: 1, grace: 0, ignoreWarnings: true } }],
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    try {
+      const spec: AllocSpec = {
+        id: 'chk2', job: 'web', group: 'app', type: 'service',
+        ports: [{ label: 'http', value: port, to: 0, hostIP: '127.0.0.1' }],
+        tasks: [{
+          name: 'server', driver: 'raw_exec', killSignal: 'SIGTERM', killTimeout: 2_000,
+          config: { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1 << 30)'] },
+          services: [{
+            name: 'web', provider: 'nomad', port: 'http', addressMode: 'auto', onUpdate: 'require_healthy',
+            checks: [{ name: 'busy', type: 'http', path: '/', interval: 1_000, timeout: 1_000, successBeforePassing: 0, failuresBeforeCritical: 0, onUpdate: 'require_healthy', checkRestart: { limit: 1, grace: 0, ignoreWarnings: true } }],
+          }],
         }],
-      }],
-    };
-    const runner = createAllocRunner(spec, { dataDir: scratch }).start();
-    runners.push(runner);
-    await until(() => readFile(hits, 'utf8').catch(() => '0'), (n) => Number(n) >= 4, 'four check runs');
-    expect(byName(runner.checks(), 'busy')).toMatchObject({ Status: 'warning', StatusCode: 429, Output: 'busy' });
-    const ts = runner.getState().taskStates.server!;
-    expect(ts.events.some((e) => e.type === 'Restart Signaled')).toBe(false);
-    expect(ts).toMatchObject({ state: 'running', restarts: 0 });
+      };
+      const runner = createAllocRunner(spec, { dataDir: scratch }).start();
+      runners.push(runner);
+      await until(() => hits, (n) => n >= 4, 'four check runs');
+      expect(byName(runner.checks(), 'busy')).toMatchObject({ Status: 'warning', StatusCode: 429, Output: 'busy' });
+      const ts = runner.getState().taskStates.server!;
+      expect(ts.events.some((e) => e.type === 'Restart Signaled')).toBe(false);
+      expect(ts).toMatchObject({ state: 'running', restarts: 0 });
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

@@ -56,7 +56,7 @@ const tmp = (name: string) => {
  * task appending a line to `marker`. Resolves with the supervisor's exit status.
  */
 async function supervisor(taskDir: string, prefix: string, marker: string): Promise<number | null> {
-  const child = spawn('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', prefix, setsid, '-', mkfifo, 'allocrun_go', '/bin/sh', '-c', `echo ran >> ${marker}`], {
+  const child = spawn('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', prefix, '-', mkfifo, 'allocrun_go', setsid, '/bin/sh', '-c', `echo ran >> ${marker}`], {
     cwd: taskDir,
     env: {},
     stdio: ['pipe', 'ignore', 'ignore', 'pipe'],

@@ -9,10 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpawnError } from '../../src/drivers/raw-exec/errors.ts';
-import { spawnSupervised, type LaunchRequest } from '../../src/drivers/raw-exec/launch.ts';
+import { notStartedBecause, spawnSupervised, type LaunchRequest } from '../../src/drivers/raw-exec/launch.ts';
 import { lookupBin } from '../../src/drivers/raw-exec/process.ts';
 import { privateDir } from '../../src/drivers/raw-exec/supervisor.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+import { until } from './until.ts';
 
 const TOOLS = '/usr/bin:/bin:/usr/sbin:/sbin';
 const setsid = lookupBin('setsid', '/', TOOLS);
@@ -60,9 +61,21 @@ describe.runIf(setsid && mkfifo)('a supervised start', () => {
     expect(err.message).toMatch(/^task "web": cannot start the raw_exec supervisor \(\/bin\/sh\): /);
   });
 
-  it('whose supervisor exits before the workload starts names the status', async () => {
-    const err = await failure(request({ setsid: '/nonexistent/setsid' }));
-    expect(err.message).toBe('task "web": cannot start /bin/sh: the supervisor exited with status 127 before starting it');
+  it.each([
+    [125, 'another agent cancelled this start'],
+    [124, 'cannot create its output pipes in /p/exec-0-t'],
+    [126, 'the supervisor exited with status 126 before starting it'],
+    [null, 'the supervisor exited with status null before starting it'],
+  ])('whose supervisor exits with %j before the workload starts says why: %s', (code, why) => {
+    expect(notStartedBecause(code, '/p/exec-0-t')).toBe(why);
+  });
+
+  it('whose setsid has gone since the driver found it starts, and the task exits 127 with the reason on its stderr', async () => {
+    let err = '';
+    const w = await spawnSupervised(request({ setsid: '/nonexistent/setsid' }), (out) => out.stderr.on('data', (d: Buffer) => (err += d.toString())));
+    expect(await w.waitExit()).toEqual({ exitCode: 127, signal: 0 });
+    await until(() => err.includes('/nonexistent/setsid'), 'the reason on stderr');
+    w.release();
   });
 
   it('records its token as the attempt\'s intent, and its files under that token', async () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { until } from './until.ts';
 import { openOutput } from '../../src/drivers/raw-exec/launch.ts';
 import { readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 import { lookupBin } from '../../src/drivers/raw-exec/process.ts';
@@ -23,7 +24,16 @@ const bash = lookupBin('bash', '/', TOOLS);
 const shHereDocIsPipe = spawnSync('/bin/sh', ['-c', 'exec 5<<E\nE\n[ -p /proc/self/fd/5 ]']).status === 0;
 
 const dirs: string[] = [];
+/** Process groups a test started (the supervisor's and the workload's), SIGKILLed after it by pid. */
+const groups: number[] = [];
 afterEach(() => {
+  for (const g of groups.splice(0)) {
+    try {
+      process.kill(-g, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -33,21 +43,29 @@ const collect = (r: Readable): Promise<string> => {
   return once(r, 'close').then(() => text);
 };
 
-/** Runs `command` under the supervisor script with `shell` as the supervisor's shell, as spawnSupervised does. */
-async function supervise(shell: string, command: string[]) {
+/** Starts `command` under the supervisor script with `shell` as the supervisor's shell, as spawnSupervised does. */
+async function start(shell: string, command: string[]) {
   const taskDir = mkdtempSync(join(tmpdir(), 'allocrun-supervisor-'));
   dirs.push(taskDir);
   ensurePrivateDir(taskDir);
   const prefix = attemptPrefix(taskDir, 0, 'test');
-  const child = spawn(shell, ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', prefix, setsid!, '-', mkfifo!, 'allocrun_go', ...command], {
+  const child = spawn(shell, ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', prefix, '-', mkfifo!, 'allocrun_go', setsid!, ...command], {
     cwd: taskDir,
     env: {},
     detached: true,
     stdio: ['pipe', 'ignore', 'ignore', 'pipe'],
   });
   const exited = once(child, 'exit');
+  groups.push(child.pid!);
   const [reported] = (await once(child.stdio[3] as Readable, 'data')) as [Buffer];
   const pid = Number(reported.toString().trim());
+  groups.push(pid);
+  return { child, exited, prefix, taskDir, pid };
+}
+
+/** Runs `command` under the supervisor script to its end, collecting its output as the agent does. */
+async function supervise(shell: string, command: string[]) {
+  const { child, exited, prefix, taskDir, pid } = await start(shell, command);
   const out = openOutput({ prefix, pid: child.pid!, startTime: readProcStat(child.pid!)?.startTime });
   expect(out, 'the output pipes').toBeDefined();
   const [stdout, stderr] = [collect(out!.stdout), collect(out!.stderr)];
@@ -63,6 +81,32 @@ async function supervise(shell: string, command: string[]) {
     prefix,
   };
 }
+
+/** Field 6 of /proc/<pid>/stat, the session id, and the ignored and blocked signal masks of /proc/<pid>/status. */
+function sessionAndSignals(pid: number): { session: number; ignored: string; blocked: string } {
+  const session = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[3]);
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mask = (name: string) => new RegExp(`^${name}:\\s*(\\w+)$`, 'm').exec(status)![1]!;
+  return { session, ignored: mask('SigIgn'), blocked: mask('SigBlk') };
+}
+
+const shells = [['/bin/sh', '/bin/sh'], ...(bash ? [['bash', bash]] : [])];
+
+describe.skipIf(!setsid || !mkfifo)('the workload under the supervisor script', () => {
+  it.each(shells)('under %s: is the pid reported, its child, leading a session and group of its own, ignoring and blocking no signal', async (_, shell) => {
+    const sleep = lookupBin('sleep', '/', TOOLS)!;
+    const { child, exited, prefix, pid } = await start(shell!, [sleep, '600']);
+    child.stdin!.end('go\n');
+    await until(() => readProcStat(pid)?.comm === 'sleep', 'the workload running sleep');
+    const stat = readProcStat(pid)!;
+    expect([stat.ppid, stat.pgrp]).toEqual([child.pid, pid]);
+    expect(sessionAndSignals(pid)).toEqual({ session: pid, ignored: '0000000000000000', blocked: '0000000000000000' });
+    expect(readFileSync(`${prefix}.pid`, 'utf8')).toBe(`${pid}\n`);
+    process.kill(-pid, 'SIGTERM');
+    expect((await exited)[0]).toBe(128 + 15);
+    expect(readFileSync(`${prefix}.status`, 'utf8')).toBe('143\n');
+  });
+});
 
 describe.skipIf(!setsid || !mkfifo)('the raw_exec supervisor script', () => {
   it.skipIf(!shHereDocIsPipe)('under a shell whose here-documents are pipes, makes no FIFOs and still carries the output', async () => {

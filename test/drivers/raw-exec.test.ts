@@ -571,7 +571,7 @@ describe('raw_exec driver', () => {
       const handle = await spawnElsewhere(s);
       const sup = (handle.state as { supervisor: { pid: number } }).supervisor;
       process.kill(sup.pid, 'SIGKILL');
-      process.kill(-handle.pid!, 'SIGKILL');
+      process.kill(handle.pid!, 'SIGKILL'); // its pid: it may not lead its group yet (SUPERVISOR_SCRIPT)
       await until(() => gone(sup.pid) && gone(handle.pid!), 'both processes to die');
       const c = createRawExecDriver({ pollIntervalMs: 20 }).recover(handle, s.task, s.ctx);
       await expect(c.wait(never())).rejects.toMatchObject({ code: 'ErrWorkloadLost', message: expect.stringContaining('no exit status was recorded') });

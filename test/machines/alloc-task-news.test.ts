@@ -1,8 +1,8 @@
 /**
  * The alloc mirrors what its task runners report (TaskState, rejections, run complete) and runs Nomad's
- * reducer on it. Every task-runner step reaches the alloc as `xstate.snapshot.<task>`, but most (a hook's
- * cursor, a driver call starting) change none of that: the alloc takes those without a step of its own,
- * and takes every one that does carry news.
+ * reducer on it. Each task runner tells the alloc itself (`TASK_CHANGED`, machines/task-news.ts), once after
+ * each of its steps that changes any of that, with the runner's own TaskState object; most steps (a hook's
+ * cursor, a driver call starting) change none of it and tell nothing. The alloc takes every one it is told.
  */
 import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
@@ -13,36 +13,49 @@ import { recordingTaskHook, type HookCall } from '../../src/testing/hook-recorde
 
 const task = (name: string, extra: Partial<TaskSpec> = {}): TaskSpec => ({ name, driver: 'mock', config: { run_for: '1s' }, ...extra });
 
-interface Relay {
+type Mirrored = { taskState: unknown; rejections: unknown[]; runComplete: boolean };
+
+interface Step {
   task: string;
-  /** Whether the task's mirrored fields changed since its previous relay. */
+  /** Whether the step changed the task's mirrored fields. */
   news: boolean;
-  /** Whether the alloc's context after it is a new object. */
-  allocChanged: boolean;
+  /** The TASK_CHANGED events the runner sent the alloc in this step. */
+  told: { taskState: unknown; rejections: number; runComplete: boolean }[];
+  /** The runner's TaskState after the step. */
+  taskState: unknown;
 }
 
-/** Runs `spec` to its end and lists every task snapshot the alloc received, with what it did about it. */
-async function relaysOf(spec: AllocSpec): Promise<Relay[]> {
+/** Runs `spec` to its end and lists every task-runner step, what it told the alloc, and what the alloc did when told. */
+async function stepsOf(spec: AllocSpec): Promise<{ steps: Step[]; allocTook: boolean[] }> {
   const clock = new SimulatedClock(0);
-  const relays: Relay[] = [];
-  const last = new Map<string, { taskState: unknown; rejections: number; runComplete: boolean }>();
+  const tasks = new Set(spec.tasks.map((t) => t.name));
+  const steps: Step[] = [];
+  const allocTook: boolean[] = [];
+  const last = new Map<string, Mirrored>();
+  const pending = new Map<string, Step['told']>();
   let allocContext: unknown;
   const inspect = (e: InspectionEvent) => {
-    if (e.type !== '@xstate.snapshot' || (e.actorRef as { id?: string }).id !== spec.id) return;
-    const context = (e.snapshot as unknown as { context: unknown }).context;
-    const ev = e.event as { type: string; snapshot?: { context: { taskState: unknown; rejections: unknown[]; runComplete: boolean } } };
-    if (ev.type.startsWith('xstate.snapshot.') && ev.snapshot) {
-      const name = ev.type.slice('xstate.snapshot.'.length);
-      const tc = ev.snapshot.context;
-      const now = { taskState: tc.taskState, rejections: tc.rejections.length, runComplete: tc.runComplete };
-      // Before its first relay the alloc holds what it gave the runner: its TaskState, no rejection, not complete.
-      const given = { taskState: (allocContext as { taskStates: Record<string, unknown> }).taskStates[name], rejections: 0, runComplete: false };
-      const before = last.get(name) ?? given;
-      const news = before.taskState !== now.taskState || before.rejections !== now.rejections || before.runComplete !== now.runComplete;
-      last.set(name, now);
-      relays.push({ task: name, news, allocChanged: context !== allocContext });
+    const id = (e.actorRef as { id?: string }).id ?? '';
+    if (e.type === '@xstate.event' && e.event.type === 'TASK_CHANGED') {
+      const source = (e.sourceRef as { id?: string } | undefined)?.id ?? '';
+      const { taskState, rejections, runComplete } = e.event as unknown as Step['told'][number];
+      pending.set(source, [...(pending.get(source) ?? []), { taskState, rejections, runComplete }]);
     }
-    allocContext = context;
+    if (e.type !== '@xstate.snapshot') return;
+    const context = (e.snapshot as unknown as { context: unknown }).context;
+    if (id === spec.id) {
+      if (e.event.type === 'TASK_CHANGED') allocTook.push(context !== allocContext);
+      allocContext = context;
+    } else if (tasks.has(id) && (e.snapshot as { status?: string }).status === 'active') {
+      const tc = context as Mirrored;
+      const before = last.get(id);
+      last.set(id, tc);
+      // A runner's first snapshot holds what the alloc gave it: that is not a step of its own.
+      if (!before) return;
+      const news = before.taskState !== tc.taskState || before.rejections.length !== tc.rejections.length || before.runComplete !== tc.runComplete;
+      steps.push({ task: id, news, told: pending.get(id) ?? [], taskState: tc.taskState });
+      pending.delete(id);
+    }
   };
   const log: HookCall[] = [];
   const runner = createAllocRunner(spec, {
@@ -53,7 +66,7 @@ async function relaysOf(spec: AllocSpec): Promise<Relay[]> {
   }).start();
   for (let i = 0; i < 10 && runner.getState().clientStatus !== 'complete'; i++) await clock.advance(1_000);
   expect((await runner.done).clientStatus).toBe('complete');
-  return relays;
+  return { steps, allocTook };
 }
 
 describe('alloc runner: what it takes from its task runners', () => {
@@ -62,15 +75,23 @@ describe('alloc runner: what it takes from its task runners', () => {
     tasks: [task('init', { lifecycle: { hook: 'prestart' } }), task('main'), task('cleanup', { lifecycle: { hook: 'poststop' } })],
   };
 
-  it("leaves its context as it was for a task step that changes nothing it mirrors (a hook's or driver call's step)", async () => {
-    const quiet = (await relaysOf(spec)).filter((r) => !r.news);
+  it("tells the alloc nothing after a task step that changes nothing it mirrors (a hook's or driver call's step)", async () => {
+    const { steps } = await stepsOf(spec);
+    const quiet = steps.filter((r) => !r.news);
     expect(quiet.length).toBeGreaterThan(5);
-    expect(quiet.filter((r) => r.allocChanged)).toEqual([]);
+    expect(quiet.filter((r) => r.told.length > 0)).toEqual([]);
   });
 
-  it("mirrors every task step that changes the task's state, rejections or completion", async () => {
-    const news = (await relaysOf(spec)).filter((r) => r.news);
+  it("tells the alloc once, with its own TaskState object, after every step that changes the task's state, rejections or completion", async () => {
+    const { steps, allocTook } = await stepsOf(spec);
+    const news = steps.filter((r) => r.news);
     expect(new Set(news.map((r) => r.task))).toEqual(new Set(['init', 'main', 'cleanup']));
-    expect(news.filter((r) => !r.allocChanged)).toEqual([]);
+    for (const step of news) {
+      expect(step.told).toHaveLength(1);
+      expect(step.told[0]!.taskState).toBe(step.taskState);
+    }
+    // The alloc takes each: its context is a new object after every one.
+    expect(allocTook).toHaveLength(news.length);
+    expect(allocTook.filter((took) => !took)).toEqual([]);
   });
 });

@@ -126,6 +126,18 @@ describe('upgrading whole snapshots', () => {
     expect((upgraded.children.web as Json).snapshot).toBe((current.children as Record<string, Json>).web!.snapshot);
   });
 
+  it('turns off the snapshot relay of task runners persisted relaying (they tell the alloc their news), and only theirs', () => {
+    const current = oldSnapshot.children as unknown as Record<string, Json>;
+    const relayed = Object.keys(current).filter((id) => current[id]!.syncSnapshot === true);
+    expect(relayed.length).toBeGreaterThan(0);
+    const upgraded = upgradeAllocSnapshot(oldSnapshot) as { children: Record<string, Json> };
+    for (const [id, child] of Object.entries(upgraded.children)) {
+      const isTask = fixture.spec.tasks.some((t) => t.name === id);
+      expect(child.syncSnapshot, id).toBe(isTask ? false : current[id]!.syncSnapshot);
+      expect(child.snapshot, id).toStrictEqual(isTask ? upgradeTaskSnapshot(current[id]!.snapshot) : current[id]!.snapshot);
+    }
+  });
+
   it('upgrades an old alloc context whose task runners are not in the snapshot (not spawned when it was taken)', () => {
     const snap = { status: 'active', value: 'prerun', context: oldSnapshot.context, children: {} };
     const upgraded = upgradeAllocSnapshot(snap) as { context: Json; children: Json };

@@ -48,12 +48,3 @@ export async function advanceUntil(clock: SimulatedClock, done: () => boolean, s
   }
   if (!done()) throw new Error('the runner did not get there');
 }
-
-/** Waits in real time, with the simulated clock held still, until `done()` holds: for real I/O (a task's dirs) that must finish before the next simulated moment. */
-export async function waitHoldingTime(done: () => boolean, limitMs = 10_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!done()) {
-    if (Date.now() > end) throw new Error('the runner did not get there with the clock held');
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}

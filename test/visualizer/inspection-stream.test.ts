@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { assign, createActor, createMachine, fromCallback, fromPromise, setup, type AnyStateMachine } from 'xstate';
+import { assign, createActor, createMachine, fromCallback, fromPromise, sendParent, setup, type AnyStateMachine } from 'xstate';
 import { machineDefinitionOf } from '../../src/inspect/definition.ts';
 import { createInspectionStream } from '../../src/inspect/inspection-stream.ts';
 import { applyContextPatch, type ActorMessage, type InspectMessage, type StateNodeDef, type TransitionMessage } from '../../src/inspect/protocol.ts';
@@ -170,6 +170,26 @@ describe('the inspection stream', () => {
     expect(messages.filter((m) => m.kind === 'transition' && m.sessionId === job.sessionId)).toEqual([]);
     expect(stream.snapshotForLateJoiner()).toContainEqual(expect.objectContaining({ kind: 'transition', sessionId: job.sessionId, status: 'done', output: 42 }));
     expect(stream.pathOf(job.sessionId)).toEqual([actor.id, 'job']);
+    actor.stop();
+  });
+
+  it("sends no event message for a child's TASK_CHANGED to its parent (the child's transition says it), but one for a TASK_CHANGED sent from outside", async () => {
+    const child = createMachine({ id: 'child', initial: 'a', states: { a: { on: { GO: { target: 'b', actions: sendParent({ type: 'TASK_CHANGED', task: 'web' }) } } }, b: {} } });
+    const parent = setup({ actors: { child } }).createMachine({
+      id: 'parent',
+      context: { told: 0 },
+      invoke: { id: 'web', src: 'child' },
+      on: { TASK_CHANGED: { actions: assign({ told: ({ context }) => context.told + 1 }) } },
+    });
+    const { actor, messages } = await runBatched(parent);
+    actor.getSnapshot().children.web!.send({ type: 'GO' });
+    actor.send({ type: 'TASK_CHANGED', task: 'web' });
+    await flushMicrotasks();
+    expect(actor.getSnapshot().context.told).toBe(2);
+    const told = messages.filter((m) => m.kind === 'event' && m.type === 'TASK_CHANGED');
+    expect(told).toEqual([expect.not.objectContaining({ source: expect.anything() })]);
+    // The parent's transition still names what moved it.
+    expect(messages.filter((m) => m.kind === 'transition' && m.sessionId === actor.sessionId && (m as TransitionMessage).event === 'TASK_CHANGED').length).toBeGreaterThan(0);
     actor.stop();
   });
 

@@ -6,7 +6,6 @@
  * replaced it first). `fail` marks the running deployment failed as Nomad's does; `promote` has no
  * canaries to promote on this node and says so.
  */
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.ts';
@@ -17,15 +16,9 @@ import { StoreDamagedError } from '../../state/agent-store.ts';
 import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
 import { blockingList, ListCache } from '../list-cache.ts';
 import { commitInOrder } from '../ordered-commit.ts';
+import { deploymentId } from '../deployment-id.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
-
-/** A deployment's ID: the same for the same job (by its create index) and version, across agent restarts. */
-export function deploymentId(job: JobEntry, version: number): string {
-  const h = createHash('sha256').update(`allocrun-deployment:${job.namespace}:${job.id}:${job.createIndex}:${version}`).digest('hex');
-  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
 
 /** Where deployments marked failed through the API (`nomad deployment fail`) are kept: ID → index. */
 const FAILED_KEY = 'deployments.failed';

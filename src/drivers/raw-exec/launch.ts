@@ -126,8 +126,11 @@ function adopt(req: EarlierSpawnQuery, prefix: string, supervisorPid: number, pi
   const supStat = supervisorPid > 1 ? readProcStat(supervisorPid) : undefined;
   const supervisor: SupervisorRef = { prefix, pid: supervisorPid, startTime: isLive(supStat) ? supStat.startTime : undefined };
   const stat = pid !== undefined ? readProcStat(pid) : undefined;
-  // The workload leads its own session; while its supervisor lives it is the supervisor's child.
-  const ours = pid !== undefined && isLive(stat) && stat.pgrp === pid && (!isLive(supStat) || stat.ppid === supervisorPid);
+  // The workload leads its own session, or is about to: between its pid report and `setsid` it is in its
+  // supervisor's group (SUPERVISOR_SCRIPT). While its supervisor lives it is the supervisor's child.
+  const supervisorUp = isLive(supStat);
+  const ours =
+    pid !== undefined && isLive(stat) && (stat.pgrp === pid || (supervisorUp && stat.pgrp === supervisorPid)) && (!supervisorUp || stat.ppid === supervisorPid);
   // A workload already gone is adopted all the same: waiting on it reads the status its supervisor wrote.
   return new AdoptedWorkload(pid ?? -1, pid, ours ? stat.startTime : -1, req.clock, req.pollMs, supervisor, req.task, req.watchedPollMs);
 }
@@ -185,6 +188,13 @@ export async function workloadPid(child: Pick<SpawnedChild, 'reported'>, prefix:
   return m ? Number(m[1]) : readWorkloadPid(prefix);
 }
 
+/** Why a supervisor that exited with `code` before reporting a workload pid started nothing (SUPERVISOR_SCRIPT). */
+export function notStartedBecause(code: number | null, prefix: string): string {
+  if (code === CLAIM_LOST) return 'another agent cancelled this start';
+  if (code === NO_FIFOS) return `cannot create its output pipes in ${prefix}`;
+  return `the supervisor exited with status ${code} before starting it`;
+}
+
 /** Random per agent process, so no two agents' tokens meet; a counter tells this agent's spawns apart. */
 const TOKEN_BASE = randomBytes(6).toString('hex');
 let tokenSeq = 0;
@@ -209,7 +219,7 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
     writeIntent(req.taskDir, req.attempt, token);
   }
   const pwdArg = req.env.PWD === undefined ? '-' : `=${req.env.PWD}`;
-  const script = [prefix, req.setsid, pwdArg, req.mkfifo, goVariable(req.env), ...workloadCommand(req.bin, req.args, req.runAs)];
+  const script = [prefix, pwdArg, req.mkfifo, goVariable(req.env), req.setsid, ...workloadCommand(req.bin, req.args, req.runAs)];
   let child: SpawnedChild;
   try {
     // From the spawner helper, so the agent neither forks nor waits for the exec (spawner.ts). Output goes
@@ -226,13 +236,7 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
   const pid = await workloadPid(child, prefix);
   if (pid === undefined) {
     const { code } = await child.exited;
-    const why =
-      code === CLAIM_LOST
-        ? 'another agent cancelled this start'
-        : code === NO_FIFOS
-          ? `cannot create its output pipes in ${prefix}`
-          : `the supervisor exited with status ${code} before starting it`;
-    throw new SpawnError(req.task, `cannot start ${req.bin}: ${why}`);
+    throw new SpawnError(req.task, `cannot start ${req.bin}: ${notStartedBecause(code, prefix)}`);
   }
   // The pipes exist now (made before the pid is reported); a crash from here on loses no output.
   const out = openOutput(supervisor);

@@ -22,25 +22,34 @@ import { join } from 'node:path';
 import { isLive, readProcStat } from './proc-stat.ts';
 
 /**
- * The supervisor script. `$1` is the file prefix, `$2` the path of `setsid`, `$3` the task's own PWD
- * (`=value`, or `-` for none: sh sets PWD, and the workload must see exactly the task env), `$4` the path
- * of `mkfifo`, `$5` a variable name the task env does not use (the inner sh reads the go into it), the rest
- * is the command and its arguments (never interpreted by a shell: they are passed as "$@"). Exit 125: the
- * claim was lost, nothing ran. Paths are absolute: the task's PATH need not hold `sh` or `setsid`.
- * Neither shell assigns a variable before the exec but `$5` and PWD: the shells export every variable of
- * the task env they start with, so an assignment to one of those names would change what the task sees.
+ * The supervisor script. `$1` is the file prefix, `$2` the task's own PWD (`=value`, or `-` for none: sh sets
+ * PWD, and the workload must see exactly the task env), `$3` the path of `mkfifo`, `$4` a variable name the
+ * task env does not use, `$5` the path of `setsid`; the rest is the command and its arguments (never
+ * interpreted by a shell: they are passed as "$@"). Exit 125: the claim was lost, nothing ran (126: the pid
+ * could not be read from /proc, nothing ran either). Paths are absolute: the task's PATH need not hold `sh`
+ * or `setsid`. Nothing is assigned before the exec but the variable `$4` names and PWD: the shell exports
+ * every variable of the task env it starts with, so an assignment to one of those names would change what
+ * the task sees.
  *
  * The task's output goes through two pipes the supervisor holds open read-write on fds 5 and 6: a write
  * made while no agent reads blocks (once 64 KiB wait) instead of killing the task with SIGPIPE, and the
  * next agent reads on from the same pipes, opened through `/proc/<supervisor>/fd/5` and `6`. A shell whose
  * empty here-document is a pipe (dash, busybox) makes them with no process, reopened read-write through
- * /proc; any other makes two FIFOs, `$1.out` and `$1.err`, with `mkfifo` (exit 124 if it cannot).
- * `setsid` runs first (no fork: the supervisor's child leads no group), so by the time the inner sh reports
- * its pid, which the workload keeps, it already leads its own session and process group. It reports on
- * fd 3 with SIGPIPE ignored (the agent may be gone), then restores SIGPIPE's default so the workload does
- * not inherit an ignored signal. It then waits for the agent's go on stdin (sent once the agent reads the
- * pipes, so a task that exits at once loses no output; a dead agent's closed pipe is a go too). The
- * supervisor's own messages ("Terminated") go nowhere.
+ * /proc; any other makes two FIFOs, `$1.out` and `$1.err`, with `mkfifo` (exit 124 if it cannot). The
+ * workload opens them write-only through the supervisor's fds (the same pipe or FIFO either way).
+ *
+ * Two execs before the workload's own: the supervisor's sh, and `setsid`. The workload is a subshell, a fork
+ * of the supervisor with no exec of its own, that becomes the task's command by exec'ing `setsid`, which
+ * does not fork when its caller leads no process group (the subshell is in the supervisor's), so the pid
+ * the subshell reports is the workload's. POSIX sh has no `$BASHPID`: the subshell reads its pid from
+ * /proc/self/stat with the `read` builtin (no process), into `$4`, then puts it before the other arguments
+ * (`eval` only builds the reference to the variable `$4` names, one the agent chose). It records the pid,
+ * reports it on fd 3 with SIGPIPE ignored (the agent may be gone), restores SIGPIPE's default so the workload
+ * does not inherit an ignored signal, and waits for the agent's go on stdin (sent once the agent reads the
+ * pipes, so a task that exits at once loses no output; a dead agent's closed pipe is a go too). Until
+ * `setsid` runs, after the go, the workload is in the supervisor's group: the agent signals its pid alone
+ * then (workload.ts `signalGroupOf`). A foreground subshell, not `&`: a background one would start with
+ * SIGINT and SIGQUIT ignored for good, and its stdin on /dev/null. The supervisor's own messages go nowhere.
  */
 export const SUPERVISOR_SCRIPT = [
   'set -C',
@@ -51,8 +60,17 @@ export const SUPERVISOR_SCRIPT = [
   'exec 6<<E',
   'E',
   '{ [ -p /proc/self/fd/5 ] && [ -p /proc/self/fd/6 ] && exec 5<>/proc/self/fd/5 6<>/proc/self/fd/6; } ||',
-  '  { "$4" -m 600 "$1.out" "$1.err" && exec 5<>"$1.out" 6<>"$1.err"; } || exit 124',
-  `"$2" /bin/sh -c 'case $2 in =*) export PWD="\${2#=}";; *) unset PWD;; esac; echo $$ > "$0.pid"; trap "" PIPE; echo $$ >&3 2>/dev/null; trap - PIPE; read -r "$4" || :; shift 4; [ -p "$0.out" ] || exec "$@" 3>&- <\/dev/null >/proc/self/fd/5 2>/proc/self/fd/6 5<&- 6<&-; exec "$@" 3>&- <\/dev/null >"$0.out" 2>"$0.err" 5<&- 6<&-' "$@"`,
+  '  { "$3" -m 600 "$1.out" "$1.err" && exec 5<>"$1.out" 6<>"$1.err"; } || exit 124',
+  '(',
+  '  case $2 in =*) export PWD="${2#=}";; *) unset PWD;; esac',
+  '  read -r "$4" </proc/self/stat || exit 126',
+  '  eval "set -- \\"\\${$4%% *}\\" \\"\\$@\\""',
+  '  echo "$1" > "$2.pid"',
+  '  trap "" PIPE; echo "$1" >&3 2>/dev/null; trap - PIPE',
+  '  read -r "$5" || :',
+  '  shift 5',
+  '  exec "$@" 3>&- </dev/null >/proc/self/fd/5 2>/proc/self/fd/6 5<&- 6<&-',
+  ')',
   'set -- "$1" $?',
   'echo $2 > "$1.status"',
   'exit $2',

@@ -52,6 +52,17 @@ function reapGroup(pgid: number | undefined, leaderStartTime: number | undefined
   }
 }
 
+/**
+ * Signals the group a workload leads or, while it leads none yet, the workload alone: a supervised workload
+ * reports its pid before `setsid` makes it a session and group leader (SUPERVISOR_SCRIPT), so a signal sent
+ * just after its start can find no group. The pid alone only while it is the same process (its start time).
+ */
+export function signalGroupOf(pgid: number, startTime: number | undefined, signo: number): boolean {
+  if (signalGroup(pgid, signo)) return true;
+  const stat = readProcStat(pgid);
+  return isLive(stat) && stat.startTime === startTime && signalPid(pgid, signo);
+}
+
 function raceAbort<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return p;
   if (signal.aborted) return Promise.reject(signal.reason);
@@ -138,7 +149,7 @@ export class SpawnedWorkload implements Workload {
 
   signalAll(signo: number): boolean {
     if (this.result) return false;
-    return signalGroup(this.pgid, signo);
+    return signalGroupOf(this.pgid, this.startTime, signo);
   }
 
   signalMain(signo: number): boolean {
@@ -228,7 +239,7 @@ export class AdoptedWorkload implements Workload {
 
   signalAll(signo: number): boolean {
     if (this.result || this.lost || !this.stillOurs()) return false;
-    const sent = this.pgid !== undefined ? signalGroup(this.pgid, signo) : signalPid(this.pid, signo);
+    const sent = this.pgid !== undefined ? signalGroupOf(this.pgid, this.startTime, signo) : signalPid(this.pid, signo);
     if (sent) this.lastSignal = signo;
     return sent;
   }
