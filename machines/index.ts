@@ -1,6 +1,7 @@
 /** `allocrun/machines`: the pure statecharts and the pure units they are built from. No I/O. */
 export * from './model.ts';
 export { taskRunnerMachine, type TaskRunnerActor, type TaskRunnerMachine } from './task-runner.ts';
+export type { TaskNews } from './task-news.ts';
 export type {
   TaskRunnerContext, TaskRunnerEvent, TaskRunnerInput, CommandRejection, PrestartHookState,
   DriverCallInput, DriverShutdownInput, DriverStartOutput, DriverHandleData, TaskRunnerEmitted,
