@@ -141,7 +141,7 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
     deathsDurable(): Promise<void> | undefined {
       if (frozen) return undefined;
       const deaths = deathsOf(runner.getState());
-      for (const [task, at] of deaths) if (savedDeaths.get(task) !== at) return durable();
+      for (const [task, at] of deaths) if (!savedDeaths.has(task) || savedDeaths.get(task) !== at) return durable();
       return undefined;
     },
     /** Writes the current snapshot now and stops writing: what a later agent restores from. */
