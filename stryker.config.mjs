@@ -61,6 +61,8 @@ const SLICES = {
     'small-routes': ['src/api/routes/{alloc-fs,cluster,nodes,agent,operator,metrics,alloc-checks}.ts'],
     // How the API is built (the body parser, the error handler) and where it listens.
     server: ['src/api/server.ts', 'src/api/serve-agent-api.ts'],
+    // The one commit path of the writes that commit before they apply (registry, deployment fail, tokens, variables).
+    'ordered-commit': ['src/api/ordered-commit.ts'],
   },
   'raw-exec-driver': {
     // What runs when the modules load or once per process (the tools' search paths, their lookups, the

@@ -156,6 +156,8 @@ const SLICE_SUITES: Record<string, Record<string, string[]>> = {
     'small-routes': ['test/api/route-alloc-fs-rules.test.ts', 'test/api/route-cluster-node-rules.test.ts', 'test/api/route-small-registered-rules.test.ts', 'test/api/nomad-cluster.test.ts', 'test/api/metrics.test.ts'],
     // registry-crash-rules: the runners an agent finds at its start (serveAgentApi's `found`) adopted live.
     server: ['test/api/route-server-rules.test.ts', 'test/api/acl.test.ts', 'test/api/registry-crash-rules.test.ts', 'test/api/route-events-index-order-rules.test.ts'],
+    // Its writers' order rules: applies and commits in index order, the events held, a failed commit released.
+    'ordered-commit': ['test/api/route-apply-order-rules.test.ts', 'test/api/route-events-index-order-rules.test.ts', 'test/api/route-variables-rules.test.ts', 'test/api/route-acl-rules.test.ts', 'test/api/acl.test.ts'],
   },
 };
 const slice = process.env.MUTATE_SUB;

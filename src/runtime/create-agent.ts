@@ -6,11 +6,13 @@
 import { FileStateStore, ensureDataDir } from '../state/file-store.ts';
 import { StateStoreError, type AllocRecord, type StateStore } from '../state/store.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
+import type { AllocState } from '../../machines/model.ts';
 import { validateAllocSpec } from '../jobspec/validate.ts';
 import { CheckScheduler } from '../checks/scheduler.ts';
 import { CheckStore } from '../checks/check-store.ts';
 import { realClock } from '../drivers/clock.ts';
 import { vouchFor } from './validated-specs.ts';
+import { gateKills } from './kill-gate.ts';
 import { createAllocRunner, persistedView, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './create-alloc-runner.ts';
 
 /** What the agent keeps per allocation: the store's record plus the actor snapshot to resume from. */
@@ -54,38 +56,123 @@ export class DuplicateAllocError extends Error {
   }
 }
 
-/** Persists the newest snapshot of one runner, never two writes at once and never an older after a newer. */
+/**
+ * Persists the newest snapshot of one runner, never two writes at once and never an older after a newer.
+ * A save waits for the end of the turn that asked for it (one `setImmediate`), except the allocation's first
+ * (its spec), which is never delayed: a start or a kill is a cascade of snapshots (the alloc's and its task
+ * runners' macrosteps), and the turn's last one is the one to write. A kill that follows a task's death
+ * not yet on disk waits for that save (`deathsDurable`, the kill gate: kill-gate.ts), so the sidecar a main
+ * task's death stops is signalled only once the death would be restored. Not a timer on the agent's clock:
+ * a simulated clock's `advance` settles the same way.
+ */
 function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner, createdAt: number) {
   let pending = false;
   let writing: Promise<void> | undefined;
   let frozen = false;
-  const flush = async (): Promise<void> => {
-    while (pending && !frozen) {
-      pending = false;
-      const record: AgentRecord = { spec, state: runner.getState(), createdAt, updatedAt: Date.now(), snapshot: persistedView(runner.actor) };
-      await store.save(spec.id, record).catch(() => undefined);
+  /** Whether the first write (the spec) has begun. */
+  let started = false;
+  /** Set while a write waits for the end of its turn: ends the wait at once (freeze, halt). */
+  let hurry: (() => void) | undefined;
+  let urgent = false;
+  /** Saves asked for so far, and how many of those asks the last finished write covered. */
+  let asked = 0;
+  let covered = 0;
+  const waiting: { upTo: number; resolve: () => void }[] = [];
+  /** When each task that is dead on disk died (its finishedAt); a restored runner's record is on disk. */
+  let savedDeaths = deathsOf(runner.getState());
+  const release = () => {
+    for (let i = waiting.length - 1; i >= 0; i--) {
+      if (frozen || waiting[i]!.upTo <= covered) waiting.splice(i, 1)[0]!.resolve();
     }
   };
+  const endOfTurn = async (): Promise<void> => {
+    if (urgent || !started) return;
+    await new Promise<void>((resolve) => {
+      const immediate = setImmediate(() => {
+        hurry = undefined;
+        resolve();
+      });
+      hurry = () => {
+        clearImmediate(immediate);
+        hurry = undefined;
+        resolve();
+      };
+    });
+  };
+  const flush = async (): Promise<void> => {
+    while (pending && !frozen) {
+      await endOfTurn();
+      if (!pending || frozen) break;
+      pending = false;
+      started = true;
+      const upTo = asked;
+      const record: AgentRecord = { spec, state: runner.getState(), createdAt, updatedAt: Date.now(), snapshot: persistedView(runner.actor) };
+      // A failed save is not retried here (the next change saves again); a kill waiting on it goes ahead.
+      const saved = await store.save(spec.id, record).then(() => true, () => false);
+      if (saved) savedDeaths = deathsOf(record.state);
+      covered = upTo;
+      release();
+    }
+    release();
+  };
   const schedule = () => {
+    asked++;
     pending = true;
     if (!writing) writing = flush().finally(() => (writing = undefined));
   };
+  /**
+   * Resolves once the runner's snapshot as it is now is saved (or saving stopped). It asks for a save
+   * itself: a kill's body can run inside the macrostep that caused it, before the agent hears of it.
+   */
+  const durable = (): Promise<void> => {
+    if (frozen) return Promise.resolve();
+    schedule();
+    const upTo = asked;
+    return new Promise((resolve) => waiting.push({ upTo, resolve }));
+  };
   return {
     schedule,
+    /**
+     * What a kill waits for before its first signal: the save of any task death not yet on disk (a main
+     * task's that stops its sidecar, a failed task's that stops its siblings), else nothing. A kill with
+     * no such cause (a KILL from outside: the API commits the stop first) signals at once; the driver's stop
+     * marker says it was a kill if the agent dies before the kill is saved.
+     */
+    deathsDurable(): Promise<void> | undefined {
+      if (frozen) return undefined;
+      const deaths = deathsOf(runner.getState());
+      for (const [task, at] of deaths) if (!savedDeaths.has(task) || savedDeaths.get(task) !== at) return durable();
+      return undefined;
+    },
     /** Writes the current snapshot now and stops writing: what a later agent restores from. */
     async freeze(): Promise<void> {
+      urgent = true;
       pending = true;
+      hurry?.();
       await writing;
       await flush();
       frozen = true;
+      release();
     },
     /** Stops writing without a last save, once any write under way is done: the record is being set aside. */
     async halt(): Promise<void> {
       frozen = true;
       pending = false;
+      hurry?.();
+      release();
       await writing;
     },
   };
+}
+
+/** When each dead task of `state` died (finishedAt), by task name: what tells a new death from a saved one. */
+function deathsOf(state: AllocState): Map<string, number | undefined> {
+  const deaths = new Map<string, number | undefined>();
+  for (const task in state.taskStates) {
+    const ts = state.taskStates[task]!;
+    if (ts.state === 'dead') deaths.set(task, ts.finishedAt);
+  }
+  return deaths;
 }
 
 /**
@@ -114,6 +201,7 @@ export function createAgent(opts: AgentOptions): Agent {
     const runner = createAllocRunner(spec, { ...runnerOpts, dataDir: opts.dataDir, snapshot, resume, checks });
     const persist = persistenceFor(store, spec, runner, createdAt);
     runners.set(spec.id, { runner, persist });
+    gateKills(runner.actor.system, () => persist.deathsDurable());
     // Every snapshot, not only task-state changes: a hook finishing or a start beginning is progress a
     // restore must not repeat.
     runner.actor.subscribe({ next: () => persist.schedule(), error: () => persist.schedule() });

@@ -13,6 +13,7 @@ import type { HookEnv, HookEvent, TaskHook, TaskPrestartResponse } from '../hook
 import type { ExitResult, TaskSpec } from '../jobspec/types.ts';
 import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { attributeTo, type ErrorSource } from './last-resort.ts';
+import { beforeKill } from './kill-gate.ts';
 import { runnerOf, type RunnerBindings } from './runner-registry.ts';
 
 type AnyActorSystem = ActorSystem<any>;
@@ -275,6 +276,10 @@ const driverShutdown = fromCall<void, DriverShutdownInput>(({ input, signal, sys
     const r = runnerOf(system);
     // Exited a moment ago, its controller released: there is nothing to stop (Nomad's kill of a dead task).
     if (r.exited?.has(input.task.name)) return;
+    // What caused this kill (a task's death, the Killing event) is saved before any process hears of it (kill-gate.ts).
+    const gate = beforeKill(system);
+    if (gate) await gate;
+    if (signal.aborted || r.exited?.has(input.task.name)) return;
     const ctrl = r.controllers.get(input.task.name) ?? controllerOf(r, input);
     await ctrl.shutdown({ signal: input.signal, timeout: input.timeout, ...(input.reason && { reason: input.reason }) }, signal);
   }),

@@ -36,7 +36,14 @@ afterAll(() => {
 async function survive(
   id: string,
   kills: (CrashPoint | number)[],
-  opts: { mainExit?: number; gated?: string; sidecarDies?: boolean; afterKills?: (dataDir: string) => Promise<void> } = {},
+  opts: {
+    mainExit?: number;
+    gated?: string;
+    sidecarDies?: boolean;
+    afterKills?: (dataDir: string) => Promise<void>;
+    /** Checks what a killed agent printed (the signals it sent before it died). */
+    crashed?: (stdout: string) => void;
+  } = {},
 ) {
   const { root, dataDir, markers } = scenarioDirs();
   roots.push(root);
@@ -48,6 +55,7 @@ async function survive(
     if (typeof kill !== 'number') expect(exit.signal, `the agent died at ${JSON.stringify(kill)}\n${exit.stderr}`).toBe('SIGKILL');
     // Dying on the way to the signal (while the stop marker is written) would be another scenario.
     if (typeof kill !== 'number' && kill.at === 'after-kill-signal') expect(exit.stdout, 'the stop signal went out before the agent died').toMatch(/^signal SIGTERM sent to group \d+$/m);
+    opts.crashed?.(exit.stdout);
   }
   await opts.afterKills?.(dataDir);
   if (opts.gated) writeFileSync(join(markers, `${opts.gated}.release`), '');
@@ -99,16 +107,18 @@ describe('an agent killed at a chosen point', () => {
     expect(record.state.clientStatus).toBe('complete');
   }, TIMEOUT);
 
-  it('right after the stop signal reached the sidecar, before the kill was saved: the sidecar ends as a kill, not a failure', async () => {
+  it('right after the stop signal reached the sidecar, before its end was saved: the sidecar ends as a kill, not a failure', async () => {
     const point: CrashPoint = { at: 'after-kill-signal', task: 'side' };
     const record = await survive('c-kill-unsaved', [point], {
       sidecarDies: true,
-      // The point itself: the disk shows the sidecar running, with no sign of the kill the dead agent began;
-      // and the sidecar has died of that signal before the next agent starts, so only the files tell.
+      // The point itself: the disk shows the sidecar running with its kill begun (the save of the main task's
+      // death, which the kill waits for: kill-gate.ts) and nothing of what the signal did; and the sidecar
+      // has died of that signal before the next agent starts, so only the files tell.
       afterKills: async (dataDir) => {
         const saved = (await new FileStateStore(dataDir).load('c-kill-unsaved'))!.state.taskStates.side!;
         expect(saved.state).toBe('running');
-        expect(saved.events.map((e) => e.type)).not.toContain('Killing');
+        expect(saved.events.map((e) => e.type)).toContain('Killing');
+        expect(saved.events.map((e) => e.type)).not.toContain('Terminated');
         await fileAppears(join(dataDir, 'allocs', 'c-kill-unsaved', 'side', 'private'), /^exec-\d+-.+\.status$/);
       },
     });
@@ -128,6 +138,17 @@ describe('an agent killed at a chosen point', () => {
   it('while the poststop task runs (held until the crash): nothing lost, poststop once', async () => {
     const record = await survive('c-during-poststop', [{ at: 'saved', task: 'post', state: 'running' }], { gated: 'post' });
     expect(record.state.clientStatus).toBe('complete');
+  }, TIMEOUT);
+
+  it('at a slow save of the main task\'s death: the sidecar it stops is not signalled before that save, and is stopped once', async () => {
+    // The save recording the death takes 300 ms; the sidecar's kill, which that death causes, waits for it.
+    const point: CrashPoint = { at: 'saved', task: 'main', state: 'dead', holdMs: 300 };
+    const record = await survive('c-failed-main-slow', [point], {
+      mainExit: 1,
+      crashed: (stdout) => expect(stdout, 'signals sent before the death was saved').not.toMatch(/^signal /m),
+    });
+    expect(record.state.clientStatus).toBe('failed');
+    expect(record.state.taskStates.main!.failed).toBe(true);
   }, TIMEOUT);
 
   it('after the main task failed: the sidecar is killed and the poststop task runs', async () => {

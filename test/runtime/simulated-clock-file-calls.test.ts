@@ -40,11 +40,12 @@ function slowFileCall(afterMs: number | undefined): { done: () => boolean; answe
 
 describe('a simulated clock and the file system calls in flight', () => {
   it.each([
-    { name: 'a timer in the advanced span fires after a call that answers in 60 ms of real time', answersIn: 60, fileCallWaitMs: undefined, doneFirst: true },
+    // A wait far longer than the call needs, so a loaded machine's slow pool cannot run it out.
+    { name: 'a timer in the advanced span fires after a call that answers in 60 ms of real time', answersIn: 60, fileCallWaitMs: 60_000, doneFirst: true },
     { name: 'a call still in flight after the wait (a FIFO no one writes) holds time no longer', answersIn: undefined, fileCallWaitMs: 30, doneFirst: false },
     { name: 'a clock that waits for none (fileCallWaitMs 0, as the benchmarks) fires the timer at once', answersIn: 60, fileCallWaitMs: 0, doneFirst: false },
   ])('$name', async ({ answersIn, fileCallWaitMs, doneFirst }) => {
-    const clock = new SimulatedClock(0, fileCallWaitMs === undefined ? {} : { fileCallWaitMs });
+    const clock = new SimulatedClock(0, { fileCallWaitMs });
     const call = slowFileCall(answersIn);
     try {
       let seenAtTimer: boolean | undefined;
@@ -58,7 +59,7 @@ describe('a simulated clock and the file system calls in flight', () => {
   });
 
   it('lets what the answered call started run before the next timer', async () => {
-    const clock = new SimulatedClock(0);
+    const clock = new SimulatedClock(0, { fileCallWaitMs: 60_000 });
     const call = slowFileCall(40);
     const order: string[] = [];
     try {
