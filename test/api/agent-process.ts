@@ -162,16 +162,31 @@ export interface Alloc {
   TaskStates: Record<string, { State: string; Restarts: number; Events: { Type: string; DisplayMessage: string }[] }>;
 }
 
-/** Reads `path` with blocking queries until `done(list)` holds: no polling, each read waits for a change. */
-export async function waitForAllocs(to: Endpoint, path: string, done: (allocs: Alloc[]) => boolean): Promise<Alloc[]> {
+/**
+ * Reads `path` with blocking queries until `done(list)` holds: no polling, each read waits for a change. After
+ * `timeoutMs` it fails with what it saw last (each allocation's status, its tasks' states, restarts and events),
+ * so a run that never gets there says where it stopped instead of only timing out.
+ */
+export async function waitForAllocs(to: Endpoint, path: string, done: (allocs: Alloc[]) => boolean, timeoutMs = 110_000): Promise<Alloc[]> {
+  const end = Date.now() + timeoutMs;
   let index = 0;
   for (;;) {
-    const res = await call(to, 'GET', `${path}${path.includes('?') ? '&' : '?'}index=${index}&wait=30s`);
+    const waitS = Math.max(1, Math.min(30, Math.ceil((end - Date.now()) / 1000)));
+    const res = await call(to, 'GET', `${path}${path.includes('?') ? '&' : '?'}index=${index}&wait=${waitS}s`);
     if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text}`);
     const list = res.json<Alloc[]>();
     if (done(list)) return list;
+    if (Date.now() >= end) throw new Error(`GET ${path}: not there after ${timeoutMs / 1000} s (index ${res.headers['x-nomad-index']}); last seen: ${describeAllocs(list)}`);
     index = Number(res.headers['x-nomad-index']);
   }
+}
+
+/** Allocations as a failure message shows them: status, and each task's state, restarts and event types. */
+function describeAllocs(list: Alloc[]): string {
+  return JSON.stringify(list.map((a) => ({
+    ID: a.ID, DesiredStatus: a.DesiredStatus, ClientStatus: a.ClientStatus, ModifyIndex: a.ModifyIndex,
+    Tasks: Object.fromEntries(Object.entries(a.TaskStates ?? {}).map(([name, t]) => [name, `${t.State} restarts=${t.Restarts} ${(t.Events ?? []).map((e) => e.Type).join(',')}`])),
+  })));
 }
 
 /** Alive and not a zombie (PID 1 here may not reap orphans: a zombie keeps its pid but runs nothing). */

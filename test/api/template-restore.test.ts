@@ -87,7 +87,10 @@ describe('templates across an agent restart', { timeout: 120_000 }, () => {
     const next = startCli(['agent', '--data-dir', agent.dataDir, '--json'], { timeoutMs: 20 * 60_000 });
     agent = { ...agent, cli: next };
     await next.waitFor(/API listening on \//);
-    const [restarted] = await waitForAllocs(agent.socket, '/v1/job/down/allocations', (l) => l[0]?.TaskStates?.t?.Restarts === 1 && l[0]!.TaskStates.t!.State === 'running');
+    const [restarted] = await waitForAllocs(agent.socket, '/v1/job/down/allocations', (l) => l[0]?.TaskStates?.t?.Restarts === 1 && l[0]!.TaskStates.t!.State === 'running', 60_000).catch((err: Error) => {
+      // What the restored agent said, for a run that never gets there (seen twice under heavy load, not reproduced).
+      throw new Error(`${err.message}\nthe restored agent's output: ${next.stdout().slice(-3000)}`);
+    });
     expect(restarted!.ID).toBe(before!.ID);
     expect(restarted!.TaskStates.t!.Events.some((e) => e.Type === 'Restart Signaled' && e.DisplayMessage === 'Template with change_mode restart re-rendered')).toBe(true);
     expect(await readFile(join(agent.dataDir, 'allocs', before!.ID, 't', 'local', 'v'), 'utf8')).toBe('v=2');
