@@ -81,6 +81,25 @@ export function templateHook(opts: TemplateHookOptions): TaskHook {
   const templates = opts.task.templates ?? [];
   let manager: TemplateManager | undefined;
   let driverExec: DriverExec | undefined;
+  // Whether a first render in this process has finished and its watch begun: until then, a task that rendered
+  // before (its state says so) was restored, whichever call (a re-run poststart, the restore's prestart) renders.
+  let watching = false;
+  // Files a first render cut short had already rewritten: changes made while no agent watched, still to act on
+  // (a restored runner re-runs its poststart call, and the restore's prestart stops it mid-render).
+  let unacted: TemplateSpec[] = [];
+  /** Stops the current manager; what its unfinished first render rewrote is acted on by the next one. */
+  const replaceManager = (next: TemplateManager | undefined) => {
+    if (manager && !watching) unacted = [...new Set([...unacted, ...manager.rewritten])];
+    manager?.stop();
+    manager = next;
+  };
+  /** The first render's changes and those carried over, once; then the watch, acting on them when restored. */
+  const startWatching = (m: TemplateManager, changed: TemplateSpec[], restored: boolean) => {
+    const pending = [...new Set([...unacted, ...changed])];
+    unacted = [];
+    watching = true;
+    m.watch(restored ? pending : []);
+  };
 
   return {
     name: 'template',
@@ -92,37 +111,37 @@ export function templateHook(opts: TemplateHookOptions): TaskHook {
         res.env = manager.envVars();
         return;
       }
-      // A first render by a new hook of a task that rendered before: an agent restored it. A file that
+      // A first render in this process of a task that rendered before: an agent restored it. A file that
       // changed while the agent was down is a change like any other (Nomad re-renders on restore too).
-      const restored = manager === undefined && renderedBefore(req.previousState);
-      manager?.stop();
-      manager = new TemplateManager(templates, req.taskDir, req.env, { ...opts, clock }, () => driverExec);
-      const changed = await manager.firstRender(abort);
+      const restored = !watching && renderedBefore(req.previousState);
+      const m = new TemplateManager(templates, req.taskDir, req.env, { ...opts, clock }, () => driverExec);
+      replaceManager(m);
+      watching = false;
+      const changed = await m.firstRender(abort);
       if (!changed) return; // killed or shut down while waiting: nothing more to do, and no error
-      res.env = manager.envVars();
+      res.env = m.envVars();
       res.state = RENDERED;
-      manager.watch(restored ? changed : []);
+      startWatching(m, changed, restored);
     },
     async poststart(req, abort) {
       driverExec = req.driverExec;
       // Restored past its prestart (an agent that died while the task was starting): this hook never
       // rendered in this process. Render now, act on what changed while no agent watched, and watch.
       const local = req.env['NOMAD_TASK_DIR'];
-      if (manager || templates.length === 0 || !local) return;
-      manager = new TemplateManager(templates, dirname(local), req.env, { ...opts, clock }, () => driverExec);
-      const changed = await manager.firstRender(abort);
-      if (changed) manager.watch(changed);
+      if ((manager && !manager.isStopped) || templates.length === 0 || !local) return;
+      const m = new TemplateManager(templates, dirname(local), req.env, { ...opts, clock }, () => driverExec);
+      replaceManager(m);
+      const changed = await m.firstRender(abort);
+      if (changed) startWatching(m, changed, true);
     },
     async update(req) {
       manager?.setEnv(req.env);
     },
     async stop() {
-      manager?.stop();
-      manager = undefined;
+      replaceManager(undefined);
     },
     async shutdown() {
-      manager?.stop();
-      manager = undefined;
+      replaceManager(undefined);
     },
   };
 }
@@ -138,6 +157,8 @@ class TemplateManager {
   private readsFiles = false;
   private lastMissing = '';
   private readonly timers = new Set<unknown>();
+  /** The templates whose file the first render rewrote, even if it was then cut short. */
+  readonly rewritten: TemplateSpec[] = [];
 
   constructor(
     private readonly templates: readonly TemplateSpec[],
@@ -252,7 +273,10 @@ class TemplateManager {
             throw err;
           }
           if (result.missing.length === 0) pending.delete(t);
-          if (result.changed) changed.push(t);
+          if (result.changed) {
+            changed.push(t);
+            this.rewritten.push(t);
+          }
           else for (const m of result.missing) if (!missing.includes(m)) missing.push(m);
         }
         if (pending.size === 0) return this.stopped ? undefined : changed;
