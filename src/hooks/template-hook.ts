@@ -81,8 +81,9 @@ export function templateHook(opts: TemplateHookOptions): TaskHook {
   const templates = opts.task.templates ?? [];
   let manager: TemplateManager | undefined;
   let driverExec: DriverExec | undefined;
-  // Whether a first render in this process has finished and its watch begun: until then, a task that rendered
-  // before (its state says so) was restored, whichever call (a re-run poststart, the restore's prestart) renders.
+  // Whether the current manager's first render has finished and its watch begun: until one has in this process,
+  // a task that rendered before (its state says so) was restored, whichever call (a re-run poststart, the
+  // restore's prestart) renders.
   let watching = false;
   // Files a first render cut short had already rewritten: changes made while no agent watched, still to act on
   // (a restored runner re-runs its poststart call, and the restore's prestart stops it mid-render).
@@ -92,6 +93,7 @@ export function templateHook(opts: TemplateHookOptions): TaskHook {
     if (manager && !watching) unacted = [...new Set([...unacted, ...manager.rewritten])];
     manager?.stop();
     manager = next;
+    watching = false;
   };
   /** The first render's changes and those carried over, once; then the watch, acting on them when restored. */
   const startWatching = (m: TemplateManager, changed: TemplateSpec[], restored: boolean) => {
@@ -116,7 +118,6 @@ export function templateHook(opts: TemplateHookOptions): TaskHook {
       const restored = !watching && renderedBefore(req.previousState);
       const m = new TemplateManager(templates, req.taskDir, req.env, { ...opts, clock }, () => driverExec);
       replaceManager(m);
-      watching = false;
       const changed = await m.firstRender(abort);
       if (!changed) return; // killed or shut down while waiting: nothing more to do, and no error
       res.env = m.envVars();

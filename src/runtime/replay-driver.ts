@@ -283,7 +283,6 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
   return { steps, summary: summarizeSteps(steps), ...(divergence && { divergence }), inputsFed: fed };
 }
 
-/** What is wrong with a replay line's shape, or undefined: a line the replay cannot act on is refused, not guessed at. */
 /**
  * A parent hearing its child's step: a task runner's news to its alloc (`TASK_CHANGED`), or, in recordings
  * made before task runners told their news themselves, the child's snapshot relayed (`xstate.snapshot.<id>`).
@@ -297,6 +296,7 @@ function sameStepEvent(recorded: string, now: string): boolean {
   return recorded === now || (now === 'TASK_CHANGED' && recorded.startsWith('xstate.snapshot.'));
 }
 
+/** What is wrong with a replay line's shape, or undefined: a line the replay cannot act on is refused, not guessed at. */
 function lineProblem(l: ReplayLine): string | undefined {
   const path = (p: unknown) => Array.isArray(p) && p.length > 0 && p.every((x) => typeof x === 'string');
   if (l.kind === 'replay-root') return typeof l.id === 'string' && typeof l.machine === 'string' && typeof l.at === 'number' ? undefined : 'needs an id, a machine and a time';
