@@ -11,10 +11,14 @@ interface Timer {
   fn: () => void;
 }
 
-/** File system calls in libuv's thread pool that have not answered yet (Node's own count of its requests). */
+/**
+ * File system calls in libuv's thread pool that have not answered yet (Node's own count of its requests). A
+ * `FileHandle`'s close is a `CloseReq` until its promise settles (its `FSReqPromise` is gone before that).
+ */
+const FILE_CALLS = new Set(['FSReqCallback', 'FSReqPromise', 'CloseReq']);
 function fileCallsInFlight(): number {
   let n = 0;
-  for (const r of process.getActiveResourcesInfo()) if (r === 'FSReqCallback' || r === 'FSReqPromise') n++;
+  for (const r of process.getActiveResourcesInfo()) if (FILE_CALLS.has(r)) n++;
   return n;
 }
 
