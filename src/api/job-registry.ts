@@ -190,6 +190,8 @@ export class JobRegistry {
   private closed = false;
   /** Set once `heal` has written: blocked evaluations wait for it, so they never plan beside the start's reconcile. */
   private healed = false;
+  /** What `watch` follows of each runner, until `detach`. */
+  private readonly following = new Subscription();
   /** Writes planned and being committed, not yet applied. */
   private readonly inflight = new Set<Change>();
   /** Where the registry reports what it could not do without failing a request (a runner that would not start). */
@@ -206,6 +208,14 @@ export class JobRegistry {
   /** Stops background scheduling (blocked evaluations processed again): the agent is shutting down. */
   close(): void {
     this.closed = true;
+  }
+
+  /**
+   * Stops following the runners (`watch`): the API is closed. No one reads their states here any more, and the
+   * agent's last saves at its shutdown may settle after the store is closed.
+   */
+  detach(): void {
+    this.following.unsubscribe();
   }
 
   /** Every allocation this registry starts, as it starts. */
@@ -939,11 +949,7 @@ export class JobRegistry {
     const saved$ = this.agent.saved$(a.id) ?? runner.state$.pipe(map((state) => ({ state }) as SavedState));
     let shown: AllocState | undefined;
     let failing = false;
-    const following = new Subscription();
-    following.add(saved$.subscribe(({ state, error }) => {
-      // Once the API is closed no one reads it (and its store may be closed too): the runners' last saves, at
-      // the agent's shutdown, are not followed.
-      if (this.closed && shown !== undefined) return following.unsubscribe();
+    this.following.add(saved$.subscribe(({ state, error }) => {
       if (error && !failing) this.log(`allocation ${a.id}: its runner's state could not be saved (${error.message}); the API shows it all the same, and the next change saves again`);
       else if (!error && failing) this.log(`allocation ${a.id}: its runner's state is saved again`);
       failing = error !== undefined;
