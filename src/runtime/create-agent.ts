@@ -140,8 +140,9 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
       pending = false;
       started = true;
       const upTo = asked;
+      // The state written is the one told: `state$`'s newest value is the runner's state (it emits every change).
       const shown = latest;
-      const record: AgentRecord = { spec, state: runner.getState(), createdAt, updatedAt: Date.now(), snapshot: persistedView(runner.actor) };
+      const record: AgentRecord = { spec, state: shown, createdAt, updatedAt: Date.now(), snapshot: persistedView(runner.actor) };
       // A failed save is not retried here (the next change saves again); a kill waiting on it goes ahead, and
       // its state is told all the same (as Nomad's task runner logs a failed persist and still tells the server).
       const error = await store.save(spec.id, record).then(() => undefined, (err: unknown) => (err instanceof Error ? err : new Error(String(err))));
