@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentStore, STORE_FILE } from './agent-store.ts';
 import { FileStateStore } from './file-store.ts';
-import type { StateScan } from './store.ts';
+import type { AllocRecord, StateScan } from './store.ts';
 
 /** Every readable record of `dataDir`, and a StateStoreError naming each damaged one. */
 export async function scanDataDir(dataDir: string): Promise<StateScan> {
@@ -18,7 +18,7 @@ export async function scanDataDir(dataDir: string): Promise<StateScan> {
     // allocations table (its `desired`), which is what the agent's API answers: status shows that one too.
     const records = fromStore.records.map((r) => {
       const desired = (store.get('allocs', r.spec.id) as { desired?: unknown } | undefined)?.desired;
-      return desired === 'run' || desired === 'stop' || desired === 'evict' ? { ...r, spec: { ...r.spec, desiredStatus: desired } } : r;
+      return isDesired(desired) ? { ...r, spec: { ...r.spec, desiredStatus: desired } } : r;
     });
     // Allocations `allocrun run` left in the same data dir are still files: show both.
     const fromFiles = await new FileStateStore(dataDir).scan();
@@ -28,3 +28,5 @@ export async function scanDataDir(dataDir: string): Promise<StateScan> {
     await store.close();
   }
 }
+
+const isDesired = (v: unknown): v is NonNullable<AllocRecord['spec']['desiredStatus']> => v === 'run' || v === 'stop' || v === 'evict';
