@@ -10,12 +10,11 @@
  *
  *   npx tsx bench/blocking-watchers.ts [jobs=200] [concurrency=1] [--watchers 50] [--streams 10] [--no-gzip] [--all-lists] [--quick] [--baseline DIR]
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mockJob, ms, pct, send, startBenchAgent } from './lib/agent-http.ts';
+import { discard, scratchDir } from './lib/scratch.ts';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -74,7 +73,7 @@ function watch(socketPath: string, path: string, count: (bytes: number) => void)
 }
 
 async function measure(bin: string, watchers: number, streams: number): Promise<Figures> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-bench-watch-'));
+  const dataDir = await scratchDir('allocrun-bench-watch-');
   const socketPath = join(dataDir, 'agent.sock');
   const agent = await startBenchAgent(bin, dataDir);
 
@@ -160,7 +159,7 @@ async function measure(bin: string, watchers: number, streams: number): Promise<
   for (const s of opened) s.destroy();
   agent.kill('SIGTERM');
   await new Promise((r) => agent.once('exit', r));
-  await rm(dataDir, { recursive: true, force: true });
+  await discard(dataDir);
   return { response, registered, bytes, changes: streams > 0 ? indexes.size : 0, answers, listBytes };
 }
 

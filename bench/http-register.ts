@@ -9,12 +9,11 @@
  *
  *   npx tsx bench/http-register.ts [jobs=200] [concurrency=8] [driver=mock|raw_exec] [--quick] [--baseline DIR]
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ms, pct, send, startBenchAgent } from './lib/agent-http.ts';
+import { discard, scratchDir } from './lib/scratch.ts';
 
 // `--quick` (from `npm run bench -- --quick`) is a smoke run; positional arguments override the sizes.
 const quick = process.argv.includes('--quick');
@@ -44,7 +43,7 @@ interface Figures {
 }
 
 async function measure(bin: string): Promise<Figures> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-bench-api-'));
+  const dataDir = await scratchDir('allocrun-bench-api-');
   const socketPath = join(dataDir, 'agent.sock');
   const agent = await startBenchAgent(bin, dataDir);
 
@@ -98,7 +97,7 @@ async function measure(bin: string): Promise<Figures> {
   for (const id of ids) await send(socketPath, 'DELETE', `/v1/job/${id}?purge=true`);
   agent.kill('SIGTERM');
   await new Promise((r) => agent.once('exit', r));
-  await rm(dataDir, { recursive: true, force: true });
+  await discard(dataDir);
   return { registered, toRunning, response, event };
 }
 

@@ -11,8 +11,6 @@
  *   npx tsx bench/inspection-overhead.ts [--quick] [--n 200] [--rounds 5]
  */
 import { fork } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InspectionEvent } from 'xstate';
 import type { Clock } from '../src/drivers/clock.ts';
@@ -27,6 +25,7 @@ import { benchArgs } from './lib/args.ts';
 import { compiledEntry } from './lib/compiled-entry.ts';
 import { P5_GOAL } from './lib/goals.ts';
 import { median, printGoalRows } from './lib/stats.ts';
+import { discard, scratchDir } from './lib/scratch.ts';
 
 // The same flags as every benchmark (`npm run bench -- --quick` passes them on).
 const { n: ALLOCS, rounds: ROUNDS } = benchArgs({ n: 200, quickN: 20, rounds: 5 });
@@ -170,7 +169,7 @@ else {
 }
 
 async function measure(): Promise<void> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-bench-'));
+  const dataDir = await scratchDir('allocrun-bench-');
   try {
     // Warm-up: JIT and the file system's first-time costs out of the measured rounds.
     for (const v of variants) await runOnce(v, dataDir);
@@ -230,7 +229,7 @@ async function measure(): Promise<void> {
     ]);
     await printBreakdown(dataDir);
   } finally {
-    await rm(dataDir, { recursive: true, force: true });
+    await discard(dataDir);
   }
 }
 

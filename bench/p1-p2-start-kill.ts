@@ -8,10 +8,12 @@
  *   npx tsx bench/p1-p2-start-kill.ts [--quick] [--n 100] [--rounds 3] [--no-pm2]
  */
 import { benchArgs } from './lib/args.ts';
+import { describeProbe } from './lib/scratch.ts';
 import { measureStartKill, printPhase } from './lib/start-kill.ts';
 
 const args = benchArgs({ n: 100, quickN: 5 });
 const r = await measureStartKill({ ...args, withPm2: !process.argv.includes('--no-pm2') });
+console.log(describeProbe(r.fileSystem.at, r.fileSystem.probe));
 printPhase(r, 'start');
 console.log('');
 printPhase(r, 'kill');

@@ -7,15 +7,13 @@
  *
  *   npx tsx bench/p3-lifecycle.ts [--quick] [--n 2000] [--rounds 3]
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createAllocRunner } from '../src/runtime/create-alloc-runner.ts';
 import { benchArgs, isMain } from './lib/args.ts';
 import { startBareAlloc } from './lib/bare-alloc.ts';
 import { threeTaskSpec } from './lib/three-task-spec.ts';
 import { P3_GOAL } from './lib/goals.ts';
 import { cpuMark, cpuMsSince, fmt, median, printGoalRows, printTable, type GoalRow } from './lib/stats.ts';
+import { discard, scratchDir } from './lib/scratch.ts';
 
 const CONCURRENCY = 100;
 
@@ -59,7 +57,7 @@ export interface P3Result {
 
 /** Runs P3 and returns its medians. */
 export async function runP3(opts: { n: number; rounds: number }): Promise<P3Result> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p3-'));
+  const dataDir = await scratchDir('allocrun-p3-');
   try {
     const wall = new Map<string, number[]>(variants.map((v) => [v.name, []]));
     const cpu = new Map<string, number[]>(variants.map((v) => [v.name, []]));
@@ -84,7 +82,7 @@ export async function runP3(opts: { n: number; rounds: number }): Promise<P3Resu
       }),
     };
   } finally {
-    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    await discard(dataDir);
   }
 }
 

@@ -9,15 +9,13 @@
  *   npx tsx bench/p4-scale.ts [--quick] [--n 10000]
  */
 import { fork } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { benchArgs, isMain } from './lib/args.ts';
 import { compiledEntry } from './lib/compiled-entry.ts';
 import { killTracked, trackPid } from './lib/pids.ts';
 import type { RestoreReport, ScaleReport } from './lib/scale-agent.ts';
 import { P4_GOAL } from './lib/goals.ts';
 import { fmt, printGoalRows, printTable, type GoalRow } from './lib/stats.ts';
+import { discard, scratchDir } from './lib/scratch.ts';
 
 /** Everything P4 measures: the first agent's figures and the restarted agent's. */
 export type P4Report = ScaleReport & RestoreReport;
@@ -43,14 +41,14 @@ async function child<T>(args: string[], store: 'lmdb' | 'files'): Promise<T> {
  * new process, which starts with none of the first agent's heap.
  */
 export async function runP4(opts: { n: number; kills: number; drainMs?: number; store?: 'lmdb' | 'files' }): Promise<P4Report> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p4-'));
+  const dataDir = await scratchDir('allocrun-p4-');
   const store = opts.store ?? 'lmdb';
   try {
     const fleet = await child<ScaleReport>(['run', dataDir, String(opts.n), String(opts.kills), String(opts.drainMs ?? 2_000)], store);
     const restart = await child<RestoreReport>(['restore', dataDir], store);
     return { ...fleet, ...restart };
   } finally {
-    await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    await discard(dataDir);
   }
 }
 

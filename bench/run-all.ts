@@ -7,9 +7,11 @@
  *   npx tsx bench/run-all.ts [--quick] [--only p1,p3]
  */
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DISCARD_LIST_ENV, discardListed } from './lib/scratch.ts';
 import { GOAL_TABLE_HEADER } from './lib/stats.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -19,6 +21,11 @@ const onlyAt = argv.indexOf('--only');
 const only = onlyAt >= 0 ? argv[onlyAt + 1]!.split(',') : undefined;
 const passOn = onlyAt >= 0 ? [...argv.slice(0, onlyAt), ...argv.slice(onlyAt + 2)] : argv;
 
+// Each benchmark lists its scratch dirs instead of removing them; they go once every figure is taken, so no
+// benchmark pays for the inodes the one before it deleted (bench/lib/scratch.ts says why that costs).
+const discardDir = mkdtempSync(join(tmpdir(), 'allocrun-bench-run-'));
+const discardList = join(discardDir, 'scratch-dirs');
+
 const files = readdirSync(here)
   .filter((f) => f.endsWith('.ts') && f !== self)
   .filter((f) => !only || only.some((o) => f.startsWith(o)))
@@ -27,7 +34,10 @@ const files = readdirSync(here)
 /** Runs one benchmark file; resolves with its exit code and the Markdown rows it printed. */
 function runBench(file: string): Promise<{ code: number | null; rows: string[] }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(here, file), ...passOn], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(here, file), ...passOn], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, [DISCARD_LIST_ENV]: discardList },
+    });
     const rows: string[] = [];
     let partial = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -60,6 +70,8 @@ if (rows.length > 0) {
   const missed = judged.filter((r) => r.endsWith(' not met |')).length;
   console.log(`\n${judged.length - missed} of ${judged.length} goals met`);
 }
+await discardListed(discardList);
+rmSync(discardDir, { recursive: true, force: true });
 if (failed.length > 0) {
   console.error(`\nfailed: ${failed.join(', ')}`);
   process.exitCode = 1;

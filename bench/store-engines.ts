@@ -8,11 +8,10 @@
  *
  *   npx tsx bench/store-engines.ts [--n 1000] [--no-sqlite]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'lmdb';
+import { discard, scratchDir } from './lib/scratch.ts';
 
 const nAt = process.argv.indexOf('--n');
 const N = nAt > 0 ? Number(process.argv[nAt + 1]) : 1000;
@@ -49,7 +48,7 @@ async function measure(engine: string, commit: (i: number) => Promise<void> | vo
 }
 
 const rows: Row[] = [];
-const dir = mkdtempSync(join(tmpdir(), 'allocrun-engines-'));
+const dir = await scratchDir('allocrun-engines-');
 try {
   const db = open<Buffer, string>({ path: join(dir, 'state.mdb'), noSubdir: true, encoding: 'binary', overlappingSync: false });
   const jobs = db.openDB<Buffer, string>({ name: 'jobs', encoding: 'binary' });
@@ -88,7 +87,7 @@ try {
     sq.close();
   }
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  await discard(dir);
 }
 
 console.log(`Durable two-record commits, ${N} sequential then ${N} at once (Node ${process.version})`);

@@ -6,18 +6,18 @@
  * Usage: tsx bench/supervisor-spawn.ts [--quick] [runs]
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { realClock } from '../src/drivers/clock.ts';
 import { createRawExecDriver } from '../src/drivers/raw-exec/raw-exec-driver.ts';
 import { spawnerPid, spawnerReady } from '../src/drivers/raw-exec/spawner.ts';
 import type { TaskSpec } from '../src/jobspec/types.ts';
 import { reapedChildrenCpuMs } from './lib/pids.ts';
+import { discard, scratchDir } from './lib/scratch.ts';
 
 const args = process.argv.slice(2);
 const runs = Number(args.find((a) => /^\d+$/.test(a)) ?? (args.includes('--quick') ? 30 : 200));
-const root = mkdtempSync(join(tmpdir(), 'allocrun-bench-sup-'));
+const root = await scratchDir('allocrun-bench-sup-');
 const signal = new AbortController().signal;
 const task = (command: string, a: string[] = []): TaskSpec => ({ name: 't', driver: 'raw_exec', config: { command, args: a } });
 
@@ -82,4 +82,4 @@ const supervised = await time('raw_exec with supervisor', (i) => viaDriver(true,
 console.log(`supervised / unsupervised: ${(supervised / plain).toFixed(2)}x (+${(supervised - plain).toFixed(2)} ms per start)`);
 console.log(`unsupervised / bare spawn: ${(plain / floor).toFixed(2)}x`);
 console.log(`supervisor RSS while its task runs: ${await supervisorRssKb()} kB`);
-rmSync(root, { recursive: true, force: true });
+await discard(root);

@@ -18,9 +18,8 @@
  * Goals (issue #29), at 500 allocations: click p99 ≤ 100 ms with none lost, pick p99 ≤ 100 ms, heap flat
  * after the first minute (the end within 10% of the 1-minute figure; needs a window over 2 minutes).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { writeHeapSnapshot } from 'node:v8';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { allocRunnerControl } from '../src/inspect/control.ts';
@@ -31,6 +30,7 @@ import { createAllocRunner, type AllocRunner } from '../src/runtime/create-alloc
 import { unselectedRowsInView } from '../test/visualizer/rows-in-view.ts';
 // @ts-expect-error: a plain .mjs build script without types
 import { buildVisualizer } from '../visualizer/build.mjs';
+import { discard, scratchDir } from './lib/scratch.ts';
 
 // `npm run bench -- --quick` (bench/run-all.ts) asks for smoke sizes.
 const quick = process.argv.includes('--quick');
@@ -122,7 +122,7 @@ async function travel(page: Page, round: number): Promise<void> {
   await page.locator('#travel[hidden]').waitFor({ state: 'attached', timeout: 10_000 });
 }
 
-const work = await mkdtemp(join(tmpdir(), 'allocrun-bench-vis-'));
+const work = await scratchDir('allocrun-bench-vis-');
 // A profiled page is built unminified, so the profile names its functions.
 const pageDir = await buildVisualizer({ outdir: join(work, 'page'), minify: !process.env.VIS_PAGE_CPU_PROFILE });
 const browser = await chromium.launch({ executablePath: await executablePath(), headless: true, args: ['--no-sandbox', '--disable-gpu'] });
@@ -246,7 +246,7 @@ try {
   }
 } finally {
   await browser.close();
-  await rm(work, { recursive: true, force: true });
+  await discard(work);
 }
 console.log(`\nvisualizer under load: allocs whose main task fails and restarts every 2-4 s; ${(SECONDS / 60).toFixed(1)} min window, a click every ${ROUND_MS / 1000} s, a time-travel pick every ${(3 * ROUND_MS) / 1000} s`);
 console.log(

@@ -61,6 +61,8 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
     // A start after a restore finds an unrecorded earlier start itself (the driver's intent record).
     countStartAttempt: assign(({ context }) => ({ run: { ...context.run, attempt: context.run.attempt + 1, restoredBeforeStart: undefined } })),
     markRestoredBeforeStart: assign(({ context }) => ({ run: { ...context.run, restoredBeforeStart: true } })),
+    /** Back to before the start that was under way when the snapshot was saved: its attempt is the next one again. */
+    rewindStart: assign(({ context }) => ({ run: { ...context.run, attempt: context.run.attempt - 1, restoredBeforeStart: true } })),
     /** The unrecorded start's workload was found and stopped: its end and the kill, as for a running task. */
     recordReaped: assign(({ context, event, system }) => {
       const exit = (event as { output?: DriverReapOutput }).output?.exit ?? { exitCode: 0, signal: 0 };

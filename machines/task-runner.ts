@@ -34,6 +34,8 @@
  * restart tracker; a restart appends `Restarting` and arms an absolute deadline, then waits in
  * pending.restartDelay (a durable `sleepUntil`, so it survives a restore where `after` would not) and goes
  * back through the gate: prestart hooks that reported Done are skipped, their env re-applied.
+ * Resumed from a snapshot in prestart or starting (RESTORED), the prestart hooks run again from the first
+ * (Done ones skipped) before the start, as Nomad's restored runner without a handle does.
  * A KILL while pending needs no driver call; while starting it is honoured as soon as the workload runs.
  *
  * This file says only what happens when. Types: task-runner-types.ts; guards and hook calls:
@@ -153,7 +155,12 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
         gate: {
           always: intoPrestart({ guard: 'gateOpen', target: '#task.pending.prestart' }),
         },
-        prestart: taskHooks('prestart', '#task.pending.starting', ['taskSetup']),
+        prestart: {
+          ...taskHooks('prestart', '#task.pending.starting', ['taskSetup']),
+          // Resumed part-way through: Nomad's prestart after a restore goes through every hook from the first,
+          // skipping only the Done ones (what a hook made before the agent died may be stale: a template).
+          on: { RESTORED: { target: '#task.pending.prestart', reenter: true, actions: 'markRestoredBeforeStart' } },
+        },
         starting: {
           // Each start has its own number; a start re-run after a crash keeps it (see the driver's intent files).
           entry: 'countStartAttempt',
@@ -171,8 +178,11 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
           on: {
             KILL: { actions: 'beginKill' },
             FAIL_SETUP: { actions: 'failSetup' },
-            // The start running again finds the workload an unrecorded earlier one spawned.
-            RESTORED: {},
+            // Resumed before the start was saved: Nomad has no handle then, so it runs the prestart hooks not
+            // Done again before starting (a template renders what changed while no agent ran). The start is
+            // rewound, not repeated: the next one has the same attempt, so it still finds a workload the dead
+            // agent's start spawned, and a kill meanwhile stops that workload (reaping).
+            RESTORED: [{ guard: 'killRequested' }, { target: '#task.pending.prestart', actions: 'rewindStart' }],
           },
         },
         restartDelay: {

@@ -41,7 +41,7 @@ export { createRawExecDriver, RAW_EXEC, allocLogDir, type RawExecDriver, type Ra
 export { buildTaskEnv, type TaskEnv, type TaskEnvInput } from './env/task-env.ts';
 export { localNodeInfo, type NodeInfo } from './env/node-info.ts';
 export { hostEnvFor, DEFAULT_ENV_DENYLIST } from './env/host-env.ts';
-export { createAgent, DuplicateAllocError, type Agent, type AgentOptions, type AgentRecord } from './runtime/create-agent.ts';
+export { createAgent, DuplicateAllocError, type Agent, type AgentOptions, type AgentRecord, type SavedState } from './runtime/create-agent.ts';
 // Job files and specs.
 export * from './jobspec/index.ts';
 // Inspection and the visualizer.

@@ -8,15 +8,13 @@
  *
  *   node --import tsx bench/lib/idle-agent.ts <allocs> <idle seconds> <watched seconds> [settle seconds = 2] [restart]
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Subscription } from 'rxjs';
 import { AllocrunFleet } from './fleets.ts';
 import { descendantPidsOf } from './pids.ts';
 import { cpuMark, cpuMsSince } from './stats.ts';
 import { readProcMemory } from '../../src/drivers/raw-exec/proc-stat.ts';
 import { spawnerPid, spawnerReady } from '../../src/drivers/raw-exec/spawner.ts';
+import { discard, scratchDir } from './scratch.ts';
 
 /** What the child reports to the parent. */
 export type IdleAgentMessage =
@@ -34,7 +32,7 @@ const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const [allocs, idleSec, watchedSec, settleSec = 2] = process.argv.slice(2, 6).map(Number) as [number, number, number, number?];
 const restart = process.argv[6] === 'restart';
-const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p6-'));
+const dataDir = await scratchDir('allocrun-p6-');
 const fleet = new AllocrunFleet(dataDir);
 try {
   // The spawner helper is part of the agent's memory from the start: weigh it once it is up.
@@ -68,6 +66,6 @@ try {
   await fleet.kill();
   fleet.stop();
 } finally {
-  await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  await discard(dataDir);
 }
 process.exit(0);

@@ -3,14 +3,13 @@
  * run), then kills them (timed until all are dead). Fleets alternate within a round so drift on a shared
  * machine hits each alike; figures are medians over rounds.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AllocrunFleet, BareXStateFleet, RawFleet, SLEEP } from './fleets.ts';
 import { P1_GOAL, P2_GOAL } from './goals.ts';
 import { killTracked } from './pids.ts';
 import { openPm2 } from './pm2-fleet.ts';
 import { cpuMark, cpuMsSince, fmt, median, printGoalRows, printTable, type GoalRow } from './stats.ts';
+import { discard, probeFileSystem, scratchDir, type FileSystemProbe } from './scratch.ts';
 
 const BARE_XSTATE = 'bare XState alloc, no supervisor';
 
@@ -32,6 +31,8 @@ export interface StartKillResult {
   rounds: number;
   fleets: FleetTimes[];
   pm2Skipped?: string;
+  /** Where the fleets' files were made, and what a new dir and file cost there before the first fleet. */
+  fileSystem: { at: string; probe: FileSystemProbe };
 }
 
 interface Fleet {
@@ -47,7 +48,9 @@ interface Fleet {
 
 /** Runs the rounds for every fleet; always reaps what it started. */
 export async function measureStartKill(opts: { n: number; rounds: number; withPm2: boolean }): Promise<StartKillResult> {
-  const root = await mkdtemp(join(tmpdir(), 'allocrun-startkill-'));
+  const root = await scratchDir('allocrun-startkill-');
+  // Before any fleet: what a new dir and file cost on this file system now (scratch.ts).
+  const fileSystem = probeFileSystem(root);
   const pm2 = opts.withPm2 ? await openPm2() : { skipped: 'not asked for' };
   const pm2Fleet = 'skipped' in pm2 ? undefined : pm2;
   let dirs = 0;
@@ -103,7 +106,7 @@ export async function measureStartKill(opts: { n: number; rounds: number; withPm
   } finally {
     if (pm2Fleet) await pm2Fleet.close();
     killTracked();
-    await rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    await discard(root);
   }
   return {
     n: opts.n,
@@ -117,6 +120,7 @@ export async function measureStartKill(opts: { n: number; rounds: number; withPm
       ...(supervisorsCpu.get(m.name)!.length > 0 && { supervisorsCpuMs: median(supervisorsCpu.get(m.name)!) }),
     })),
     ...('skipped' in pm2 && opts.withPm2 ? { pm2Skipped: pm2.skipped } : {}),
+    fileSystem: { at: root, probe: fileSystem },
   };
 }
 

@@ -10,9 +10,9 @@
  * reconcile over every job when the agent starts, so a crash between any two steps is made good.
  */
 import { randomUUID } from 'node:crypto';
-import { skip, Subject, type Observable } from 'rxjs';
+import { map, Subject, Subscription, type Observable } from 'rxjs';
 import type { AllocSpec, AllocState } from '../jobspec/types.ts';
-import type { Agent } from '../runtime/create-agent.ts';
+import type { Agent, SavedState } from '../runtime/create-agent.ts';
 import type { AllocRunner } from '../runtime/create-alloc-runner.ts';
 import { allocJson, allocStubJson, type AllocView } from './alloc-json.ts';
 import { canonicalJob, sameJob } from './job-canonical.ts';
@@ -190,6 +190,8 @@ export class JobRegistry {
   private closed = false;
   /** Set once `heal` has written: blocked evaluations wait for it, so they never plan beside the start's reconcile. */
   private healed = false;
+  /** What `watch` follows of each runner, until `detach`. */
+  private readonly following = new Subscription();
   /** Writes planned and being committed, not yet applied. */
   private readonly inflight = new Set<Change>();
   /** Where the registry reports what it could not do without failing a request (a runner that would not start). */
@@ -206,6 +208,14 @@ export class JobRegistry {
   /** Stops background scheduling (blocked evaluations processed again): the agent is shutting down. */
   close(): void {
     this.closed = true;
+  }
+
+  /**
+   * Stops following the runners (`watch`): the API is closed. No one reads their states here any more, and the
+   * agent's last saves at its shutdown may settle after the store is closed.
+   */
+  detach(): void {
+    this.following.unsubscribe();
   }
 
   /** Every allocation this registry starts, as it starts. */
@@ -915,7 +925,6 @@ export class JobRegistry {
       return;
     }
     a.runner = runner;
-    a.lastState = runner.getState();
     this.watch(a, runner);
     this.placements.next({ spec: a.spec, runner });
   }
@@ -927,9 +936,29 @@ export class JobRegistry {
     a.runner!.send({ type: 'KILL' });
   }
 
-  /** Every state change of the runner is a client update: the next index, an AllocationUpdated event. */
+  /**
+   * Every state of the runner that reaches its record on disk is a client update: the next index, an
+   * AllocationUpdated event. The live state is not shown: a state shown before its save could be taken back by
+   * a crash (a client that read `running` reading `pending` after the restart), so the API follows the agent's
+   * saves (`saved$`), as Nomad's client persists a task's state before it tells the servers. A failed save is
+   * shown all the same and said in the log, as Nomad's client does: a failing disk must not freeze the view.
+   * The stream's current value is what the entry shows from now on (a fresh runner's first state, a restored
+   * runner's last saved one).
+   */
   private watch(a: AllocEntry, runner: AllocRunner): void {
-    runner.state$.pipe(skip(1)).subscribe((state) => {
+    const saved$ = this.agent.saved$(a.id) ?? runner.state$.pipe(map((state) => ({ state }) as SavedState));
+    let shown: AllocState | undefined;
+    let failing = false;
+    this.following.add(saved$.subscribe(({ state, error }) => {
+      if (error && !failing) this.log(`allocation ${a.id}: its runner's state could not be saved (${error.message}); the API shows it all the same, and the next change saves again`);
+      else if (!error && failing) this.log(`allocation ${a.id}: its runner's state is saved again`);
+      failing = error !== undefined;
+      if (shown === undefined) {
+        shown = a.lastState = state;
+        return;
+      }
+      if (state === shown) return;
+      shown = state;
       // Applied in index order: behind the writes of lower indexes still committing (a stop of this allocation
       // whose commit has not ended sets its ModifyIndex when it applies, which must not be past this change's).
       this.index.order.applyNext((index) => {
@@ -945,7 +974,7 @@ export class JobRegistry {
         this.events.publish({ Index: index, Events: [this.allocEvent(a, 'AllocationUpdated', index)] });
         this.index.changed(index);
       });
-    });
+    }));
   }
 
   private jobEvent(entry: JobEntry, type: string, index: number): StreamEvent {

@@ -186,6 +186,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
     stopVariableEvents();
     announceNode.abandon();
     registry.close();
+    registry.detach();
     await Promise.all(apps.map((a) => a.close()));
   };
   try {

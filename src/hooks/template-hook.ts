@@ -88,19 +88,27 @@ export function templateHook(opts: TemplateHookOptions): TaskHook {
   // Files a first render cut short had already rewritten: changes made while no agent watched, still to act on
   // (a restored runner re-runs its poststart call, and the restore's prestart stops it mid-render).
   let unacted: TemplateSpec[] = [];
+  // Files a restored task's prestart rewrote before its start: the start uses them, unless it finds the workload
+  // the dead agent had spawned with the old ones (poststart's `adopted`), which is then acted on.
+  let staleIfAdopted: TemplateSpec[] = [];
   /** Stops the current manager; what its unfinished first render rewrote is acted on by the next one. */
   const replaceManager = (next: TemplateManager | undefined) => {
     if (manager && !watching) unacted = [...new Set([...unacted, ...manager.rewritten])];
     manager?.stop();
     manager = next;
     watching = false;
+    staleIfAdopted = [];
   };
-  /** The first render's changes and those carried over, once; then the watch, acting on them when restored. */
-  const startWatching = (m: TemplateManager, changed: TemplateSpec[], restored: boolean) => {
+  /**
+   * The first render's changes and those carried over, once; then the watch, acting on them when the task
+   * runs already (restored beside its workload). Returns them.
+   */
+  const startWatching = (m: TemplateManager, changed: TemplateSpec[], actNow: boolean) => {
     const pending = [...new Set([...unacted, ...changed])];
     unacted = [];
     watching = true;
-    m.watch(restored ? pending : []);
+    m.watch(actNow ? pending : []);
+    return pending;
   };
 
   return {
@@ -114,7 +122,8 @@ export function templateHook(opts: TemplateHookOptions): TaskHook {
         return;
       }
       // A first render in this process of a task that rendered before: an agent restored it. A file that
-      // changed while the agent was down is a change like any other (Nomad re-renders on restore too).
+      // changed while the agent was down is a change like any other when the task runs (Nomad's first render
+      // acts only with a running task); a task yet to start simply starts with it.
       const restored = !watching && renderedBefore(req.previousState);
       const m = new TemplateManager(templates, req.taskDir, req.env, { ...opts, clock }, () => driverExec);
       replaceManager(m);
@@ -122,14 +131,22 @@ export function templateHook(opts: TemplateHookOptions): TaskHook {
       if (!changed) return; // killed or shut down while waiting: nothing more to do, and no error
       res.env = m.envVars();
       res.state = RENDERED;
-      startWatching(m, changed, restored);
+      const pending = startWatching(m, changed, restored && req.running === true);
+      if (restored && req.running !== true) staleIfAdopted = pending;
     },
     async poststart(req, abort) {
       driverExec = req.driverExec;
-      // Restored past its prestart (an agent that died while the task was starting): this hook never
+      const stale = staleIfAdopted;
+      staleIfAdopted = [];
+      if (manager && !manager.isStopped) {
+        // Started by finding the workload the dead agent spawned before this process rendered: it has the old files.
+        if (req.adopted === true && stale.length > 0) manager.actSoon(stale);
+        return;
+      }
+      // Restored past its prestart (an agent that died while the task's poststart hooks ran): this hook never
       // rendered in this process. Render now, act on what changed while no agent watched, and watch.
       const local = req.env['NOMAD_TASK_DIR'];
-      if ((manager && !manager.isStopped) || templates.length === 0 || !local) return;
+      if (templates.length === 0 || !local) return;
       const m = new TemplateManager(templates, dirname(local), req.env, { ...opts, clock }, () => driverExec);
       replaceManager(m);
       const changed = await m.firstRender(abort);
@@ -301,12 +318,21 @@ class TemplateManager {
     });
   }
 
+  /** Acts on `pending` (files the running workload has not seen) once the hook call asking has answered. */
+  actSoon(pending: TemplateSpec[]): void {
+    void this.actLater(pending).catch((err: unknown) => {
+      if (!this.stopped) this.opts.lifecycle.emit({ type: TEMPLATE_EVENT, message: `Template failed: ${(err as Error).message}` });
+    });
+  }
+
+  private async actLater(pending: TemplateSpec[]): Promise<void> {
+    // After the restore's prestart has answered, so the task runner is back to running when asked.
+    await this.sleep(1);
+    if (!this.stopped) await this.act(pending);
+  }
+
   private async loop(pending: TemplateSpec[]): Promise<void> {
-    if (pending.length > 0) {
-      // After the restore's prestart has answered, so the task runner is back to running when asked.
-      await this.sleep(1);
-      if (!this.stopped) await this.act(pending);
-    }
+    if (pending.length > 0) await this.actLater(pending);
     while (!this.stopped) {
       await this.waitForChange();
       if (this.stopped) return;

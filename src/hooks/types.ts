@@ -19,6 +19,12 @@ export interface TaskPrestartRequest {
   /** The task's resources (Nomad's TaskResources): `cpu` (MHz), `cores`, `memoryMB`, `memoryMaxMB`; empty when unset. */
   resources: Readonly<Record<string, unknown>>;
   /**
+   * The task's workload runs (Nomad's TaskLifecycle.IsRunning): a restored runner re-runs its prestart hooks
+   * beside the workload it reattached to. What a hook finds changed is then acted on in the running task
+   * (a template restarts it); otherwise the task has yet to start, and starts with it.
+   */
+  running?: boolean;
+  /**
    * Records a task event now, while the hook still runs (Nomad's EventEmitter), so it is kept even if the
    * hook then fails (`Downloading Artifacts` before a failed download); absent outside a task runner.
    */
@@ -59,6 +65,11 @@ export interface TaskPoststartRequest {
   task: TaskSpec;
   /** The driver's resource usage stream, when the driver reports stats. */
   stats?: (intervalMs: number) => Observable<ResourceUsage>;
+  /**
+   * The workload was spawned by an agent that died before saving the start, and this start found it instead
+   * of spawning another: it predates what the prestart hooks made in this process (a template's new file).
+   */
+  adopted?: boolean;
 }
 
 export interface TaskExitedRequest {

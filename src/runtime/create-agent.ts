@@ -7,6 +7,7 @@ import { FileStateStore, ensureDataDir } from '../state/file-store.ts';
 import { StateStoreError, type AllocRecord, type StateStore } from '../state/store.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import type { AllocState } from '../../machines/model.ts';
+import { BehaviorSubject, type Observable } from 'rxjs';
 import { validateAllocSpec } from '../jobspec/validate.ts';
 import { CheckScheduler } from '../checks/scheduler.ts';
 import { CheckStore } from '../checks/check-store.ts';
@@ -43,8 +44,25 @@ export interface Agent {
   readonly restoreErrors: readonly StateStoreError[];
   get(id: string): AllocRunner | undefined;
   list(): AllocRunner[];
+  /**
+   * The allocation's state as its runner's record last settled on disk, current value first (a restored
+   * runner's: the state it was restored from): what an agent restarted now would restore, so what the
+   * agent's API shows. Follows the saves (states between two saves are never shown; the last always is); a
+   * failed save settles too, with its `error`, so a failing disk does not freeze the view. Completes once
+   * saving stops (shutdown, a record set aside); undefined for an id this agent does not run.
+   */
+  saved$(id: string): Observable<SavedState> | undefined;
   /** Agent exit: every allocation is persisted, then shut down with its tasks left running. */
   shutdown(): Promise<void>;
+}
+
+/**
+ * What one settled save of a runner's record holds: the allocation state it wrote, and, when the write failed,
+ * why (the state was not written; the runner's next change saves again).
+ */
+export interface SavedState {
+  state: AllocState;
+  error?: Error;
 }
 
 /** An allocation id already in use by this agent. */
@@ -64,6 +82,9 @@ export class DuplicateAllocError extends Error {
  * not yet on disk waits for that save (`deathsDurable`, the kill gate: kill-gate.ts), so the sidecar a main
  * task's death stops is signalled only once the death would be restored. Not a timer on the agent's clock:
  * a simulated clock's `advance` settles the same way.
+ * Each settled save whose state is new (or whose outcome differs from the last) is told on `saved$`, with
+ * the state the record holds: the agent's API follows that, never the live runner, so no client reads a
+ * state a crash could take back (Nomad's task runner persists its state before it tells the server).
  */
 function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner, createdAt: number) {
   let pending = false;
@@ -80,6 +101,19 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
   const waiting: { upTo: number; resolve: () => void }[] = [];
   /** When each task that is dead on disk died (its finishedAt); a restored runner's record is on disk. */
   let savedDeaths = deathsOf(runner.getState());
+  // The runner's state as `state$` last gave it: the same object for the same state, so a save that wrote
+  // nothing new is told by reference, not by comparing states. A restored runner's first one is on disk.
+  let latest!: AllocState;
+  const following = runner.state$.subscribe((state) => (latest = state));
+  const saved$ = new BehaviorSubject<SavedState>({ state: latest });
+  const settled = (state: AllocState, error: Error | undefined) => {
+    const last = saved$.value;
+    if (state !== last.state || (error === undefined) !== (last.error === undefined)) saved$.next(error ? { state, error } : { state });
+  };
+  const stopTelling = () => {
+    following.unsubscribe();
+    saved$.complete();
+  };
   const release = () => {
     for (let i = waiting.length - 1; i >= 0; i--) {
       if (frozen || waiting[i]!.upTo <= covered) waiting.splice(i, 1)[0]!.resolve();
@@ -106,11 +140,15 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
       pending = false;
       started = true;
       const upTo = asked;
-      const record: AgentRecord = { spec, state: runner.getState(), createdAt, updatedAt: Date.now(), snapshot: persistedView(runner.actor) };
-      // A failed save is not retried here (the next change saves again); a kill waiting on it goes ahead.
-      const saved = await store.save(spec.id, record).then(() => true, () => false);
-      if (saved) savedDeaths = deathsOf(record.state);
+      // The state written is the one told: `state$`'s newest value is the runner's state (it emits every change).
+      const shown = latest;
+      const record: AgentRecord = { spec, state: shown, createdAt, updatedAt: Date.now(), snapshot: persistedView(runner.actor) };
+      // A failed save is not retried here (the next change saves again); a kill waiting on it goes ahead, and
+      // its state is told all the same (as Nomad's task runner logs a failed persist and still tells the server).
+      const error = await store.save(spec.id, record).then(() => undefined, (err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+      if (!error) savedDeaths = deathsOf(record.state);
       covered = upTo;
+      settled(shown, error);
       release();
     }
     release();
@@ -132,6 +170,7 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
   };
   return {
     schedule,
+    saved$: saved$.asObservable(),
     /**
      * What a kill waits for before its first signal: the save of any task death not yet on disk (a main
      * task's that stops its sidecar, a failed task's that stops its siblings), else nothing. A kill with
@@ -153,6 +192,7 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
       await flush();
       frozen = true;
       release();
+      stopTelling();
     },
     /** Stops writing without a last save, once any write under way is done: the record is being set aside. */
     async halt(): Promise<void> {
@@ -161,6 +201,7 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
       hurry?.();
       release();
       await writing;
+      stopTelling();
     },
   };
 }
@@ -254,6 +295,7 @@ export function createAgent(opts: AgentOptions): Agent {
     run: (spec, runOpts) => launch(validateAllocSpec(spec), undefined, Date.now(), runOpts?.resume ?? false, true),
     get: (id) => runners.get(id)?.runner,
     list: () => [...runners.values()].map((r) => r.runner),
+    saved$: (id) => runners.get(id)?.persist.saved$,
     async shutdown() {
       // Persist first: the record must say "running" for the next agent, not "detaching".
       await Promise.all([...runners.values()].map((r) => r.persist.freeze()));

@@ -305,6 +305,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     allocHooks,
     allocEnv: allocEnvOf,
     controllers: new Map(),
+    // Restored: each task's first start here may be one the dead runner made and never saved (task-bindings.ts).
+    ...((opts.snapshot || opts.resume) && { resumedStarts: new Set(spec.tasks.map((t) => t.name)) }),
   });
 
   const state$ = new BehaviorSubject<AllocState>(allocStateOf(actor.getSnapshot().context));

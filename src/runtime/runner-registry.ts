@@ -37,6 +37,13 @@ export interface RunnerBindings {
    * Made on first use.
    */
   exited?: Set<string>;
+  /**
+   * A restored runner's tasks that have not started in this process: the first start may be one the dead
+   * agent made and never saved, so it asks the driver for that start's workload before spawning.
+   */
+  resumedStarts?: Set<string>;
+  /** Tasks whose workload is one such a start found (an earlier agent spawned it), until they start again. */
+  adopted?: Set<string>;
 }
 
 type AnySystem = ActorSystem<any>;

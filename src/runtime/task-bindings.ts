@@ -186,7 +186,9 @@ async function callHook(system: AnyActorSystem, input: HookCallInput, signal: Ab
       const emitEvent = (ev: HookEvent): void => {
         if (!signal.aborted) self?._parent?.send({ type: 'EMIT_EVENT', event: taskEvent(ev.type, r.clock.now(), { message: ev.message, details: ev.details }) });
       };
-      await h.prestart!(withLazyEnv({ task, taskDir: r.taskDirOf(task), previousState: input.previousState, resources, emitEvent }, env), res, signal);
+      // Running: a restored runner's restore hooks, beside the workload it reattached to (machines/task-runner.ts).
+      const running = input.taskState?.state === 'running';
+      await h.prestart!(withLazyEnv({ task, taskDir: r.taskDirOf(task), previousState: input.previousState, resources, emitEvent, running }, env), res, signal);
       return {
         env: res.env,
         state: res.state,
@@ -202,7 +204,8 @@ async function callHook(system: AnyActorSystem, input: HookCallInput, signal: Ab
       const stats = ctrl?.stats ? (ms: number) => ctrl.stats!(ms) : undefined;
       const driverNetwork = ctrl?.network?.();
       const driverExec = ctrl?.exec ? { exec: ctrl.exec.bind(ctrl) } : undefined;
-      await h.poststart!(withLazyEnv({ task, stats, ...(driverNetwork && { driverNetwork }), ...(driverExec && { driverExec }) }, env), signal);
+      const adopted = r.adopted?.has(task.name) === true;
+      await h.poststart!(withLazyEnv({ task, stats, ...(driverNetwork && { driverNetwork }), ...(driverExec && { driverExec }), ...(adopted && { adopted }) }, env), signal);
       return {};
     }
     case 'preKilling':
@@ -245,13 +248,25 @@ async function startTask(system: AnyActorSystem, self: AnyActorRef, input: Drive
     // Nomad: a driver config that cannot be interpolated fails validation and is never retried.
     throw new DriverStartError(`task ${JSON.stringify(input.task.name)}: ${(err as Error).message}`, false, 'Failed Validation');
   }
-  const ctrl = driverOf(r, task).controller(task, driverContext(r, task, input.hookEnv, input));
-  r.controllers.set(input.task.name, ctrl);
+  const driver = driverOf(r, task);
+  const ctx = driverContext(r, task, input.hookEnv, input);
+  const name = input.task.name;
+  r.adopted?.delete(name);
+  // A restored runner's first start of the task may be one the dead agent made and never saved: its workload,
+  // if the driver finds one, is this start's (as the driver's own start would find it), and is marked as such
+  // for the poststart hooks. Only a start that completes uses up the restore's question.
+  const resumed = r.resumedStarts?.has(name) === true && driver.findStarted !== undefined;
+  let ctrl: Controller | undefined;
   try {
+    const found = resumed ? await driver.findStarted!(task, ctx, signal) : undefined;
+    ctrl = found ?? driver.controller(task, ctx);
+    r.controllers.set(name, ctrl);
     await ctrl.prepare(signal);
     await ctrl.start(signal);
+    if (resumed) r.resumedStarts!.delete(name);
+    if (found) (r.adopted ??= new Set()).add(name);
   } catch (err) {
-    await release(r, input.task.name, ctrl, self);
+    if (ctrl) await release(r, name, ctrl, self);
     const e = err as { message?: string; recoverable?: boolean; eventType?: string } | undefined;
     throw new DriverStartError(e?.message ?? String(err), e?.recoverable ?? false, e?.eventType);
   }

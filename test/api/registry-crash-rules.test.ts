@@ -3,6 +3,7 @@
  * adopt and heal), in process: the first agent's API is closed without stopping its runners, as a crash leaves
  * its tasks running; the next agent, on the same store, restores them live. What the store says wins: an in-place
  * update committed but never delivered reaches the restored runner, and an allocation committed stopped is stopped.
+ * And what the dead agent's API showed is never behind what the next one restores (its API shows saved states only).
  */
 import { globalAgent } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,8 +15,9 @@ import { createAgent } from '../../src/runtime/create-agent.ts';
 import type { AgentStore } from '../../src/state/agent-store.ts';
 import { ServiceRegistry } from '../../src/services/index.ts';
 import { variablesOf } from '../../src/variables/variable-store.ts';
-import { call, waitForAllocs } from './agent-process.ts';
-import { cleanUp, freshDir, mockJob, runJob, serve, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
+import { call, waitForAllocs, type Alloc } from './agent-process.ts';
+import { HeldRunnerSaves } from './held-runner-saves.ts';
+import { cleanUp, freshDir, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, until } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -85,5 +87,25 @@ describe('an agent taking over from one that died with its allocations running',
     const [stopped] = await waitForAllocs(second, '/v1/job/overruled/allocations', (l) => l.find((a) => a.ID === alloc.ID)?.ClientStatus === 'complete');
     expect(stopped).toMatchObject({ ID: alloc.ID, DesiredStatus: 'stop' });
     expect(((await call(second, 'GET', '/v1/job/overruled/allocations')).json<Json[]>()).filter((a) => a['DesiredStatus'] === 'run')).toHaveLength(1);
+  });
+
+  it('restores at least the state its API showed when it died with a runner\'s save held', async () => {
+    const saves = new HeldRunnerSaves();
+    const first = await serve(freshDir(), (store) => saves.over(store), { agent: { store: saves } });
+    const alloc = await runJob(first, mockJob('unsaved-stop'));
+    // The stop is committed and the runner has finished it, but the save saying so never reaches the disk.
+    saves.holdSaves();
+    expect((await call(first.socket, 'PUT', `/v1/allocation/${alloc.ID}/stop`)).status).toBe(200);
+    const runner = first.agent.get(alloc.ID)!;
+    await until(async () => runner.getState().clientStatus, (c) => c === 'complete', 'the runner done');
+    await until(async () => saves.waiting, (n) => n > 0, 'its save held');
+    const shown = (await call(first.socket, 'GET', `/v1/allocation/${alloc.ID}`)).json<Alloc>();
+    expect(shown.ClientStatus, 'what the dead agent showed last').toBe('running');
+    const second = await takeOver(first);
+    // What the next agent restores is never behind what the dead one showed, and it finishes the stop.
+    const restored = (await call(second, 'GET', `/v1/allocation/${alloc.ID}`)).json<Alloc>();
+    expect(['running', 'complete']).toContain(restored.ClientStatus);
+    expect(restored.TaskStates['t']!.Events.length).toBeGreaterThanOrEqual(shown.TaskStates['t']!.Events.length);
+    await waitForAllocs(second, '/v1/job/unsaved-stop/allocations', (l) => l.find((a) => a.ID === alloc.ID)?.ClientStatus === 'complete');
   });
 });

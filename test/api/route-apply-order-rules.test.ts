@@ -157,8 +157,8 @@ describe('writes apply in index order', { timeout: SUITE_TIMEOUT }, () => {
     seen.push(await modifyIndex());
     go.open();
     const stopIndex = ok(await stop).json<Json>()['Index'] as number;
-    const final = ok(await call(s.socket, 'GET', `/v1/allocation/${alloc.ID}`)).json<Json>();
-    expect(final['ClientStatus']).toBe('complete');
+    // The runner's end is shown once its save (queued behind the held commit) has landed.
+    const final = await until(async () => ok(await call(s.socket, 'GET', `/v1/allocation/${alloc.ID}`)).json<Json>(), (a) => a['ClientStatus'] === 'complete', 'the saved end shown');
     seen.push(final['ModifyIndex']);
     expect(seen).toEqual([...seen].sort((x, y) => x - y));
     // The stop's apply came before the state changes': the allocation's index is past the stop's.

@@ -117,7 +117,8 @@ describe('a deployment', { timeout: SUITE_TIMEOUT }, () => {
     await settled('moved', 'successful');
     // An in-place change (the update block), and health now slow to decide.
     const reg = await put(deployed('moved', { MinHealthyTime: 200e9, HealthyDeadline: 300e9 }));
-    const [alloc] = await until(() => get<Json[]>('/v1/job/moved/allocations'), (l) => l[0]?.['AllocModifyIndex'] === reg['JobModifyIndex'], 'the in-place update');
+    // The runner clears its verdict as it takes the update; the API shows that once the runner's save lands.
+    const [alloc] = await until(() => get<Json[]>('/v1/job/moved/allocations'), (l) => l[0]?.['AllocModifyIndex'] === reg['JobModifyIndex'] && l[0]?.['DeploymentStatus']?.['Healthy'] === null, 'the in-place update, its verdict cleared');
     expect(alloc!['DeploymentStatus']['Healthy']).toBeNull();
     const d = await deploymentOf('moved');
     expect(d).toMatchObject({ JobVersion: 1, Status: 'running', TaskGroups: { g: { PlacedAllocs: 1, HealthyAllocs: 0, UnhealthyAllocs: 0 } } });
@@ -136,7 +137,8 @@ describe('a deployment', { timeout: SUITE_TIMEOUT }, () => {
     const reg = await put(twoGroups(9e9));
     const after = await until(
       () => get<Json>(`/v1/allocation/${before['ID']}`),
-      (a) => a['AllocModifyIndex'] === reg['JobModifyIndex'] && a['DeploymentStatus']['Healthy'] === true,
+      // A verdict of its own for the new version (the old one is shown until the runner's save clearing it lands).
+      (a) => a['AllocModifyIndex'] === reg['JobModifyIndex'] && a['DeploymentStatus']['Healthy'] === true && a['DeploymentStatus']['Timestamp'] !== before['DeploymentStatus']['Timestamp'],
       'group g\'s allocation updated in place and healthy again',
     );
     expect(Date.parse(after['DeploymentStatus']['Timestamp'])).toBeGreaterThan(Date.parse(before['DeploymentStatus']['Timestamp']));

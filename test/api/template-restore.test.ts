@@ -75,7 +75,7 @@ describe('templates across an agent restart', { timeout: 120_000 }, () => {
     expect((await call(agent.socket, 'PUT', '/v1/jobs', job('down'))).status).toBe(200);
     const [before] = await waitForAllocs(agent.socket, '/v1/job/down/allocations', (l) => l[0]?.TaskStates?.t?.State === 'running');
     // Killed once the runner's own record says running: the API shows a state before the runner's save of it,
-    // and a kill in between restores a task still starting, whose first render is not a change.
+    // and a kill in between restores a task still starting, which renders again before it starts (no restart).
     await runnerRecordShows(agent.dataDir, before!.ID, (r) => r.state?.taskStates?.t?.state === 'running');
     agent.cli.child.kill('SIGKILL');
     await agent.cli.exited;

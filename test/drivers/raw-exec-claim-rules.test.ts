@@ -92,6 +92,23 @@ describe('an earlier start of the attempt is found from its records', () => {
     expect(w.signalMain(0)).toBe(true);
   });
 
+  it("a claim that has grown the workload's pid line is adopted, as a previous script's pid file was", async () => {
+    const { query, prefix } = attempt();
+    const workload = await sleeper();
+    writeFileSync(`${prefix}.claim`, `${NO_PID}\npid ${workload.pid}\n`);
+    const w = (await findEarlierSpawn(query, never()))!;
+    expect([w.pid, w.pgid, w.startTime]).toEqual([workload.pid, workload.pid, workload.startTime]);
+    expect(w.supervisor).toEqual({ prefix, pid: NO_PID, startTime: undefined });
+  });
+
+  it("a claim whose supervisor recorded only a status line (its subshell failed before the exec) is adopted as gone, its end that status", async () => {
+    const { query, prefix } = attempt();
+    writeFileSync(`${prefix}.claim`, `${NO_PID}\nstatus 126\n`);
+    const w = (await findEarlierSpawn(query, never()))!;
+    expect([w.pid, w.pgid, w.startTime]).toEqual([-1, undefined, -1]);
+    await expect(w.waitExit()).resolves.toEqual({ exitCode: 126, signal: 0 });
+  });
+
   it('a live supervisor is recorded with its start time', async () => {
     const { query, prefix } = attempt();
     const sup = await sleeper();

@@ -85,7 +85,18 @@ describe.runIf(setsid && mkfifo)('a supervised start', () => {
     const token = readFileSync(join(privateDir(req.taskDir), 'exec-4.intent'), 'utf8').trim();
     expect(token).toMatch(/^[0-9a-f]{13,}$/);
     expect(w.supervisor!.prefix).toBe(join(privateDir(req.taskDir), `exec-4-${token}`));
-    expect(readFileSync(`${w.supervisor!.prefix}.status`, 'utf8')).toBe('3\n');
+    expect(readFileSync(`${w.supervisor!.prefix}.claim`, 'utf8')).toBe(`${w.supervisor!.pid}\npid ${w.pid}\nstatus 3\n`);
+    w.release();
+  });
+
+  it('leaves two files per start and exit: the intent and the claim, which holds the pid and the status', async () => {
+    const req = request({ attempt: 0 });
+    const w = await spawnSupervised(req, () => undefined);
+    await w.waitExit();
+    const token = readFileSync(join(privateDir(req.taskDir), 'exec-0.intent'), 'utf8').trim();
+    // And the output FIFOs, under a shell whose here-documents are not pipes (SUPERVISOR_SCRIPT).
+    const files = readdirSync(privateDir(req.taskDir)).filter((f) => !/\.(out|err)$/.test(f));
+    expect(files.sort()).toEqual([`exec-0-${token}.claim`, 'exec-0.intent']);
     w.release();
   });
 

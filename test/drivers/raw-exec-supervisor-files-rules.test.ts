@@ -1,10 +1,10 @@
 /**
  * The supervisor's files, read and written by the agent (supervisor.ts), pinned rule by rule on a temp dir:
  * the claim a supervisor and a restoring agent race for, the intent a start leaves behind, the workload's pid
- * and exit status, the stop marker, the private dir's guard and the pruning of old attempts. Milliseconds
+ * and exit status (lines of the claim; files of their own from a previous script's supervisor), the stop marker, the private dir's guard and the pruning of old attempts. Milliseconds
  * each: the rules about real supervisors are in raw-exec-claim-reap and raw-exec-supervisor.
  */
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -25,6 +25,7 @@ import {
   readClaim,
   readExitStatus,
   readIntent,
+  readSupervisorRecord,
   readWorkloadPid,
   stoppingReason,
   supervisorLive,
@@ -196,7 +197,53 @@ describe('the claim is a supervisor pid, an agent\'s void, or nothing yet', () =
   });
 });
 
-describe('the workload pid is on file once the supervisor wrote it', () => {
+describe("the claim grows the workload's pid and exit status, each line taken only whole", () => {
+  const sup = { kind: 'supervisor', pid: 4242 };
+  it.each([
+    ['4242\n', sup, undefined, undefined],
+    ['4242\npid 4343\n', sup, 4343, undefined],
+    // A line is one write: without its newline it is not there yet (or a crash cut it).
+    ['4242\npid 4343', sup, undefined, undefined],
+    ['4242\npid 4343\nstatus 143\n', sup, 4343, { exitCode: 143, signal: 15 }],
+    ['4242\npid 4343\nstatus 0\n', sup, 4343, { exitCode: 0, signal: 0 }],
+    ['4242\npid 4343\nstatus 14', sup, 4343, undefined],
+    // The workload's subshell failed before its exec (exit 126): a status and no pid, nothing ran.
+    ['4242\nstatus 126\n', sup, undefined, { exitCode: 126, signal: 0 }],
+    ['4242\npid 1\n', sup, undefined, undefined],
+    ['4242\npid x\n', sup, undefined, undefined],
+    ['4242\npid 4343\nstatus x3\n', sup, 4343, undefined],
+    ['4242\npid 4343\nstatus -1\n', sup, 4343, undefined],
+    ['4242\npid 4343\nstatus 3 \n', sup, 4343, undefined],
+    ['', { kind: 'supervisor', pid: -1 }, undefined, undefined],
+    ['void\n', { kind: 'void' }, undefined, undefined],
+  ])('a claim holding %j reads as %j, pid %s, exit %j', (text, claim, workloadPid, exit) => {
+    const prefix = prefixWith({ '.claim': text });
+    expect(readSupervisorRecord(prefix)).toEqual({ claim, workloadPid, exit });
+    expect([readClaim(prefix), readWorkloadPid(prefix), readExitStatus(prefix)]).toEqual([claim, workloadPid, exit]);
+  });
+
+  it("a claim without a pid line is read with a previous script's .pid and .status files", () => {
+    const prefix = prefixWith({ '.claim': '4242\n', '.pid': '4343\n', '.status': '143\n' });
+    expect(readSupervisorRecord(prefix)).toEqual({ claim: { kind: 'supervisor', pid: 4242 }, workloadPid: 4343, exit: { exitCode: 143, signal: 15 } });
+  });
+
+  it('a claim with a pid line is read alone: files beside it are not this supervisor\'s', () => {
+    const prefix = prefixWith({ '.claim': '4242\npid 4343\n', '.pid': '999\n', '.status': '0\n' });
+    expect(readSupervisorRecord(prefix)).toEqual({ claim: { kind: 'supervisor', pid: 4242 }, workloadPid: 4343, exit: undefined });
+  });
+
+  it("the claim's own status line wins over a .status file", () => {
+    const prefix = prefixWith({ '.claim': '4242\nstatus 126\n', '.status': '0\n' });
+    expect(readExitStatus(prefix)).toEqual({ exitCode: 126, signal: 0 });
+  });
+
+  it('no claim reads as none, with whatever files a previous script left', () => {
+    expect(readSupervisorRecord(prefixWith({ '.status': '3\n' }))).toEqual({ claim: { kind: 'none' }, workloadPid: undefined, exit: { exitCode: 3, signal: 0 } });
+    expect(readSupervisorRecord(prefixWith())).toEqual({ claim: { kind: 'none' }, workloadPid: undefined, exit: undefined });
+  });
+});
+
+describe("a previous script's pid file is read once its supervisor wrote it", () => {
   it.each([
     ['4321\n', 4321],
     ['2', 2],
@@ -217,7 +264,7 @@ describe('the workload pid is on file once the supervisor wrote it', () => {
   });
 });
 
-describe('the exit status is on file only once written whole ($? and a newline)', () => {
+describe("a previous script's status file is read only once written whole ($? and a newline)", () => {
   it.each([
     ['0\n', { exitCode: 0, signal: 0 }],
     ['3\n', { exitCode: 3, signal: 0 }],
@@ -287,6 +334,18 @@ describe('the stop marker says an agent began the stop, and why', () => {
     expect(statSync(`${prefix}.stop`).ino).toBe(statSync(`${prefix}.claim`).ino);
     expect(stoppingReason(prefix)).toBe('kill');
     expect(readClaim(prefix)).toEqual({ kind: 'supervisor', pid: 4242 });
+  });
+
+  it('such a kill marker stays a kill as the claim grows its pid and status lines, and the claim reads the same by its own name', async () => {
+    const prefix = prefixWith({ '.claim': '4242\n' });
+    await markStopping(prefix);
+    appendFileSync(`${prefix}.claim`, 'pid 4343\n');
+    appendFileSync(`${prefix}.claim`, 'status 143\n');
+    expect(stoppingReason(prefix)).toBe('kill');
+    expect(readSupervisorRecord(prefix)).toEqual({ claim: { kind: 'supervisor', pid: 4242 }, workloadPid: 4343, exit: { exitCode: 143, signal: 15 } });
+    // A second kill after the claim grew still finds its marker made, and writes nothing through it.
+    await markStopping(prefix);
+    expect(readFileSync(`${prefix}.claim`, 'utf8')).toBe('4242\npid 4343\nstatus 143\n');
   });
 
   it('a restart after such a kill marker writes a file of its own, leaving the claim as it was', async () => {

@@ -1,7 +1,7 @@
 /**
  * The raw_exec supervisor script on its own, under a chosen shell: its output pipes are here-document pipes
  * where the shell makes those (no `mkfifo` process), else two FIFOs; either way the task's output reaches
- * the agent and its exit status is recorded.
+ * the agent and its pid and exit status are recorded as lines of its claim (no file of their own).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -76,9 +76,9 @@ async function supervise(shell: string, command: string[]) {
     code,
     stdout: await stdout,
     stderr: await stderr,
-    status: readFileSync(`${prefix}.status`, 'utf8'),
+    claim: readFileSync(`${prefix}.claim`, 'utf8'),
     fifos: readdirSync(privateDir(taskDir)).filter((f) => f.endsWith('.out') || f.endsWith('.err')),
-    prefix,
+    supervisor: child.pid!,
   };
 }
 
@@ -101,23 +101,24 @@ describe.skipIf(!setsid || !mkfifo)('the workload under the supervisor script', 
     const stat = readProcStat(pid)!;
     expect([stat.ppid, stat.pgrp]).toEqual([child.pid, pid]);
     expect(sessionAndSignals(pid)).toEqual({ session: pid, ignored: '0000000000000000', blocked: '0000000000000000' });
-    expect(readFileSync(`${prefix}.pid`, 'utf8')).toBe(`${pid}\n`);
+    expect(readFileSync(`${prefix}.claim`, 'utf8')).toBe(`${child.pid}\npid ${pid}\n`);
     process.kill(-pid, 'SIGTERM');
     expect((await exited)[0]).toBe(128 + 15);
-    expect(readFileSync(`${prefix}.status`, 'utf8')).toBe('143\n');
+    expect(readFileSync(`${prefix}.claim`, 'utf8')).toBe(`${child.pid}\npid ${pid}\nstatus 143\n`);
+    expect(existsSync(`${prefix}.pid`) || existsSync(`${prefix}.status`)).toBe(false);
   });
 });
 
 describe.skipIf(!setsid || !mkfifo)('the raw_exec supervisor script', () => {
   it.skipIf(!shHereDocIsPipe)('under a shell whose here-documents are pipes, makes no FIFOs and still carries the output', async () => {
     const r = await supervise('/bin/sh', ['/bin/sh', '-c', 'echo out; echo err >&2; exit 3']);
-    expect(r).toMatchObject({ code: 3, stdout: 'out\n', stderr: 'err\n', status: '3\n', fifos: [] });
+    expect(r).toMatchObject({ code: 3, stdout: 'out\n', stderr: 'err\n', fifos: [] });
+    expect(r.claim).toBe(`${r.supervisor}\npid ${r.pid}\nstatus 3\n`);
   });
 
   it.skipIf(!bash)('under a shell whose empty here-document is not a pipe (bash), makes FIFOs and carries the output through them', async () => {
     const r = await supervise(bash!, ['/bin/sh', '-c', 'echo out; echo err >&2; exit 3']);
-    expect(r).toMatchObject({ code: 3, stdout: 'out\n', stderr: 'err\n', status: '3\n' });
+    expect(r).toMatchObject({ code: 3, stdout: 'out\n', stderr: 'err\n', claim: `${r.supervisor}\npid ${r.pid}\nstatus 3\n` });
     expect(r.fifos.sort()).toEqual(['exec-0-test.err', 'exec-0-test.out']);
-    expect(existsSync(`${r.prefix}.pid`)).toBe(true);
   });
 });

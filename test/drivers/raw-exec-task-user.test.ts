@@ -170,7 +170,7 @@ describe.runIf(asRoot)('raw_exec task user, under a root agent', () => {
     const exit = c.wait(never());
     writeFileSync(join(s.taskDir, 'release'), '');
     expect(await exit).toEqual({ exitCode: 3, signal: 0 });
-    expect(readFileSync(`${sup.prefix}.status`, 'utf8')).toBe('3\n');
+    expect(readFileSync(`${sup.prefix}.claim`, 'utf8')).toBe(`${sup.pid}\npid ${handle.pid}\nstatus 3\n`);
 
     // And a second start of the same attempt finds that process again instead of running it twice.
     const found = await createRawExecDriver().findStarted(s.task, s.ctx, never());

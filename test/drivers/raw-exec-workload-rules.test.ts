@@ -171,7 +171,7 @@ describe("an adopted workload's end", () => {
     const err = await w.waitExit().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkloadLostError);
     expect((err as Error).message).toBe(
-      `task "web": the workload was lost: process ${NO_PID} and its supervisor ${NO_PID} are gone and no exit status was recorded (${prefix}.status)`,
+      `task "web": the workload was lost: process ${NO_PID} and its supervisor ${NO_PID} are gone and no exit status was recorded (${prefix}.claim)`,
     );
     // Asked again, the same answer, at once.
     await expect(w.waitExit()).rejects.toBe(err);

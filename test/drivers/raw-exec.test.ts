@@ -14,6 +14,7 @@ import { AdoptedWorkload } from '../../src/drivers/raw-exec/workload.ts';
 import { InvalidSignalError } from '../../src/drivers/raw-exec/errors.ts';
 import { createRawExecDriver, type RawExecController, type RawExecDriverOptions } from '../../src/drivers/raw-exec/raw-exec-driver.ts';
 import { listLogIndices } from '../../src/drivers/raw-exec/rotating-log.ts';
+import { readExitStatus } from '../../src/drivers/raw-exec/supervisor.ts';
 import type { LogConfig, TaskSpec } from '../../src/jobspec/types.ts';
 import { describeControllerConformance } from './controller-conformance.ts';
 
@@ -548,7 +549,7 @@ describe('raw_exec driver', () => {
       const handle = await spawnElsewhere(s);
       const sup = (handle.state as { supervisor: { prefix: string; pid: number } }).supervisor;
       writeFileSync(join(s.taskDir, 'release'), '');
-      await until(() => existsSync(`${sup.prefix}.status`) && gone(sup.pid), 'the supervisor to record the exit');
+      await until(() => readExitStatus(sup.prefix) !== undefined && gone(sup.pid), 'the supervisor to record the exit');
       expect(gone(handle.pid!)).toBe(true);
       const c = createRawExecDriver({ pollIntervalMs: 20 }).recover(handle, s.task, s.ctx);
       expect(await c.wait(never())).toEqual({ exitCode: 7, signal: 0 });

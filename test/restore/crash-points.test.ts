@@ -4,7 +4,7 @@
  * task starts while its previous process lives, a finished prestart or poststop task never runs again,
  * the poststop task runs exactly once, and nothing is left running at the end.
  */
-import { mkdtempSync, readdirSync, rmSync, watch, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,12 +81,12 @@ async function survive(
   return record!;
 }
 
-/** Resolves once a file whose name matches `name` exists in `dir` (watched, not polled). */
-function fileAppears(dir: string, name: RegExp): Promise<void> {
+/** Resolves once a supervisor in `dir` has recorded its workload's exit (a `status` line of its claim; watched, not polled). */
+function statusRecorded(dir: string): Promise<void> {
   return new Promise((resolve) => {
     const watcher = watch(dir);
     const check = () => {
-      if (readdirSync(dir).some((f) => name.test(f))) {
+      if (readdirSync(dir).some((f) => f.endsWith('.claim') && /^status \d+$/m.test(readFileSync(join(dir, f), 'utf8')))) {
         watcher.close();
         resolve();
       }
@@ -119,7 +119,7 @@ describe('an agent killed at a chosen point', () => {
         expect(saved.state).toBe('running');
         expect(saved.events.map((e) => e.type)).toContain('Killing');
         expect(saved.events.map((e) => e.type)).not.toContain('Terminated');
-        await fileAppears(join(dataDir, 'allocs', 'c-kill-unsaved', 'side', 'private'), /^exec-\d+-.+\.status$/);
+        await statusRecorded(join(dataDir, 'allocs', 'c-kill-unsaved', 'side', 'private'));
       },
     });
     const side = record.state.taskStates.side!;

@@ -122,7 +122,8 @@ export function supervisorPids(dataDir: string, allocId: string, tasks: string[]
     const dir = join(dataDir, 'allocs', allocId, t, 'private');
     if (!existsSync(dir)) continue;
     for (const f of readdirSync(dir).filter((n) => n.endsWith('.claim'))) {
-      const pid = Number(readFileSync(join(dir, f), 'utf8').trim());
+      // Its first line (the supervisor's pid; the workload's pid and status follow).
+      const pid = Number(readFileSync(join(dir, f), 'utf8').split('\n', 1)[0]);
       if (pid > 1) pids.push(pid);
     }
   }

@@ -20,9 +20,8 @@ import {
   ensurePrivateDir,
   goVariable,
   pruneAttempts,
-  readClaim,
-  readExitStatus,
   readIntent,
+  readSupervisorRecord,
   readWorkloadPid,
   supervisorLive,
   voidClaim,
@@ -100,14 +99,13 @@ export async function findEarlierSpawn(req: EarlierSpawnQuery, signal: AbortSign
   const prefix = attemptPrefix(req.taskDir, req.attempt, token);
   const deadline = Date.now() + CLAIMED_WAIT_MS;
   for (;;) {
-    const claim = readClaim(prefix);
+    const { claim, workloadPid: pid, exit } = readSupervisorRecord(prefix);
     if (claim.kind === 'void') return undefined;
     if (claim.kind === 'none') {
       if (voidClaim(prefix)) return undefined;
       continue; // a supervisor claimed it between the read and the cancel
     }
-    const pid = readWorkloadPid(prefix);
-    if (pid !== undefined || readExitStatus(prefix)) return adopt(req, prefix, claim.pid, pid);
+    if (pid !== undefined || exit) return adopt(req, prefix, claim.pid, pid);
     // Claimed but no pid yet: the supervisor is between its claim and the exec, or died there.
     const supervisorUp = claim.pid < 0 || isLive(readProcStat(claim.pid));
     if (!supervisorUp) {
@@ -181,7 +179,7 @@ export function openOutput(supervisor: SupervisorRef): TaskOutput | undefined {
   return undefined;
 }
 
-/** The workload pid the supervisor reports on fd 3 (or, failing that, records in its pid file). */
+/** The workload pid the supervisor reports on fd 3 (or, failing that, records in its claim). */
 export async function workloadPid(child: Pick<SpawnedChild, 'reported'>, prefix: string): Promise<number | undefined> {
   const line = await child.reported;
   const m = line === undefined ? null : /^(\d+)$/.exec(line);

@@ -6,10 +6,17 @@
  * its exit status to a file. An agent that died meanwhile reads that file when it comes back.
  *
  * Files, per task attempt, in `<task dir>/private/` (0700), all named `exec-<attempt>-<token>.*`:
- *   `.claim`   created with O_EXCL by the supervisor before anything runs (its pid), or by a restoring
- *              agent ("void") to cancel a token whose supervisor never appeared: exactly one of them wins.
- *   `.pid`     the workload's pid, written just before the workload is exec'd.
- *   `.status`  the workload's exit status (`$?`: a code, or 128 + signal number), written once it exits.
+ *   `.claim`   created with O_EXCL by the supervisor before anything runs, or by a restoring agent to cancel
+ *              a token whose supervisor never appeared ("void"): exactly one of them wins. The supervisor's
+ *              claim then grows by a line per step, each one short `echo >>` (a single write), so a reader
+ *              takes a line only with its newline:
+ *                `<supervisor pid>`   the claim;
+ *                `pid <n>`            the workload's pid, written just before the workload is exec'd;
+ *                `status <n>`         the workload's exit status (`$?`: a code, or 128 + signal number).
+ *              One file where there were three (`.claim`, `.pid`, `.status`): a new inode is the dearest file
+ *              call on this project's disks, an append to an existing file a twentieth of it. A supervisor
+ *              of the previous scripts wrote `.pid` and `.status` files; a claim without a `pid` line is
+ *              read with those (readSupervisorRecord).
  *   `.stop`    made by the agent before its first stop signal: "restart", or anything else for a kill
  *              (a second name of the claim, or an empty file; see markStopping).
  *   `.out`, `.err`  FIFOs carrying the workload's stdout and stderr, when the shell's here-documents are
@@ -26,30 +33,32 @@ import { isLive, readProcStat } from './proc-stat.ts';
  * PWD, and the workload must see exactly the task env), `$3` the path of `mkfifo`, `$4` a variable name the
  * task env does not use, `$5` the path of `setsid`; the rest is the command and its arguments (never
  * interpreted by a shell: they are passed as "$@"). Exit 125: the claim was lost, nothing ran (126: the pid
- * could not be read from /proc, nothing ran either). Paths are absolute: the task's PATH need not hold `sh`
- * or `setsid`. Nothing is assigned before the exec but the variable `$4` names and PWD: the shell exports
- * every variable of the task env it starts with, so an assignment to one of those names would change what
- * the task sees.
+ * could not be read from /proc, nothing ran either). The claim's later lines (`pid`, `status`) are appended:
+ * `>>` never makes a file here, since the claim exists from the script's second line on. Paths are absolute:
+ * the task's PATH need not hold `sh` or `setsid`. Nothing is assigned before the exec but the variable `$4`
+ * names and PWD: the shell exports every variable of the task env it starts with, so an assignment to one of
+ * those names would change what the task sees.
  *
- * The task's output goes through two pipes the supervisor holds open read-write on fds 5 and 6: a write
- * made while no agent reads blocks (once 64 KiB wait) instead of killing the task with SIGPIPE, and the
- * next agent reads on from the same pipes, opened through `/proc/<supervisor>/fd/5` and `6`. A shell whose
- * empty here-document is a pipe (dash, busybox) makes them with no process, reopened read-write through
- * /proc; any other makes two FIFOs, `$1.out` and `$1.err`, with `mkfifo` (exit 124 if it cannot). The
- * workload opens them write-only through the supervisor's fds (the same pipe or FIFO either way).
+ * The task's output goes through two pipes the supervisor holds open read-write on fds 5 and 6: a write made
+ * while no agent reads blocks (once 64 KiB wait) instead of killing the task with SIGPIPE, and the next agent
+ * reads on from the same pipes, opened through `/proc/<supervisor>/fd/5` and `6`. A shell whose empty
+ * here-document is a pipe (dash, busybox) makes them with no process, reopened read-write through /proc; any
+ * other makes two FIFOs, `$1.out` and `$1.err`, with `mkfifo` (exit 124 if it cannot). The workload opens them
+ * write-only through the supervisor's fds (the same pipe or FIFO either way).
  *
  * Two execs before the workload's own: the supervisor's sh, and `setsid`. The workload is a subshell, a fork
- * of the supervisor with no exec of its own, that becomes the task's command by exec'ing `setsid`, which
- * does not fork when its caller leads no process group (the subshell is in the supervisor's), so the pid
- * the subshell reports is the workload's. POSIX sh has no `$BASHPID`: the subshell reads its pid from
+ * of the supervisor with no exec of its own, that becomes the task's command by exec'ing `setsid`, which does
+ * not fork when its caller leads no process group (the subshell is in the supervisor's), so the pid the
+ * subshell reports is the workload's. POSIX sh has no `$BASHPID`: the subshell reads its pid from
  * /proc/self/stat with the `read` builtin (no process), into `$4`, then puts it before the other arguments
- * (`eval` only builds the reference to the variable `$4` names, one the agent chose). It records the pid,
- * reports it on fd 3 with SIGPIPE ignored (the agent may be gone), restores SIGPIPE's default so the workload
- * does not inherit an ignored signal, and waits for the agent's go on stdin (sent once the agent reads the
- * pipes, so a task that exits at once loses no output; a dead agent's closed pipe is a go too). Until
- * `setsid` runs, after the go, the workload is in the supervisor's group: the agent signals its pid alone
- * then (workload.ts `signalGroupOf`). A foreground subshell, not `&`: a background one would start with
- * SIGINT and SIGQUIT ignored for good, and its stdin on /dev/null. The supervisor's own messages go nowhere.
+ * (`eval` only builds the reference to the variable `$4` names, one the agent chose). It records the pid (a
+ * `pid` line of the claim), reports it on fd 3 with SIGPIPE ignored (the agent may be gone), restores
+ * SIGPIPE's default so the workload does not inherit an ignored signal, and waits for the agent's go on stdin
+ * (sent once the agent reads the pipes, so a task that exits at once loses no output; a dead agent's closed
+ * pipe is a go too). Until `setsid` runs, after the go, the workload is in the supervisor's group: the agent
+ * signals its pid alone then (workload.ts `signalGroupOf`). A foreground subshell, not `&`: a background one
+ * would start with SIGINT and SIGQUIT ignored for good, and its stdin on /dev/null. The supervisor's own
+ * messages go nowhere.
  */
 export const SUPERVISOR_SCRIPT = [
   'set -C',
@@ -65,14 +74,14 @@ export const SUPERVISOR_SCRIPT = [
   '  case $2 in =*) export PWD="${2#=}";; *) unset PWD;; esac',
   '  read -r "$4" </proc/self/stat || exit 126',
   '  eval "set -- \\"\\${$4%% *}\\" \\"\\$@\\""',
-  '  echo "$1" > "$2.pid"',
+  '  echo "pid $1" >> "$2.claim"',
   '  trap "" PIPE; echo "$1" >&3 2>/dev/null; trap - PIPE',
   '  read -r "$5" || :',
   '  shift 5',
   '  exec "$@" 3>&- </dev/null >/proc/self/fd/5 2>/proc/self/fd/6 5<&- 6<&-',
   ')',
   'set -- "$1" $?',
-  'echo $2 > "$1.status"',
+  'echo "status $2" >> "$1.claim"',
   'exit $2',
 ].join('\n');
 
@@ -176,13 +185,64 @@ export function readIntent(taskDir: string, attempt: number): string | undefined
 /** What a claim file says: a supervisor pid, cancelled by an agent, or not written (yet). */
 export type Claim = { kind: 'supervisor'; pid: number } | { kind: 'void' } | { kind: 'none' };
 
-export function readClaim(prefix: string): Claim {
-  const text = readText(`${prefix}.claim`);
-  if (text === undefined) return { kind: 'none' };
-  if (text.trim() === 'void') return { kind: 'void' };
-  const pid = Number(text.trim());
+/** The workload's exit as a shell reports it: a code, and the signal when the code is 128 + a signal number. */
+export type ShellExit = { exitCode: number; signal: number };
+
+/** What the supervisor of one spawn has recorded so far (SUPERVISOR_SCRIPT, the claim's lines). */
+export interface SupervisorRecord {
+  claim: Claim;
+  /** The workload's pid, once the supervisor wrote it (just before the exec: without it nothing ran). */
+  workloadPid: number | undefined;
+  /** The workload's exit, once the supervisor wrote it; undefined while it has not (or never will). */
+  exit: ShellExit | undefined;
+}
+
+/** The first line of a claim: a supervisor pid, or an agent's void. */
+function claimOf(firstLine: string): Claim {
+  const text = firstLine.trim();
+  if (text === 'void') return { kind: 'void' };
+  const pid = Number(text);
   // An empty file is a supervisor between its O_EXCL open and its write: it has claimed already.
   return Number.isInteger(pid) && pid > 1 ? { kind: 'supervisor', pid } : { kind: 'supervisor', pid: -1 };
+}
+
+function pidOf(text: string | undefined): number | undefined {
+  const pid = Number(text?.trim() || NaN);
+  return Number.isInteger(pid) && pid > 1 ? pid : undefined;
+}
+
+/**
+ * Reads the claim file once: the claim is its first line (as the previous scripts wrote it, with or without
+ * its newline); the workload's `pid` and `status` are later lines, each taken only whole (with its newline:
+ * the supervisor appends each in one write). A claim without a `pid` line may be a supervisor of a previous
+ * script, which wrote them to `.pid` and `.status` files of their own: those are read then, and only then
+ * (a restore's or an old supervisor's cost; a supervisor of this script that got as far as its exec never
+ * sends a reader to a second file).
+ */
+export function readSupervisorRecord(prefix: string): SupervisorRecord {
+  const text = readText(`${prefix}.claim`);
+  if (text === undefined) return { claim: { kind: 'none' }, ...olderFiles(prefix, undefined) };
+  const lines = text.split('\n');
+  const whole = lines.slice(1, -1);
+  const claim = claimOf(lines[0]!);
+  const pidLine = whole.find((l) => l.startsWith('pid '));
+  const statusLine = whole.find((l) => l.startsWith('status '));
+  const exit = statusLine !== undefined && /^status \d+$/.test(statusLine) ? decodeShellStatus(Number(statusLine.slice(7))) : undefined;
+  if (pidLine === undefined) return { claim, ...olderFiles(prefix, statusLine === undefined ? undefined : exit) };
+  return { claim, workloadPid: pidOf(pidLine.slice(4)), exit };
+}
+
+/** The `.pid` and `.status` files of a previous script's supervisor (`exit`: what the claim said already). */
+function olderFiles(prefix: string, exit: ShellExit | undefined): Omit<SupervisorRecord, 'claim'> {
+  const workloadPid = pidOf(readText(`${prefix}.pid`));
+  if (exit) return { workloadPid, exit };
+  const text = readText(`${prefix}.status`);
+  return { workloadPid, exit: text && /^\d+\n$/.test(text) ? decodeShellStatus(Number(text.trim())) : undefined };
+}
+
+export function readClaim(prefix: string): Claim {
+  const text = readText(`${prefix}.claim`);
+  return text === undefined ? { kind: 'none' } : claimOf(text.split('\n', 1)[0]!);
 }
 
 /** Cancels a token no supervisor has claimed; false if a supervisor claimed it first. */
@@ -204,22 +264,20 @@ export function voidClaim(prefix: string): boolean {
 
 /** The workload pid the supervisor recorded, once it has. */
 export function readWorkloadPid(prefix: string): number | undefined {
-  const pid = Number(readText(`${prefix}.pid`)?.trim() || NaN);
-  return Number.isInteger(pid) && pid > 1 ? pid : undefined;
+  return readSupervisorRecord(prefix).workloadPid;
 }
 
 /** The workload's exit as the supervisor recorded it; undefined while it has not (or never will). */
-export function readExitStatus(prefix: string): { exitCode: number; signal: number } | undefined {
-  const text = readText(`${prefix}.status`);
-  if (!text || !/^\d+\n$/.test(text)) return undefined;
-  return decodeShellStatus(Number(text.trim()));
+export function readExitStatus(prefix: string): ShellExit | undefined {
+  return readSupervisorRecord(prefix).exit;
 }
 
 /**
  * Records that the agent is stopping the workload; the caller sends the first stop signal once it resolves.
  * For a kill the marker's existence is the record (stoppingReason), so it is made without a write: a second
- * name (a hard link) for the supervisor's claim, which exists once the supervisor runs and is never written
- * again. Creating a file is the dearest step of a kill on this project's disks (~0.3-0.6 ms of kernel CPU
+ * name (a hard link) for the supervisor's claim, which exists once the supervisor runs. The claim grows after
+ * that (the supervisor appends its `pid` and `status` lines to the inode both names share), so the marker is
+ * never written through, and read for one word only: "restart", which no claim's line is. Creating a file is the dearest step of a kill on this project's disks (~0.3-0.6 ms of kernel CPU
  * for a new inode at load, a link a tenth of that); an empty file of its own only when there is no claim.
  * Off the agent's thread: a hundred kills at once wait on the disk together instead of one after another.
  */
@@ -244,7 +302,10 @@ export function markStopping(prefix: string, reason: 'kill' | 'restart' = 'kill'
   });
 }
 
-/** Whether, and why, an agent had begun to stop the workload: a kill (an empty marker) or a restart. */
+/**
+ * Whether, and why, an agent had begun to stop the workload: a restart (a marker saying just that) or a kill
+ * (anything else: an empty marker, or a second name of the claim, whatever lines the claim has grown since).
+ */
 export function stoppingReason(prefix: string): 'kill' | 'restart' | undefined {
   const text = readText(`${prefix}.stop`);
   if (text === undefined) return undefined;
@@ -256,7 +317,7 @@ export function stoppingReason(prefix: string): 'kill' | 'restart' | undefined {
  * Decodes a shell's `$?`: 128 + n for a death by signal n (Linux has 64 signals), else an exit code.
  * An exit code of 129–192 reads as a signal: the shell reports both the same way.
  */
-export function decodeShellStatus(status: number): { exitCode: number; signal: number } {
+export function decodeShellStatus(status: number): ShellExit {
   if (status > 128 && status <= 128 + 64) return { exitCode: status, signal: status - 128 };
   return { exitCode: status, signal: 0 };
 }

@@ -280,7 +280,7 @@ export class AdoptedWorkload implements Workload {
     this.fail(
       new WorkloadLostError(
         this.taskName,
-        `process ${this.pid} and its supervisor ${this.supervisor.pid} are gone and no exit status was recorded (${this.supervisor.prefix}.status)`,
+        `process ${this.pid} and its supervisor ${this.supervisor.pid} are gone and no exit status was recorded (${this.supervisor.prefix}.claim)`,
       ),
     );
   };
