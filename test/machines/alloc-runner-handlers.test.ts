@@ -199,6 +199,8 @@ describe('running: the restarts region', () => {
     expect(r.rejections).toMatchObject([{ command: 'RESTART', code: 'ErrTaskRunComplete', message: 'cannot restart task "main": the task has finished and will not run again' }]);
     expect(r.st('main').state).toBe('dead');
     expect(r.types('main').filter((t) => t === 'Started')).toHaveLength(1);
+    // The refusal (a new rejection) ends the restart the alloc waited for: main is not live again.
+    expect(r.runner.actor.getSnapshot().context.taskFlags.restartPending).toEqual({});
     expect(r.runner.actor.getSnapshot().context.taskFlags.released).toEqual({ main: true });
   });
 
