@@ -1,7 +1,7 @@
 /**
  * Embedding allocrun: run one task through Nomad's lifecycle and print its events as they happen.
- * The task fails twice (exit 1), is restarted by its restart policy, then is killed.
- * Run with `npm start`.
+ * The task exits 1 three times: its restart policy restarts it twice, then gives up (Not Restarting), failed.
+ * Run with `npx tsx examples/embed.ts`.
  */
 import { createTaskRunner } from '../src/index.ts';
 

@@ -7,7 +7,9 @@
  * - the AbortSignal is made when the call first reads `signal`, not for every call (a signal is an
  *   EventTarget: a few microseconds and its garbage each);
  * - a stop aborts it with one shared reason (`CALL_STOPPED`, an AbortError) instead of `abort()`, which makes
- *   a new DOMException with a stack trace for every stopped call (a kill stops one or two).
+ *   a new DOMException with a stack trace for every stopped call (a kill stops one or two);
+ * - a call that only has something to undo at a stop (a timer) registers it with `onStop` and reads no signal:
+ *   no AbortSignal, listener or abort event for it.
  */
 import type { ActorSystem, AnyActorRef, EventObject, PromiseActorLogic, PromiseSnapshot } from 'xstate';
 
@@ -22,6 +24,11 @@ export interface CallArgs<TInput, TEmitted extends EventObject = EventObject> {
   /** Aborted (reason `CALL_STOPPED`) when the actor is stopped before the call settles. */
   readonly signal: AbortSignal;
   readonly emit: (event: TEmitted) => void;
+  /**
+   * Runs `cleanup` if the actor is stopped before the call settles (at once if it was stopped already). For
+   * a call that only has an undo (a timer to clear) and never reads `signal`, no AbortSignal is made at all.
+   */
+  onStop(cleanup: () => void): void;
 }
 
 const RESOLVE = 'xstate.promise.resolve';
@@ -31,6 +38,7 @@ const STOP = 'xstate.stop';
 /** One running call: its signal, made on first read, and whether its actor was stopped. */
 class Call<TInput, TEmitted extends EventObject> implements CallArgs<TInput, TEmitted> {
   private controller: AbortController | undefined;
+  private cleanup: (() => void) | undefined;
   private stopped = false;
   constructor(
     readonly input: TInput,
@@ -47,9 +55,16 @@ class Call<TInput, TEmitted extends EventObject> implements CallArgs<TInput, TEm
     return this.controller.signal;
   }
 
+  onStop(cleanup: () => void): void {
+    if (this.stopped) return cleanup();
+    const before = this.cleanup;
+    this.cleanup = before ? () => (before(), cleanup()) : cleanup;
+  }
+
   stop(): void {
     this.stopped = true;
     this.controller?.abort(CALL_STOPPED);
+    this.cleanup?.();
   }
 }
 

@@ -31,7 +31,8 @@ export function clockNow(system: AnyActorSystem): number {
  * Resolves at an absolute deadline on the system clock. Delays that must survive a restore are modelled
  * with this instead of `after`, because XState does not persist pending `after` timers.
  */
-export const sleepUntil = fromCall<void, { until: number }>(({ input, system, signal }) => {
+export const sleepUntil = fromCall<void, { until: number }>((call) => {
+  const { input, system } = call;
   const clock = clockOf(system);
   return new Promise<void>((resolve) => {
     let id: unknown;
@@ -41,7 +42,9 @@ export const sleepUntil = fromCall<void, { until: number }>(({ input, system, si
       id = clock.setTimeout(() => (input.until - clockNow(system) > 0 ? arm() : resolve()), Math.min(MAX_TIMER_MS, Math.max(0, input.until - clockNow(system))));
     };
     arm();
-    signal.addEventListener('abort', () => clock.clearTimeout(id), { once: true });
+    // A stop clears the timer: through onStop, not the signal, so no AbortSignal, listener and abort event
+    // per timer (every kill stops its kill timeout's).
+    call.onStop(() => clock.clearTimeout(id));
   });
 });
 

@@ -11,9 +11,17 @@
  * `--no-saves` gives the agent a store that keeps nothing: the difference is what the state saves cost.
  * `--count-saves` counts the agent's state saves per start and per kill (each phase's trailing saves
  * included: after each timed phase it waits, untimed, until no save is in flight or has come for 300 ms).
+ * `--timeline` prints, per round, when (ms after the first KILL) the kill's milestones came: the KILLs all
+ * sent, the first and last kill marker made, the first and last stop signal sent, the first and last exit
+ * report from the spawner helper, the first and last runner done, and the agent's CPU up to the last signal
+ * (this process's, its pool threads included; the helper's not).
  */
+import { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { Session } from 'node:inspector/promises';
+import { performance as perfHooks, type EventLoopUtilization } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AllocrunFleet } from '../lib/fleets.ts';
@@ -66,6 +74,85 @@ const nowhere: StateStore = {
   remove: async () => undefined,
 };
 
+/**
+ * The kill's timeline (`--timeline`): stamps of the calls that mark its steps, taken through the process's
+ * own entry points (process.kill, the link of a `.stop` marker, the helper channel's messages), so the
+ * agent's code runs as landed.
+ */
+const timeline = process.argv.includes('--timeline');
+interface Stamps {
+  c0: ReturnType<typeof cpuMark>;
+  kills: number;
+  cpuToLastSignal: number;
+  /** The event loop's use (busy share) at the first KILL, the last signal and the first exit report. */
+  elu: { start: EventLoopUtilization; lastSignal?: EventLoopUtilization; firstExit?: EventLoopUtilization };
+  at: Record<'sent' | 'marker' | 'signal' | 'exit report' | 'done', number[]>;
+}
+let stamps: Stamps | undefined;
+const stamp = (what: keyof Stamps['at']) => stamps?.at[what].push(performance.now());
+if (timeline) {
+  const kill = process.kill.bind(process);
+  process.kill = ((pid: number, sig?: string | number) => {
+    const sent = kill(pid, sig);
+    if (sig !== 0 && stamps) {
+      stamp('signal');
+      if (stamps.at.signal.length === stamps.kills) {
+        stamps.cpuToLastSignal = cpuMsSince(stamps.c0);
+        stamps.elu.lastSignal = perfHooks.eventLoopUtilization();
+      }
+    }
+    return sent;
+  }) as typeof process.kill;
+  // The marker is a link (supervisor.ts, markStopping); the state saves link too (replace-file.ts), not to `.stop`.
+  const isMarker = (to: fs.PathLike) => String(to).endsWith('.stop');
+  const link = fs.link;
+  fs.link = ((from: fs.PathLike, to: fs.PathLike, cb: fs.NoParamCallback) =>
+    link(from, to, (err) => {
+      if (isMarker(to)) stamp('marker');
+      cb(err);
+    })) as typeof fs.link;
+  const linkSync = fs.linkSync;
+  fs.linkSync = (from: fs.PathLike, to: fs.PathLike) => {
+    try {
+      linkSync(from, to);
+    } finally {
+      if (isMarker(to)) stamp('marker');
+    }
+  };
+  syncBuiltinESMExports();
+  const emit = ChildProcess.prototype.emit;
+  ChildProcess.prototype.emit = function (this: ChildProcess, event: string | symbol, ...args: unknown[]) {
+    if (event === 'message' && (args[0] as { type?: string } | undefined)?.type === 'exit' && stamps) {
+      stamp('exit report');
+      stamps.elu.firstExit ??= perfHooks.eventLoopUtilization();
+    }
+    return emit.apply(this, [event, ...args] as Parameters<typeof emit>);
+  } as typeof emit;
+}
+const timelines: string[] = [];
+/** Kills as AllocrunFleet.kill does (KILL to every runner, then every runner done), stamping its steps. */
+const timedKill = async (fleet: AllocrunFleet, round: number) => {
+  const runners = fleet.runners();
+  const t0 = performance.now();
+  stamps = { c0: cpuMark(), kills: runners.length, cpuToLastSignal: NaN, elu: { start: perfHooks.eventLoopUtilization() }, at: { sent: [], marker: [], signal: [], 'exit report': [], done: [] } };
+  for (const r of runners) r.send({ type: 'KILL' });
+  stamp('sent');
+  await Promise.all(runners.map((r) => r.done.then(() => stamp('done'))));
+  const { at, cpuToLastSignal, elu } = stamps;
+  const end = perfHooks.eventLoopUtilization();
+  stamps = undefined;
+  // How busy the agent's loop was between the last signal and the first exit report it read, and after.
+  const busy = (from?: EventLoopUtilization, to?: EventLoopUtilization) =>
+    from && to ? `${fmt(100 * perfHooks.eventLoopUtilization(to, from).utilization, 0)}%` : '-';
+  const span = (what: keyof Stamps['at']) =>
+    at[what].length === 0 ? `${what} none` : `${what} ${fmt(at[what][0]! - t0, 1)}-${fmt(at[what].at(-1)! - t0, 1)} (${at[what].length})`;
+  timelines.push(
+    `  ${round === 0 ? 'warm-up' : `round ${round}`}: KILLs sent ${fmt(at.sent[0]! - t0, 1)}; ${(['marker', 'signal', 'exit report', 'done'] as const).map(span).join('; ')}; ` +
+      `CPU to the last signal ${fmt(cpuToLastSignal, 0)} ms; the agent's loop busy ${busy(elu.start, end)} of the kill, ` +
+      `${busy(elu.lastSignal, elu.firstExit)} from the last signal to the first exit report`,
+  );
+};
+
 /** Profiles one phase only (rounds after the warm-up), so the start's work and the kill's read apart. */
 const phase = process.env['PROFILE'];
 const session = phase ? new Session() : undefined;
@@ -107,7 +194,7 @@ try {
     mark = saved;
     t0 = performance.now();
     c0 = cpuMark();
-    await profiling('kill', round, () => fleet.kill());
+    await profiling('kill', round, () => (timeline ? timedKill(fleet, round) : fleet.kill()));
     const k = performance.now() - t0;
     const kc = cpuMsSince(c0);
     const ks = counting ? await savesSince(mark) : 0;
@@ -126,6 +213,7 @@ try {
       `${ALLOCS} raw_exec allocs, ${hooks ? 'built-in hooks' : 'no built-in hooks'}${saves ? '' : ', no state saves'}, median of ${ROUNDS} rounds`,
       `  start: ${fmt(median(start), 0)} ms wall, ${fmt(median(startCpu) / ALLOCS, 2)} ms CPU per start (agent + spawner helper)`,
       `  kill:  ${fmt(median(kill), 0)} ms wall, ${fmt(median(killCpu) / ALLOCS, 2)} ms CPU per kill`,
+      ...(timeline ? ['timeline of each round (ms after the first KILL; first-last (count)):', ...timelines] : []),
       ...(counting ? [`  saves: ${startSaves.map((n) => fmt(n, 2)).join(' / ')} per start, ${killSaves.map((n) => fmt(n, 2)).join(' / ')} per kill (each round)`] : []),
     ].join('\n'),
   );

@@ -127,6 +127,11 @@ export async function refuseBeforeServing(opts: Pick<ServeOptions, 'dataDir' | '
   checkDataDirPrivate(opts.dataDir);
   if (Buffer.byteLength(socketPath) > 100) throw new ListenError(`the data dir path is too long for a unix socket (${socketPath}); use a shorter --data-dir`);
   if (existsSync(socketPath) && (await socketInUse(socketPath))) throw new ListenError(`another agent is already serving ${opts.dataDir} (its socket ${socketPath} answers)`);
+  refuseHttpAddress(opts);
+}
+
+/** An --http address the agent would refuse (not one to listen on, or beyond loopback without an operator's token); needs no data dir. */
+export function refuseHttpAddress(opts: Pick<ServeOptions, 'http' | 'token'>): void {
   if (opts.http === undefined) return;
   const tcp = parseListenAddress(opts.http);
   const resolvedBefore = typeof opts.token === 'object' && 'token' in opts.token ? opts.token : undefined;

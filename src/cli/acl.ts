@@ -6,7 +6,7 @@
  */
 import { POLICIES } from '../api/acl.ts';
 import { parseCommand, type Command } from './args.ts';
-import { agentClient, AGENT_FLAGS, AGENT_FLAGS_HELP } from './api-client.ts';
+import { agentClient, AGENT_FLAGS, AGENT_FLAGS_HELP, ApiError, type AgentClient } from './api-client.ts';
 import { columns, keyValues } from './format.ts';
 import { UsageError } from './errors.ts';
 
@@ -114,7 +114,9 @@ ${AGENT_FLAGS_HELP}`,
   async run(argv) {
     const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, json: { type: 'boolean' } }, { min: 1, max: 1, names: 'the token\'s accessor ID' });
     if (!parsed) return 0;
-    const { body } = await agentClient(this.name, parsed.values).get<ApiToken>(`/v1/acl/token/${encodeURIComponent(parsed.positionals[0]!)}`);
+    const accessor = parsed.positionals[0]!;
+    const client = agentClient(this.name, parsed.values);
+    const { body } = await client.get<ApiToken>(`/v1/acl/token/${encodeURIComponent(accessor)}`).catch(namingTheToken(accessor, client));
     print(parsed.values.json, body, () => tokenLines(body));
     return 0;
   },
@@ -151,11 +153,22 @@ ${AGENT_FLAGS_HELP}`,
     const parsed = parseCommand(this, argv, { ...AGENT_FLAGS }, { min: 1, max: 1, names: 'the token\'s accessor ID' });
     if (!parsed) return 0;
     const accessor = parsed.positionals[0]!;
-    await agentClient(this.name, parsed.values).send('DELETE', `/v1/acl/token/${encodeURIComponent(accessor)}`);
+    const client = agentClient(this.name, parsed.values);
+    await client.send('DELETE', `/v1/acl/token/${encodeURIComponent(accessor)}`).catch(namingTheToken(accessor, client));
     process.stdout.write(`Token ${accessor} successfully deleted\n`);
     return 0;
   },
 };
+
+/** A 404 for a named token, said with its accessor and the agent (as job and alloc commands name theirs); other errors as they are. */
+function namingTheToken(accessor: string, client: AgentClient) {
+  return (err: unknown): never => {
+    if (err instanceof ApiError && err.status === 404) {
+      throw new ApiError(404, `${err.message}: no token with accessor ID ${JSON.stringify(accessor)} on the agent at ${client.label} ('allocrun acl token list' lists them)`);
+    }
+    throw err;
+  };
+}
 
 const SUBS = [create, list, info, self, remove];
 const tokenUsage = `acl token <${SUBS.map((s) => s.name.split(' ')[2]).join('|')}> [args]`;

@@ -6,7 +6,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { checkDataDirPrivate, resolveAgentToken, TOKEN_ON_COMMAND_LINE_WARNING, tokenSourceOf } from '../api/agent-token.ts';
-import { refuseBeforeServing, serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
+import { refuseBeforeServing, refuseHttpAddress, serveAgentApi, type ServedApi } from '../api/serve-agent-api.ts';
 import { ServiceRegistry } from '../services/index.ts';
 import { variablesOf } from '../variables/variable-store.ts';
 import { createAgent, type Agent } from '../runtime/create-agent.ts';
@@ -106,6 +106,7 @@ Example:
     const taskUserWhy = taskUser === undefined ? undefined : taskUserProblem(taskUser, 'leave out --task-user, or run the agent as root');
     if (taskUserWhy) throw new UsageError(`agent: --task-user ${JSON.stringify(taskUser)}: ${taskUserWhy}`, 'agent');
     const artifacts = artifactConfigFromFlags(values);
+    refuseHttpAddress({ http: values.http, token: apiToken });
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     // Refused before anything is restored: a data dir or a given token others can reach (agent-token.ts).
     checkDataDirPrivate(dataDir);

@@ -125,8 +125,8 @@ function clientFor(target: Target): AgentClient {
 }
 
 /**
- * Why the agent said 403, in words a user can act on: a token it does not know (none, wrong, revoked) is told
- * where tokens come from; a client token it knows lacks the policy, and is named with the ones it has.
+ * Why the agent said 403, in words a user can act on: no token, or one it does not know (wrong, revoked), is
+ * told where tokens come from; a client token it knows lacks the policy, and is named with the ones it has.
  */
 async function whyDenied(target: Target): Promise<string> {
   const wantsToken = `the agent at ${target.label} wants its token (--token-file F, $ALLOCRUN_TOKEN_FILE, $ALLOCRUN_TOKEN or $NOMAD_TOKEN; unless given one, the agent keeps it in its data dir's agent-token file)`;
@@ -144,7 +144,8 @@ async function whyDenied(target: Target): Promise<string> {
     req.on('error', () => resolveSelf(undefined));
     req.end();
   });
-  if (!self) return wantsToken;
+  // A token was sent and refused even its own record: the agent does not know it (mistyped, deleted, another agent's).
+  if (!self) return `the agent at ${target.label} does not know the token sent (wrong, deleted, or another agent's): send the agent's token or a client token (--token, --token-file F, $ALLOCRUN_TOKEN_FILE, $ALLOCRUN_TOKEN or $NOMAD_TOKEN; the agent keeps its own in its data dir's agent-token file)`;
   const policies = self.Policies?.length ? self.Policies.join(', ') : 'none';
   return `the token sent to ${target.label}${self.Name ? ` ("${self.Name}")` : ''} has policies ${policies}, which do not allow this (read: reads; submit: register, stop and purge jobs; lifecycle: restart, signal and stop allocations)`;
 }

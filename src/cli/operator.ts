@@ -66,7 +66,8 @@ Flags:
     if (agentSocketIn(dataDir)) throw new CliError(`operator snapshot restore: an agent may be serving ${dataDir} (its socket is there); stop it first`, 'ErrAgentRunning');
     const target = join(dataDir, STORE_FILE);
     if (existsSync(target)) throw new CliError(`operator snapshot restore: ${dataDir} already has a store (${target}); restore into an empty data dir, or move that store aside first`, 'ErrStoreExists');
-    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    // The first dir this made, if any: a refused snapshot leaves nothing, not an empty data dir either.
+    const made = await mkdir(dataDir, { recursive: true, mode: 0o700 });
     const partial = `${target}.partial-${process.pid}`;
     try {
       await copyFile(file, partial);
@@ -76,6 +77,7 @@ Flags:
     } catch (err) {
       await rm(partial, { force: true });
       await rm(`${partial}-lock`, { force: true });
+      if (made) await rm(made, { recursive: true, force: true });
       throw err;
     }
     const store = AgentStore.open(dataDir, { create: false });
@@ -92,7 +94,9 @@ async function verifySnapshot(path: string, shownAs = path): Promise<void> {
   try {
     store = AgentStore.openFile(path, { readOnly: true, create: false });
   } catch (err) {
-    throw new CliError(`${shownAs} is not an allocrun snapshot: ${(err as Error).message}`, 'ErrBadSnapshot');
+    // The store's words name the temporary copy and how to recover a data dir; neither is the user's file.
+    const why = (err as Error).message.split(path).join('the file').replace(/\.? It was left as it is.*$/s, '');
+    throw new CliError(`${shownAs} is not an allocrun snapshot: ${why}`, 'ErrBadSnapshot');
   }
   try {
     for (const t of ['meta', 'jobs', 'allocs', 'evals', 'runners'] as const) {

@@ -95,7 +95,9 @@ describe('allocrun acl token', { timeout: 120_000 }, () => {
     expect((JSON.parse(listed.stdout) as { AccessorID: string }[]).map((t) => t.AccessorID)).not.toContain(AccessorID);
 
     const again = await cli(['acl', 'token', 'delete', AccessorID, '--data-dir', agent.dataDir]);
-    expect([again.code, again.stderr]).toEqual([1, 'allocrun: ACL token not found\n']);
+    expect([again.code, again.stderr]).toEqual([1, `allocrun: ACL token not found: no token with accessor ID "${AccessorID}" on the agent at ${agent.dataDir} ('allocrun acl token list' lists them)\n`]);
+    const info = await cli(['acl', 'token', 'info', AccessorID, '--data-dir', agent.dataDir]);
+    expect([info.code, info.stderr]).toEqual([1, `allocrun: ACL token not found: no token with accessor ID "${AccessorID}" on the agent at ${agent.dataDir} ('allocrun acl token list' lists them)\n`]);
   });
 
   it.each([

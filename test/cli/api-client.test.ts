@@ -162,8 +162,15 @@ describe('failures', () => {
 
   it('403 says the agent wants its token, after the agent\'s own message', async () => {
     answer = { status: 403, body: 'Permission denied' };
-    const err = await agentClient('x', { address: address(), token: 'wrong-token-0000' }).get('/v1/jobs').catch((e: unknown) => e);
+    const err = await agentClient('x', { address: address() }).get('/v1/jobs').catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 403, code: 'ErrPermissionDenied', message: expect.stringMatching(/^Permission denied: the agent at http:\/\/127\.0\.0\.1:\d+ wants its token/) });
+  });
+
+  it('403 to a token the agent does not know says so, not that no token was sent', async () => {
+    answer = { status: 403, body: 'Permission denied' };
+    const err = await agentClient('x', { address: address(), token: 'wrong-token-0000' }).get('/v1/jobs').catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 403, code: 'ErrPermissionDenied', message: expect.stringMatching(/^Permission denied: the agent at http:\/\/127\.0\.0\.1:\d+ does not know the token sent \(wrong, deleted/) });
+    expect((err as Error).message).not.toContain('wants its token');
   });
 
   it('403 to a token the agent knows names its policies instead of asking for a token', async () => {

@@ -104,7 +104,7 @@ describe('allocrun job and alloc against a running agent', { timeout: 90_000 }, 
       runCli(['job', 'status'], { env: { ALLOCRUN_ADDR: address, ALLOCRUN_TOKEN: 'nope' }, timeoutMs: 60_000 }),
     ]);
     expect(ok.stdout).toMatch(/web\s+service/);
-    expect([wrong.code, wrong.stderr]).toEqual([1, expect.stringMatching(/^allocrun: Permission denied: the agent at http:\/\/127.0.0.1:\d+ wants its token/)]);
+    expect([wrong.code, wrong.stderr]).toEqual([1, expect.stringMatching(/^allocrun: Permission denied: the agent at http:\/\/127.0.0.1:\d+ does not know the token sent/)]);
   });
 
   it('alloc stop stops the allocation and the agent places a replacement', async () => {

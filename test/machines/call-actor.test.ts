@@ -1,8 +1,10 @@
 // The runners' call logic (machines/call-actor.ts): fromPromise's contract (done, error, stop before settle,
-// restore re-runs active calls) with a signal made only when read and aborted with one shared reason.
+// restore re-runs active calls) with a signal made only when read and aborted with one shared reason, and an
+// onStop undo that needs no signal.
 import { afterEach, describe, expect, it } from 'vitest';
 import { assign, createActor, setup, type AnyActorRef } from 'xstate';
 import { CALL_STOPPED, fromCall, type CallArgs } from '../../machines/call-actor.ts';
+import { sleepUntil } from '../../machines/clock.ts';
 
 /** A call whose settling the test controls, recording what each run of its body was given. */
 function controlledCall() {
@@ -139,6 +141,69 @@ describe('fromCall', () => {
       await tick();
       expect(b.getSnapshot().context.output).toBe('false');
       expect(made).toBe(1);
+    });
+  });
+
+  describe('onStop: an undo for the stop, without a signal', () => {
+    it('runs the cleanups of an active call at its stop, in order and once; for a call stopped already at once', () => {
+      const { runs, logic } = controlledCall();
+      const parent = createActor(parentOf(logic)).start();
+      const ran: string[] = [];
+      runs[0]!.args.onStop(() => ran.push('first'));
+      runs[0]!.args.onStop(() => ran.push('second'));
+      expect(ran).toEqual([]);
+      parent.send({ type: 'LEAVE' });
+      expect(ran).toEqual(['first', 'second']);
+      runs[0]!.args.onStop(() => ran.push('late'));
+      expect(ran).toEqual(['first', 'second', 'late']);
+      runs[0]!.resolve('too late');
+      expect(ran).toEqual(['first', 'second', 'late']);
+    });
+
+    it('does not run them for a call that settled before its actor was stopped', async () => {
+      const { runs, logic } = controlledCall();
+      const parent = createActor(parentOf(logic)).start();
+      let ran = 0;
+      runs[0]!.args.onStop(() => ran++);
+      runs[0]!.resolve('answer');
+      await tick();
+      expect(parent.getSnapshot().value).toBe('done');
+      expect(ran).toBe(0);
+    });
+
+    it('sleepUntil clears its timer at the stop with no AbortController made (a kill stops its kill timeout)', () => {
+      const Original = globalThis.AbortController;
+      let made = 0;
+      globalThis.AbortController = class extends Original {
+        constructor() {
+          super();
+          made++;
+        }
+      };
+      try {
+        const timers = new Set<unknown>();
+        let next = 0;
+        const clock = {
+          now: () => 0,
+          setTimeout: () => {
+            const id = ++next;
+            timers.add(id);
+            return id;
+          },
+          clearTimeout: (id: unknown) => void timers.delete(id),
+        };
+        const machine = setup({ actors: { sleepUntil } }).createMachine({
+          initial: 'sleeping',
+          states: { sleeping: { invoke: { src: 'sleepUntil', input: { until: 60_000 } }, on: { LEAVE: 'left' } }, left: {} },
+        });
+        const actor = createActor(machine, { clock }).start();
+        expect(timers.size).toBe(1);
+        actor.send({ type: 'LEAVE' });
+        expect(timers.size).toBe(0);
+        expect(made).toBe(0);
+      } finally {
+        globalThis.AbortController = Original;
+      }
     });
   });
 

@@ -182,6 +182,16 @@ describe('the runner records in the agent store', () => {
     expect(scan.records.map((r) => r.spec.id)).toEqual(['a']);
   });
 
+  it("shows an allocation's desired status as the store's allocations table holds it, not as its runner was started", async () => {
+    const dir = freshDir();
+    const s = openStore(dir);
+    await s.runners().save('a', record('a'));
+    await s.runners().save('b', record('b'));
+    await s.commit((tx) => tx.put('allocs', 'a', { id: 'a', desired: 'stop' }));
+    const scan = await scanDataDir(dir);
+    expect(scan.records.map((r) => [r.spec.id, r.spec.desiredStatus])).toEqual([['a', 'stop'], ['b', undefined]]);
+  });
+
   it('copies itself whole while open (a snapshot), and the copy opens as a store', async () => {
     const dir = freshDir();
     const s = openStore(dir);
