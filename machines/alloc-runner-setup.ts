@@ -126,12 +126,8 @@ const allocRunnerBase = setup({
       const restartPending = { ...flags.restartPending };
       // The runner has shown the restart (no longer dead) or refused it (a new rejection).
       if (tc.taskState.state !== 'dead' || tc.rejections > (flags.rejections[name] ?? 0)) delete restartPending[name];
-      // A task that runs again (a restart) is released anew when it is next parked dead.
-      let released = flags.released;
-      if (released?.[name] && tc.taskState.state !== 'dead') {
-        released = { ...released };
-        delete released[name];
-      }
+      // (A released task keeps its flag: its release KILL ends its run, and a runner whose run is complete refuses
+      // every restart with ErrTaskRunComplete, so it never runs again to be released anew.)
       const next: AllocRunnerContext = {
         ...context,
         taskStates,
@@ -140,7 +136,6 @@ const allocRunnerBase = setup({
           restartPending,
           rejections: { ...flags.rejections, [name]: tc.rejections },
           runComplete: { ...flags.runComplete, [name]: tc.runComplete },
-          ...(released && { released }),
         },
       };
       next.clientStatus = clientStatusOf(taskStates, next.forcedStatus);

@@ -189,6 +189,21 @@ describe('running: the restarts region', () => {
     expect(r.rejections).toEqual([]);
   });
 
+  it('refuses a restart of the whole alloc once its tasks were released (all dead, a poststop task running): ErrTaskRunComplete, nothing runs again', async () => {
+    const r = setup(alloc([task('main', { run_for: '1s' }), task('cleanup', { run_for: '1h' }, { lifecycle: { hook: 'poststop' } })]));
+    await r.clock.advance(1_001);
+    await r.clock.advance(10);
+    expect(r.runner.actor.getSnapshot().context.taskFlags.released).toEqual({ main: true });
+    r.runner.send({ type: 'RESTART', all: true });
+    await r.clock.advance(1_100);
+    expect(r.rejections).toMatchObject([{ command: 'RESTART', code: 'ErrTaskRunComplete', message: 'cannot restart task "main": the task has finished and will not run again' }]);
+    expect(r.st('main').state).toBe('dead');
+    expect(r.types('main').filter((t) => t === 'Started')).toHaveLength(1);
+    // The refusal (a new rejection) ends the restart the alloc waited for: main is not live again.
+    expect(r.runner.actor.getSnapshot().context.taskFlags.restartPending).toEqual({});
+    expect(r.runner.actor.getSnapshot().context.taskFlags.released).toEqual({ main: true });
+  });
+
   it('refuses a second restart while one is under way with ErrRestartInProgress, saying so', async () => {
     const g = gate();
     const r = setup(alloc([task('main', { run_for: '1h' })]), { allocImpl: { preTaskRestart: g.wait } });

@@ -258,3 +258,17 @@ describe('where the relay and the news differ', () => {
     expect(await mainEvents('news')).toContain('Alloc Unhealthy');
   });
 });
+
+describe('what the alloc spawns each task runner with (taskRunnerInputOf)', () => {
+  it("gives the i-th task its spec, the alloc's settings, the seed plus i, a closed gate, and the TaskState the alloc holds for it", () => {
+    const input: AllocRunnerInput = { alloc: batch([init, main], { restart: { attempts: 2, interval: 60_000, delay: 1_000, mode: 'delay' } }), taskHooks: taskHooks(['main']), maxKillTimeout: 5_000, seed: 7 };
+    const context = createActor(allocRunnerMachine, { input }).getSnapshot().context;
+    const inputs = input.alloc.tasks.map((task, i) => taskRunnerInputOf(context, task, i));
+    expect(inputs).toEqual([
+      { allocId: 'a1', task: init, jobType: 'batch', groupRestart: input.alloc.restart, gateOpen: false, hooks: undefined, maxKillTimeout: 5_000, seed: 7, parkWhenDead: true, taskState: context.taskStates.init },
+      { allocId: 'a1', task: main, jobType: 'batch', groupRestart: input.alloc.restart, gateOpen: false, hooks: input.taskHooks!.main, maxKillTimeout: 5_000, seed: 8, parkWhenDead: true, taskState: context.taskStates.main },
+    ]);
+    // The very objects: the runner's TaskState and the alloc's mirror start as one.
+    expect(inputs[1]!.taskState).toBe(context.taskStates.main);
+  });
+});
