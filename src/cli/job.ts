@@ -12,6 +12,7 @@ import { isTerminalStatus, watchAllocs } from './api-watch.ts';
 import { commandGroup } from './command-group.ts';
 import { columns, formatTime, keyValues, shortId, timeAgo } from './format.ts';
 import { loadJob, warningLines } from './job-file.ts';
+import { placementFailureLines, PLACEMENT_FAILED_EXIT, type EvaluationBody } from './placement-failures.ts';
 
 /** The job file as Nomad API JSON: sent as written when it already is, else converted from the checked jobspec. */
 async function apiJobOf(file: string): Promise<Json> {
@@ -63,7 +64,8 @@ Submit a job file (HCL, JSON, YAML or Nomad API JSON) to a running agent.
 Registering a job again with changes updates it the way Nomad does: changes that can be applied in
 place (restart policy, kill timeout, ...) update the running allocations; others (driver, config,
 env, meta, resources, tasks) replace them; a count change adds or stops allocations. An unchanged
-job is left as it is. Waits until the allocations run (or finish), unless --detach.
+job is left as it is. Waits until the allocations run (or finish), unless --detach. Allocations the
+scheduler could not place (ports, CPU, memory) are named with the exhausted dimension; exit status 2.
 
 Flags:
   --detach          return once the job is registered
@@ -90,7 +92,12 @@ Example:
       return 0;
     }
     process.stdout.write(`==> Job "${id}" registered: version ${body.Version}, index ${res.JobModifyIndex}\n`);
-    return monitor(client, id, body.Version);
+    // Allocations the scheduler could not place never appear: say so, as Nomad's monitor does, and exit 2.
+    const { body: evaluation } = await client.get<EvaluationBody>(`/v1/evaluation/${encodeURIComponent(res.EvalID)}`);
+    const unplaced = placementFailureLines(evaluation);
+    if (unplaced.length > 0) process.stdout.write(`${unplaced.join('\n')}\n`);
+    const code = await monitor(client, id, body.Version);
+    return unplaced.length > 0 && code === 0 ? PLACEMENT_FAILED_EXIT : code;
   },
 };
 

@@ -14,6 +14,7 @@ import { freshDataDir, rememberDataDir } from './data-dir.ts';
 import { CliError, UsageError } from './errors.ts';
 import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
 import { loadJob, warningLines } from './job-file.ts';
+import { placeRunPorts } from './run-ports.ts';
 import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
 
 /** Exit status after a forced (second Ctrl-C) exit: 128 + SIGINT, as shells report it. */
@@ -135,7 +136,8 @@ Examples:
 
     const loaded = await loadJob(jobFile);
     process.stderr.write(warningLines(loaded.warnings));
-    const allocs = selectAllocs(loaded.allocs, values.group, jobFile);
+    // Ports as the agent would place them, so a network block's ${NOMAD_PORT_<label>} is a port here too.
+    const allocs = await placeRunPorts(selectAllocs(loaded.allocs, values.group, jobFile), jobFile);
 
     const dataDir = values['data-dir'] ? resolve(values['data-dir']) : await freshDataDir();
     await mkdir(dataDir, { recursive: true, mode: 0o700 });

@@ -46,6 +46,15 @@ describe('allocrun job and alloc against a running agent', { timeout: 90_000 }, 
     expect(again.stdout).toContain('is unchanged: nothing to do');
   });
 
+  it('job run names what the scheduler could not place, as Nomad does, and exits 2', async () => {
+    const big = join(agent.dataDir, 'big.nomad');
+    await writeFile(big, 'job "big" {\n  group "g" {\n    task "t" {\n      driver = "mock"\n      config {\n        run_for = "1h"\n      }\n      resources {\n        memory = 100000000\n      }\n    }\n  }\n}\n');
+    const res = await cli('job', 'run', big);
+    expect(res.code).toBe(2);
+    expect(res.stdout).toMatch(/==> Evaluation "[0-9a-f]{8}" finished with status "complete" but failed to place all allocations:\n    Task Group "g" \(failed to place 1 allocation\):\n      \* Resources exhausted on 1 nodes\n      \* Dimension "memory" exhausted on 1 nodes\n    Evaluation "[0-9a-f]{8}" waiting for additional capacity/);
+    await cli('job', 'stop', '-purge', 'big');
+  });
+
   it('job run reports an invalid file as validate does, and registers nothing', async () => {
     const bad = join(agent.dataDir, 'bad.nomad');
     // One problem only: the kill timeout (a raw_exec task without a command would be a second).

@@ -277,8 +277,9 @@ export function readExitStatus(prefix: string): ShellExit | undefined {
  * For a kill the marker's existence is the record (stoppingReason), so it is made without a write: a second
  * name (a hard link) for the supervisor's claim, which exists once the supervisor runs. The claim grows after
  * that (the supervisor appends its `pid` and `status` lines to the inode both names share), so the marker is
- * never written through, and read for one word only: "restart", which no claim's line is. Creating a file is the dearest step of a kill on this project's disks (~0.3-0.6 ms of kernel CPU
- * for a new inode at load, a link a tenth of that); an empty file of its own only when there is no claim.
+ * never written through, and read for one word only: "restart", which no claim's line is. Creating a file is
+ * the dearest step of a kill on this project's disks (~0.3-0.6 ms of kernel CPU for a new inode at load, a
+ * link a tenth of that); an empty file of its own only when there is no claim.
  * Off the agent's thread: a hundred kills at once wait on the disk together instead of one after another.
  */
 export function markStopping(prefix: string, reason: 'kill' | 'restart' = 'kill'): Promise<void> {
