@@ -182,6 +182,8 @@ describe('running: the restarts region', () => {
     await r.clock.advance(1);
     expect(r.st('init').state).toBe('running');
     expect(r.st('main').state).toBe('pending');
+    // The prestart task has shown its restart (it runs): the alloc no longer counts it as pending a restart.
+    expect(r.runner.actor.getSnapshot().context.taskFlags.restartPending).toEqual({});
     await r.clock.advance(500);
     expect(r.st('main').state).toBe('pending');
     await r.clock.advance(1_000);
