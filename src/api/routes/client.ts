@@ -1,9 +1,12 @@
 /** Nomad's client endpoints for one allocation: restart, signal, stats, and its tasks' logs (streamed). */
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import type { Subscription } from 'rxjs';
+import type { Observable, Subscription } from 'rxjs';
 import { z } from 'zod';
+import { realClock } from '../../drivers/clock.ts';
 import type { LogLine } from '../../drivers/controller.ts';
+import { readLogs } from '../../drivers/raw-exec/log-reader.ts';
 import type { RunnerRejection, AllocRunner, AllocRunnerEvent } from '../../runtime/create-alloc-runner.ts';
 import { allocStatsJson } from '../alloc-json.ts';
 import { HttpError, notFound, type ApiContext } from '../context.ts';
@@ -32,6 +35,16 @@ function command(runner: AllocRunner, send: () => void): void {
     sub.unsubscribe();
   }
   if (refused.length > 0) throw new HttpError(400, refused.map((r) => r.message).join('\n'));
+}
+
+/**
+ * A task's log lines: through its runner's driver while the agent has one, else (an allocation that had finished
+ * before this agent started, so was not restored) from the rotated files left in its alloc dir, as Nomad's client
+ * serves a terminal allocation's logs until it is collected. Such a task writes no more: a follow ends at the end.
+ */
+function logLines(ctx: ApiContext, alloc: AllocEntry, task: string, stream: 'stdout' | 'stderr', follow: boolean): Observable<LogLine> {
+  if (alloc.runner) return alloc.runner.logs(task, { stream, follow });
+  return readLogs({ dir: join(ctx.dataDir, 'allocs', alloc.id, 'alloc', 'logs'), task, stream, follow, isActive: () => false, clock: realClock });
 }
 
 /** One Nomad StreamFrame: base64 data with the offset after it and the file it came from. */
@@ -69,7 +82,6 @@ export function clientRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const alloc = allocOf(ctx, req.params);
     const q = req.query as z.output<typeof logsQuery>;
     checkTask(alloc, q.task);
-    const runner = runnerOf(alloc);
     const file = `alloc/logs/${q.task}.${q.type}.0`;
     const out = new PassThrough();
     let offset = 0;
@@ -94,7 +106,7 @@ export function clientRoutes(app: FastifyInstance, ctx: ApiContext): void {
       sub?.unsubscribe();
       out.end();
     };
-    sub = runner.logs(q.task, { stream: q.type, follow: q.follow }).subscribe({
+    sub = logLines(ctx, alloc, q.task, q.type, q.follow).subscribe({
       next: (l) => (initial ? initial.push(bytes(l)) : write(bytes(l))),
       complete: () => setImmediate(finish),
       error: (err: Error) => {
