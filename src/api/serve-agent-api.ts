@@ -202,7 +202,11 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
     if (tcp) {
       const remote = buildApi(ctx, { token, bodyLimit: opts.bodyLimit });
       apps.push(remote);
-      await remote.listen({ host: tcp.host, port: tcp.port });
+      await remote.listen({ host: tcp.host, port: tcp.port }).catch((err: NodeJS.ErrnoException) => {
+        // The flag the user gave, and what to do: Node's own words name neither.
+        const why = err.code === 'EADDRINUSE' ? 'another program is listening there; pick another port, or stop it' : err.code === 'EACCES' ? 'binding it needs privileges this agent does not have; pick a port above 1023' : err.code === 'EADDRNOTAVAIL' ? 'this machine has no such address' : err.message;
+        throw new ListenError(`--http ${opts.http}: cannot listen: ${why}`);
+      });
       const bound = remote.server.address();
       const port = typeof bound === 'object' && bound ? bound.port : tcp.port;
       url = `http://${tcp.host.includes(':') ? `[${tcp.host}]` : tcp.host}:${port}`;

@@ -286,7 +286,9 @@ describe('where the API listens', { timeout: SUITE_TIMEOUT }, () => {
     try {
       const port = (taken.address() as { port: number }).port;
       const dir = freshDir();
-      await expect(serve(dir, undefined, { api: { http: `127.0.0.1:${port}` } as never })).rejects.toThrow(/EADDRINUSE/);
+      await expect(serve(dir, undefined, { api: { http: `127.0.0.1:${port}` } as never })).rejects.toThrow(
+        new ListenError(`--http 127.0.0.1:${port}: cannot listen: another program is listening there; pick another port, or stop it`),
+      );
       const s = await serve(dir);
       expect((await call(s.socket, 'GET', '/v1/agent/health')).status).toBe(200);
     } finally {
