@@ -6,7 +6,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,5 +101,6 @@ describe('the raw_exec spawner helper', () => {
     await waitFor(() => existsSync(statusFile) && readFileSync(statusFile, 'utf8').trim() !== '');
     expect(readFileSync(statusFile, 'utf8').trim(), 'the read of the go ends at EOF, not with a line').not.toBe('0');
     expect(isLive(readProcStat(childPid)), 'the child outlives the agent and its helper').toBe(true);
+    await rm(dirname(statusFile), { recursive: true, force: true });
   }, 30_000);
 });

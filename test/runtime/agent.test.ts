@@ -1,8 +1,8 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, filter } from 'rxjs';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/runtime/create-agent.ts';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
 
@@ -15,9 +15,19 @@ const isAlive = (pid: number) => {
   }
 };
 
+const dirs: string[] = [];
+const tempDir = async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'allocrun-agent-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
 describe('agent', () => {
   it('leaves tasks running on shutdown, and a new agent reattaches to them from the data dir', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-agent-'));
+    const dataDir = await tempDir();
     const spec: AllocSpec = {
       id: 'svc1', job: 'web', group: 'api', type: 'service',
       tasks: [{ name: 'server', driver: 'raw_exec', config: { command: '/bin/sleep', args: ['60'] }, killSignal: 'SIGTERM' }],
@@ -45,7 +55,7 @@ describe('agent', () => {
   });
 
   it('refuses a second allocation with the same id', async () => {
-    const agent = createAgent({ dataDir: await mkdtemp(join(tmpdir(), 'allocrun-agent-')) });
+    const agent = createAgent({ dataDir: await tempDir() });
     const spec: AllocSpec = { id: 'x', job: 'j', group: 'g', type: 'batch', tasks: [{ name: 't', driver: 'mock', config: { run_for: '10ms' } }] };
     agent.run(spec);
     expect(() => agent.run(spec)).toThrow('allocation "x" is already running under this agent');
