@@ -23,7 +23,7 @@ const tempDir = () => {
   return dir;
 };
 afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 });
 
 function agentOn(store: StateStore | undefined, clock: SimulatedClock, extra: Partial<AgentOptions> = {}) {

@@ -22,7 +22,7 @@ const tempDir = async () => {
   return dir;
 };
 afterAll(async () => {
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 })));
 });
 
 describe('agent', () => {
@@ -60,5 +60,7 @@ describe('agent', () => {
     agent.run(spec);
     expect(() => agent.run(spec)).toThrow('allocation "x" is already running under this agent');
     await agent.get('x')!.done;
+    // Its last saves land before the data dir is removed.
+    await agent.shutdown();
   });
 });
