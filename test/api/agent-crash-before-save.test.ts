@@ -6,14 +6,13 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentStore } from '../../src/state/agent-store.ts';
 import { startCli, ROOT, type CliProcess } from '../cli/spawn-cli.ts';
 import { call, processRunning, waitForAllocs } from './agent-process.ts';
+import { tempDir } from '../temp-dirs.ts';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/unsaved-runner-agent.ts', import.meta.url));
 let root: string | undefined;
@@ -24,13 +23,12 @@ const pids = new Set<number>();
 afterAll(async () => {
   agent?.child.kill('SIGKILL');
   for (const pid of pids) if (processRunning(pid)) process.kill(pid, 'SIGKILL');
-  if (root) await rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 }, 60_000);
 
 describe('an agent killed after a task spawned, before its runner was first saved', { timeout: 120_000 }, () => {
   /** Runs the fixture agent on a fresh data dir until its task runs, then SIGKILLs it; the task's pid. */
   async function spawnedThenKilled(): Promise<{ dataDir: string; starts: string; socket: { socketPath: string }; allocId: string; pid: number }> {
-    root = await mkdtemp(join(tmpdir(), 'allocrun-unsaved-'));
+    root = tempDir('allocrun-unsaved-');
     const dataDir = join(root, 'data');
     const starts = join(root, 'starts');
     const socket = { socketPath: join(dataDir, 'agent.sock') };

@@ -1,5 +1,4 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
@@ -8,6 +7,7 @@ import type { TaskHook, TaskPrestartResponse } from '../../src/hooks/types.ts';
 import { taskDirHook } from '../../src/hooks/task-dir-hook.ts';
 import { validateHook } from '../../src/hooks/validate-hook.ts';
 import { unsafeNameReason } from '../../src/jobspec/names.ts';
+import { tempDir } from '../temp-dirs.ts';
 
 const spec = (tasks: AllocSpec['tasks']): AllocSpec => ({ id: 'b1', job: 'j', group: 'g', type: 'batch', tasks });
 
@@ -17,7 +17,7 @@ async function exists(path: string) {
 
 describe('built-in hooks', () => {
   it('builds the alloc dir and task dirs before the task starts, and removes them on destroy', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-hooks-'));
+    const dataDir = tempDir('allocrun-hooks-');
     const seen: Record<string, string> = {};
     const probe: TaskHook = {
       name: 'probe',
@@ -59,7 +59,7 @@ describe('built-in hooks', () => {
   });
 
   it("task_dir records is_done once built, and a later start (restart, restore) skips the build but still sets the env (Nomad's TaskDirHookIsDoneDataKey)", async () => {
-    const taskDir = join(await mkdtemp(join(tmpdir(), 'allocrun-taskdir-')), 'app');
+    const taskDir = join(tempDir('allocrun-taskdir-'), 'app');
     const hook = taskDirHook();
     const call = async (previousState: unknown) => {
       const res: TaskPrestartResponse = {};

@@ -15,6 +15,7 @@ import type { VariableSource } from '../../src/variables/variable-source.ts';
 import type { Variable } from '../../src/variables/variable.ts';
 import { ServiceRegistry } from '../../src/services/index.ts';
 import { renderTemplateFile } from '../../src/hooks/template/render-template.ts';
+import { tempDir } from '../temp-dirs.ts';
 
 /** Variables in memory with Nomad's shape and a change stream, as the variables store gives them. */
 class MemoryVariables implements VariableSource {
@@ -262,8 +263,8 @@ describe('the template hook', () => {
   });
 
   it('refuses a destination that leads out of the task dir through a symlink, writing nothing outside', async () => {
-    const taskDir = await mkdtemp(join(tmpdir(), 'allocrun-taskdir-'));
-    const outside = await mkdtemp(join(tmpdir(), 'allocrun-outside-'));
+    const taskDir = tempDir('allocrun-taskdir-');
+    const outside = tempDir('allocrun-outside-');
     dirs.push(taskDir, outside);
     await mkdir(join(taskDir, 'local'));
     await symlink(outside, join(taskDir, 'local', 'out'));

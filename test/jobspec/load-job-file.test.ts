@@ -1,11 +1,11 @@
-import { readFile, writeFile, mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as hcl2json } from '@cdktf/hcl2json';
 import { describe, expect, it } from 'vitest';
 import { specError } from './spec-error-of.ts';
 import { SpecError, loadJob, loadJobFile, parseJob, parseJobText, validateAllocSpec } from '../../src/jobspec/index.ts';
 import type { SpecProblem } from '../../src/jobspec/index.ts';
+import { tempDir } from '../temp-dirs.ts';
 
 const examples = new URL('../../examples/', import.meta.url).pathname;
 const fixtures = new URL('./fixtures/', import.meta.url).pathname;
@@ -52,7 +52,7 @@ describe('loadJobFile', () => {
   });
 
   it('picks the format from the extension and reads .yml and .json files', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'allocrun-spec-'));
+    const dir = tempDir('allocrun-spec-');
     const yaml = await readFile(join(fixtures, 'batch.yaml'), 'utf8');
     await writeFile(join(dir, 'job.yml'), yaml);
     await writeFile(join(dir, 'job.json'), JSON.stringify({ job: { j: { group: { g: { task: { t: { driver: 'mock' } } } } } } }));

@@ -3,28 +3,19 @@
  * allocation runs, the snapshot shutdown writes, a restored snapshot that fails as it starts, and a shutdown
  * that waits for its allocations. Mock driver, SimulatedClock, a store in memory.
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgent, type AgentOptions } from '../../src/runtime/create-agent.ts';
 import type { StateStore } from '../../src/state/store.ts';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
 import type { TaskHook } from '../../src/hooks/types.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { MemoryStore } from './memory-store.ts';
+import { tempDir } from '../temp-dirs.ts';
 
 const spec = (id: string, runFor = '1h'): AllocSpec => ({ id, job: 'j', group: 'g', type: 'batch', tasks: [{ name: 'main', driver: 'mock', config: { run_for: runFor } }] });
-
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'allocrun-agent-'));
-  dirs.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
-});
 
 function agentOn(store: StateStore | undefined, clock: SimulatedClock, extra: Partial<AgentOptions> = {}) {
   return createAgent({ dataDir: join(tmpdir(), `allocrun-agent-lifecycle-${process.pid}-absent`), ...(store && { store }), clock, builtinHooks: false, seed: 1, ...extra });
@@ -32,14 +23,14 @@ function agentOn(store: StateStore | undefined, clock: SimulatedClock, extra: Pa
 
 describe('agent: its data dir', () => {
   it('makes the data dir and its allocs dir, private to the agent, as soon as it is built with file storage', () => {
-    const dataDir = join(tempDir(), 'data');
+    const dataDir = join(tempDir('allocrun-agent-'), 'data');
     createAgent({ dataDir, clock: new SimulatedClock(0), builtinHooks: false });
     expect(statSync(join(dataDir, 'allocs')).isDirectory()).toBe(true);
     expect(statSync(join(dataDir, 'allocs')).mode & 0o777).toBe(0o700);
   });
 
   it('makes no data dir when it is given a store of its own', async () => {
-    const dataDir = join(tempDir(), 'data');
+    const dataDir = join(tempDir('allocrun-agent-'), 'data');
     const clock = new SimulatedClock(0);
     const agent = createAgent({ dataDir, store: new MemoryStore(), clock, builtinHooks: false });
     agent.run(spec('a'));

@@ -1,10 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { firstValueFrom, filter } from 'rxjs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAgent } from '../../src/runtime/create-agent.ts';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
+import { tempDir } from '../temp-dirs.ts';
 
 const isAlive = (pid: number) => {
   try {
@@ -15,19 +13,9 @@ const isAlive = (pid: number) => {
   }
 };
 
-const dirs: string[] = [];
-const tempDir = async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'allocrun-agent-'));
-  dirs.push(dir);
-  return dir;
-};
-afterAll(async () => {
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 })));
-});
-
 describe('agent', () => {
   it('leaves tasks running on shutdown, and a new agent reattaches to them from the data dir', async () => {
-    const dataDir = await tempDir();
+    const dataDir = tempDir('allocrun-agent-');
     const spec: AllocSpec = {
       id: 'svc1', job: 'web', group: 'api', type: 'service',
       tasks: [{ name: 'server', driver: 'raw_exec', config: { command: '/bin/sleep', args: ['60'] }, killSignal: 'SIGTERM' }],
@@ -55,7 +43,7 @@ describe('agent', () => {
   });
 
   it('refuses a second allocation with the same id', async () => {
-    const agent = createAgent({ dataDir: await tempDir() });
+    const agent = createAgent({ dataDir: tempDir('allocrun-agent-') });
     const spec: AllocSpec = { id: 'x', job: 'j', group: 'g', type: 'batch', tasks: [{ name: 't', driver: 'mock', config: { run_for: '10ms' } }] };
     agent.run(spec);
     expect(() => agent.run(spec)).toThrow('allocation "x" is already running under this agent');

@@ -4,7 +4,7 @@
  * (the alloc's and its task runners'), `latestAllocStats`, `logs()`, and the wiring it does on the way
  * (hook names checked, the alloc dir, config interpolation, supervisor files of a reused alloc dir).
  */
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Subject } from 'rxjs';
@@ -16,6 +16,7 @@ import type { AllocRunnerHook, TaskHook } from '../../src/hooks/types.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../../src/jobspec/types.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { TEST_NODE } from '../properties/world.ts';
+import { tempDir } from '../temp-dirs.ts';
 
 const alloc = (tasks: TaskSpec[], extra: Partial<AllocSpec> = {}): AllocSpec => ({ id: 'surface', job: 'j', group: 'g', type: 'batch', tasks, ...extra });
 const mock = (name: string, config: Record<string, unknown>, extra: Partial<TaskSpec> = {}): TaskSpec => ({ name, driver: 'mock', config, killTimeout: 1_000, ...extra });
@@ -149,7 +150,7 @@ describe('latestAllocStats and logs()', () => {
     const inner = createMockDriver();
     const streams: Record<string, Subject<ResourceUsage>> = {};
     const byTask: Driver = { name: 'mock', controller: (task, ctx) => Object.assign(inner.controller(task, ctx), { stats: () => (streams[task.name] ??= new Subject()) }) };
-    const dataDir = mkdtempSync(join(tmpdir(), 'allocrun-surface-'));
+    const dataDir = tempDir('allocrun-surface-');
     const { clock, runner } = build(alloc([mock('web', { run_for: '1h' }), mock('db', { run_for: '1h' })]), { drivers: { mock: byTask }, builtinHooks: true, dataDir });
     runner.start();
     // The builtin hooks make the dirs on disk (real I/O): wait until both tasks run and their streams are open.
@@ -206,7 +207,7 @@ describe('wiring', () => {
 
   /** A raw_exec task (run by the mock driver under that name) whose private dir holds an earlier runner's files. */
   function reusedAllocDir() {
-    const dataDir = mkdtempSync(join(tmpdir(), 'allocrun-surface-'));
+    const dataDir = tempDir('allocrun-surface-');
     const spec: AllocSpec = { id: 'reused', job: 'j', group: 'g', type: 'batch', tasks: [{ name: 'web', driver: 'raw_exec', config: { run_for: '1h' }, killTimeout: 1_000 }] };
     const priv = join(dataDir, 'allocs', 'reused', 'web', 'private');
     mkdirSync(priv, { recursive: true });

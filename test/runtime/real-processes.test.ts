@@ -1,10 +1,10 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { firstValueFrom, filter } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import type { AllocSpec, TaskSpec } from '../../src/jobspec/types.ts';
+import { tempDir } from '../temp-dirs.ts';
 
 const sh = (name: string, script: string, extra: Partial<TaskSpec> = {}): TaskSpec => ({
   name,
@@ -16,7 +16,7 @@ const sh = (name: string, script: string, extra: Partial<TaskSpec> = {}): TaskSp
 
 describe('an allocation of real processes', () => {
   it('runs init, main, a poststart sidecar and a poststop cleanup in lifecycle order', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-e2e-'));
+    const dataDir = tempDir('allocrun-e2e-');
     const spec: AllocSpec = {
       id: 'e2e1', job: 'demo', group: 'app', type: 'batch',
       tasks: [
@@ -43,7 +43,7 @@ describe('an allocation of real processes', () => {
   });
 
   it('a new runner for an alloc id whose dir is left from an earlier run (no snapshot) runs its own task, not the old attempt', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-e2e-'));
+    const dataDir = tempDir('allocrun-e2e-');
     const spec = (script: string): AllocSpec => ({
       id: 'reused', job: 'demo', group: 'app', type: 'batch',
       tasks: [sh('main', script, { restart: { attempts: 0, interval: 60_000, delay: 0, mode: 'fail' } })],
@@ -69,7 +69,7 @@ describe('an allocation of real processes', () => {
   });
 
   it('interpolates ${NOMAD_*} and ${node.*} in the driver config', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-e2e-'));
+    const dataDir = tempDir('allocrun-e2e-');
     const spec: AllocSpec = {
       id: 'e2e3', job: 'demo', group: 'app', type: 'batch',
       tasks: [{ name: 'echo', driver: 'raw_exec', config: { command: '/bin/echo', args: ['${NOMAD_TASK_NAME}', '${node.region}', '${meta.rack}'] } }],
