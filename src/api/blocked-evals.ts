@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Json } from './job-json.ts';
 import type { EvalRecord, PlacementFailure } from './job-registry.ts';
+import type { Infeasible } from '../jobspec/constraints.ts';
 
 /** Nomad's StatusDescription of a blocked evaluation made because placements failed. */
 export const BLOCKED_DESCRIPTION = 'created to place remaining allocations';
@@ -47,6 +48,8 @@ function byGroup(failed: readonly PlacementFailure[]): Map<string, PlacementFail
 export function failedTGAllocs(failed: readonly PlacementFailure[]): Record<string, Json> | undefined {
   if (failed.length === 0) return undefined;
   return Object.fromEntries([...byGroup(failed)].map(([g, fs]) => {
+    const filter = fs[0]!.filter;
+    if (filter) return [g, filteredMetric(filter, fs.length)];
     const dimensions: Record<string, number> = {};
     for (const f of fs) dimensions[f.dimension] = (dimensions[f.dimension] ?? 0) + 1;
     return [g, {
@@ -55,6 +58,20 @@ export function failedTGAllocs(failed: readonly PlacementFailure[]): Record<stri
       Scores: null, ScoreMetaData: null, AllocationTime: 0, CoalescedFailures: fs.length - 1,
     }];
   }));
+}
+
+/**
+ * The AllocMetric of a group the node was filtered out for, as Nomad's scheduler records it: a datacenter
+ * the job does not name leaves no node to evaluate (`NodesAvailable` says so per datacenter); a constraint
+ * evaluates the node and filters it (`ConstraintFiltered`). Neither exhausts anything.
+ */
+function filteredMetric(filter: Infeasible, failures: number): Json {
+  const dc = 'datacenter' in filter;
+  return {
+    NodesEvaluated: dc ? 0 : 1, NodesFiltered: dc ? 0 : 1, NodesInPool: dc ? 0 : 1, NodesAvailable: {}, ClassFiltered: null,
+    ConstraintFiltered: dc ? null : { [filter.constraint]: 1 }, NodesExhausted: 0, ClassExhausted: null, DimensionExhausted: null,
+    QuotaExhausted: null, ResourcesExhausted: null, Scores: null, ScoreMetaData: null, AllocationTime: 0, CoalescedFailures: failures - 1,
+  };
 }
 
 /** The sentence for people: per group, how many could not be placed and the first reason. */

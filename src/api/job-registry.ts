@@ -20,6 +20,8 @@ import { deploymentOf } from './deployment-id.ts';
 import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
 import type { NodeIdentity } from './node.ts';
+import { infeasibility, type Infeasible, type NodeFacts } from '../jobspec/constraints.ts';
+import { localNodeInfo } from '../env/node-info.ts';
 import type { EventBroker, StreamEvent } from './event-broker.ts';
 import type { StateIndex } from './state-index.ts';
 import type { AgentStore, WriteTx } from '../state/agent-store.ts';
@@ -131,6 +133,8 @@ export interface PlacementFailure {
   dimension: string;
   reason: string;
   previous?: string;
+  /** Set when the node was filtered out (its datacenter, or a constraint), not exhausted. */
+  filter?: Infeasible;
 }
 
 /** One write being planned: drafts of what changes, applied only after the store has committed them. */
@@ -759,9 +763,25 @@ export class JobRegistry {
     }
   }
 
+  /** What constraints read of this node: its identity, the fingerprinted attributes tasks see too. */
+  private nodeFacts(): NodeFacts {
+    const info = localNodeInfo();
+    return { id: this.node.id, name: this.node.name, datacenter: info.datacenter, class: info.class ?? '', pool: 'default', attributes: info.attributes, meta: info.meta };
+  }
+
   /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given. */
   private place(change: Change, entry: JobEntry, template: AllocSpec, i: number, previous?: AllocEntry): void {
     // What the node holds: the live allocations, then what writes being committed place or stop, then this plan's.
+    const job = change.jobs.get(entry.id) ?? entry;
+    // The node is judged before its capacity, as Nomad's feasibility checks come before bin packing.
+    const filter = infeasibility(job.versions.at(-1)!.job, template.group, this.nodeFacts());
+    if (filter) {
+      const reason = 'datacenter' in filter
+        ? `the job's datacenters do not include the node's datacenter ${JSON.stringify(filter.datacenter)}`
+        : `the node does not meet the constraint ${JSON.stringify(filter.constraint)}`;
+      change.failed.push({ evalId: change.evalId, group: template.group, dimension: '', reason, filter, ...(previous && { previous: previous.id }) });
+      return;
+    }
     const holders = [...this.allocs.values(), ...[...this.inflight].flatMap((c) => [...c.allocs.values()]), ...change.allocs.values()];
     const ports = template.network && this.ports.assign(template.network, portsHeld(holders), change.hostBusy);
     // Ports first, then CPU, cores and memory, in the order Nomad's bin packing checks them.
@@ -773,7 +793,6 @@ export class JobRegistry {
     const id = randomUUID();
     const now = this.now();
     const index = change.index;
-    const job = change.jobs.get(entry.id) ?? entry;
     const version = job.versions.at(-1)!.version;
     const deployment = deploymentOf(job, version, template);
     const a: AllocEntry = {

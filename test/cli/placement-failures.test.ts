@@ -26,6 +26,11 @@ describe('placementFailureLines', () => {
       '      * Resources exhausted on 1 nodes',
       '      * Dimension "network: reserved port collision admin=9901" exhausted on 1 nodes',
     ]],
+    ['a datacenter the node is not in: no node evaluated', ev({ g: { NodesEvaluated: 0, NodesExhausted: 0 } }), [
+      '==> Evaluation "e1e2e3e4" finished with status "complete" but failed to place all allocations:',
+      '    Task Group "g" (failed to place 1 allocation):',
+      '      * No nodes were eligible for evaluation',
+    ]],
   ] as const)('%s', (_name, evaluation, lines) => {
     expect(placementFailureLines(evaluation)).toEqual(lines);
   });

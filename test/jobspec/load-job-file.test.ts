@@ -156,16 +156,17 @@ describe('allocations from a job', () => {
       jobWith({
         job: 'priority = 50\nmigrate {\n max_parallel = 1\n}',
         group: 'network {\n port "http" {}\n}\nephemeral_disk {\n size = 300\n}',
-        task: 'driver = "mock"\nconstraint {\n attribute = "x"\n}\nconstraint {\n attribute = "y"\n}',
+        task: 'driver = "mock"\nconstraint {\n attribute = "x"\n}\nconstraint {\n distinct_hosts = true\n}',
       }),
       { format: 'hcl', file: 'job.nomad' },
     );
     expect(allocs).toHaveLength(1);
+    // Constraints are honoured by placement: only one that spreads over nodes (one node here) is warned about.
     expect(warnings.map((w) => w.path)).toEqual([
       'job.j.priority',
       'job.j.migrate',
       'job.j.group.g.ephemeral_disk',
-      'job.j.group.g.task.t.constraint',
+      'job.j.group.g.task.t.constraint[1]',
     ]);
     expect(warnings[0]).toMatchObject({ file: 'job.nomad', line: 2 });
   });
