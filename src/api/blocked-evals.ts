@@ -10,6 +10,7 @@
  * here so `nomad eval list` does not show it waiting for ever).
  */
 import { randomUUID } from 'node:crypto';
+import { failedGroupMetric } from './alloc-metric.ts';
 import type { Json } from './job-json.ts';
 import type { EvalRecord, PlacementFailure } from './job-registry.ts';
 
@@ -43,18 +44,13 @@ function byGroup(failed: readonly PlacementFailure[]): Map<string, PlacementFail
   return groups;
 }
 
-/** Nomad's FailedTGAllocs: an AllocMetric per group, its exhausted dimensions counted; undefined when none failed. */
+/**
+ * Nomad's FailedTGAllocs: per group that failed, the first failed placement's AllocMetric with the others
+ * coalesced into it (see alloc-metric.ts); undefined when none failed.
+ */
 export function failedTGAllocs(failed: readonly PlacementFailure[]): Record<string, Json> | undefined {
   if (failed.length === 0) return undefined;
-  return Object.fromEntries([...byGroup(failed)].map(([g, fs]) => {
-    const dimensions: Record<string, number> = {};
-    for (const f of fs) dimensions[f.dimension] = (dimensions[f.dimension] ?? 0) + 1;
-    return [g, {
-      NodesEvaluated: 1, NodesFiltered: 0, NodesInPool: 1, NodesAvailable: {}, ClassFiltered: null, ConstraintFiltered: null,
-      NodesExhausted: 1, ClassExhausted: null, DimensionExhausted: dimensions, QuotaExhausted: null, ResourcesExhausted: null,
-      Scores: null, ScoreMetaData: null, AllocationTime: 0, CoalescedFailures: fs.length - 1,
-    }];
-  }));
+  return Object.fromEntries([...byGroup(failed)].map(([g, fs]) => [g, failedGroupMetric(fs)]));
 }
 
 /** The sentence for people: per group, how many could not be placed and the first reason. */
