@@ -2,13 +2,17 @@
  * A finished allocation's logs after an agent restart: the new agent restores no runner for it, and serves its
  * tasks' logs from the files left in its alloc dir, as Nomad's client serves a terminal allocation's logs until
  * it is collected (`allocrun alloc logs` on a job that ran before the restart). A follow ends at the end.
+ * The mock driver's output goes to the same files (Nomad's mock goes through logmon like every driver).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, waitForAllocs } from './agent-process.ts';
-import { cleanUp, freshDir, serve, type Served } from './in-process-agent.ts';
+import { runCli } from '../cli/spawn-cli.ts';
+import { cleanUp, freshDir, mockJob, serve, type Served } from './in-process-agent.ts';
 
 let restarted: Served;
 let allocId: string;
+let mockAllocId: string;
+const mockTask = { run_for: '50ms', stdout_string: 'mock-out', stdout_repeat: 2, stdout_repeat_duration: '10ms', stderr_string: 'mock-err' };
 
 beforeAll(async () => {
   const dataDir = freshDir();
@@ -17,9 +21,13 @@ beforeAll(async () => {
   expect((await call(first.socket, 'PUT', '/v1/jobs', job)).status).toBe(200);
   const [alloc] = await waitForAllocs(first.socket, '/v1/job/once/allocations', (l) => l.length === 1 && l[0]!.ClientStatus === 'complete');
   allocId = alloc!.ID;
+  expect((await call(first.socket, 'PUT', '/v1/jobs', mockJob('mock-once', { m: mockTask }, { Type: 'batch' }))).status).toBe(200);
+  const [mockAlloc] = await waitForAllocs(first.socket, '/v1/job/mock-once/allocations', (l) => l.length === 1 && l[0]!.ClientStatus === 'complete');
+  mockAllocId = mockAlloc!.ID;
   await first.stop();
   restarted = await serve(dataDir);
   expect(restarted.agent.get(allocId)).toBeUndefined();
+  expect(restarted.agent.get(mockAllocId)).toBeUndefined();
 }, 120_000);
 afterAll(cleanUp);
 
@@ -40,4 +48,20 @@ describe('logs of an allocation that finished before the agent started', () => {
     expect(Buffer.concat(frames.map((f) => Buffer.from(f.Data, 'base64'))).toString()).toBe('out-1\nout-2\n');
     expect(frames[0]!.File).toBe('alloc/logs/t.stdout.0');
   });
+});
+
+describe("a finished mock task's output, after the restart", () => {
+  it.each([
+    ['stdout, plain', 'type=stdout&plain=true', 'mock-out\nmock-out\nmock-out\n'],
+    ['stderr, plain', 'type=stderr&plain=true', 'mock-err\n'],
+    ['stdout, plain, followed: ends at the end', 'type=stdout&plain=true&follow=true', 'mock-out\nmock-out\nmock-out\n'],
+  ])('%s', async (_name, query, text) => {
+    const res = await call(restarted.socket, 'GET', `/v1/client/fs/logs/${mockAllocId}?task=m&${query}`);
+    expect([res.status, res.text]).toEqual([200, text]);
+  });
+
+  it('through `allocrun alloc logs`', async () => {
+    const res = await runCli(['alloc', 'logs', mockAllocId, 'm', '--data-dir', restarted.dataDir], { timeoutMs: 60_000 });
+    expect([res.code, res.stdout, res.stderr]).toEqual([0, 'mock-out\nmock-out\nmock-out\n', '']);
+  }, 60_000);
 });
