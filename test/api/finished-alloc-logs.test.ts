@@ -5,8 +5,8 @@
  * The mock driver's output goes to the same files (Nomad's mock goes through logmon like every driver).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, waitForAllocs } from './agent-process.ts';
 import { runCli } from '../cli/spawn-cli.ts';
+import { call, waitForAllocs } from './agent-process.ts';
 import { cleanUp, freshDir, mockJob, serve, type Served } from './in-process-agent.ts';
 
 let restarted: Served;
@@ -31,14 +31,22 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(cleanUp);
 
+const mockOut = 'mock-out\nmock-out\nmock-out\n';
+/** The finished allocation of each driver and its task, once beforeAll has run them. */
+const finished = (driver: 'raw_exec' | 'mock') => (driver === 'raw_exec' ? { id: allocId, task: 't' } : { id: mockAllocId, task: 'm' });
+
 describe('logs of an allocation that finished before the agent started', () => {
   it.each([
-    ['stdout, plain', 'type=stdout&plain=true', 'out-1\nout-2\n'],
-    ['stderr, plain', 'type=stderr&plain=true', 'err-1\n'],
-    ['stdout, plain, followed: ends at the end', 'type=stdout&plain=true&follow=true', 'out-1\nout-2\n'],
-    ['stdout, the last 6 bytes', 'type=stdout&plain=true&origin=end&offset=6', 'out-2\n'],
-  ])('%s', async (_name, query, text) => {
-    const res = await call(restarted.socket, 'GET', `/v1/client/fs/logs/${allocId}?task=t&${query}`);
+    ['raw_exec', 'stdout, plain', 'type=stdout&plain=true', 'out-1\nout-2\n'],
+    ['raw_exec', 'stderr, plain', 'type=stderr&plain=true', 'err-1\n'],
+    ['raw_exec', 'stdout, plain, followed: ends at the end', 'type=stdout&plain=true&follow=true', 'out-1\nout-2\n'],
+    ['raw_exec', 'stdout, the last 6 bytes', 'type=stdout&plain=true&origin=end&offset=6', 'out-2\n'],
+    ['mock', 'stdout, plain', 'type=stdout&plain=true', mockOut],
+    ['mock', 'stderr, plain', 'type=stderr&plain=true', 'mock-err\n'],
+    ['mock', 'stdout, plain, followed: ends at the end', 'type=stdout&plain=true&follow=true', mockOut],
+  ] as const)('%s: %s', async (driver, _name, query, text) => {
+    const { id, task } = finished(driver);
+    const res = await call(restarted.socket, 'GET', `/v1/client/fs/logs/${id}?task=${task}&${query}`);
     expect([res.status, res.text]).toEqual([200, text]);
   });
 
@@ -48,20 +56,9 @@ describe('logs of an allocation that finished before the agent started', () => {
     expect(Buffer.concat(frames.map((f) => Buffer.from(f.Data, 'base64'))).toString()).toBe('out-1\nout-2\n');
     expect(frames[0]!.File).toBe('alloc/logs/t.stdout.0');
   });
-});
 
-describe("a finished mock task's output, after the restart", () => {
-  it.each([
-    ['stdout, plain', 'type=stdout&plain=true', 'mock-out\nmock-out\nmock-out\n'],
-    ['stderr, plain', 'type=stderr&plain=true', 'mock-err\n'],
-    ['stdout, plain, followed: ends at the end', 'type=stdout&plain=true&follow=true', 'mock-out\nmock-out\nmock-out\n'],
-  ])('%s', async (_name, query, text) => {
-    const res = await call(restarted.socket, 'GET', `/v1/client/fs/logs/${mockAllocId}?task=m&${query}`);
-    expect([res.status, res.text]).toEqual([200, text]);
-  });
-
-  it('through `allocrun alloc logs`', async () => {
+  it("a mock task's, through `allocrun alloc logs`", async () => {
     const res = await runCli(['alloc', 'logs', mockAllocId, 'm', '--data-dir', restarted.dataDir], { timeoutMs: 60_000 });
-    expect([res.code, res.stdout, res.stderr]).toEqual([0, 'mock-out\nmock-out\nmock-out\n', '']);
+    expect([res.code, res.stdout, res.stderr]).toEqual([0, mockOut, '']);
   }, 60_000);
 });
