@@ -3,7 +3,7 @@
  * collector has taken (`includeObjectsCollectedByMajorGC`/`MinorGC`), so it counts every allocation, not only
  * what is alive at the end. Prints KiB allocated per lifecycle by function (self), the top 30.
  *
- *   VARIANT=nohooks|hooks|bare npx tsx bench/profile/p3-garbage.ts [n=2000]
+ *   VARIANT=nohooks|hooks|bare|floor-hooks|floor-nohooks npx tsx bench/profile/p3-garbage.ts [n=2000]
  */
 import { Session } from 'node:inspector/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { startBareAlloc } from '../lib/bare-alloc.ts';
+import { runShapeFloorAlloc } from '../lib/shape-floor.ts';
 import { threeTaskSpec } from '../lib/three-task-spec.ts';
 
 const N = Number(process.argv[2] ?? 2000);
@@ -19,6 +20,7 @@ const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p3garbage-'));
 
 const one = async (i: number, round: string) => {
   if (variant === 'bare') return startBareAlloc({ prestart: 0, main: 0, poststop: 0 }).done;
+  if (variant === 'floor-hooks' || variant === 'floor-nohooks') return runShapeFloorAlloc(variant === 'floor-hooks' ? 'hooks' : 'nohooks');
   const r = createAllocRunner(threeTaskSpec(`p3-${round}-${i}`), { dataDir, builtinHooks: variant === 'hooks' }).start();
   await r.done;
   r.stop();
