@@ -22,7 +22,7 @@ export interface TaskAsk {
 /** One placement that failed: Nomad's exhausted dimension, what its tasks asked for, how long the attempt took (ns). */
 export interface FailedPlacement {
   dimension: string;
-  tasks?: readonly TaskAsk[];
+  tasks: readonly TaskAsk[];
   allocationTime?: number;
 }
 
@@ -35,10 +35,11 @@ function exhaustedResources(cpu: number, memoryMB: number): Json {
 export function failedGroupMetric(failures: readonly FailedPlacement[]): Json {
   const first = failures[0];
   if (!first) throw new Error('failedGroupMetric: a failed group has at least one failed placement');
-  // ExhaustResources, once for the first failure and once per coalesced one, each with that placement's group.
+  // ExhaustResources, once for the first failure and once per coalesced one, each with that placement's group: every
+  // task gets an entry, since a failed placement always has an exhausted dimension here.
   const exhausted = new Map<string, { cpu: number; memoryMB: number }>();
   for (const f of failures) {
-    for (const t of f.tasks ?? []) {
+    for (const t of f.tasks) {
       const r = exhausted.get(t.name) ?? { cpu: 0, memoryMB: 0 };
       if (first.dimension === 'memory') r.memoryMB += t.memoryMB;
       if (first.dimension === 'cpu') r.cpu += t.cpu;
@@ -48,7 +49,7 @@ export function failedGroupMetric(failures: readonly FailedPlacement[]): Json {
   return {
     NodesEvaluated: 1, NodesFiltered: 0, NodesInPool: 1, NodesAvailable: { [NODE_DATACENTER]: 1 }, ClassFiltered: null, ConstraintFiltered: null,
     NodesExhausted: 1, ClassExhausted: null, DimensionExhausted: { [first.dimension]: 1 }, QuotaExhausted: null,
-    ResourcesExhausted: exhausted.size > 0 ? Object.fromEntries([...exhausted].map(([task, r]) => [task, exhaustedResources(r.cpu, r.memoryMB)])) : null,
+    ResourcesExhausted: Object.fromEntries([...exhausted].map(([task, r]) => [task, exhaustedResources(r.cpu, r.memoryMB)])),
     Scores: null, ScoreMetaData: null, AllocationTime: first.allocationTime ?? 0, CoalescedFailures: failures.length - 1,
   };
 }

@@ -4,6 +4,7 @@
  * nomad/structs AllocMetric.ExhaustResources; scheduler/stack.go Select resets the metric per placement).
  */
 import { describe, expect, it } from 'vitest';
+import { failedGroupMetric } from '../../src/api/alloc-metric.ts';
 import { failedTGAllocs } from '../../src/api/blocked-evals.ts';
 import type { PlacementFailure } from '../../src/api/job-registry.ts';
 
@@ -31,7 +32,7 @@ describe('a failed group\'s AllocMetric', () => {
     ['a port or cores failure lists every task with nothing added',
       [fail(PORT, [{ name: 'x', cpu: 10, memoryMB: 10 }, { name: 'y', cpu: 10, memoryMB: 10 }])], { ResourcesExhausted: { x: zero, y: zero } }],
     ['the allocation time is the first attempt\'s',
-      [fail('cores', undefined, 1500), fail('cores', undefined, 99)], { AllocationTime: 1500, DimensionExhausted: { cores: 1 } }],
+      [fail('cores', undefined, 1500), fail('cores', undefined, 99)], { AllocationTime: 1500, DimensionExhausted: { cores: 1 }, ResourcesExhausted: { t: zero } }],
   ] as const)('%s', (_name, failures, expected) => {
     const metric = metricOf([...failures]);
     expect(metric).toMatchObject(expected);
@@ -39,6 +40,10 @@ describe('a failed group\'s AllocMetric', () => {
     for (const key of ['DimensionExhausted', 'ResourcesExhausted', 'NodesAvailable'] as const) {
       if (key in expected) expect((metric as Record<string, unknown>)[key]).toEqual((expected as Record<string, unknown>)[key]);
     }
+  });
+
+  it('is made only for a group that failed at least once', () => {
+    expect(() => failedGroupMetric([])).toThrow('failedGroupMetric: a failed group has at least one failed placement');
   });
 
   it('has every field of Nomad\'s AllocationMetric, the ones a one-node agent never fills null', () => {

@@ -77,7 +77,7 @@ describe('an evaluation\'s outcome', () => {
     ID: 'e1', Namespace: 'default', Priority: 50, Type: 'service', TriggeredBy: 'job-register', JobID: 'j', JobModifyIndex: 7,
     Status: 'complete', StatusDescription: '', CreateIndex: 7, ModifyIndex: 7, CreateTime: 1, ModifyTime: 1, ...over,
   });
-  const failure = (group: string, dimension = 'memory', evalId = 'e1'): PlacementFailure => ({ evalId, group, dimension, reason: `${dimension} is short` });
+  const failure = (group: string, dimension = 'memory', evalId = 'e1'): PlacementFailure => ({ evalId, group, dimension, reason: `${dimension} is short`, tasks: [{ name: 't', cpu: 0, memoryMB: 0 }] });
 
   it('says what could not be placed per group, in words, one sentence per group', () => {
     expect(failureSummary([failure('a', 'memory'), failure('a', 'cpu'), failure('b', 'cores')])).toBe(
