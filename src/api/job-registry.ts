@@ -28,6 +28,7 @@ import type { AgentStore, WriteTx } from '../state/agent-store.ts';
 import { readAllocs, readEvals, readJobs } from './registry-records.ts';
 import { PortAllocator, probeHost, portsHeld, staticPortsToProbe, type HostBusy } from './port-allocator.ts';
 import { askOf, fitResources, hostCapacity, resourcesUsed, type Capacity } from './node-capacity.ts';
+import type { FailedPlacement } from './alloc-metric.ts';
 import { failedAfterAttempts, failureSummary, planAttempts, settleEvaluations } from './blocked-evals.ts';
 import { StoreCommitError } from '../state/agent-store.ts';
 import { commitInOrder } from './ordered-commit.ts';
@@ -126,11 +127,13 @@ const isTerminal = (s: AllocState) => s.clientStatus === 'complete' || s.clientS
 /** Fields of an allocation a write may change: what `apply` copies from a draft onto the live entry. */
 const WRITABLE = ['desired', 'desiredDescription', 'spec', 'allocModifyIndex', 'modifyTime', 'jobVersion', 'nextAllocation', 'previousAllocation', 'evalId'] as const;
 
-/** A placement that found no ports: its evaluation, group, Nomad's exhausted dimension, the reason, whom it replaced. */
-export interface PlacementFailure {
+/**
+ * A placement that did not fit (ports, CPU, cores, memory): its evaluation, group, Nomad's exhausted dimension,
+ * what its tasks asked for and how long the attempt took (for the AllocMetric), the reason, whom it replaced.
+ */
+export interface PlacementFailure extends FailedPlacement {
   evalId?: string;
   group: string;
-  dimension: string;
   reason: string;
   previous?: string;
   /** Set when the node was filtered out (its datacenter, or a constraint), not exhausted. */
@@ -772,6 +775,7 @@ export class JobRegistry {
   /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given. */
   private place(change: Change, entry: JobEntry, template: AllocSpec, i: number, previous?: AllocEntry): void {
     // What the node holds: the live allocations, then what writes being committed place or stop, then this plan's.
+    const started = process.hrtime.bigint();
     const job = change.jobs.get(entry.id) ?? entry;
     // The node is judged before its capacity, as Nomad's feasibility checks come before bin packing.
     const filter = infeasibility(job.versions.at(-1)!.job, template.group, this.nodeFacts());
@@ -779,7 +783,7 @@ export class JobRegistry {
       const reason = 'datacenter' in filter
         ? `the job's datacenters do not include the node's datacenter ${JSON.stringify(filter.datacenter)}`
         : `the node does not meet the constraint ${JSON.stringify(filter.constraint)}`;
-      change.failed.push({ evalId: change.evalId, group: template.group, dimension: '', reason, filter, ...(previous && { previous: previous.id }) });
+      change.failed.push({ evalId: change.evalId, group: template.group, dimension: '', tasks: [], reason, filter, ...(previous && { previous: previous.id }) });
       return;
     }
     const holders = [...this.allocs.values(), ...[...this.inflight].flatMap((c) => [...c.allocs.values()]), ...change.allocs.values()];
@@ -787,7 +791,14 @@ export class JobRegistry {
     // Ports first, then CPU, cores and memory, in the order Nomad's bin packing checks them.
     const fit = ports && !ports.ok ? ports : fitResources(askOf(template), resourcesUsed(holders), this.capacity);
     if (!fit.ok) {
-      change.failed.push({ evalId: change.evalId, group: template.group, dimension: fit.dimension, reason: fit.reason, ...(previous && { previous: previous.id }) });
+      const tasks = template.tasks.map((t) => {
+        const ask = askOf({ tasks: [t] });
+        return { name: t.name, cpu: ask.cpu, memoryMB: ask.memoryMB };
+      });
+      change.failed.push({
+        evalId: change.evalId, group: template.group, dimension: fit.dimension, reason: fit.reason, tasks,
+        allocationTime: Number(process.hrtime.bigint() - started), ...(previous && { previous: previous.id }),
+      });
       return;
     }
     const id = randomUUID();
