@@ -14,10 +14,12 @@ import { commandGroup } from './command-group.ts';
 import { columns, formatTime, keyValues, shortId, timeAgo } from './format.ts';
 import { agentWarningLines, loadJob, warningLines } from './job-file.ts';
 import { placementFailureLines, PLACEMENT_FAILED_EXIT, type EvaluationBody } from './placement-failures.ts';
+import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
+import type { VariableInputs } from '../jobspec/index.ts';
 
 /** The job file as Nomad API JSON: sent as written when it already is, else converted from the checked jobspec. */
-async function apiJobOf(file: string): Promise<{ job: Json; warnings: SpecProblem[] }> {
-  const { job, warnings } = await loadJob(file);
+async function apiJobOf(file: string, variables?: VariableInputs): Promise<{ job: Json; warnings: SpecProblem[] }> {
+  const { job, warnings } = await loadJob(file, variables);
   process.stderr.write(warningLines(warnings));
   const text = await readFile(file, 'utf8');
   if (text.trimStart().startsWith('{')) {
@@ -58,7 +60,7 @@ async function monitor(client: AgentClient, jobId: string, version: number): Pro
 
 const jobRun: Command = {
   name: 'job run',
-  usage: 'job run <jobfile> [--detach] [--data-dir D | --address URL [--token-file F | --token T]]',
+  usage: 'job run <jobfile> [-var NAME=VALUE]... [-var-file F]... [--detach] [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
 Submit a job file (HCL, JSON, YAML or Nomad API JSON) to a running agent.
 
@@ -70,16 +72,17 @@ scheduler could not place (ports, CPU, memory) are named with the exhausted dime
 
 Flags:
   --detach          return once the job is registered
+${VAR_FLAGS_HELP}
 ${AGENT_FLAGS_HELP}
 
 Example:
   allocrun agent --data-dir /tmp/d &
   allocrun job run examples/demo.nomad --data-dir /tmp/d`,
   async run(argv) {
-    const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, detach: { type: 'boolean' } }, { min: 1, max: 1, names: 'the job file' });
+    const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, ...VAR_FLAGS, detach: { type: 'boolean' } }, { min: 1, max: 1, names: 'the job file' });
     if (!parsed) return 0;
     const client = agentClient('job run', parsed.values);
-    const { job, warnings } = await apiJobOf(parsed.positionals[0]!);
+    const { job, warnings } = await apiJobOf(parsed.positionals[0]!, await variableInputsOf(parsed.values));
     const res = await client.send<RegisterResponse>('PUT', '/v1/jobs', { Job: job });
     process.stderr.write(agentWarningLines(res.Warnings, warnings));
     const id = String(job['ID']);
