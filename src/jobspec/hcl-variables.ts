@@ -172,6 +172,7 @@ class Resolver {
         } catch (err) {
           if (!(err instanceof TypeSyntaxError)) throw err;
           this.report({ path: [...path, 'type'] }, `Invalid type of variable "${name}": ${err.message}`);
+          this.invalid.add(name);
         }
       }
       const validations = bodiesOf(body['validation']).map((v, k) => ({ condition: v['condition'], message: v['error_message'], path: [...path, 'validation', k] }));
