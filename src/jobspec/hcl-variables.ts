@@ -7,7 +7,7 @@
  * `.attr` / `[index]` steps) are evaluated wherever they stand: a field that is only a reference takes the
  * value with its type (`count = var.n` is a number), a string template interpolates it. Any other expression
  * that refers to a variable (`upper(var.x)`, `var.n + 1`, conditionals, for-expressions) is refused, naming
- * where it is; Nomad's runtime interpolation (`${NOMAD_PORT_http}`, `${attr.kernel.name}`) is left alone.
+ * where it is (npm has HCL parsers but no HCL2 evaluator); Nomad's runtime interpolation (`${NOMAD_PORT_http}`, `${attr.kernel.name}`) is left alone.
  */
 import { parseHclSource } from './hcl-source.ts';
 import { scanHcl } from './hcl-locator.ts';

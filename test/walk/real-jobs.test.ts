@@ -211,7 +211,6 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     ['script-check.nomad', 'job.script-check.group.g.service[0].check[0].type: check type "script" is not supported: Nomad-native service checks are "http" or "tcp"'],
     ['periodic.nomad', 'job.periodic.periodic: periodic jobs are not supported'],
     ['parameterized.nomad', 'job.parameterized.parameterized: parameterized jobs are not supported'],
-    ['variables.nomad', 'variable: unknown top-level key "variable": variables and locals are not supported'],
   ])('%s is refused before anything runs, with the reason and where', async (name, why) => {
     const run = await cli('job', 'run', jobFile(name));
     expect(run.code).toBe(1);
@@ -220,9 +219,13 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 
-  it.concurrent('nomad job run -var is named as the unknown flag it is', async () => {
-    const run = await cli('job', 'run', '-var', 'message=bye', jobFile('variables.nomad'));
-    expect(run.code).toBe(2);
-    expect(run.stderr).toContain('job run: unknown flag -var');
+  it.concurrent('variables.nomad: HCL2 variables, a validation and a local, with nomad job run -var', async () => {
+    const run = await cli('job', 'run', '-var', 'message=bye', '-var', 'instances=1', jobFile('variables.nomad'));
+    expect(run.code, run.stderr).toBe(0);
+    const a = await allocOf('variables', (x) => x.ClientStatus === 'complete');
+    expect(await logs(a.ID, 't')).toBe('bye! from 0 of variables.g[0]\n');
+    const refused = await cli('job', 'run', '-var', 'instances=0', jobFile('variables.nomad'));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Invalid value for variable "instances" (from -var instances=0): At least one instance.');
   });
 });
