@@ -133,6 +133,7 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     await putVar('nomad/jobs/consumer', { level: 'info' });
     const first = await logsUntil('consumer', 'reader', 'level=info');
     expect(first).toContain(`upstream ${address}`);
+    expect(first).toMatch(/host=\S+ dc=dc1\n/); // the node's attr.* and node.* keys, as Nomad's TaskEnv.All()
     await putVar('nomad/jobs/consumer', { level: 'debug' });
     await logsUntil('consumer', 'reader', 'got HUP');
     // Nomad records one Signaling event whose message is "Template re-rendered"; allocrun records the re-render as a
