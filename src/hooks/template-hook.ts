@@ -406,8 +406,8 @@ class TemplateManager {
       return;
     }
     const signals = [...new Set(acting.filter((t) => t.changeMode === 'signal').map((t) => t.changeSignal!))];
-    if (signals.length > 0) lifecycle.emit({ type: TEMPLATE_EVENT, message: 'Template re-rendered' });
-    for (const s of signals) lifecycle.signal(s);
+    // One Signaling event per signal, saying why, as Nomad's template manager records it.
+    for (const s of signals) lifecycle.signal(s, 'Template re-rendered');
     for (const t of acting.filter((x) => x.changeMode === 'script')) await this.runScript(t);
   }
 
