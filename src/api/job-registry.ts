@@ -19,6 +19,7 @@ import { canonicalJob, sameJob } from './job-canonical.ts';
 import { deploymentOf } from './deployment-id.ts';
 import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
+import { datacentersOf, inAnyDatacenter } from './datacenters.ts';
 import type { NodeIdentity } from './node.ts';
 import type { EventBroker, StreamEvent } from './event-broker.ts';
 import type { StateIndex } from './state-index.ts';
@@ -126,7 +127,7 @@ const isTerminal = (s: AllocState) => s.clientStatus === 'complete' || s.clientS
 const WRITABLE = ['desired', 'desiredDescription', 'spec', 'allocModifyIndex', 'modifyTime', 'jobVersion', 'nextAllocation', 'previousAllocation', 'evalId'] as const;
 
 /**
- * A placement that did not fit (ports, CPU, cores, memory): its evaluation, group, Nomad's exhausted dimension,
+ * A placement that did not fit (the job's datacenters, ports, CPU, cores, memory): its evaluation, group, Nomad's exhausted dimension,
  * what its tasks asked for and how long the attempt took (for the AllocMetric), the reason, whom it replaced.
  */
 export interface PlacementFailure extends FailedPlacement {
@@ -766,21 +767,26 @@ export class JobRegistry {
   private place(change: Change, entry: JobEntry, template: AllocSpec, i: number, previous?: AllocEntry): void {
     // What the node holds: the live allocations, then what writes being committed place or stop, then this plan's.
     const started = process.hrtime.bigint();
-    const holders = [...this.allocs.values(), ...[...this.inflight].flatMap((c) => [...c.allocs.values()]), ...change.allocs.values()];
-    const ports = template.network && this.ports.assign(template.network, portsHeld(holders), change.hostBusy);
-    // Ports first, then CPU, cores and memory, in the order Nomad's bin packing checks them.
-    const fit = ports && !ports.ok ? ports : fitResources(askOf(template), resourcesUsed(holders), this.capacity);
-    if (!fit.ok) {
+    const failed = (why: { dimension?: string; reason: string }) => {
       const tasks = template.tasks.map((t) => {
         const ask = askOf({ tasks: [t] });
         return { name: t.name, cpu: ask.cpu, memoryMB: ask.memoryMB };
       });
       change.failed.push({
-        evalId: change.evalId, group: template.group, dimension: fit.dimension, reason: fit.reason, tasks,
-        allocationTime: Number(process.hrtime.bigint() - started), ...(previous && { previous: previous.id }),
+        evalId: change.evalId, group: template.group, ...(why.dimension !== undefined && { dimension: why.dimension }), datacenter: this.node.datacenter,
+        reason: why.reason, tasks, allocationTime: Number(process.hrtime.bigint() - started), ...(previous && { previous: previous.id }),
       });
-      return;
+    };
+    // The node is eligible only in one of the job's datacenters: outside them, nothing of it is even evaluated.
+    const datacenters = datacentersOf((change.jobs.get(entry.id) ?? entry).versions.at(-1)!.job);
+    if (!inAnyDatacenter(datacenters, this.node.datacenter)) {
+      return failed({ reason: `no node is in the job's datacenters ${JSON.stringify(datacenters)} (the agent's node is in ${JSON.stringify(this.node.datacenter)})` });
     }
+    const holders = [...this.allocs.values(), ...[...this.inflight].flatMap((c) => [...c.allocs.values()]), ...change.allocs.values()];
+    const ports = template.network && this.ports.assign(template.network, portsHeld(holders), change.hostBusy);
+    // Ports first, then CPU, cores and memory, in the order Nomad's bin packing checks them.
+    const fit = ports && !ports.ok ? ports : fitResources(askOf(template), resourcesUsed(holders), this.capacity);
+    if (!fit.ok) return failed(fit);
     const id = randomUUID();
     const now = this.now();
     const index = change.index;
