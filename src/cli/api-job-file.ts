@@ -1,0 +1,20 @@
+/** A job file read for the agent's API: what `job run` registers and `job plan` plans. */
+import { readFile } from 'node:fs/promises';
+import { jobToApiJson, type Json } from '../api/job-json.ts';
+import { loadJob, warningLines } from './job-file.ts';
+
+/**
+ * The job file as Nomad API JSON: sent as written when it already is, else converted from the checked jobspec.
+ * Its warnings go to stderr unless `quiet` (`job plan` prints the agent's own, as Nomad does).
+ */
+export async function apiJobOf(file: string, quiet = false): Promise<Json> {
+  const { job, warnings } = await loadJob(file);
+  if (!quiet) process.stderr.write(warningLines(warnings));
+  const text = await readFile(file, 'utf8');
+  if (text.trimStart().startsWith('{')) {
+    const value = JSON.parse(text) as Json;
+    if (value['Job'] && typeof value['Job'] === 'object') return value['Job'] as Json;
+    if ('TaskGroups' in value) return value;
+  }
+  return jobToApiJson(job.name, job.body);
+}
