@@ -6,7 +6,7 @@
  * evaluation is not evaluated again, it only adds one to `CoalescedFailures` and its tasks' asks to
  * `ResourcesExhausted` (nomad/structs, AllocMetric.ExhaustResources: memory when the first failure exhausted
  * memory, CPU when it exhausted CPU). This agent is one node, in datacenter `dc1` unless the agent is given another
- * (`allocrun agent --dc`); a job whose datacenters do not match it finds no eligible node (datacenters.ts).
+ * (`allocrun agent --dc`).
  */
 import type { Json } from './job-json.ts';
 
@@ -21,11 +21,11 @@ export interface TaskAsk {
 }
 
 /**
- * One placement that failed: Nomad's exhausted dimension on the node (none when the node was not even eligible:
- * not in the job's datacenters), the node's datacenter, what its tasks asked for, how long the attempt took (ns).
+ * One placement that failed: Nomad's exhausted dimension, the node's datacenter (where it was available), what
+ * its tasks asked for, how long the attempt took (ns).
  */
 export interface FailedPlacement {
-  dimension?: string;
+  dimension: string;
   datacenter?: string;
   tasks: readonly TaskAsk[];
   allocationTime?: number;
@@ -40,9 +40,8 @@ function exhaustedResources(cpu: number, memoryMB: number): Json {
 export function failedGroupMetric(failures: readonly FailedPlacement[]): Json {
   const first = failures[0];
   if (!first) throw new Error('failedGroupMetric: a failed group has at least one failed placement');
-  if (first.dimension === undefined) return ineligibleMetric(failures.length - 1, first.allocationTime ?? 0);
   // ExhaustResources, once for the first failure and once per coalesced one, each with that placement's group: every
-  // task gets an entry, since a failed placement that reached the node always has an exhausted dimension here.
+  // task gets an entry, since a failed placement always has an exhausted dimension here.
   const exhausted = new Map<string, { cpu: number; memoryMB: number }>();
   for (const f of failures) {
     for (const t of f.tasks) {
@@ -57,18 +56,5 @@ export function failedGroupMetric(failures: readonly FailedPlacement[]): Json {
     NodesExhausted: 1, ClassExhausted: null, DimensionExhausted: { [first.dimension]: 1 }, QuotaExhausted: null,
     ResourcesExhausted: Object.fromEntries([...exhausted].map(([task, r]) => [task, exhaustedResources(r.cpu, r.memoryMB)])),
     Scores: null, ScoreMetaData: null, AllocationTime: first.allocationTime ?? 0, CoalescedFailures: failures.length - 1,
-  };
-}
-
-/**
- * The metric of a group no node was eligible for (the node is in none of the job's datacenters): nothing in
- * the pool, nothing evaluated, no datacenter with a node in it, nothing exhausted, so ExhaustResources adds
- * nothing either (Nomad's returns early without an exhausted dimension).
- */
-function ineligibleMetric(coalesced: number, allocationTime: number): Json {
-  return {
-    NodesEvaluated: 0, NodesFiltered: 0, NodesInPool: 0, NodesAvailable: {}, ClassFiltered: null, ConstraintFiltered: null,
-    NodesExhausted: 0, ClassExhausted: null, DimensionExhausted: null, QuotaExhausted: null, ResourcesExhausted: null,
-    Scores: null, ScoreMetaData: null, AllocationTime: allocationTime, CoalescedFailures: coalesced,
   };
 }

@@ -19,8 +19,9 @@ import { canonicalJob, sameJob } from './job-canonical.ts';
 import { deploymentOf } from './deployment-id.ts';
 import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
-import { datacentersOf, inAnyDatacenter } from './datacenters.ts';
 import type { NodeIdentity } from './node.ts';
+import { infeasibility, type Infeasible, type NodeFacts } from '../jobspec/constraints.ts';
+import { localNodeInfo } from '../env/node-info.ts';
 import type { EventBroker, StreamEvent } from './event-broker.ts';
 import type { StateIndex } from './state-index.ts';
 import type { AgentStore, WriteTx } from '../state/agent-store.ts';
@@ -127,7 +128,7 @@ const isTerminal = (s: AllocState) => s.clientStatus === 'complete' || s.clientS
 const WRITABLE = ['desired', 'desiredDescription', 'spec', 'allocModifyIndex', 'modifyTime', 'jobVersion', 'nextAllocation', 'previousAllocation', 'evalId'] as const;
 
 /**
- * A placement that did not fit (the job's datacenters, ports, CPU, cores, memory): its evaluation, group, Nomad's exhausted dimension,
+ * A placement that did not fit (ports, CPU, cores, memory): its evaluation, group, Nomad's exhausted dimension,
  * what its tasks asked for and how long the attempt took (for the AllocMetric), the reason, whom it replaced.
  */
 export interface PlacementFailure extends FailedPlacement {
@@ -135,6 +136,8 @@ export interface PlacementFailure extends FailedPlacement {
   group: string;
   reason: string;
   previous?: string;
+  /** Set when the node was filtered out (its datacenter, or a constraint), not exhausted. */
+  filter?: Infeasible;
 }
 
 /** One write being planned: drafts of what changes, applied only after the store has committed them. */
@@ -763,34 +766,44 @@ export class JobRegistry {
     }
   }
 
+  /** What constraints read of this node: its identity, the fingerprinted attributes tasks see too. */
+  private nodeFacts(): NodeFacts {
+    const info = localNodeInfo();
+    return { id: this.node.id, name: this.node.name, datacenter: this.node.datacenter, class: info.class ?? '', pool: 'default', attributes: info.attributes, meta: info.meta };
+  }
+
   /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given. */
   private place(change: Change, entry: JobEntry, template: AllocSpec, i: number, previous?: AllocEntry): void {
     // What the node holds: the live allocations, then what writes being committed place or stop, then this plan's.
     const started = process.hrtime.bigint();
-    const failed = (why: { dimension?: string; reason: string }) => {
-      const tasks = template.tasks.map((t) => {
-        const ask = askOf({ tasks: [t] });
-        return { name: t.name, cpu: ask.cpu, memoryMB: ask.memoryMB };
-      });
-      change.failed.push({
-        evalId: change.evalId, group: template.group, ...(why.dimension !== undefined && { dimension: why.dimension }), datacenter: this.node.datacenter,
-        reason: why.reason, tasks, allocationTime: Number(process.hrtime.bigint() - started), ...(previous && { previous: previous.id }),
-      });
-    };
-    // The node is eligible only in one of the job's datacenters: outside them, nothing of it is even evaluated.
-    const datacenters = datacentersOf((change.jobs.get(entry.id) ?? entry).versions.at(-1)!.job);
-    if (!inAnyDatacenter(datacenters, this.node.datacenter)) {
-      return failed({ reason: `no node is in the job's datacenters ${JSON.stringify(datacenters)} (the agent's node is in ${JSON.stringify(this.node.datacenter)})` });
+    const job = change.jobs.get(entry.id) ?? entry;
+    // The node is judged before its capacity, as Nomad's feasibility checks come before bin packing.
+    const filter = infeasibility(job.versions.at(-1)!.job, template.group, this.nodeFacts());
+    if (filter) {
+      const reason = 'datacenter' in filter
+        ? `the job's datacenters do not include the node's datacenter ${JSON.stringify(filter.datacenter)}`
+        : `the node does not meet the constraint ${JSON.stringify(filter.constraint)}`;
+      change.failed.push({ evalId: change.evalId, group: template.group, dimension: '', datacenter: this.node.datacenter, tasks: [], reason, filter, ...(previous && { previous: previous.id }) });
+      return;
     }
     const holders = [...this.allocs.values(), ...[...this.inflight].flatMap((c) => [...c.allocs.values()]), ...change.allocs.values()];
     const ports = template.network && this.ports.assign(template.network, portsHeld(holders), change.hostBusy);
     // Ports first, then CPU, cores and memory, in the order Nomad's bin packing checks them.
     const fit = ports && !ports.ok ? ports : fitResources(askOf(template), resourcesUsed(holders), this.capacity);
-    if (!fit.ok) return failed(fit);
+    if (!fit.ok) {
+      const tasks = template.tasks.map((t) => {
+        const ask = askOf({ tasks: [t] });
+        return { name: t.name, cpu: ask.cpu, memoryMB: ask.memoryMB };
+      });
+      change.failed.push({
+        evalId: change.evalId, group: template.group, dimension: fit.dimension, datacenter: this.node.datacenter, reason: fit.reason, tasks,
+        allocationTime: Number(process.hrtime.bigint() - started), ...(previous && { previous: previous.id }),
+      });
+      return;
+    }
     const id = randomUUID();
     const now = this.now();
     const index = change.index;
-    const job = change.jobs.get(entry.id) ?? entry;
     const version = job.versions.at(-1)!.version;
     const deployment = deploymentOf(job, version, template);
     const a: AllocEntry = {

@@ -88,7 +88,7 @@ Example:
       if (!parsed) return 0;
       const file = parsed.positionals[0]!;
       const client = agentClient('job plan', parsed.values);
-      const job = await apiJobOf(file, true);
+      const { job } = await apiJobOf(file, true);
       const id = String(job['ID']);
       // The diff is always asked for: whether anything changed decides the exit status.
       const plan = await client.send<PlanResponseBody>('PUT', `/v1/job/${encodeURIComponent(id)}/plan`, { Job: job, Diff: true });

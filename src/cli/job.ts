@@ -10,6 +10,7 @@ import { isTerminalStatus, watchAllocs } from './api-watch.ts';
 import { commandGroup } from './command-group.ts';
 import { columns, formatTime, keyValues, shortId, timeAgo } from './format.ts';
 import { apiJobOf } from './api-job-file.ts';
+import { agentWarningLines } from './job-file.ts';
 import { checkIndexOf, enforcedRegistration, notUpdated } from './job-check-index.ts';
 import { jobPlan } from './job-plan.ts';
 import { placementFailureLines, PLACEMENT_FAILED_EXIT, type EvaluationBody } from './placement-failures.ts';
@@ -68,9 +69,9 @@ Example:
     if (!parsed) return 0;
     const checkIndex = checkIndexOf(this, parsed.values['check-index']);
     const client = agentClient('job run', parsed.values);
-    const job = await apiJobOf(parsed.positionals[0]!);
+    const { job, warnings } = await apiJobOf(parsed.positionals[0]!);
     const res = await client.send<RegisterResponse>('PUT', '/v1/jobs', { Job: job, ...enforcedRegistration(checkIndex) }).catch(notUpdated);
-    if (res.Warnings) process.stderr.write(res.Warnings.split('\n').map((w) => `warning: ${w}\n`).join(''));
+    process.stderr.write(agentWarningLines(res.Warnings, warnings));
     const id = String(job['ID']);
     if (!res.EvalID) {
       process.stdout.write(`==> Job "${id}" is unchanged: nothing to do\n`);

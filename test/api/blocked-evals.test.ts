@@ -188,6 +188,18 @@ async function register(s: Served, body: unknown): Promise<{ EvalID: string }> {
 }
 
 describe('blocked evaluations through the agent', { timeout: 60_000 }, () => {
+  it('places nothing where a constraint or the datacenters leave the node out, and says which (ConstraintFiltered)', async () => {
+    const { s } = await smallNode();
+    const job = (id: string, extra: Record<string, unknown>) => ({ Job: { ...sized(id, 10).Job, ...extra } });
+    const { EvalID } = await register(s, job('win', { Constraints: [{ LTarget: '${attr.kernel.name}', RTarget: 'windows', Operand: '=' }] }));
+    expect(await evalOf(s, EvalID)).toMatchObject({ QueuedAllocations: { g: 1 }, FailedTGAllocs: { g: { NodesEvaluated: 1, NodesFiltered: 1, NodesExhausted: 0, ConstraintFiltered: { '${attr.kernel.name} = windows': 1 }, DimensionExhausted: null } } });
+    const dc = await register(s, job('far', { Datacenters: ['eu-west-1'] }));
+    expect(await evalOf(s, dc.EvalID)).toMatchObject({ FailedTGAllocs: { g: { NodesEvaluated: 0, ConstraintFiltered: null } } });
+    await register(s, job('here', { Datacenters: ['dc*'], Constraints: [{ LTarget: '${attr.kernel.name}', RTarget: 'linux', Operand: '=' }] }));
+    await waitForAllocs(s.socket, '/v1/job/here/allocations', liveOnes(1));
+    for (const id of ['win', 'far']) expect((await call(s.socket, 'GET', `/v1/job/${id}/allocations`)).json()).toEqual([]);
+  });
+
   it('blocks a group whose memory does not fit beside what runs, and places it once that is stopped', async () => {
     const { s, log } = await smallNode();
     await register(s, sized('big', 600));
