@@ -9,6 +9,7 @@ import { statfs } from 'node:fs/promises';
 import type { Observable } from 'rxjs';
 import type { AllocState } from '../../machines/model.ts';
 import type { Clock } from '../drivers/clock.ts';
+import { everyInterval, type AbsoluteInterval } from './absolute-interval.ts';
 
 /** The collector's settings; defaults are Nomad's client defaults. */
 export interface GcOptions {
@@ -55,17 +56,14 @@ export function statfsUsage(dir: string): () => Promise<DiskUsage | undefined> {
   };
 }
 
-/** The agent's collector; `start()` arms its interval, `stop()` ends it (a pass under way finishes its allocation). */
+/** The agent's collector; `start()` arms its interval, `stop()` ends it (a pass under way finishes first). */
 export class AllocGarbageCollector {
   /** Terminal allocations by id, with when each became terminal: the oldest is collected first. */
   private readonly queue = new Map<string, number>();
   /** Allocations whose destroy failed in this pass: queued again once it ends, so one pass never loops on them. */
   private readonly failed = new Map<string, number>();
   private readonly settings: Required<GcOptions>;
-  private timer: unknown;
-  private epoch = 0;
-  private ticks = 0;
-  private stopped = true;
+  private schedule?: AbsoluteInterval;
   /** One pass or collection at a time: a destroy never races another of the same allocation. */
   private running: Promise<unknown> = Promise.resolve();
 
@@ -98,36 +96,17 @@ export class AllocGarbageCollector {
     return this.queue.size;
   }
 
-  /**
-   * Arms the interval: passes at start + k·interval on the clock, an absolute schedule (a slow pass does not
-   * push the next ones later, and no pass piles up behind another).
-   */
+  /** Arms the interval (absolute-interval.ts): a pass at start + k·interval on the clock. */
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.epoch = this.clock.now();
-    this.ticks = 0;
-    this.arm();
+    this.schedule ??= everyInterval(this.clock, this.settings.intervalMs, () => this.keepUsageBelowThreshold());
   }
 
   /** Disarms the interval and waits for a pass under way. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
-    this.timer = undefined;
+    const schedule = this.schedule;
+    this.schedule = undefined;
+    await schedule?.stop();
     await this.running.catch(() => undefined);
-  }
-
-  private arm(): void {
-    const now = this.clock.now();
-    const interval = Math.max(1, this.settings.intervalMs);
-    this.ticks = Math.max(this.ticks + 1, Math.floor((now - this.epoch) / interval) + 1);
-    const due = this.epoch + this.ticks * interval;
-    this.timer = this.clock.setTimeout(() => {
-      this.timer = undefined;
-      if (this.stopped) return;
-      void this.keepUsageBelowThreshold().finally(() => this.stopped || this.arm());
-    }, due - now);
   }
 
   /** One pass: collects the oldest terminal allocations while the agent is over a threshold. Resolves with their ids. */
