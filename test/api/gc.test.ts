@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import type { AgentOptions } from '../../src/runtime/create-agent.ts';
+import { runCli } from '../cli/spawn-cli.ts';
 import { call, type Alloc } from './agent-process.ts';
 import { cleanUp, freshDir, mockJob, serve, until, type Served } from './in-process-agent.ts';
 
@@ -78,8 +79,10 @@ describe('200 short batch jobs with gc_max_allocs 10', () => {
     expect(after.map((a) => [a.ID, a.ClientStatus]).sort()).toEqual(listed.map((a) => [a.ID, 'complete']).sort());
     expect((await call(s.socket, 'GET', `/v1/client/fs/logs/${collected.ID}?task=t&type=stdout&plain=true`)).status).toBe(404);
 
-    // The server's collector, forced: every job is dead, so jobs, evaluations and allocations go, and the client's last ten with them.
-    expect((await call(s.socket, 'PUT', '/v1/system/gc')).status).toBe(200);
+    // The server's collector, forced (`allocrun system gc`, as `nomad system gc`): every job is dead, so jobs,
+    // evaluations and allocations go, and the client's last ten with them.
+    const gc = await runCli(['system', 'gc', '--data-dir', dataDir], { timeoutMs: 60_000 });
+    expect([gc.code, gc.stderr]).toEqual([0, '']);
     expect((await call(s.socket, 'GET', '/v1/allocations')).json()).toEqual([]);
     expect((await call(s.socket, 'GET', '/v1/jobs')).json()).toEqual([]);
     expect((await call(s.socket, 'GET', '/v1/evaluations')).json()).toEqual([]);
