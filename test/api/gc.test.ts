@@ -124,4 +124,28 @@ describe('the client garbage collection routes', () => {
     void long.done.finally(() => (ended = true));
     await until(async () => (ended || (await clock.advance(1_000)), ended), (e) => e, 'the long allocation killed');
   }, 60_000);
+
+  it('an agent that died after the API recorded a collection, before the record was marked: the next one collects it at start', async () => {
+    const dataDir = freshDir();
+    const clock = new SimulatedClock(Date.now());
+    const first = await serve(dataDir, undefined, { agent: { clock, gc: { maxAllocs: 50, intervalMs: 60_000, usage: noDisk } } });
+    expect((await call(first.socket, 'PUT', '/v1/jobs', batch('once'))).status).toBe(200);
+    const id = first.api.registry.allocsOfJob('once')[0]!.id;
+    await until(async () => (first.agent.gc.isTerminal(id) || (await clock.advance(1_000)), first.agent.gc.isTerminal(id)), (t) => t, 'the allocation finished');
+    // The API's record commits, then the agent "dies": nothing after step 1 happens.
+    const record = first.agent.gc.beforeCollect!;
+    first.agent.gc.beforeCollect = async (allocId, state) => {
+      await record(allocId, state);
+      throw new Error('killed');
+    };
+    expect(await first.agent.gc.collect(id)).toBe(false);
+    expect(first.store.get('runners', id)).toBeDefined();
+    expect(existsSync(join(dataDir, 'allocs', id))).toBe(true);
+    await first.stop();
+
+    const next = await serve(dataDir, undefined, { agent: { clock: new SimulatedClock(Date.now()), gc: { maxAllocs: 50, intervalMs: 60_000, usage: noDisk } } });
+    await until(async () => next.store.get('runners', id) === undefined && !existsSync(join(dataDir, 'allocs', id)), (gone) => gone, 'the collection finished at start');
+    expect(next.agent.list()).toEqual([]);
+    expect((await call(next.socket, 'GET', `/v1/allocation/${id}`)).json<Alloc>().ClientStatus).toBe('complete');
+  }, 60_000);
 });
