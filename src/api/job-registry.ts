@@ -20,12 +20,15 @@ import { deploymentOf } from './deployment-id.ts';
 import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
 import type { NodeIdentity } from './node.ts';
+import { infeasibility, type Infeasible, type NodeFacts } from '../jobspec/constraints.ts';
+import { localNodeInfo } from '../env/node-info.ts';
 import type { EventBroker, StreamEvent } from './event-broker.ts';
 import type { StateIndex } from './state-index.ts';
 import type { AgentStore, WriteTx } from '../state/agent-store.ts';
 import { readAllocs, readEvals, readJobs } from './registry-records.ts';
 import { PortAllocator, probeHost, portsHeld, staticPortsToProbe, type HostBusy } from './port-allocator.ts';
 import { askOf, fitResources, hostCapacity, resourcesUsed, type Capacity } from './node-capacity.ts';
+import type { FailedPlacement } from './alloc-metric.ts';
 import { failedAfterAttempts, failureSummary, planAttempts, settleEvaluations } from './blocked-evals.ts';
 import { StoreCommitError } from '../state/agent-store.ts';
 import { commitInOrder } from './ordered-commit.ts';
@@ -129,13 +132,17 @@ const isTerminal = (s: AllocState) => s.clientStatus === 'complete' || s.clientS
 /** Fields of an allocation a write may change: what `apply` copies from a draft onto the live entry. */
 const WRITABLE = ['desired', 'desiredDescription', 'spec', 'allocModifyIndex', 'modifyTime', 'jobVersion', 'nextAllocation', 'previousAllocation', 'evalId'] as const;
 
-/** A placement that found no ports: its evaluation, group, Nomad's exhausted dimension, the reason, whom it replaced. */
-export interface PlacementFailure {
+/**
+ * A placement that did not fit (ports, CPU, cores, memory): its evaluation, group, Nomad's exhausted dimension,
+ * what its tasks asked for and how long the attempt took (for the AllocMetric), the reason, whom it replaced.
+ */
+export interface PlacementFailure extends FailedPlacement {
   evalId?: string;
   group: string;
-  dimension: string;
   reason: string;
   previous?: string;
+  /** Set when the node was filtered out (its datacenter, or a constraint), not exhausted. */
+  filter?: Infeasible;
 }
 
 /** One write being planned: drafts of what changes, applied only after the store has committed them. */
@@ -813,21 +820,44 @@ export class JobRegistry {
     }
   }
 
+  /** What constraints read of this node: its identity, the fingerprinted attributes tasks see too. */
+  private nodeFacts(): NodeFacts {
+    const info = localNodeInfo();
+    return { id: this.node.id, name: this.node.name, datacenter: info.datacenter, class: info.class ?? '', pool: 'default', attributes: info.attributes, meta: info.meta };
+  }
+
   /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given. */
   private place(change: Change, entry: JobEntry, template: AllocSpec, i: number, previous?: AllocEntry): void {
     // What the node holds: the live allocations, then what writes being committed place or stop, then this plan's.
+    const started = process.hrtime.bigint();
+    const job = change.jobs.get(entry.id) ?? entry;
+    // The node is judged before its capacity, as Nomad's feasibility checks come before bin packing.
+    const filter = infeasibility(job.versions.at(-1)!.job, template.group, this.nodeFacts());
+    if (filter) {
+      const reason = 'datacenter' in filter
+        ? `the job's datacenters do not include the node's datacenter ${JSON.stringify(filter.datacenter)}`
+        : `the node does not meet the constraint ${JSON.stringify(filter.constraint)}`;
+      change.failed.push({ evalId: change.evalId, group: template.group, dimension: '', tasks: [], reason, filter, ...(previous && { previous: previous.id }) });
+      return;
+    }
     const holders = [...this.allocs.values(), ...[...this.inflight].flatMap((c) => [...c.allocs.values()]), ...change.allocs.values()];
     const ports = template.network && this.ports.assign(template.network, portsHeld(holders), change.hostBusy);
     // Ports first, then CPU, cores and memory, in the order Nomad's bin packing checks them.
     const fit = ports && !ports.ok ? ports : fitResources(askOf(template), resourcesUsed(holders), this.capacity);
     if (!fit.ok) {
-      change.failed.push({ evalId: change.evalId, group: template.group, dimension: fit.dimension, reason: fit.reason, ...(previous && { previous: previous.id }) });
+      const tasks = template.tasks.map((t) => {
+        const ask = askOf({ tasks: [t] });
+        return { name: t.name, cpu: ask.cpu, memoryMB: ask.memoryMB };
+      });
+      change.failed.push({
+        evalId: change.evalId, group: template.group, dimension: fit.dimension, reason: fit.reason, tasks,
+        allocationTime: Number(process.hrtime.bigint() - started), ...(previous && { previous: previous.id }),
+      });
       return;
     }
     const id = randomUUID();
     const now = this.now();
     const index = change.index;
-    const job = change.jobs.get(entry.id) ?? entry;
     const version = job.versions.at(-1)!.version;
     const deployment = deploymentOf(job, version, template);
     const a: AllocEntry = {

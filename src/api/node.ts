@@ -8,6 +8,7 @@ import { readFileSync, statfsSync } from 'node:fs';
 import { arch, cpus, freemem, hostname, platform, release, totalmem, type as osType, uptime } from 'node:os';
 import { StoreDamagedError, type AgentStore } from '../state/agent-store.ts';
 import { BUILTIN_DRIVER_CHECKS } from '../drivers/config-checks.ts';
+import { NODE_DATACENTER } from './alloc-metric.ts';
 import type { ApiContext } from './context.ts';
 import type { Json } from './job-json.ts';
 
@@ -148,7 +149,7 @@ export function nodeJson(ctx: NodeContext, modifyIndex: number): Json {
     ID: ctx.node.id,
     SecretID: '',
     Name: ctx.node.name,
-    Datacenter: 'dc1',
+    Datacenter: NODE_DATACENTER,
     NodeClass: '',
     NodePool: 'default',
     HTTPAddr: ctx.address,

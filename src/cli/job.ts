@@ -4,6 +4,7 @@
  * reports them, with file, line and column.
  */
 import { readFile } from 'node:fs/promises';
+import type { SpecProblem } from '../jobspec/index.ts';
 import { jobToApiJson, type Json } from '../api/job-json.ts';
 import { parseCommand, type Command } from './args.ts';
 import { agentClient, ApiError, AGENT_FLAGS, AGENT_FLAGS_HELP, type AgentClient } from './api-client.ts';
@@ -11,20 +12,20 @@ import { recordOfApiAlloc, type ApiAllocation } from './api-records.ts';
 import { isTerminalStatus, watchAllocs } from './api-watch.ts';
 import { commandGroup } from './command-group.ts';
 import { columns, formatTime, keyValues, shortId, timeAgo } from './format.ts';
-import { loadJob, warningLines } from './job-file.ts';
+import { agentWarningLines, loadJob, warningLines } from './job-file.ts';
 import { placementFailureLines, PLACEMENT_FAILED_EXIT, type EvaluationBody } from './placement-failures.ts';
 
 /** The job file as Nomad API JSON: sent as written when it already is, else converted from the checked jobspec. */
-async function apiJobOf(file: string): Promise<Json> {
+async function apiJobOf(file: string): Promise<{ job: Json; warnings: SpecProblem[] }> {
   const { job, warnings } = await loadJob(file);
   process.stderr.write(warningLines(warnings));
   const text = await readFile(file, 'utf8');
   if (text.trimStart().startsWith('{')) {
     const value = JSON.parse(text) as Json;
-    if (value['Job'] && typeof value['Job'] === 'object') return value['Job'] as Json;
-    if ('TaskGroups' in value) return value;
+    if (value['Job'] && typeof value['Job'] === 'object') return { job: value['Job'] as Json, warnings };
+    if ('TaskGroups' in value) return { job: value, warnings };
   }
-  return jobToApiJson(job.name, job.body);
+  return { job: jobToApiJson(job.name, job.body), warnings };
 }
 
 interface RegisterResponse {
@@ -78,9 +79,9 @@ Example:
     const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, detach: { type: 'boolean' } }, { min: 1, max: 1, names: 'the job file' });
     if (!parsed) return 0;
     const client = agentClient('job run', parsed.values);
-    const job = await apiJobOf(parsed.positionals[0]!);
+    const { job, warnings } = await apiJobOf(parsed.positionals[0]!);
     const res = await client.send<RegisterResponse>('PUT', '/v1/jobs', { Job: job });
-    if (res.Warnings) process.stderr.write(res.Warnings.split('\n').map((w) => `warning: ${w}\n`).join(''));
+    process.stderr.write(agentWarningLines(res.Warnings, warnings));
     const id = String(job['ID']);
     if (!res.EvalID) {
       process.stdout.write(`==> Job "${id}" is unchanged: nothing to do\n`);
