@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
-import type { AgentOptions } from '../../src/runtime/create-agent.ts';
+import type { AgentOptions, AgentRecord } from '../../src/runtime/create-agent.ts';
 import { runCli } from '../cli/spawn-cli.ts';
 import { call, type Alloc } from './agent-process.ts';
 import { cleanUp, freshDir, mockJob, serve, until, type Served } from './in-process-agent.ts';
@@ -21,6 +21,8 @@ const MAX = 10;
 const noDisk = async () => undefined;
 const batch = (id: string, runFor = '1s') => mockJob(id, { t: { run_for: runFor } }, { Type: 'batch' });
 const gcOptions = (clock: SimulatedClock): Partial<AgentOptions> => ({ clock, gc: { maxAllocs: MAX, intervalMs: 60_000, usage: noDisk } });
+
+const terminalOnDisk = (r: AgentRecord | undefined) => (r?.snapshot?.snapshot as { value?: unknown } | undefined)?.value === 'terminal';
 
 /** What the agent holds of its allocations: runners in memory, runner records in the store, alloc dirs on disk. */
 async function held(s: Served) {
@@ -48,7 +50,8 @@ describe('200 short batch jobs with gc_max_allocs 10', () => {
     let nextPass = clock.now() + 60_000;
     const peaks = { runners: 0, records: 0, dirs: 0 };
     for (let start = 0; start < JOBS; start += 20) {
-      for (let i = start; i < start + 20; i++) expect((await call(s.socket, 'PUT', '/v1/jobs', batch(`b-${i}`))).status).toBe(200);
+      const registered = await Promise.all(Array.from({ length: 20 }, (_, i) => call(s.socket, 'PUT', '/v1/jobs', batch(`b-${start + i}`))));
+      expect(registered.map((r) => r.status)).toEqual(Array(20).fill(200));
       await untilAllFinished(s, clock, nextPass);
       // The next pass of the interval (every 60s on the agent's clock).
       await clock.advance(nextPass - clock.now());
@@ -71,6 +74,8 @@ describe('200 short batch jobs with gc_max_allocs 10', () => {
     expect((await call(s.socket, 'GET', `/v1/client/fs/ls/${collected.ID}?path=/`)).status).toBe(404);
 
     // A restart: the collected allocations are neither restored nor started again; the server view is the same.
+    // (Once the kept ones' terminal snapshots are on disk: a save cut short would have one restored, rightly.)
+    await until(async () => (await s.store.runners().list()).every((r) => terminalOnDisk(r as AgentRecord)), (ok) => ok, 'the kept records terminal on disk');
     await s.stop();
     s = await serve(dataDir, undefined, { agent: gcOptions(new SimulatedClock(Date.now())) });
     expect(s.agent.list()).toEqual([]);
@@ -131,7 +136,9 @@ describe('the client garbage collection routes', () => {
     const first = await serve(dataDir, undefined, { agent: { clock, gc: { maxAllocs: 50, intervalMs: 60_000, usage: noDisk } } });
     expect((await call(first.socket, 'PUT', '/v1/jobs', batch('once'))).status).toBe(200);
     const id = first.api.registry.allocsOfJob('once')[0]!.id;
-    await until(async () => (first.agent.gc.isTerminal(id) || (await clock.advance(1_000)), first.agent.gc.isTerminal(id)), (t) => t, 'the allocation finished');
+    // Finished, and its terminal snapshot on disk (what a next agent finds).
+    const savedTerminal = () => terminalOnDisk(first.store.get('runners', id) as AgentRecord | undefined);
+    await until(async () => (savedTerminal() || (await clock.advance(1_000)), savedTerminal() && first.agent.gc.isTerminal(id)), (t) => t, 'the allocation finished');
     // The API's record commits, then the agent "dies": nothing after step 1 happens.
     const record = first.agent.gc.beforeCollect!;
     first.agent.gc.beforeCollect = async (allocId, state) => {
