@@ -823,7 +823,7 @@ export class JobRegistry {
   /** What constraints read of this node: its identity, the fingerprinted attributes tasks see too. */
   private nodeFacts(): NodeFacts {
     const info = localNodeInfo();
-    return { id: this.node.id, name: this.node.name, datacenter: info.datacenter, class: info.class ?? '', pool: 'default', attributes: info.attributes, meta: info.meta };
+    return { id: this.node.id, name: this.node.name, datacenter: this.node.datacenter, class: info.class ?? '', pool: 'default', attributes: info.attributes, meta: info.meta };
   }
 
   /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given. */
@@ -837,7 +837,7 @@ export class JobRegistry {
       const reason = 'datacenter' in filter
         ? `the job's datacenters do not include the node's datacenter ${JSON.stringify(filter.datacenter)}`
         : `the node does not meet the constraint ${JSON.stringify(filter.constraint)}`;
-      change.failed.push({ evalId: change.evalId, group: template.group, dimension: '', tasks: [], reason, filter, ...(previous && { previous: previous.id }) });
+      change.failed.push({ evalId: change.evalId, group: template.group, dimension: '', datacenter: this.node.datacenter, tasks: [], reason, filter, ...(previous && { previous: previous.id }) });
       return;
     }
     const holders = [...this.allocs.values(), ...[...this.inflight].flatMap((c) => [...c.allocs.values()]), ...change.allocs.values()];
@@ -850,7 +850,7 @@ export class JobRegistry {
         return { name: t.name, cpu: ask.cpu, memoryMB: ask.memoryMB };
       });
       change.failed.push({
-        evalId: change.evalId, group: template.group, dimension: fit.dimension, reason: fit.reason, tasks,
+        evalId: change.evalId, group: template.group, dimension: fit.dimension, datacenter: this.node.datacenter, reason: fit.reason, tasks,
         allocationTime: Number(process.hrtime.bigint() - started), ...(previous && { previous: previous.id }),
       });
       return;

@@ -19,6 +19,7 @@ import { ServiceRegistry } from '../services/index.ts';
 import { checkDataDirPrivate, checkSocketPrivate, resolveAgentToken, type ResolvedToken, type TokenSource } from './agent-token.ts';
 import { EventBroker } from './event-broker.ts';
 import { JobRegistry } from './job-registry.ts';
+import { NODE_DATACENTER } from './alloc-metric.ts';
 import { loadNodeId, registerNode } from './node.ts';
 import { watchDeployments } from './routes/deployments.ts';
 import { publishServiceEvents } from './routes/services.ts';
@@ -71,6 +72,8 @@ export interface ServeOptions {
   ui?: AgentUi;
   /** The server garbage collector's thresholds, interval and clock (gc.ts; Nomad's defaults). */
   gc?: ServerGcOptions;
+  /** The node's datacenter (`allocrun agent --dc`; default `dc1`): jobs are placed only when they name it. */
+  datacenter?: string;
 }
 
 /** A serving API. */
@@ -174,7 +177,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   const services = opts.services ?? new ServiceRegistry();
   services.useIndex(index);
   const registry = new JobRegistry(opts.agent, index, events, store);
-  registry.node = { id: await loadNodeId(store), name: hostname() };
+  registry.node = { id: await loadNodeId(store), name: hostname(), datacenter: opts.datacenter ?? NODE_DATACENTER };
   registry.load();
   registry.adopt(opts.found ?? []);
   // Before the API answers anyone: what a crash left half done is made good first.
