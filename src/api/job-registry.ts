@@ -61,6 +61,11 @@ export interface AllocEntry extends Omit<AllocView, 'state'> {
   lastState: AllocState;
   /** Adopted from a runner record the store's allocations table does not have yet (`heal` records it). */
   unrecorded?: boolean;
+  /**
+   * The state the allocation ended in, recorded when the client garbage collected it (its runner record and alloc
+   * dir are gone, or going): what the API shows from then on, and what tells a later agent it finished.
+   */
+  collectedState?: AllocState;
 }
 
 /** What the store keeps of an allocation: all the registry knows of it but its runner and live state. */
@@ -331,7 +336,7 @@ export class JobRegistry {
       if (value.Status === 'blocked' && (!open || open.CreateIndex < value.CreateIndex)) this.blocked.set(value.JobID, key);
     }
     for (const { key, value } of readAllocs(this.store)) {
-      this.setAlloc(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: { clientStatus: 'pending', taskStates: {} } });
+      this.setAlloc(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: value.collectedState ?? { clientStatus: 'pending', taskStates: {} } });
     }
     for (const { key, value } of this.store.entries('quarantine').values) {
       // Looked up by allocation ID: a key that is not text names none.
@@ -530,6 +535,55 @@ export class JobRegistry {
     this.allocs.set(id, entry);
     this.sorted = undefined;
     this.byJob = undefined;
+  }
+
+  /**
+   * Records durably that the client is about to garbage collect allocation `id`, which ended in `state` (gc.ts):
+   * written before its runner record goes, so an agent started after any crash shows it finished, never
+   * starts it again for want of that record.
+   */
+  async recordCollection(id: string, state: AllocState): Promise<void> {
+    const a = this.allocs.get(id);
+    if (!a) return;
+    // Set on the live entry first: a write drafting this allocation meanwhile carries it.
+    a.collectedState = state;
+    a.lastState = state;
+    await this.store.commit((tx) => tx.put('allocs', id, storedOf(a)));
+  }
+
+  /** The client collected allocation `id`: it has no runner any more. */
+  collected(id: string): void {
+    const a = this.allocs.get(id);
+    if (a) delete a.runner;
+  }
+
+  /**
+   * Deletes what the server's garbage collector chose (gc.ts), as one write at the next index: committed, then
+   * gone from every list, the tables' indexes moved so blocking queries see it. Resolves with that index.
+   */
+  async reap(chosen: { jobs: string[]; evals: string[]; allocs: string[] }): Promise<number> {
+    const index = this.index.order.take();
+    const jobIds = new Set([...chosen.jobs, ...chosen.allocs.map((id) => this.allocs.get(id)?.jobId ?? '')]);
+    await commitInOrder({ store: this.store, events: this.events, index: this.index }, index, (tx) => {
+      for (const id of chosen.jobs) tx.remove('jobs', id);
+      for (const id of chosen.evals) tx.remove('evals', id);
+      for (const id of chosen.allocs) tx.remove('allocs', id);
+    }, () => {
+      for (const id of chosen.jobs) {
+        this.jobs.delete(id);
+        this.summaryAt.delete(id);
+      }
+      for (const id of chosen.evals) this.evals.delete(id);
+      for (const id of chosen.allocs) this.allocs.delete(id);
+      this.sorted = undefined;
+      this.byJob = undefined;
+      if (chosen.jobs.length > 0) this.jobsIndex = index;
+      if (chosen.evals.length > 0) this.evalsIndex = index;
+      if (chosen.allocs.length > 0) this.allocsIndex = index;
+      for (const id of jobIds) if (this.jobs.has(id)) this.summaryMoved(id, index);
+      this.index.changed(index);
+    });
+    return index;
   }
 
   /** An allocation by ID or unique ID prefix (as Nomad resolves short IDs). */
