@@ -29,6 +29,7 @@ import type { AgentUi } from './routes/ui.ts';
 import { commitVisibleInOrder } from './ordered-commit.ts';
 import { StateIndex } from './state-index.ts';
 import { variablesOf } from '../variables/variable-store.ts';
+import { wireGarbageCollection, type ServerGcOptions } from './gc.ts';
 
 /** The socket's file name in the data dir: what `allocrun --data-dir D` clients connect to. */
 export const SOCKET_NAME = 'agent.sock';
@@ -69,6 +70,8 @@ export interface ServeOptions {
   services?: ServiceRegistry;
   /** The visualizer to serve at /ui (routes/ui.ts); without it /ui answers 503. */
   ui?: AgentUi;
+  /** The server garbage collector's thresholds, interval and clock (gc.ts; Nomad's defaults). */
+  gc?: ServerGcOptions;
   /** The node's datacenter (`allocrun agent --dc`; default `dc1`): jobs are placed only when they name it. */
   datacenter?: string;
 }
@@ -186,6 +189,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   watchDeployments(ctx);
   const stopServiceEvents = publishServiceEvents(ctx);
   const stopVariableEvents = publishVariableEvents(ctx);
+  const stopGc = wireGarbageCollection(ctx, opts.gc);
 
   const apps: FastifyInstance[] = [];
   const closeAll = async () => {
@@ -195,6 +199,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
     announceNode.abandon();
     registry.close();
     registry.detach();
+    await stopGc();
     await Promise.all(apps.map((a) => a.close()));
   };
   try {
