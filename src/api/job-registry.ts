@@ -491,8 +491,11 @@ export class JobRegistry {
     // A placement that would find no ports is still one the plan wants (Nomad counts it, and reports it in FailedTGAllocs).
     for (const f of change.failed) if (f.previous) replaced.add(f.previous); else g(f.group).place++;
     for (const k of change.kills) (replaced.has(k) ? g(change.allocs.get(k)!.group).destructive++ : g(change.allocs.get(k)!.group).stop++);
+    // A replacement that cannot be placed leaves its allocation running (replace), still a planned destructive update.
+    const kept = change.failed.flatMap((f) => (f.previous && !change.kills.includes(f.previous) ? [f] : []));
+    for (const f of kept) g(f.group).destructive++;
     for (const u of change.updates) g(change.allocs.get(u)!.group).inPlace++;
-    const touched = new Set([...change.kills, ...change.updates]);
+    const touched = new Set([...change.kills, ...change.updates, ...kept.map((f) => f.previous!)]);
     for (const a of live) if (!touched.has(a.id)) g(a.group).ignore++;
     return { groups, jobModifyIndex: existing?.jobModifyIndex ?? 0, failed: change.failed };
   }
@@ -795,13 +798,14 @@ export class JobRegistry {
         this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
         continue;
       }
-      const update = groupUpdate(a.spec, template);
+      const newVersion = a.jobVersion !== version.version;
+      // A new version the node no longer suits (its datacenters or constraints leave the node out) cannot be
+      // applied in place: the allocation must be replaced, as Nomad's genericAllocUpdateFn decides.
+      const update = newVersion && infeasibility(version.job, a.group, this.nodeFacts()) ? 'destructive' : groupUpdate(a.spec, template);
       if (update === 'destructive' && !(a.spec.type === 'batch' && a.lastState.clientStatus === 'complete')) {
-        this.stop(change, a, 'alloc is being updated due to job update', 'PlanResult');
-        this.place(change, entry, template, a.index, a);
+        this.replace(change, entry, template, a);
         continue;
       }
-      const newVersion = a.jobVersion !== version.version;
       if (newVersion) this.draft(change, a).jobVersion = version.version;
       // A new version moves the allocation to its deployment, as Nomad updates in place every allocation it does not
       // replace: the runner is told, so its health is watched anew for the new deployment.
@@ -819,6 +823,24 @@ export class JobRegistry {
         if (!live.some((a) => a.group === group && a.index === i)) this.place(change, entry, template, i);
       });
     }
+  }
+
+  /**
+   * Plans replacing `a` with a new allocation of `template` (a destructive update). The old one is stopped first,
+   * so what it holds counts as free for the new one; when the new one cannot be placed, the stop is taken back
+   * (Nomad's PopUpdate): the old allocation keeps running, and the evaluation's blocked one replaces it later.
+   */
+  private replace(change: Change, entry: JobEntry, template: AllocSpec, a: AllocEntry): void {
+    const before = change.allocs.get(a.id);
+    const saved = before && { ...before };
+    const [kills, events, failed] = [change.kills.length, change.events.length, change.failed.length];
+    this.stop(change, a, 'alloc is being updated due to job update', 'PlanResult');
+    this.place(change, entry, template, a.index, a);
+    if (change.failed.length === failed) return;
+    change.kills.length = kills;
+    change.events.length = events;
+    if (saved) change.allocs.set(a.id, saved);
+    else change.allocs.delete(a.id);
   }
 
   /** What constraints read of this node: its identity, the fingerprinted attributes tasks see too. */
