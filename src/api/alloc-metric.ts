@@ -5,11 +5,12 @@
  * `DimensionExhausted` say what that one attempt met; every further failure of the same group in the
  * evaluation is not evaluated again, it only adds one to `CoalescedFailures` and its tasks' asks to
  * `ResourcesExhausted` (nomad/structs, AllocMetric.ExhaustResources: memory when the first failure exhausted
- * memory, CPU when it exhausted CPU). This agent is one node in datacenter `dc1` that every job may use.
+ * memory, CPU when it exhausted CPU). This agent is one node, in datacenter `dc1` unless the agent is given another
+ * (`allocrun agent --dc`).
  */
 import type { Json } from './job-json.ts';
 
-/** The datacenter of the agent's one node (its `GET /v1/node/:id`). */
+/** The datacenter of the agent's one node (its `GET /v1/node/:id`) when the agent is given none, as Nomad's default. */
 export const NODE_DATACENTER = 'dc1';
 
 /** What one task of a group that failed to place asked for, as the node's capacity counts it. */
@@ -19,9 +20,13 @@ export interface TaskAsk {
   memoryMB: number;
 }
 
-/** One placement that failed: Nomad's exhausted dimension, what its tasks asked for, how long the attempt took (ns). */
+/**
+ * One placement that failed: Nomad's exhausted dimension, the node's datacenter (where it was available), what
+ * its tasks asked for, how long the attempt took (ns).
+ */
 export interface FailedPlacement {
   dimension: string;
+  datacenter?: string;
   tasks: readonly TaskAsk[];
   allocationTime?: number;
 }
@@ -47,7 +52,7 @@ export function failedGroupMetric(failures: readonly FailedPlacement[]): Json {
     }
   }
   return {
-    NodesEvaluated: 1, NodesFiltered: 0, NodesInPool: 1, NodesAvailable: { [NODE_DATACENTER]: 1 }, ClassFiltered: null, ConstraintFiltered: null,
+    NodesEvaluated: 1, NodesFiltered: 0, NodesInPool: 1, NodesAvailable: { [first.datacenter ?? NODE_DATACENTER]: 1 }, ClassFiltered: null, ConstraintFiltered: null,
     NodesExhausted: 1, ClassExhausted: null, DimensionExhausted: { [first.dimension]: 1 }, QuotaExhausted: null,
     ResourcesExhausted: Object.fromEntries([...exhausted].map(([task, r]) => [task, exhaustedResources(r.cpu, r.memoryMB)])),
     Scores: null, ScoreMetaData: null, AllocationTime: first.allocationTime ?? 0, CoalescedFailures: failures.length - 1,

@@ -51,7 +51,7 @@ function byGroup(failed: readonly PlacementFailure[]): Map<string, PlacementFail
  */
 export function failedTGAllocs(failed: readonly PlacementFailure[]): Record<string, Json> | undefined {
   if (failed.length === 0) return undefined;
-  return Object.fromEntries([...byGroup(failed)].map(([g, fs]) => [g, fs[0]!.filter ? filteredMetric(fs[0]!.filter, fs.length) : failedGroupMetric(fs)]));
+  return Object.fromEntries([...byGroup(failed)].map(([g, fs]) => [g, fs[0]!.filter ? filteredMetric(fs[0]!.filter, fs.length, fs[0]!.datacenter ?? NODE_DATACENTER) : failedGroupMetric(fs)]));
 }
 
 /**
@@ -59,10 +59,10 @@ export function failedTGAllocs(failed: readonly PlacementFailure[]): Record<stri
  * the job does not name leaves no node to evaluate (`NodesAvailable` says so per datacenter); a constraint
  * evaluates the node and filters it (`ConstraintFiltered`). Neither exhausts anything.
  */
-function filteredMetric(filter: Infeasible, failures: number): Json {
+function filteredMetric(filter: Infeasible, failures: number, datacenter: string): Json {
   const dc = 'datacenter' in filter;
   return {
-    NodesEvaluated: dc ? 0 : 1, NodesFiltered: dc ? 0 : 1, NodesInPool: dc ? 0 : 1, NodesAvailable: dc ? {} : { [NODE_DATACENTER]: 1 }, ClassFiltered: null,
+    NodesEvaluated: dc ? 0 : 1, NodesFiltered: dc ? 0 : 1, NodesInPool: dc ? 0 : 1, NodesAvailable: dc ? {} : { [datacenter]: 1 }, ClassFiltered: null,
     ConstraintFiltered: dc ? null : { [filter.constraint]: 1 }, NodesExhausted: 0, ClassExhausted: null, DimensionExhausted: null,
     QuotaExhausted: null, ResourcesExhausted: null, Scores: null, ScoreMetaData: null, AllocationTime: 0, CoalescedFailures: failures - 1,
   };

@@ -128,6 +128,13 @@ function updatesOf(plan: GroupPlan | undefined): Record<string, number> {
   return Object.fromEntries(all.filter(([, n]) => n > 0));
 }
 
+/** A count that grows forces creates, one that shrinks destroys (Nomad's annotateCountChange); an absent count is 0. */
+function countAnnotations(f: FieldDiff): string[] | null {
+  const before = f.Old === '' ? 0 : Number(f.Old);
+  const after = f.New === '' ? 0 : Number(f.New);
+  return before < after ? ['forces create'] : after < before ? ['forces destroy'] : null;
+}
+
 /**
  * Nomad's `JobDiff` from the job as it is (`old`, undefined for a new job) to `next`; `plans` says per group
  * what the scheduler would do, for the groups' `Updates` and the tasks' annotations.
@@ -151,11 +158,14 @@ export function jobDiff(old: Json | undefined, next: Json, plans: Record<string,
       const nt = newTasks.get(t);
       const td = diffFields(ot, nt, ['Name']);
       const type = typeOf(ot, nt, td.fields.length + td.objects.length > 0);
+      // A task of a group added or deleted as a whole is created or destroyed with it (Nomad's annotateTask).
+      const whole = !og || !ng ? (type === 'Added' ? 'forces create' : type === 'Deleted' ? 'forces destroy' : undefined) : undefined;
       return {
         Type: type, Name: t, Fields: td.fields.length ? td.fields : null, Objects: td.objects.length ? td.objects : null,
-        Annotations: type === 'None' ? null : type === 'Edited' ? (annotation ? [annotation] : null) : ['forces create/destroy update'],
+        Annotations: type === 'None' ? null : whole ? [whole] : type === 'Edited' ? (annotation ? [annotation] : null) : ['forces create/destroy update'],
       };
     });
+    for (const f of gd.fields) if (f.Name === 'Count') f.Annotations = countAnnotations(f);
     const changed = gd.fields.length + gd.objects.length > 0 || tasks.some((t) => t.Type !== 'None');
     return { Type: typeOf(og, ng, changed), Name: name, Fields: gd.fields.length ? gd.fields : null, Objects: gd.objects.length ? gd.objects : null, Tasks: tasks, Updates: updatesOf(plan) };
   });

@@ -8,14 +8,14 @@ import { readFileSync, statfsSync } from 'node:fs';
 import { arch, cpus, freemem, hostname, platform, release, totalmem, type as osType, uptime } from 'node:os';
 import { StoreDamagedError, type AgentStore } from '../state/agent-store.ts';
 import { BUILTIN_DRIVER_CHECKS } from '../drivers/config-checks.ts';
-import { NODE_DATACENTER } from './alloc-metric.ts';
 import type { ApiContext } from './context.ts';
 import type { Json } from './job-json.ts';
 
-/** Who the node is: what allocations carry as NodeID and NodeName. */
+/** Who the node is: what allocations carry as NodeID and NodeName, and the datacenter jobs must name to run on it. */
 export interface NodeIdentity {
   id: string;
   name: string;
+  datacenter: string;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -149,7 +149,7 @@ export function nodeJson(ctx: NodeContext, modifyIndex: number): Json {
     ID: ctx.node.id,
     SecretID: '',
     Name: ctx.node.name,
-    Datacenter: NODE_DATACENTER,
+    Datacenter: ctx.node.datacenter,
     NodeClass: '',
     NodePool: 'default',
     HTTPAddr: ctx.address,

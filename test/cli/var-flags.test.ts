@@ -1,7 +1,7 @@
 /**
  * `-var`, `-var-file` and `NOMAD_VAR_*` on the commands that load a job file: validate (in-process, and once
  * as the real binary, where Nomad's single-dash spelling must reach the flags), run and job run (in-process,
- * refused at load before anything starts or any agent is asked).
+ * and job plan, refused at load before anything starts or any agent is asked).
  */
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { jobCommand } from '../../src/cli/job.ts';
@@ -79,6 +79,12 @@ describe('run and job run load the file with the variables before anything start
     const err = await run().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SpecError);
     expect((err as SpecError).message).toContain('Undefined -var variable: a "nope" variable');
+  });
+
+  it('job plan refuses an undeclared -var as its other load errors (exit 255)', async () => {
+    const err = await jobCommand.run(['plan', '--var', 'nope=1', '--address', 'http://127.0.0.1:9', job]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CliError);
+    expect(err).toMatchObject({ exitCode: 255, message: expect.stringContaining('Undefined -var variable: a "nope" variable') as unknown as string });
   });
 
   it('run takes -var (the file loads, the value is used): a bad group is named among the groups', async () => {
