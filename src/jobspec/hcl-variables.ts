@@ -13,6 +13,7 @@ import { parseHclSource } from './hcl-source.ts';
 import { scanHcl } from './hcl-locator.ts';
 import { parseJsonSource } from './json-source.ts';
 import type { ParseLimits } from './limits.ts';
+import { isPlainObject as isObject } from './normalize.ts';
 import type { LineIndex } from './positions.ts';
 import { SpecError, formatPath, isSpecError, type PathSegment, type SpecProblem } from './spec-error.ts';
 import { conditionReferences, evaluateCondition, followSteps, mentionsVariables, parseCondition, parseReference, referenceText, templateParts, type Reference } from './hcl-references.ts';
@@ -412,6 +413,7 @@ class Resolver {
 
   /** A string: a lone reference takes the referenced value with its type; references in a template interpolate. */
   private template(s: string, path: PathSegment[]): unknown {
+    if (!s.includes('{')) return s; // most strings hold no template at all
     const parts = templateParts(s);
     if (parts.every((p) => p.kind === 'literal')) return s;
     const resolved = parts.map((p) => {
@@ -462,10 +464,6 @@ class Resolver {
   }
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function isPrimitive(v: unknown): boolean {
   return typeof v === 'string' || typeof v === 'number' || v === null;
 }
@@ -476,21 +474,22 @@ function bodiesOf(v: unknown): Record<string, unknown>[] {
   return Array.isArray(v) ? v.filter(isObject) : [];
 }
 
-/** The first `${...}` in a value that refers to a variable or a local, as written. */
-function findMention(value: unknown): string | undefined {
-  if (typeof value === 'string') return templateParts(value).find((p) => p.kind !== 'literal' && mentionsVariables(p.expr))?.text;
-  if (Array.isArray(value)) return value.map(findMention).find((m) => m !== undefined);
-  if (isObject(value)) return Object.entries(value).flatMap(([k, v]) => [findMention(k), findMention(v)]).find((m) => m !== undefined);
+/** The first `${...}` or `%{...}` in a value (its strings and keys) that `wanted` picks, as written. */
+function findTemplate(value: unknown, wanted: (expr: string) => boolean): string | undefined {
+  if (typeof value === 'string') return templateParts(value).find((p) => p.kind !== 'literal' && wanted(p.expr))?.text;
+  const entries = Array.isArray(value) ? value.map((v) => ['', v] as const) : isObject(value) ? Object.entries(value) : [];
+  for (const [k, v] of entries) {
+    const found = findTemplate(k, wanted) ?? findTemplate(v, wanted);
+    if (found !== undefined) return found;
+  }
   return undefined;
 }
 
-/** The first `${...}` or `%{...}` in a value, as written. */
-function findInterpolation(value: unknown): string | undefined {
-  if (typeof value === 'string') return templateParts(value).find((p) => p.kind !== 'literal')?.text;
-  if (Array.isArray(value)) return value.map(findInterpolation).find((m) => m !== undefined);
-  if (isObject(value)) return Object.entries(value).flatMap(([k, v]) => [findInterpolation(k), findInterpolation(v)]).find((m) => m !== undefined);
-  return undefined;
-}
+/** The first `${...}` in a value that refers to a variable or a local. */
+const findMention = (value: unknown): string | undefined => findTemplate(value, mentionsVariables);
+
+/** The first `${...}` or `%{...}` in a value. */
+const findInterpolation = (value: unknown): string | undefined => findTemplate(value, () => true);
 
 /** The path as users read it: block bodies hcl2json wraps in one-item lists lose their `[0]`. */
 function displayPath(root: unknown, path: readonly PathSegment[]): string {
