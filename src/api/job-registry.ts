@@ -31,7 +31,7 @@ import { askOf, fitResources, hostCapacity, resourcesUsed, type Capacity } from 
 import type { FailedPlacement } from './alloc-metric.ts';
 import { failedAfterAttempts, failureSummary, planAttempts, settleEvaluations } from './blocked-evals.ts';
 import { StoreCommitError } from '../state/agent-store.ts';
-import { commitInOrder } from './ordered-commit.ts';
+import { commitInOrder, commitVisibleInOrder } from './ordered-commit.ts';
 
 /** One registered version of a job. */
 export interface JobVersion {
@@ -545,10 +545,11 @@ export class JobRegistry {
   async recordCollection(id: string, state: AllocState): Promise<void> {
     const a = this.allocs.get(id);
     if (!a) return;
-    // Set on the live entry first: a write drafting this allocation meanwhile carries it.
+    // Set on the live entry first: a write committed from now on carries it (`persist`).
     a.collectedState = state;
     a.lastState = state;
-    await this.store.commit((tx) => tx.put('allocs', id, storedOf(a)));
+    // Written once every lower index has applied: the entry then holds what they wrote (a stop committed, not yet applied).
+    await commitVisibleInOrder({ store: this.store, events: this.events, index: this.index }, this.index.order.take(), (tx) => tx.put('allocs', id, storedOf(a)));
   }
 
   /** The client collected allocation `id`: it has no runner any more. */
@@ -1015,7 +1016,8 @@ export class JobRegistry {
       else tx.remove('jobs', id);
     }
     for (const e of change.evals) tx.put('evals', e.ID, e);
-    for (const d of change.allocs.values()) tx.put('allocs', d.id, storedOf(d));
+    // A draft planned before the client collected its allocation must not write the record of that away.
+    for (const d of change.allocs.values()) tx.put('allocs', d.id, storedOf({ ...d, collectedState: d.collectedState ?? this.allocs.get(d.id)?.collectedState }));
     tx.index(change.index);
   }
 

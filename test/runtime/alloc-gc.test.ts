@@ -148,4 +148,22 @@ describe('agent garbage collection', () => {
     expect(agent.gc.isTerminal('a')).toBe(true);
     await agent.shutdown();
   });
+
+  it('with the file store (each record inside its alloc dir) a collection leaves neither, and a new agent restores nothing', async () => {
+    const dataDir = freshDir();
+    const clock = new SimulatedClock(0);
+    const agent = createAgent({ dataDir, clock, seed: 1, gc: { maxAllocs: 0, intervalMs: 60_000, usage: noDisk } });
+    await agent.start();
+    agent.run(spec('f', '1s'));
+    await clock.advanceUntil(() => agent.gc.isTerminal('f'), 30_000, 500);
+    expect(existsSync(join(allocDirOf(dataDir, 'f'), 'state.json'))).toBe(true);
+    await clock.advance(60_000);
+    expect(agent.list()).toEqual([]);
+    expect(existsSync(allocDirOf(dataDir, 'f'))).toBe(false);
+    await agent.shutdown();
+    const next = createAgent({ dataDir, clock, seed: 1, gc: { usage: noDisk } });
+    expect(await next.start()).toEqual([]);
+    expect(next.gc.isTerminal('f')).toBe(false);
+    await next.shutdown();
+  });
 });
