@@ -142,6 +142,9 @@ interface ApiJob {
   SubmitTime: number;
   Namespace: string;
   Datacenters?: string[];
+  NodePool?: string;
+  Periodic?: unknown;
+  ParameterizedJob?: unknown;
   Stop: boolean;
 }
 
@@ -191,7 +194,10 @@ ${AGENT_FLAGS_HELP}`,
     }
     const out = keyValues([
       ['ID', job.ID], ['Name', job.Name], ['Submit Date', formatTime(job.SubmitTime / 1e6)], ['Type', job.Type], ['Priority', String(job.Priority)],
-      ['Datacenters', (job.Datacenters ?? []).join(',')], ['Namespace', job.Namespace], ['Status', job.Stop ? `${job.Status} (stopped)` : job.Status], ['Version', String(job.Version)],
+      ['Datacenters', (job.Datacenters ?? []).join(',')], ['Namespace', job.Namespace], ['Node Pool', job.NodePool || 'default'],
+      ['Status', job.Stop ? `${job.Status} (stopped)` : job.Status],
+      // Nomad's job status says whether the job is periodic or parameterized (allocrun refuses both, so: false).
+      ['Periodic', String(job.Periodic != null)], ['Parameterized', String(job.ParameterizedJob != null)], ['Version', String(job.Version)],
     ]);
     const keys = ['Queued', 'Starting', 'Running', 'Failed', 'Complete', 'Lost', 'Unknown'];
     out.push('', 'Summary', ...columns([['Task Group', ...keys], ...Object.entries(summary.Summary).map(([g, s]) => [g, ...keys.map((k) => String(s[k] ?? 0))])]));
