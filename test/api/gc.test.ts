@@ -156,3 +156,27 @@ describe('the client garbage collection routes', () => {
     expect((await call(next.socket, 'GET', `/v1/allocation/${id}`)).json<Alloc>().ClientStatus).toBe('complete');
   }, 60_000);
 });
+
+describe('the server collector on its interval', () => {
+  it('forgets a dead batch job with its evaluation and allocation only once job_gc_threshold has passed, at a pass of its interval', async () => {
+    const clock = new SimulatedClock(Date.now());
+    const H = 3_600_000;
+    const s = await serve(freshDir(), undefined, { agent: gcOptions(clock), api: { gc: { clock, intervalMs: 5 * 60_000, evalGcThresholdMs: H, jobGcThresholdMs: 4 * H } } });
+    expect((await call(s.socket, 'PUT', '/v1/jobs', batch('nightly'))).status).toBe(200);
+    const id = s.api.registry.allocsOfJob('nightly')[0]!.id;
+    const dead = () => s.api.registry.jobStatus(s.api.registry.getJob('nightly')!) === 'dead' && terminalOnDisk(s.store.get('runners', id) as AgentRecord);
+    await until(async () => (dead() || (await clock.advance(1_000)), dead()), (d) => d, 'the job dead');
+    // Past eval_gc_threshold, short of job_gc_threshold: a dead batch job keeps everything.
+    await clock.advance(2 * H);
+    expect((await call(s.socket, 'GET', '/v1/job/nightly')).status).toBe(200);
+    expect(s.api.registry.listEvals().filter((e) => e.JobID === 'nightly')).toHaveLength(1);
+    // The first pass after four hours takes it all, the client's allocation first.
+    await clock.advance(2 * H + 5 * 60_000);
+    await until(async () => (await call(s.socket, 'GET', '/v1/job/nightly')).status, (status) => status === 404, 'the job forgotten');
+    expect((await call(s.socket, 'GET', `/v1/allocation/${id}`)).status).toBe(404);
+    expect(s.api.registry.listEvals().filter((e) => e.JobID === 'nightly')).toEqual([]);
+    expect(s.store.get('runners', id)).toBeUndefined();
+    expect(s.store.get('allocs', id)).toBeUndefined();
+    expect(existsSync(join(s.dataDir, 'allocs', id))).toBe(false);
+  }, 60_000);
+});
