@@ -48,7 +48,7 @@ describe("an agent reads a supervisor's output pipes again", () => {
   it("through a live supervisor's own fds 5 and 6", async () => {
     const s = await standIn();
     const ref: SupervisorRef = { prefix: s.prefix, pid: s.pid, startTime: s.startTime };
-    const out = openOutput(ref)!;
+    const out = (await openOutput(ref))!;
     expect(out).toBeDefined();
     let text = '';
     out.stdout.on('data', (d: Buffer) => (text += d.toString()));
@@ -59,14 +59,14 @@ describe("an agent reads a supervisor's output pipes again", () => {
 
   it('not through a process that holds the pid under another start time, leaving none of its pipes open', async () => {
     const s = await standIn();
-    expect(openOutput({ prefix: s.prefix, pid: s.pid, startTime: s.startTime + 1 })).toBeUndefined();
+    expect(await openOutput({ prefix: s.prefix, pid: s.pid, startTime: s.startTime + 1 })).toBeUndefined();
     expect([ourFdsOn(s.pid, 5), ourFdsOn(s.pid, 6)]).toEqual([0, 0]);
   });
 
   it("not through a gone supervisor's FIFOs when only one is left, leaving it closed", async () => {
     const s = await standIn();
     execFileSync('mkfifo', ['-m', '600', `${s.prefix}.out`]);
-    expect(openOutput({ prefix: s.prefix, pid: 2 ** 22 + 23, startTime: undefined })).toBeUndefined();
+    expect(await openOutput({ prefix: s.prefix, pid: 2 ** 22 + 23, startTime: undefined })).toBeUndefined();
     const target = realpathSync(`${s.prefix}.out`);
     const held = readdirSync('/proc/self/fd').filter((n) => {
       try {
@@ -80,7 +80,7 @@ describe("an agent reads a supervisor's output pipes again", () => {
 
   it.each([[[5]], [[6]]])('not when only one of the two pipes is there (fd %j), leaving it closed', async (fds) => {
     const s = await standIn(fds);
-    expect(openOutput({ prefix: s.prefix, pid: s.pid, startTime: s.startTime })).toBeUndefined();
+    expect(await openOutput({ prefix: s.prefix, pid: s.pid, startTime: s.startTime })).toBeUndefined();
     expect(ourFdsOn(s.pid, fds[0]!)).toBe(0);
   });
 });
