@@ -4,7 +4,6 @@
  * first start spawned instead of spawning a second one.
  */
 import { randomBytes } from 'node:crypto';
-import { Socket, type SocketConstructorOpts } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.ts';
 import { SpawnError } from './errors.ts';
@@ -27,7 +26,8 @@ import {
   writeIntent,
   type SupervisorRef,
 } from './supervisor.ts';
-import { openPipes, spawnViaHelper, type PassedPipe, type SpawnedChild, type SpawnerError } from './spawner.ts';
+import { openPipesOfThread, passedEnd, pipesFromHelper, type PipeOpener, type ReadEnd } from './output-pipes.ts';
+import { spawnViaHelper, type SpawnedChild, type SpawnerError } from './spawner.ts';
 import { AdoptedWorkload, SpawnedWorkload } from './workload.ts';
 
 /** What a launch needs from the controller. */
@@ -138,31 +138,29 @@ export interface TaskOutput {
   stderr: Readable;
 }
 
-/** Reads a pipe the spawner helper passed; the socket owns its fd from now on. */
-function readerOf(pipe: PassedPipe): Socket {
-  // `handle` is how Node's child_process wraps a handle passed over IPC: an option of Socket's not in its types.
-  return new Socket({ handle: pipe, readable: true, writable: false } as SocketConstructorOpts);
-}
-
-const bothOpen = (pipes: readonly (PassedPipe | undefined)[]): pipes is [PassedPipe, PassedPipe] => pipes[0] !== undefined && pipes[1] !== undefined;
+const bothOpen = (ends: readonly (ReadEnd | undefined)[]): ends is [ReadEnd, ReadEnd] => ends[0] !== undefined && ends[1] !== undefined;
 
 /**
  * Opens the read side of a supervisor's output pipes (non-blocking, so it never waits for a writer):
  * through the supervisor's own fds while it lives (its pipes or FIFOs alike, see SUPERVISOR_SCRIPT), else
  * through its FIFOs if it made them. Undefined when they are gone. They end when the supervisor and the
  * workload have both exited. The supervisor's start time is checked once its fds are open, so a pid
- * reused meanwhile is not read from. The spawner helper opens them (spawner.ts says why), or has already:
- * `viaProc`, the supervisor's fds 5 and 6 it passed when the supervisor reported.
+ * reused meanwhile is not read from. `open`: here, or by the spawner helper (output-pipes.ts says when and
+ * why); `viaProc`: the supervisor's fds 5 and 6 the helper already passed when the supervisor reported.
  */
-export async function openOutput(supervisor: SupervisorRef, viaProc?: readonly (PassedPipe | undefined)[]): Promise<TaskOutput | undefined> {
-  let pipes = viaProc ?? (await openPipes((['stdout', 'stderr'] as const).map((stream) => `/proc/${supervisor.pid}/fd/${OUTPUT_FDS[stream]}`)));
-  if (!bothOpen(pipes) || !supervisorLive(supervisor)) {
-    for (const pipe of pipes) pipe?.close();
+export async function openOutput(
+  supervisor: SupervisorRef,
+  viaProc?: readonly (ReadEnd | undefined)[],
+  open: PipeOpener = openPipesOfThread,
+): Promise<TaskOutput | undefined> {
+  let ends = viaProc ?? (await open((['stdout', 'stderr'] as const).map((stream) => `/proc/${supervisor.pid}/fd/${OUTPUT_FDS[stream]}`)));
+  if (!bothOpen(ends) || !supervisorLive(supervisor)) {
+    for (const end of ends) end?.close();
     const fifos = outputFifos(supervisor.prefix);
-    pipes = await openPipes([fifos.stdout, fifos.stderr]);
+    ends = await open([fifos.stdout, fifos.stderr]);
   }
-  if (bothOpen(pipes)) return { stdout: readerOf(pipes[0]), stderr: readerOf(pipes[1]) };
-  for (const pipe of pipes) pipe?.close();
+  if (bothOpen(ends)) return { stdout: ends[0].reader(), stderr: ends[1].reader() };
+  for (const end of ends) end?.close();
   return undefined;
 }
 
@@ -213,7 +211,7 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
     child = await spawnViaHelper('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', ...script], {
       cwd: req.cwd,
       env: req.env,
-      passFds: [OUTPUT_FDS.stdout, OUTPUT_FDS.stderr],
+      ...(pipesFromHelper && { passFds: [OUTPUT_FDS.stdout, OUTPUT_FDS.stderr] }),
     });
   } catch (err) {
     // spawn throws at once for invalid arguments, e.g. a NUL byte in an arg or env value.
@@ -229,8 +227,9 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
     throw new SpawnError(req.task, `cannot start ${req.bin}: ${notStartedBecause(code, prefix)}`);
   }
   // The pipes exist now (made before the pid is reported); a crash from here on loses no output.
-  // The helper passed them with the report, unless the supervisor had exited (or reported nothing) by then.
-  const out = await openOutput(supervisor, child.passed.length > 0 ? child.passed : undefined);
+  // In a worker thread the helper passed them with the report, unless the supervisor had exited (or reported
+  // nothing) by then.
+  const out = await openOutput(supervisor, child.passed.length > 0 ? child.passed.map((pipe) => pipe && passedEnd(pipe)) : undefined);
   if (out) onOutput(out);
   child.go('go\n');
   return new SpawnedWorkload(() => child.release(), pid, readProcStat(pid)?.startTime, exited, supervisor);

@@ -401,9 +401,9 @@ export class RawExecController implements Controller {
   /**
    * Reads on from the output pipes of a supervised workload another agent started: what it wrote while no
    * agent ran is still in them. Called once the workload is adopted. The pipes end when the supervisor and
-   * the workload are both gone, which tells the workload its exit status is on file. They come from the
-   * spawner helper (launch.ts `openOutput`): until they do they count as open, so a wait that learns of
-   * the exit first still drains them. Resolves once they are read, or known to be gone.
+   * the workload are both gone, which tells the workload its exit status is on file. In a worker thread they
+   * come from the spawner helper (output-pipes.ts): until they do they count as open, so a wait that learns
+   * of the exit first still drains them. Resolves once they are read, or known to be gone.
    */
   async reattachOutput(): Promise<void> {
     const w = this.workload;
@@ -544,7 +544,7 @@ export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExec
         const live = isLive(stat) && stat.startTime === startTime;
         const adopted = new AdoptedWorkload(pid, pid, live ? stat.startTime : -1, ctx.clock, settings.pollIntervalMs, supervisor, task.name, settings.watchedPollIntervalMs);
         const controller = new RawExecController(task, ctx, settings, adopted);
-        // Recovery is synchronous: the pipes come from the spawner helper in a moment (reattachOutput).
+        // Recovery is synchronous: in a worker thread the pipes come from the spawner helper a moment later.
         void controller.reattachOutput();
         return controller;
       }

@@ -5,11 +5,9 @@
  * forks, the agent's other threads stall on its memory. A helper of a few megabytes of heap forks cheaply
  * and outside the agent (it replaced a spawner thread inside the agent; bench/p1-p2-start-kill.ts). The
  * helper holds each supervisor's control pipes (fd 0 carries the go, fd 3 the pid report) and sees its
- * exit; the agent keeps everything else (the intent and claim files, reading the output pipes, signals by
- * pid). The helper also opens the output pipes for the agent and passes them over its channel (`passFds`,
- * `openPipes`): an fd the agent opened through `fs` and handed to a socket, which closes it through libuv,
- * would stay on Node's list of fds a worker thread closes when it ends (an embedder's worker), and that
- * close would hit whatever holds the number by then; a passed fd comes in through libuv and `fs` never sees it.
+ * exit; the agent keeps everything else (the intent and claim files, the output pipes, signals by pid).
+ * For an agent in a worker thread the helper also opens the output pipes and passes them over its channel
+ * (`passFds`, `openPipes`): a passed fd comes in through libuv, and `fs` never sees it (output-pipes.ts).
  * The helper exits when its channel to the agent closes, so an agent that dies takes the control pipes
  * with it, as it always did: a closed go pipe is a go, and the workloads run on.
  */
