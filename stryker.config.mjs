@@ -18,7 +18,7 @@ const PARTS = {
   'mock-driver': ['src/drivers/mock/**/*.ts'],
   // The API's pure modules with in-process suites of their own (the routes start an agent; the registry and
   // the canonical job form are pinned through it).
-  api: ['src/api/job-diff.ts', 'src/api/job-json.ts', 'src/api/alloc-json.ts', 'src/api/event-broker.ts', 'src/api/list-cache.ts', 'src/api/query-options.ts', 'src/api/bexpr.ts', 'src/api/apply-order.ts'],
+  api: ['src/api/job-diff.ts', 'src/api/job-json.ts', 'src/api/alloc-json.ts', 'src/api/event-broker.ts', 'src/api/list-cache.ts', 'src/api/query-options.ts', 'src/api/bexpr.ts', 'src/api/apply-order.ts', 'src/api/alloc-metric.ts'],
   // The API's routes and the registry they write through (issue 32), pinned by in-process agents. Its suites
   // start an agent per test, so a whole run takes hours here: measure it a few files (or line ranges) at a
   // time with --mutate (docs/testing.md says which were measured).

@@ -70,6 +70,7 @@ const PARTS: Record<string, string[]> = {
     'test/api/list-cache.test.ts',
     'test/api/query-options.test.ts',
     'test/api/api-*-rules.test.ts',
+    'test/api/alloc-metric.test.ts',
   ],
   'cli-client': ['test/cli/api-client.test.ts', 'test/cli/agent-addressing-rules.test.ts', 'test/cli/agent-request-rules.test.ts'],
   // The routes and the registry: the in-process agent suites that pin their rules (real agent processes are

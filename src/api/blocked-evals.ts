@@ -10,8 +10,10 @@
  * here so `nomad eval list` does not show it waiting for ever).
  */
 import { randomUUID } from 'node:crypto';
+import { failedGroupMetric, NODE_DATACENTER } from './alloc-metric.ts';
 import type { Json } from './job-json.ts';
 import type { EvalRecord, PlacementFailure } from './job-registry.ts';
+import type { Infeasible } from '../jobspec/constraints.ts';
 
 /** Nomad's StatusDescription of a blocked evaluation made because placements failed. */
 export const BLOCKED_DESCRIPTION = 'created to place remaining allocations';
@@ -43,18 +45,27 @@ function byGroup(failed: readonly PlacementFailure[]): Map<string, PlacementFail
   return groups;
 }
 
-/** Nomad's FailedTGAllocs: an AllocMetric per group, its exhausted dimensions counted; undefined when none failed. */
+/**
+ * Nomad's FailedTGAllocs: per group that failed, the first failed placement's AllocMetric with the others
+ * coalesced into it (see alloc-metric.ts); undefined when none failed.
+ */
 export function failedTGAllocs(failed: readonly PlacementFailure[]): Record<string, Json> | undefined {
   if (failed.length === 0) return undefined;
-  return Object.fromEntries([...byGroup(failed)].map(([g, fs]) => {
-    const dimensions: Record<string, number> = {};
-    for (const f of fs) dimensions[f.dimension] = (dimensions[f.dimension] ?? 0) + 1;
-    return [g, {
-      NodesEvaluated: 1, NodesFiltered: 0, NodesInPool: 1, NodesAvailable: {}, ClassFiltered: null, ConstraintFiltered: null,
-      NodesExhausted: 1, ClassExhausted: null, DimensionExhausted: dimensions, QuotaExhausted: null, ResourcesExhausted: null,
-      Scores: null, ScoreMetaData: null, AllocationTime: 0, CoalescedFailures: fs.length - 1,
-    }];
-  }));
+  return Object.fromEntries([...byGroup(failed)].map(([g, fs]) => [g, fs[0]!.filter ? filteredMetric(fs[0]!.filter, fs.length, fs[0]!.datacenter ?? NODE_DATACENTER) : failedGroupMetric(fs)]));
+}
+
+/**
+ * The AllocMetric of a group the node was filtered out for, as Nomad's scheduler records it: a datacenter
+ * the job does not name leaves no node to evaluate (`NodesAvailable` says so per datacenter); a constraint
+ * evaluates the node and filters it (`ConstraintFiltered`). Neither exhausts anything.
+ */
+function filteredMetric(filter: Infeasible, failures: number, datacenter: string): Json {
+  const dc = 'datacenter' in filter;
+  return {
+    NodesEvaluated: dc ? 0 : 1, NodesFiltered: dc ? 0 : 1, NodesInPool: dc ? 0 : 1, NodesAvailable: dc ? {} : { [datacenter]: 1 }, ClassFiltered: null,
+    ConstraintFiltered: dc ? null : { [filter.constraint]: 1 }, NodesExhausted: 0, ClassExhausted: null, DimensionExhausted: null,
+    QuotaExhausted: null, ResourcesExhausted: null, Scores: null, ScoreMetaData: null, AllocationTime: 0, CoalescedFailures: failures - 1,
+  };
 }
 
 /** The sentence for people: per group, how many could not be placed and the first reason. */

@@ -3,6 +3,7 @@
  * prints): PascalCase fields, durations in nanoseconds, groups and tasks as named lists. Blocks allocrun
  * ignores keep their content with PascalCase keys, so they survive a parse → register round trip.
  */
+import { constraintsOf } from '../jobspec/constraints.ts';
 import { apiFieldOf, type GroupBody, type JobBody, type TaskBody } from '../jobspec/index.ts';
 import { artifactSpecOf } from '../jobspec/artifact-rules.ts';
 import { servicesJson } from './service-job-json.ts';
@@ -30,6 +31,11 @@ function ignoredFields(level: 'job' | 'group' | 'task' | 'resources' | 'network'
   const out: Json = {};
   for (const [key, value] of Object.entries(body)) {
     if (modelled.includes(key) || value === undefined) continue;
+    // In Nomad's own shape (LTarget, Operand, RTarget), whichever shape the file wrote: placement reads it so.
+    if (key === 'constraint') {
+      out['Constraints'] = constraintsOf(value) as unknown as Json[];
+      continue;
+    }
     const name = apiFieldOf(level, key) ?? pascal(key);
     // HCL writes a block as a list of bodies; the API has a list only where the name is plural (Constraints).
     const single = Array.isArray(value) && value.length === 1 && typeof value[0] === 'object' && !name.endsWith('s');

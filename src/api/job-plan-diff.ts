@@ -39,6 +39,8 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const isScalar = (v: unknown) => v === null || v === undefined || typeof v !== 'object';
 /** Maps written as fields `Name[key]` (Nomad flattens these), not as blocks. */
 const FLAT_MAPS = new Set(['Meta', 'Env']);
+/** Lists Nomad compares as sets (its stringSetDiff): one block of added and deleted values, order ignored. */
+const STRING_SETS = new Set(['Datacenters', 'Tags', 'CanaryTags']);
 
 /** A value as Go's `fmt` prints it in a diff. */
 function show(v: unknown): string {
@@ -67,6 +69,11 @@ function diffFields(old: Json | undefined, next: Json | undefined, skip: readonl
   for (const key of keys) {
     const a = old?.[key];
     const b = next?.[key];
+    if (STRING_SETS.has(key) && (Array.isArray(a) || Array.isArray(b))) {
+      const o = setDiff(key, a, b);
+      if (o) objects.push(o);
+      continue;
+    }
     if ((Array.isArray(a) && a.some(isObject)) || (Array.isArray(b) && b.some(isObject))) {
       // A list of blocks (Services, Checks, Constraints): one object diff per block, as Nomad's diff has one per service.
       objects.push(...listDiffs(key, a, b));
@@ -90,6 +97,24 @@ function diffFields(old: Json | undefined, next: Json | undefined, skip: readonl
     }
   }
   return { fields, objects };
+}
+
+/**
+ * Two lists of strings as sets: a block named `key` with a field per value added or deleted (each named `key`),
+ * in Nomad's field order (name, then old, then new value); undefined when they hold the same values.
+ */
+function setDiff(key: string, a: unknown, b: unknown): ObjectDiff | undefined {
+  const before = new Set((Array.isArray(a) ? a : []).map(show));
+  const after = new Set((Array.isArray(b) ? b : []).map(show));
+  const deleted = [...before].filter((v) => !after.has(v));
+  const added = [...after].filter((v) => !before.has(v));
+  if (deleted.length + added.length === 0) return undefined;
+  const fields: FieldDiff[] = [
+    ...deleted.map((v): FieldDiff => ({ Type: 'Deleted', Name: key, Old: v, New: '', Annotations: null })),
+    ...added.map((v): FieldDiff => ({ Type: 'Added', Name: key, Old: '', New: v, Annotations: null })),
+  ].sort((x, y) => (x.Old !== y.Old ? (x.Old < y.Old ? -1 : 1) : x.New < y.New ? -1 : x.New > y.New ? 1 : 0));
+  const type: DiffType = added.length > 0 && deleted.length > 0 ? 'Edited' : added.length > 0 ? 'Added' : 'Deleted';
+  return { Type: type, Name: key, Fields: fields, Objects: null };
 }
 
 /** `Services` → `Service`, `Affinities` → `Affinity`: the name Nomad gives one block of a list. */
@@ -128,6 +153,13 @@ function updatesOf(plan: GroupPlan | undefined): Record<string, number> {
   return Object.fromEntries(all.filter(([, n]) => n > 0));
 }
 
+/** A count that grows forces creates, one that shrinks destroys (Nomad's annotateCountChange); an absent count is 0. */
+function countAnnotations(f: FieldDiff): string[] | null {
+  const before = f.Old === '' ? 0 : Number(f.Old);
+  const after = f.New === '' ? 0 : Number(f.New);
+  return before < after ? ['forces create'] : after < before ? ['forces destroy'] : null;
+}
+
 /**
  * Nomad's `JobDiff` from the job as it is (`old`, undefined for a new job) to `next`; `plans` says per group
  * what the scheduler would do, for the groups' `Updates` and the tasks' annotations.
@@ -151,11 +183,14 @@ export function jobDiff(old: Json | undefined, next: Json, plans: Record<string,
       const nt = newTasks.get(t);
       const td = diffFields(ot, nt, ['Name']);
       const type = typeOf(ot, nt, td.fields.length + td.objects.length > 0);
+      // A task of a group added or deleted as a whole is created or destroyed with it (Nomad's annotateTask).
+      const whole = !og || !ng ? (type === 'Added' ? 'forces create' : type === 'Deleted' ? 'forces destroy' : undefined) : undefined;
       return {
         Type: type, Name: t, Fields: td.fields.length ? td.fields : null, Objects: td.objects.length ? td.objects : null,
-        Annotations: type === 'None' ? null : type === 'Edited' ? (annotation ? [annotation] : null) : ['forces create/destroy update'],
+        Annotations: type === 'None' ? null : whole ? [whole] : type === 'Edited' ? (annotation ? [annotation] : null) : ['forces create/destroy update'],
       };
     });
+    for (const f of gd.fields) if (f.Name === 'Count') f.Annotations = countAnnotations(f);
     const changed = gd.fields.length + gd.objects.length > 0 || tasks.some((t) => t.Type !== 'None');
     return { Type: typeOf(og, ng, changed), Name: name, Fields: gd.fields.length ? gd.fields : null, Objects: gd.objects.length ? gd.objects : null, Tasks: tasks, Updates: updatesOf(plan) };
   });

@@ -11,10 +11,11 @@ import { BUILTIN_DRIVER_CHECKS } from '../drivers/config-checks.ts';
 import type { ApiContext } from './context.ts';
 import type { Json } from './job-json.ts';
 
-/** Who the node is: what allocations carry as NodeID and NodeName. */
+/** Who the node is: what allocations carry as NodeID and NodeName, and the datacenter jobs must name to run on it. */
 export interface NodeIdentity {
   id: string;
   name: string;
+  datacenter: string;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -148,7 +149,7 @@ export function nodeJson(ctx: NodeContext, modifyIndex: number): Json {
     ID: ctx.node.id,
     SecretID: '',
     Name: ctx.node.name,
-    Datacenter: 'dc1',
+    Datacenter: ctx.node.datacenter,
     NodeClass: '',
     NodePool: 'default',
     HTTPAddr: ctx.address,

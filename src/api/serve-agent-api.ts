@@ -19,6 +19,7 @@ import { ServiceRegistry } from '../services/index.ts';
 import { checkDataDirPrivate, checkSocketPrivate, resolveAgentToken, type ResolvedToken, type TokenSource } from './agent-token.ts';
 import { EventBroker } from './event-broker.ts';
 import { JobRegistry } from './job-registry.ts';
+import { NODE_DATACENTER } from './alloc-metric.ts';
 import { loadNodeId, registerNode } from './node.ts';
 import { watchDeployments } from './routes/deployments.ts';
 import { publishServiceEvents } from './routes/services.ts';
@@ -28,6 +29,7 @@ import type { AgentUi } from './routes/ui.ts';
 import { commitVisibleInOrder } from './ordered-commit.ts';
 import { StateIndex } from './state-index.ts';
 import { variablesOf } from '../variables/variable-store.ts';
+import { wireGarbageCollection, type ServerGcOptions } from './gc.ts';
 
 /** The socket's file name in the data dir: what `allocrun --data-dir D` clients connect to. */
 export const SOCKET_NAME = 'agent.sock';
@@ -68,6 +70,10 @@ export interface ServeOptions {
   services?: ServiceRegistry;
   /** The visualizer to serve at /ui (routes/ui.ts); without it /ui answers 503. */
   ui?: AgentUi;
+  /** The server garbage collector's thresholds, interval and clock (gc.ts; Nomad's defaults). */
+  gc?: ServerGcOptions;
+  /** The node's datacenter (`allocrun agent --dc`; default `dc1`): jobs are placed only when they name it. */
+  datacenter?: string;
 }
 
 /** A serving API. */
@@ -171,7 +177,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   const services = opts.services ?? new ServiceRegistry();
   services.useIndex(index);
   const registry = new JobRegistry(opts.agent, index, events, store);
-  registry.node = { id: await loadNodeId(store), name: hostname() };
+  registry.node = { id: await loadNodeId(store), name: hostname(), datacenter: opts.datacenter ?? NODE_DATACENTER };
   registry.load();
   registry.adopt(opts.found ?? []);
   // Before the API answers anyone: what a crash left half done is made good first.
@@ -183,6 +189,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   watchDeployments(ctx);
   const stopServiceEvents = publishServiceEvents(ctx);
   const stopVariableEvents = publishVariableEvents(ctx);
+  const stopGc = wireGarbageCollection(ctx, opts.gc);
 
   const apps: FastifyInstance[] = [];
   const closeAll = async () => {
@@ -192,6 +199,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
     announceNode.abandon();
     registry.close();
     registry.detach();
+    await stopGc();
     await Promise.all(apps.map((a) => a.close()));
   };
   try {

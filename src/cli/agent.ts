@@ -20,9 +20,11 @@ import { installLastResort } from '../runtime/last-resort.ts';
 import { importFileState, type ImportReport } from '../api/import-file-state.ts';
 import { CheckStore } from '../checks/check-store.ts';
 import { checkPersistence, loadCheckResults } from '../checks/check-persistence.ts';
+import { agentDatacenter } from './agent-datacenter.ts';
 import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
 import { ARTIFACT_FLAGS_HELP, ARTIFACT_FLAG_OPTIONS, artifactConfigFromFlags } from './artifact-flags.ts';
+import { GC_FLAGS_HELP, GC_FLAG_OPTIONS, gcConfigFromFlags } from './gc-flags.ts';
 import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
 import { openAgentUi, uiNote } from './agent-ui.ts';
 import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
@@ -33,7 +35,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--no-ui] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--gc-* N] [--no-ui] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -62,9 +64,12 @@ Flags:
   --http ADDR         also serve the API on HOST:PORT, e.g. 127.0.0.1:4646 (port 0: any free one)
   --token-file F      read the token TCP clients must send from F (mode 0600; default: $ALLOCRUN_TOKEN_FILE)
   --token T           the token itself (default: $ALLOCRUN_TOKEN); visible to other users, prefer --token-file
+  --dc NAME           the node's datacenter (default: dc1, as Nomad's); jobs are placed only when their
+                      datacenters name it (or a glob matching it; no datacenters means "*")
   --task-user NAME    run raw_exec tasks that name no "user" as NAME (the agent must run as root);
                       without it they run as the agent's user
 ${ARTIFACT_FLAGS_HELP}
+${GC_FLAGS_HELP}
   --no-ui             do not serve the UI at /ui (nor keep its history: the inspection stream
                       costs the runners CPU)
   --inspect[=PORT]    also serve the visualizer on a port of its own (it is always at /ui on
@@ -86,7 +91,7 @@ Example:
     const parsed = parseCommand(
       this,
       args,
-      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, record: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, 'no-ui': { type: 'boolean' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS },
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, record: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, 'no-ui': { type: 'boolean' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, dc: { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS, ...GC_FLAG_OPTIONS },
       { min: 0, max: 0, names: '' },
     );
     if (!parsed) return 0;
@@ -105,7 +110,9 @@ Example:
     const taskUser = values['task-user'];
     const taskUserWhy = taskUser === undefined ? undefined : taskUserProblem(taskUser, 'leave out --task-user, or run the agent as root');
     if (taskUserWhy) throw new UsageError(`agent: --task-user ${JSON.stringify(taskUser)}: ${taskUserWhy}`, 'agent');
+    const datacenter = agentDatacenter(values.dc);
     const artifacts = artifactConfigFromFlags(values);
+    const gc = gcConfigFromFlags(values);
     refuseHttpAddress({ http: values.http, token: apiToken });
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     // Refused before anything is restored: a data dir or a given token others can reach (agent-token.ts).
@@ -160,12 +167,12 @@ Example:
     const { view } = chooseView(values.json === true);
     try {
       // Tasks see the node the API shows (${node.unique.id} is its ID in the store), not a host-derived one.
-      const node = localNodeInfo({ id: await loadNodeId(store) });
+      const node = localNodeInfo({ id: await loadNodeId(store), datacenter });
       // The Nomad-native service catalog: the allocations register in it, the API serves it.
       const services = new ServiceRegistry();
       // Templates read the variables the API writes (nomadVar), each task only what Nomad lets it read.
       const variables = variablesOf(store);
-      agent = createAgent({ dataDir, inspect: inspection.inspect, machineClock: inspection.machineClock, store: runnerRecords, node, checks: { store: checkStore }, services, variables, ...(taskUser !== undefined && { taskUser }), artifacts });
+      agent = createAgent({ dataDir, inspect: inspection.inspect, machineClock: inspection.machineClock, store: runnerRecords, node, checks: { store: checkStore }, services, variables, ...(taskUser !== undefined && { taskUser }), artifacts, gc: gc.client });
       if (imported) {
         process.stderr.write(`allocrun agent: imported the file-based state of ${dataDir} into ${store.path}: ${imported.jobs} jobs, ${imported.allocs} allocations, ${imported.runners} runner records (the old files were renamed *.imported)\n`);
         for (const line of imported.skipped) process.stderr.write(`allocrun agent: not imported: ${line}\n`);
@@ -193,6 +200,8 @@ Example:
         http: values.http,
         token: apiToken,
         services,
+        gc: gc.server,
+        datacenter,
         found: [...restored.map((runner) => ({ spec: runner.actor.getSnapshot().context.alloc, state: runner.getState(), updatedAt: Date.now(), runner })), ...finished],
         ...(ui && { ui }),
       });

@@ -20,6 +20,27 @@ export interface ApiAllocation {
   JobVersion?: number;
   TaskStates?: Record<string, { State: TaskStatus; Failed: boolean; Restarts: number; LastRestart?: string; StartedAt?: string; FinishedAt?: string; Events?: ApiTaskEvent[] }> | null;
   Job?: { Type?: string; TaskGroups?: { Name: string; Tasks?: { Name: string; Driver: string; Leader?: boolean; Lifecycle?: { Hook: string; Sidecar?: boolean } | null }[] }[] } | null;
+  AllocatedResources?: { Shared?: { Networks?: ApiNetwork[] | null } | null } | null;
+}
+
+type ApiPort = { Label: string; Value: number; To?: number };
+interface ApiNetwork {
+  IP?: string;
+  DynamicPorts?: ApiPort[] | null;
+  ReservedPorts?: ApiPort[] | null;
+}
+
+/** The ports the allocation holds and which were static, from its shared network (Nomad's AllocatedResources). */
+function portsOf(a: ApiAllocation): Pick<AllocSpec, 'network' | 'ports'> {
+  const nw = a.AllocatedResources?.Shared?.Networks?.[0];
+  if (!nw) return {};
+  const dynamic = nw.DynamicPorts ?? [];
+  const reserved = nw.ReservedPorts ?? [];
+  if (dynamic.length + reserved.length === 0) return {};
+  return {
+    network: { mode: 'host', ports: [...dynamic.map((p) => ({ label: p.Label })), ...reserved.map((p) => ({ label: p.Label, static: p.Value }))] },
+    ports: [...dynamic, ...reserved].map((p) => ({ label: p.Label, value: p.Value, to: p.To ?? 0, hostIP: nw.IP ?? '' })),
+  };
 }
 
 interface ApiTaskEvent {
@@ -66,7 +87,8 @@ export function recordOfApiAlloc(a: ApiAllocation): AllocRecord {
   }));
   const spec: AllocSpec = {
     id: a.ID, job: a.JobID, group: a.TaskGroup, type: (a.Job?.Type ?? a.JobType ?? 'service') as AllocSpec['type'],
-    ...(a.Namespace && a.Namespace !== 'default' && { namespace: a.Namespace }), desiredStatus: a.DesiredStatus, tasks,
+    ...(a.Namespace && a.Namespace !== 'default' && { namespace: a.Namespace }), desiredStatus: a.DesiredStatus, tasks, ...portsOf(a),
+    index: Number(/\[(\d+)\]$/.exec(a.Name ?? '')?.[1] ?? 0),
   };
   const taskStates = Object.fromEntries(Object.entries(a.TaskStates ?? {}).map(([name, ts]) => [name, taskStateOf(ts)]));
   return { spec, state: { clientStatus: a.ClientStatus, taskStates }, createdAt: Math.round(a.CreateTime / 1e6), updatedAt: Math.round(a.ModifyTime / 1e6) };

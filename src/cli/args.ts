@@ -78,6 +78,8 @@ function flagOf(token: string, options: OptionsConfig): { name: string; known: b
   }
   const short = token[1]!;
   const long = Object.entries(options).find(([, o]) => o.short === short)?.[0];
+  // `-var=x` or `-verbose` from a Nomad habit is one unknown Go-style flag, not an unknown `-v` cluster.
+  if (long === undefined && token.length > 2) return { name: token.split('=')[0]!, known: false, inline: token.includes('=') };
   return { name: `-${short}`, known: long !== undefined, inline: token.length > 2 };
 }
 

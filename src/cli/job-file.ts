@@ -35,3 +35,13 @@ export function specProblemsOf(err: unknown): SpecProblem[] | undefined {
 export function warningLines(warnings: readonly SpecProblem[]): string {
   return warnings.map((w) => `warning: ${formatProblem(w)}\n`).join('');
 }
+
+/**
+ * The agent's registration `Warnings` (`path: message` lines) that the file's own warnings did not already
+ * say: the CLI prints those with their line and column first, and the agent, checking the same job, finds
+ * the same ones again without positions; only what the agent adds is worth a second line.
+ */
+export function agentWarningLines(agentWarnings: string | undefined, own: readonly SpecProblem[]): string {
+  const said = new Set(own.map((w) => `${w.path}: ${w.message}`));
+  return (agentWarnings ?? '').split('\n').filter((w) => w !== '' && !said.has(w)).map((w) => `warning: ${w}\n`).join('');
+}

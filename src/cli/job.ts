@@ -1,31 +1,19 @@
 /**
- * `allocrun job run|stop|status`: Nomad's job commands against a running agent (`allocrun agent`), over its
+ * `allocrun job run|plan|stop|status`: Nomad's job commands against a running agent (`allocrun agent`), over its
  * HTTP API. The job file is checked here first, so problems are reported exactly as `allocrun validate`
  * reports them, with file, line and column.
  */
-import { readFile } from 'node:fs/promises';
-import { jobToApiJson, type Json } from '../api/job-json.ts';
 import { parseCommand, type Command } from './args.ts';
 import { agentClient, ApiError, AGENT_FLAGS, AGENT_FLAGS_HELP, type AgentClient } from './api-client.ts';
 import { recordOfApiAlloc, type ApiAllocation } from './api-records.ts';
 import { isTerminalStatus, watchAllocs } from './api-watch.ts';
 import { commandGroup } from './command-group.ts';
 import { columns, formatTime, keyValues, shortId, timeAgo } from './format.ts';
-import { loadJob, warningLines } from './job-file.ts';
+import { apiJobOf } from './api-job-file.ts';
+import { agentWarningLines } from './job-file.ts';
+import { checkIndexOf, enforcedRegistration, notUpdated } from './job-check-index.ts';
+import { jobPlan } from './job-plan.ts';
 import { placementFailureLines, PLACEMENT_FAILED_EXIT, type EvaluationBody } from './placement-failures.ts';
-
-/** The job file as Nomad API JSON: sent as written when it already is, else converted from the checked jobspec. */
-async function apiJobOf(file: string): Promise<Json> {
-  const { job, warnings } = await loadJob(file);
-  process.stderr.write(warningLines(warnings));
-  const text = await readFile(file, 'utf8');
-  if (text.trimStart().startsWith('{')) {
-    const value = JSON.parse(text) as Json;
-    if (value['Job'] && typeof value['Job'] === 'object') return value['Job'] as Json;
-    if ('TaskGroups' in value) return value;
-  }
-  return jobToApiJson(job.name, job.body);
-}
 
 interface RegisterResponse {
   EvalID: string;
@@ -57,7 +45,7 @@ async function monitor(client: AgentClient, jobId: string, version: number): Pro
 
 const jobRun: Command = {
   name: 'job run',
-  usage: 'job run <jobfile> [--detach] [--data-dir D | --address URL [--token-file F | --token T]]',
+  usage: 'job run <jobfile> [--detach] [--check-index N] [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
 Submit a job file (HCL, JSON, YAML or Nomad API JSON) to a running agent.
 
@@ -69,18 +57,21 @@ scheduler could not place (ports, CPU, memory) are named with the exhausted dime
 
 Flags:
   --detach          return once the job is registered
+  --check-index N   register only while the job's modify index on the agent is N (0: only if the
+                    job does not exist yet); 'allocrun job plan' prints the index to give
 ${AGENT_FLAGS_HELP}
 
 Example:
   allocrun agent --data-dir /tmp/d &
   allocrun job run examples/demo.nomad --data-dir /tmp/d`,
   async run(argv) {
-    const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, detach: { type: 'boolean' } }, { min: 1, max: 1, names: 'the job file' });
+    const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, detach: { type: 'boolean' }, 'check-index': { type: 'string' } }, { min: 1, max: 1, names: 'the job file' });
     if (!parsed) return 0;
+    const checkIndex = checkIndexOf(this, parsed.values['check-index']);
     const client = agentClient('job run', parsed.values);
-    const job = await apiJobOf(parsed.positionals[0]!);
-    const res = await client.send<RegisterResponse>('PUT', '/v1/jobs', { Job: job });
-    if (res.Warnings) process.stderr.write(res.Warnings.split('\n').map((w) => `warning: ${w}\n`).join(''));
+    const { job, warnings } = await apiJobOf(parsed.positionals[0]!);
+    const res = await client.send<RegisterResponse>('PUT', '/v1/jobs', { Job: job, ...enforcedRegistration(checkIndex) }).catch(notUpdated);
+    process.stderr.write(agentWarningLines(res.Warnings, warnings));
     const id = String(job['ID']);
     if (!res.EvalID) {
       process.stdout.write(`==> Job "${id}" is unchanged: nothing to do\n`);
@@ -151,6 +142,9 @@ interface ApiJob {
   SubmitTime: number;
   Namespace: string;
   Datacenters?: string[];
+  NodePool?: string;
+  Periodic?: unknown;
+  ParameterizedJob?: unknown;
   Stop: boolean;
 }
 
@@ -200,7 +194,10 @@ ${AGENT_FLAGS_HELP}`,
     }
     const out = keyValues([
       ['ID', job.ID], ['Name', job.Name], ['Submit Date', formatTime(job.SubmitTime / 1e6)], ['Type', job.Type], ['Priority', String(job.Priority)],
-      ['Datacenters', (job.Datacenters ?? []).join(',')], ['Namespace', job.Namespace], ['Status', job.Stop ? `${job.Status} (stopped)` : job.Status], ['Version', String(job.Version)],
+      ['Datacenters', (job.Datacenters ?? []).join(',')], ['Namespace', job.Namespace], ['Node Pool', job.NodePool || 'default'],
+      ['Status', job.Stop ? `${job.Status} (stopped)` : job.Status],
+      // Nomad's job status says whether the job is periodic or parameterized (allocrun refuses both, so: false).
+      ['Periodic', String(job.Periodic != null)], ['Parameterized', String(job.ParameterizedJob != null)], ['Version', String(job.Version)],
     ]);
     const keys = ['Queued', 'Starting', 'Running', 'Failed', 'Complete', 'Lost', 'Unknown'];
     out.push('', 'Summary', ...columns([['Task Group', ...keys], ...Object.entries(summary.Summary).map(([g, s]) => [g, ...keys.map((k) => String(s[k] ?? 0))])]));
@@ -222,4 +219,4 @@ ${AGENT_FLAGS_HELP}`,
 };
 
 /** The `job` command. */
-export const jobCommand = commandGroup('job', 'Submit, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobStop, jobStatus]);
+export const jobCommand = commandGroup('job', 'Submit, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus]);

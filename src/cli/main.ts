@@ -16,11 +16,12 @@ const commands: readonly { name: string; summary: string; load(): Promise<Comman
   { name: 'status', summary: 'Show the allocations in a data dir, or one allocation in detail.', load: async () => (await import('./status.ts')).statusCommand },
   { name: 'graph', summary: 'Print a runner statechart as a mermaid state diagram or JSON.', load: async () => (await import('./graph.ts')).graphCommand },
   { name: 'agent', summary: 'Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.', load: async () => (await import('./agent.ts')).agentCommand },
-  { name: 'job', summary: 'Submit, stop and inspect jobs on a running agent (job run|stop|status).', load: async () => (await import('./job.ts')).jobCommand },
+  { name: 'job', summary: 'Submit, plan, stop and inspect jobs on a running agent (job run|plan|stop|status).', load: async () => (await import('./job.ts')).jobCommand },
   { name: 'alloc', summary: 'Inspect and control allocations on a running agent (alloc status|checks|logs|restart|signal|stop).', load: async () => (await import('./alloc.ts')).allocCommand },
   { name: 'operator', summary: "Save a consistent copy of a running agent's store, or restore one into an empty data dir.", load: async () => (await import('./operator.ts')).operatorCommand },
   { name: 'service', summary: "List a running agent's Nomad-native services and where they are registered (service list|info).", load: async () => (await import('./service.ts')).serviceCommand },
   { name: 'var', summary: "Read and write a running agent's Nomad Variables (var get|put|list|purge).", load: async () => (await import('./var.ts')).varCommand },
+  { name: 'system', summary: "Run a running agent's garbage collection now (system gc).", load: async () => (await import('./system.ts')).systemCommand },
   { name: 'acl', summary: "Create, list and revoke a running agent's client tokens (acl token create|list|info|self|delete).", load: async () => (await import('./acl.ts')).aclCommand },
   { name: 'replay', summary: "Replay a recording made with 'run --record': in the visualizer, checked against today's machines (--check), or as a test (--to-test).", load: async () => (await import('./replay.ts')).replayCommand },
 ];

@@ -11,6 +11,7 @@ import { AgentStore, STORE_FILE } from '../state/agent-store.ts';
 import { parseCommand, type Command } from './args.ts';
 import { agentClient, agentSocketIn, AGENT_FLAGS, AGENT_FLAGS_HELP } from './api-client.ts';
 import { CliError, UsageError } from './errors.ts';
+import { snapshotRefusal } from './snapshot-refusal.ts';
 
 const snapshotSave: Command = {
   name: 'operator snapshot save',
@@ -94,9 +95,7 @@ async function verifySnapshot(path: string, shownAs = path): Promise<void> {
   try {
     store = AgentStore.openFile(path, { readOnly: true, create: false });
   } catch (err) {
-    // The store's words name the temporary copy and how to recover a data dir; neither is the user's file.
-    const why = (err as Error).message.split(path).join('the file').replace(/\.? It was left as it is.*$/s, '');
-    throw new CliError(`${shownAs} is not an allocrun snapshot: ${why}`, 'ErrBadSnapshot');
+    throw snapshotRefusal(shownAs, path, err);
   }
   try {
     for (const t of ['meta', 'jobs', 'allocs', 'evals', 'runners'] as const) {

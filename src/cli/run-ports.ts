@@ -7,6 +7,25 @@
 import type { AllocSpec } from '../jobspec/types.ts';
 import { PortAllocator, probeHost } from '../api/port-allocator.ts';
 import { CliError } from './errors.ts';
+import { jobToApiJson } from '../api/job-json.ts';
+import { infeasibility } from '../jobspec/constraints.ts';
+import { localNodeInfo } from '../env/node-info.ts';
+import type { LoadedJob } from '../jobspec/index.ts';
+
+/**
+ * `allocs` unchanged when this node may run their groups; else refused before anything starts, as the agent's
+ * scheduler places nothing there: the job's datacenters leave this node out, or a constraint does not hold.
+ */
+export function refuseInfeasible(allocs: AllocSpec[], job: LoadedJob['job'], jobFile: string): AllocSpec[] {
+  const info = localNodeInfo();
+  const node = { id: info.id, name: info.name, datacenter: info.datacenter, class: info.class ?? '', pool: 'default', attributes: info.attributes, meta: info.meta };
+  const api = jobToApiJson(job.name, job.body as Parameters<typeof jobToApiJson>[1]);
+  for (const group of new Set(allocs.map((a) => a.group))) {
+    const why = infeasibility(api, group, node);
+    if (why) throw new CliError(`cannot run ${jobFile}: group "${group}": ${'datacenter' in why ? `the job's datacenters do not include this node's datacenter "${why.datacenter}"` : `this node does not meet the constraint "${why.constraint}"`}`, 'ErrInfeasible');
+  }
+  return allocs;
+}
 
 /** `allocs` with the ports each one's network block asks for; specs without a network block unchanged. */
 export async function placeRunPorts(allocs: AllocSpec[], jobFile: string, allocator = new PortAllocator()): Promise<AllocSpec[]> {

@@ -14,7 +14,7 @@ import { freshDataDir, rememberDataDir } from './data-dir.ts';
 import { CliError, UsageError } from './errors.ts';
 import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
 import { loadJob, warningLines } from './job-file.ts';
-import { placeRunPorts } from './run-ports.ts';
+import { placeRunPorts, refuseInfeasible } from './run-ports.ts';
 import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
 
 /** Exit status after a forced (second Ctrl-C) exit: 128 + SIGINT, as shells report it. */
@@ -137,7 +137,7 @@ Examples:
     const loaded = await loadJob(jobFile);
     process.stderr.write(warningLines(loaded.warnings));
     // Ports as the agent would place them, so a network block's ${NOMAD_PORT_<label>} is a port here too.
-    const allocs = await placeRunPorts(selectAllocs(loaded.allocs, values.group, jobFile), jobFile);
+    const allocs = await placeRunPorts(refuseInfeasible(selectAllocs(loaded.allocs, values.group, jobFile), loaded.job, jobFile), jobFile);
 
     const dataDir = values['data-dir'] ? resolve(values['data-dir']) : await freshDataDir();
     await mkdir(dataDir, { recursive: true, mode: 0o700 });

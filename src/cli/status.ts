@@ -25,6 +25,8 @@ export function formatAllocDetail(r: AllocRecord, opts: { verbose?: boolean; now
   const { spec, state } = r;
   const out: string[] = keyValues([
     ['ID', spec.id],
+    // Nomad's allocation name: which instance of its group this is.
+    ['Name', `${spec.job}.${spec.group}[${spec.index ?? 0}]`],
     ['Job ID', spec.job],
     ['Job Type', spec.type],
     ['Namespace', spec.namespace ?? 'default'],
@@ -34,6 +36,12 @@ export function formatAllocDetail(r: AllocRecord, opts: { verbose?: boolean; now
     ['Created', opts.verbose ? formatTime(r.createdAt ?? r.updatedAt) : timeAgo(r.createdAt ?? r.updatedAt, now)],
     ['Modified', opts.verbose ? formatTime(r.updatedAt) : timeAgo(r.updatedAt, now)],
   ]);
+  if (spec.ports && spec.ports.length > 0) {
+    // Nomad's "Allocation Addresses": where each port of the group's network is reached (`-> to` when mapped).
+    const dynamic = (label: string) => spec.network?.ports.find((p) => p.label === label)?.static === undefined;
+    out.push('', `Allocation Addresses (mode = "${spec.network?.mode ?? 'host'}")`);
+    out.push(...columns([['Label', 'Dynamic', 'Address'], ...spec.ports.map((p) => [p.label, dynamic(p.label) ? 'yes' : 'no', `${p.hostIP}:${p.value}${p.to > 0 ? ` -> ${p.to}` : ''}`])]));
+  }
   const taskOf = (name: string) => spec.tasks.find((t) => t.name === name);
   // Tasks in run order; tasks only in the state (should not happen) go last.
   const names = [...inRunOrder(spec.tasks).map((t) => t.name), ...Object.keys(state.taskStates).filter((n) => !taskOf(n))];

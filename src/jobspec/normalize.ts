@@ -7,6 +7,8 @@
 import { normalizeArtifacts } from './artifact-rules.ts';
 import { IGNORED_KEYS } from './jobspec-schema.ts';
 import { shownName, unsafeNameReason } from './names.ts';
+import { UNSUPPORTED_JOB_BLOCKS } from './unsupported-job-kinds.ts';
+import { constraintProblem, constraintsOf } from './constraints.ts';
 import type { PathSegment } from './spec-error.ts';
 import { describeValue, type RawProblem } from './zod-problems.ts';
 
@@ -100,7 +102,18 @@ function normalizeBody(body: Record<string, unknown>, path: PathSegment[], level
   for (const [key, value] of Object.entries(body)) {
     if (value === null || reserved(key, [...path, key], report)) continue;
     const at = [...path, key];
-    if (IGNORED[level].has(key)) {
+    if (level === 'job' && Object.hasOwn(UNSUPPORTED_JOB_BLOCKS, key)) {
+      report.problems.push({ path: at, message: UNSUPPORTED_JOB_BLOCKS[key]! });
+    } else if (key === 'constraint') {
+      // Honoured by placement (constraints.ts): checked here, kept as written.
+      constraintsOf(value).forEach((c, i) => {
+        const said = constraintProblem(c);
+        const where = Array.isArray(value) && value.length > 1 ? [...at, i] : at;
+        if (said && 'problem' in said) report.problems.push({ path: where, message: said.problem });
+        if (said && 'warning' in said) report.warnings.push({ path: where, message: said.warning });
+      });
+      out.push([key, value]);
+    } else if (IGNORED[level].has(key)) {
       report.warnings.push({ path: at, message: `ignored: allocrun does not implement "${key}" (kept for compatibility with Nomad job files)` });
       out.push([key, value]);
     } else if ((level === 'group' || level === 'task') && key === 'service') {

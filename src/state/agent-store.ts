@@ -13,6 +13,7 @@ import { chmodSync, closeSync, existsSync, openSync, readSync, statfsSync, statS
 import { dirname, join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { checkRecord } from './record-check.ts';
+import { describeStoreProblem, type StoreProblem } from './store-problem.ts';
 import { StateStoreError, type AllocRecord, type StateScan, type StateStore } from './store.ts';
 
 /** The store's file name in the data dir. */
@@ -32,17 +33,28 @@ const TABLES: readonly Table[] = ['meta', 'jobs', 'allocs', 'evals', 'runners', 
 /** What a table missing from a store opened read-only reads as. */
 const EMPTY_TABLE = { get: () => undefined, getRange: () => [] } as unknown as Database<Buffer, string>;
 
-/** A store file that cannot be opened or read: names the file and what is wrong with it. */
+/** A store file that cannot be opened or read: names the file and what is wrong with it (`problem`, when known). */
 export class StoreDamagedError extends Error {
   readonly code = 'ErrStoreDamaged';
+  /** What is wrong, as data: for a caller that names the file its own way. */
+  readonly problem?: StoreProblem;
   constructor(
     message: string,
     readonly path: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; problem?: StoreProblem },
   ) {
     super(message, options);
     this.name = 'StoreDamagedError';
+    if (options?.problem) this.problem = options.problem;
   }
+}
+
+/** What to do about a store file refused on open; it is never replaced. */
+const LEFT_AS_IT_IS = "It was left as it is; move it aside to start empty, or restore a snapshot ('allocrun operator snapshot restore')";
+
+/** A StoreDamagedError for `path` whose message is built from `problem` (and, with `fix`, what to do). */
+function refused(path: string, problem: StoreProblem, fix: string, cause?: unknown): StoreDamagedError {
+  return new StoreDamagedError(`${describeStoreProblem(problem, path)}${fix}`, path, { problem, ...(cause !== undefined && { cause }) });
 }
 
 /** A commit that did not land (disk full, I/O error, read-only file system): nothing of it was written. */
@@ -103,24 +115,31 @@ export class AgentStore {
   /** Opens the store file at `path` itself (a snapshot being checked, say). */
   static openFile(path: string, opts: { create?: boolean; readOnly?: boolean; faults?: StoreFaults } = {}): AgentStore {
     const existed = existsSync(path);
-    if (!existed && opts.create === false) throw new StoreDamagedError(`${path}: no agent store here`, path);
+    if (!existed && opts.create === false) throw refused(path, { kind: 'missing' }, '');
     if (existed) checkFileShape(path);
     let root: RootDatabase<Buffer, string>;
     try {
       // overlappingSync off: a commit's promise then resolves after the commit is synced, not merely visible.
       root = open<Buffer, string>({ path, noSubdir: true, maxDbs: TABLES.length + 2, encoding: 'binary', overlappingSync: false, readOnly: opts.readOnly ?? false, cache: false });
     } catch (err) {
-      throw new StoreDamagedError(`${path} cannot be opened as the agent's store: ${(err as Error).message}. It was left as it is; move it aside to start empty, or restore a snapshot ('allocrun operator snapshot restore')`, path, { cause: err });
+      throw refused(path, { kind: 'unopenable', detail: (err as Error).message }, `. ${LEFT_AS_IT_IS}`, err);
     }
     if (!opts.readOnly) {
       // The store holds every task's environment: only the agent's user may read it.
       for (const f of [path, `${path}-lock`]) if (existsSync(f)) chmodSync(f, 0o600);
     }
     const store = new AgentStore(path, root, opts.faults ?? {});
-    const schema = store.get('meta', 'schema');
+    let schema: unknown;
+    try {
+      schema = store.get('meta', 'schema');
+    } catch (err) {
+      // A damaged layout mark: refused like the rest, the file not held open.
+      void root.close();
+      throw err;
+    }
     if (schema !== undefined && schema !== SCHEMA) {
       void root.close();
-      throw new StoreDamagedError(`${path} was written by a newer allocrun (store layout ${JSON.stringify(schema)}, this one reads ${SCHEMA}); it was left as it is`, path);
+      throw refused(path, { kind: 'newer-layout', layout: schema, reads: SCHEMA }, '; it was left as it is');
     }
     return store;
   }
@@ -137,7 +156,7 @@ export class AgentStore {
     try {
       return JSON.parse(raw.toString('utf8'));
     } catch (err) {
-      throw new StoreDamagedError(`${this.path}: ${table}/${key} is not valid JSON: ${(err as Error).message}`, this.path, { cause: err });
+      throw refused(this.path, { kind: 'value', table, key, why: `not valid JSON: ${(err as Error).message}` }, '', err);
     }
   }
 
@@ -276,8 +295,7 @@ const META = { flags: 18, magic: 24, pageSize: 48, lastPage: 144, txnId: 152 } a
  * and refused, and left as it is.
  */
 function checkFileShape(path: string): void {
-  const fix = "It was left as it is; move it aside to start empty, or restore a snapshot ('allocrun operator snapshot restore')";
-  const damaged = (why: string) => new StoreDamagedError(`${path} is damaged: ${why}. ${fix}`, path);
+  const damaged = (why: string) => refused(path, { kind: 'damaged', why }, `. ${LEFT_AS_IT_IS}`);
   const size = statSync(path).size;
   const fd = openSync(path, 'r');
   try {

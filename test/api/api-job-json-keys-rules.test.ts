@@ -59,9 +59,9 @@ describe('the keys a job file gives, in the API JSON', () => {
     expect((groupOf(job)['Networks'] as Json[])[0]).toMatchObject({ Mode: 'host', MBits: 10 });
   });
 
-  it('copies an ignored job block under its plural API name: constraint is Constraints', async () => {
+  it("writes a constraint block as Nomad's API Constraint (LTarget, RTarget, Operand; operator \"=\" by default)", async () => {
     const job = await apiJob(hclJob('constraint {\n    attribute = "${attr.kernel.name}"\n    value = "linux"\n  }', '', ''));
-    expect(job['Constraints']).toEqual([{ Attribute: '${attr.kernel.name}', Value: 'linux' }]);
+    expect(job['Constraints']).toEqual([{ LTarget: '${attr.kernel.name}', RTarget: 'linux', Operand: '=' }]);
   });
 
   it('keeps two blocks under a singular API name as a list, and a list of one value as a list', async () => {

@@ -58,8 +58,9 @@ describe('blocks allocrun does not model keep their content in PascalCase', () =
       value = "b"
     }`);
     expect(g.EphemeralDisk).toEqual({ SizeMb: 300, Sticky: true });
-    // A plural API name stays a list (Spreads, Constraints); the content of a block is PascalCased as it is.
+    // A plural API name stays a list (Spreads); the content of a block is PascalCased as it is.
     expect(g.Spreads).toEqual([{ Attribute: 'node_dc', Target: { Dc1: [{ Percent: 50 }] } }]);
-    expect(g.Constraints).toEqual([{ Attribute: 'a', Value: 'b' }]);
+    // Constraints, which placement reads, are in Nomad's own shape.
+    expect(g.Constraints).toEqual([{ LTarget: 'a', RTarget: 'b', Operand: '=' }]);
   });
 });

@@ -9,7 +9,8 @@ import type { EvalRecord, PlacementFailure } from '../../src/api/job-registry.ts
 import { askOf, fitResources, hostCapacity, resourcesUsed, type ResourceHolder } from '../../src/api/node-capacity.ts';
 import { PortAllocator } from '../../src/api/port-allocator.ts';
 import type { TaskSpec } from '../../src/jobspec/types.ts';
-import { call, waitForAllocs, type Alloc } from './agent-process.ts';
+import { call, freePort, waitForAllocs, type Alloc } from './agent-process.ts';
+import { placementFailureLines } from '../../src/cli/placement-failures.ts';
 import { cleanUp, serve, until, type Served } from './in-process-agent.ts';
 
 afterEach(cleanUp);
@@ -76,7 +77,7 @@ describe('an evaluation\'s outcome', () => {
     ID: 'e1', Namespace: 'default', Priority: 50, Type: 'service', TriggeredBy: 'job-register', JobID: 'j', JobModifyIndex: 7,
     Status: 'complete', StatusDescription: '', CreateIndex: 7, ModifyIndex: 7, CreateTime: 1, ModifyTime: 1, ...over,
   });
-  const failure = (group: string, dimension = 'memory', evalId = 'e1'): PlacementFailure => ({ evalId, group, dimension, reason: `${dimension} is short` });
+  const failure = (group: string, dimension = 'memory', evalId = 'e1'): PlacementFailure => ({ evalId, group, dimension, reason: `${dimension} is short`, tasks: [{ name: 't', cpu: 0, memoryMB: 0 }] });
 
   it('says what could not be placed per group, in words, one sentence per group', () => {
     expect(failureSummary([failure('a', 'memory'), failure('a', 'cpu'), failure('b', 'cores')])).toBe(
@@ -90,7 +91,10 @@ describe('an evaluation\'s outcome', () => {
     expect(evals).toHaveLength(2);
     const b = evals[1]!;
     expect(e).toMatchObject({ Status: 'complete', StatusDescription: '', BlockedEval: b.ID, QueuedAllocations: { g: 2, h: 1 } });
-    expect(e.FailedTGAllocs).toMatchObject({ g: { DimensionExhausted: { memory: 1, cpu: 1 }, CoalescedFailures: 1, NodesEvaluated: 1, NodesExhausted: 1 }, h: { DimensionExhausted: { memory: 1 }, CoalescedFailures: 0 } });
+    // Nomad keeps the first failure's metric and coalesces the rest (scheduler/generic_sched.go, computePlacements):
+    // g's second failure (cpu) is counted in CoalescedFailures, not in DimensionExhausted.
+    expect(e.FailedTGAllocs).toMatchObject({ g: { DimensionExhausted: { memory: 1 }, CoalescedFailures: 1, NodesEvaluated: 1, NodesExhausted: 1 }, h: { DimensionExhausted: { memory: 1 }, CoalescedFailures: 0 } });
+    expect((e.FailedTGAllocs as Record<string, { DimensionExhausted: unknown }>)['g']!.DimensionExhausted).toEqual({ memory: 1 });
     expect(b).toEqual({
       ID: expect.stringMatching(/^[0-9a-f-]{36}$/), Namespace: 'default', Priority: 50, Type: 'service', TriggeredBy: 'queued-allocs', JobID: 'j', JobModifyIndex: 7,
       Status: 'blocked', StatusDescription: BLOCKED_DESCRIPTION, PreviousEval: 'e1', FailedTGAllocs: e.FailedTGAllocs, QueuedAllocations: { g: 2, h: 1 },
@@ -184,6 +188,18 @@ async function register(s: Served, body: unknown): Promise<{ EvalID: string }> {
 }
 
 describe('blocked evaluations through the agent', { timeout: 60_000 }, () => {
+  it('places nothing where a constraint or the datacenters leave the node out, and says which (ConstraintFiltered)', async () => {
+    const { s } = await smallNode();
+    const job = (id: string, extra: Record<string, unknown>) => ({ Job: { ...sized(id, 10).Job, ...extra } });
+    const { EvalID } = await register(s, job('win', { Constraints: [{ LTarget: '${attr.kernel.name}', RTarget: 'windows', Operand: '=' }] }));
+    expect(await evalOf(s, EvalID)).toMatchObject({ QueuedAllocations: { g: 1 }, FailedTGAllocs: { g: { NodesEvaluated: 1, NodesFiltered: 1, NodesExhausted: 0, ConstraintFiltered: { '${attr.kernel.name} = windows': 1 }, DimensionExhausted: null } } });
+    const dc = await register(s, job('far', { Datacenters: ['eu-west-1'] }));
+    expect(await evalOf(s, dc.EvalID)).toMatchObject({ FailedTGAllocs: { g: { NodesEvaluated: 0, ConstraintFiltered: null } } });
+    await register(s, job('here', { Datacenters: ['dc*'], Constraints: [{ LTarget: '${attr.kernel.name}', RTarget: 'linux', Operand: '=' }] }));
+    await waitForAllocs(s.socket, '/v1/job/here/allocations', liveOnes(1));
+    for (const id of ['win', 'far']) expect((await call(s.socket, 'GET', `/v1/job/${id}/allocations`)).json()).toEqual([]);
+  });
+
   it('blocks a group whose memory does not fit beside what runs, and places it once that is stopped', async () => {
     const { s, log } = await smallNode();
     await register(s, sized('big', 600));
@@ -261,6 +277,38 @@ describe('blocked evaluations through the agent', { timeout: 60_000 }, () => {
     expect(evaluation.FailedTGAllocs.g.DimensionExhausted).toEqual({ 'network: dynamic port selection failed': 1 });
     expect(await evalOf(s, evaluation.BlockedEval)).toMatchObject({ Status: 'blocked' });
     expect(log.at(-1)).toBe('job "two": failed to place 1 allocation of group "g": no free dynamic port for port "http": all of 29001-29001 are held');
+  });
+
+  it('reports a group of three sharing one static port as Nomad does: the first failure\'s metric, the second coalesced', async () => {
+    const { s } = await smallNode();
+    const port = await freePort();
+    const job = (id: string) => {
+      const body = sized(id, 10, [{ Label: 'http', Value: port }]);
+      body.Job.TaskGroups[0]!.Count = 3;
+      return body;
+    };
+    const dimension = `network: reserved port collision http=${port}`;
+    // Nomad's computePlacements (scheduler/generic_sched.go) keeps the first failure's AllocMetric and only adds
+    // to CoalescedFailures for the next: one node exhausted once, not once per failed allocation.
+    const expected = {
+      NodesEvaluated: 1, NodesExhausted: 1, NodesAvailable: { dc1: 1 }, DimensionExhausted: { [dimension]: 1 }, CoalescedFailures: 1,
+      ResourcesExhausted: { t: expect.objectContaining({ CPU: 0, MemoryMB: 0 }) }, AllocationTime: expect.any(Number),
+    };
+    const plan = (await call(s.socket, 'PUT', '/v1/job/three/plan', job('three'))).json();
+    expect(plan.FailedTGAllocs.g).toMatchObject(expected);
+    expect(plan.FailedTGAllocs.g.DimensionExhausted).toEqual({ [dimension]: 1 });
+
+    const evaluation = await evalOf(s, (await register(s, job('three'))).EvalID);
+    expect(evaluation).toMatchObject({ QueuedAllocations: { g: 2 }, FailedTGAllocs: { g: expected } });
+    expect(evaluation.FailedTGAllocs.g.DimensionExhausted).toEqual({ [dimension]: 1 });
+    expect(evaluation.FailedTGAllocs.g.AllocationTime).toBeGreaterThan(0);
+    expect(await evalOf(s, evaluation.BlockedEval)).toMatchObject({ FailedTGAllocs: { g: expected } });
+    // What `job run` prints from it (command/monitor.go): two unplaced, the node exhausted once.
+    expect(placementFailureLines(evaluation).slice(1, -1)).toEqual([
+      '    Task Group "g" (failed to place 2 allocations):',
+      '      * Resources exhausted on 1 nodes',
+      `      * Dimension "${dimension}" exhausted on 1 nodes`,
+    ]);
   });
 
   it('answers a plan that would not fit with the place and the failure, writing nothing', async () => {

@@ -50,7 +50,7 @@ describe('job plan', { timeout: 60_000 }, () => {
     const before = (await call(s.socket, 'GET', '/v1/jobs')).headers['x-nomad-index'];
     const p = await plan(s, withCount(mockJob('new'), 2));
     expect(p.Annotations.DesiredTGUpdates).toEqual({ g: { Ignore: 0, Place: 2, Migrate: 0, Stop: 0, InPlaceUpdate: 0, DestructiveUpdate: 0, Canary: 0, Preemptions: 0 } });
-    expect(p.Diff).toMatchObject({ Type: 'Added', ID: 'new', TaskGroups: [{ Type: 'Added', Name: 'g', Updates: { create: 2 }, Tasks: [{ Type: 'Added', Name: 't' }] }] });
+    expect(p.Diff).toMatchObject({ Type: 'Added', ID: 'new', TaskGroups: [{ Type: 'Added', Name: 'g', Updates: { create: 2 }, Tasks: [{ Type: 'Added', Name: 't', Annotations: ['forces create'] }] }] });
     expect(p.JobModifyIndex).toBe(0);
     expect((await call(s.socket, 'GET', '/v1/job/new')).status).toBe(404);
     expect((await call(s.socket, 'GET', '/v1/evaluations')).json()).toEqual([]);
@@ -74,9 +74,11 @@ describe('job plan', { timeout: 60_000 }, () => {
     const p = await plan(s, withCount(mockJob('grow'), 3));
     expect(p.Annotations.DesiredTGUpdates.g).toMatchObject({ Ignore: 1, Place: 2 });
     expect(p.Diff.Type).toBe('Edited');
-    expect(p.Diff.TaskGroups[0].Fields).toEqual([{ Type: 'Edited', Name: 'Count', Old: '1', New: '3', Annotations: null }]);
+    // Nomad's annotateCountChange: a growing count forces creates, a shrinking one destroys.
+    expect(p.Diff.TaskGroups[0].Fields).toEqual([{ Type: 'Edited', Name: 'Count', Old: '1', New: '3', Annotations: ['forces create'] }]);
     const shrink = await plan(s, withCount(mockJob('grow'), 0));
     expect(shrink.Annotations.DesiredTGUpdates.g).toMatchObject({ Stop: 1, Ignore: 0 });
+    expect(shrink.Diff.TaskGroups[0].Fields).toEqual([{ Type: 'Edited', Name: 'Count', Old: '1', New: '0', Annotations: ['forces destroy'] }]);
   });
 
   it('plans a meta change as destructive and a kill timeout change in place, as registration then does', async () => {

@@ -4,51 +4,28 @@
  * defaults; a refusal is the runner's own words; logs read from either end, framed or plain, followed with
  * heartbeats; stats under Nomad's names.
  */
-import { Observable, Subject } from 'rxjs';
+import { Observable } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Controller, Driver, LogLine, LogOptions } from '../../src/drivers/controller.ts';
+import type { Controller, Driver, LogLine } from '../../src/drivers/controller.ts';
 import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
 import { call, stream, waitForAllocs, type Alloc } from './agent-process.ts';
 import { cleanUp, mockJob, runJob, serve, until, type Served, SUITE_TIMEOUT } from './in-process-agent.ts';
 
 /**
- * The mock driver with its tasks' output kept, as raw_exec keeps it in files: Nomad's mock writes only to the
- * controller that runs the task, so a reader made for the logs route would see nothing. Every controller is the
- * mock's own, except that the one that starts records the task's output, and `logs` on any controller of that
- * task replays what it wrote, then (following) what it writes next, completing when the reader is closed.
+ * The agent's mock driver, whose tasks' output goes to their log files as raw_exec's does, except that a task
+ * named `unreadable` stands for one whose log files are gone: reading its logs fails.
  */
-function mockWithKeptLogs(): Driver {
+function mockWithUnreadableLogs(): Driver {
   const mock = createMockDriver();
-  const kept = new Map<string, { lines: LogLine[]; live: Subject<LogLine> }>();
   return {
     name: 'mock',
     controller(task, ctx) {
-      const key = `${ctx.allocId}/${task.name}`;
       const c = mock.controller(task, ctx);
-      const closed = new Subject<void>();
-      const logs = (opts: LogOptions) => new Observable<LogLine>((sub) => {
-        // A task named `unreadable` stands for one whose log files are gone.
-        if (task.name === 'unreadable') return sub.error(new Error('log file gone'));
-        const record = kept.get(key);
-        const mine = (l: LogLine) => l.stream === (opts.stream ?? 'stdout');
-        for (const l of record?.lines ?? []) if (mine(l)) sub.next(l);
-        if (!opts.follow) return sub.complete();
-        const live = record?.live.subscribe({ next: (l) => mine(l) && sub.next(l), complete: () => sub.complete() });
-        const end = closed.subscribe(() => sub.complete());
-        return () => (live?.unsubscribe(), end.unsubscribe());
-      });
-      const start = (signal: AbortSignal) => {
-        const rec = { lines: [] as LogLine[], live: new Subject<LogLine>() };
-        kept.set(key, rec);
-        c.logs!({ follow: true }).subscribe({ next: (l) => (rec.lines.push(l), rec.live.next(l)), complete: () => rec.live.complete() });
-        return c.start(signal);
-      };
-      const close = async () => (closed.next(), c.close());
+      if (task.name !== 'unreadable') return c;
+      const logs = () => new Observable<LogLine>((sub) => sub.error(new Error('log file gone')));
       return new Proxy(c, {
         get(target, prop) {
           if (prop === 'logs') return logs;
-          if (prop === 'start') return start;
-          if (prop === 'close') return close;
           const v = Reflect.get(target, prop, target) as unknown;
           return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
         },
@@ -56,7 +33,8 @@ function mockWithKeptLogs(): Driver {
     },
   };
 }
-const serveKeepingLogs = (heartbeatMs?: number) => serve(undefined, undefined, { agent: { drivers: { mock: mockWithKeptLogs() } }, ...(heartbeatMs !== undefined && { api: { heartbeatMs } }) });
+
+const serveKeepingLogs = (heartbeatMs?: number) => serve(undefined, undefined, { agent: { drivers: { mock: mockWithUnreadableLogs() } }, ...(heartbeatMs !== undefined && { api: { heartbeatMs } }) });
 
 afterEach(async () => {
   vi.restoreAllMocks();

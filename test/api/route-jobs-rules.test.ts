@@ -78,12 +78,15 @@ describe('EnforceIndex', { timeout: SUITE_TIMEOUT }, () => {
     const s = await serve();
     const first = (await call(s.socket, 'PUT', '/v1/jobs', mockJob('web'))).json<{ JobModifyIndex: number }>();
     const changed = mockJob('web', { t: { run_for: '2h' } });
-    for (const given of [0, first.JobModifyIndex - 1, first.JobModifyIndex + 1]) {
+    for (const given of [first.JobModifyIndex - 1, first.JobModifyIndex + 1]) {
       const res = await call(s.socket, 'PUT', '/v1/jobs', { ...changed, EnforceIndex: true, JobModifyIndex: given });
       expect([res.status, res.text]).toEqual([400, `Enforcing job modify index ${given}: job exists with conflicting job modify index: ${first.JobModifyIndex}`]);
     }
-    const missing = await call(s.socket, 'PUT', '/v1/jobs', { ...changed, EnforceIndex: true });
-    expect(missing.text).toBe(`Enforcing job modify index 0: job exists with conflicting job modify index: ${first.JobModifyIndex}`);
+    // Index 0 means "only if it does not exist": Nomad says the job already exists, not which index it has.
+    for (const zero of [{ EnforceIndex: true }, { EnforceIndex: true, JobModifyIndex: 0 }]) {
+      const missing = await call(s.socket, 'PUT', '/v1/jobs', { ...changed, ...zero });
+      expect([missing.status, missing.text]).toEqual([400, 'Enforcing job modify index 0: job already exists']);
+    }
     expect((await job(s, 'web')).json().Version).toBe(0);
     const ok = await call(s.socket, 'PUT', '/v1/jobs', { ...changed, EnforceIndex: true, JobModifyIndex: first.JobModifyIndex });
     expect(ok.status, ok.text).toBe(200);

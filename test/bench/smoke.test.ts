@@ -17,9 +17,9 @@ describe('benchmark smoke runs', () => {
     expect(phaseGoals(r, 'kill')).toHaveLength(1);
   });
 
-  it('P3 runs lifecycles of allocrun and of the bare XState alloc to the end', async () => {
+  it("P3 runs lifecycles of allocrun, of the bare XState alloc and of the shape's floor to the end", async () => {
     const r = await runP3({ n: 3, rounds: 1 });
-    expect(r.rows).toHaveLength(3);
+    expect(r.rows).toHaveLength(5);
     expect(p3Goals(r)).toHaveLength(1);
   });
 

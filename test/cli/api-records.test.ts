@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { allocJson, type AllocView } from '../../src/api/alloc-json.ts';
 import { recordOfApiAlloc, type ApiAllocation } from '../../src/cli/api-records.ts';
+import { formatAllocDetail } from '../../src/cli/status.ts';
 import type { AllocSpec, TaskState } from '../../src/jobspec/types.ts';
 
 const T = Date.UTC(2026, 10, 26, 4, 0, 0, 123);
@@ -75,5 +76,26 @@ describe('an allocation read back from the API', () => {
     const stub = recordOfApiAlloc(JSON.parse(JSON.stringify({ ...allocJson(view, undefined), Job: null })) as ApiAllocation);
     expect(stub.spec.tasks.map((t) => t.name)).toEqual(['init', 'side', 'main']);
     expect(stub.spec.type).toBe('batch');
+  });
+
+  it("keeps the ports it holds, so alloc status shows Nomad's Allocation Addresses (they were missing)", () => {
+    const withPorts: AllocSpec = {
+      ...spec, network: { mode: 'host', ports: [{ label: 'http' }, { label: 'admin', static: 9901 }] },
+      ports: [{ label: 'http', value: 24001, to: 0, hostIP: '127.0.0.1' }, { label: 'admin', value: 9901, to: 8080, hostIP: '127.0.0.1' }],
+    };
+    const read = recordOfApiAlloc(JSON.parse(JSON.stringify(allocJson({ ...view, spec: withPorts }, job))) as ApiAllocation);
+    const text = formatAllocDetail(read, { now: T + 1000 });
+    expect(text).toContain([
+      'Allocation Addresses (mode = "host")',
+      'Label  Dynamic  Address',
+      'http   yes      127.0.0.1:24001',
+      'admin  no       127.0.0.1:9901 -> 8080',
+    ].join('\n'));
+    expect(formatAllocDetail(record, { now: T + 1000 })).not.toContain('Allocation Addresses');
+  });
+
+  it("names the instance as Nomad's alloc status does (job.group[index])", () => {
+    const third = recordOfApiAlloc(JSON.parse(JSON.stringify(allocJson({ ...view, index: 2 }, job))) as ApiAllocation);
+    expect(formatAllocDetail(third, { now: T + 1000 }).split('\n').slice(0, 3)).toEqual([`ID             = ${spec.id}`, 'Name           = web.api[2]', 'Job ID         = web']);
   });
 });

@@ -18,7 +18,10 @@ describe('parseCommand', () => {
 
   it.each([
     [['--nope'], 'alloc logs: unknown flag --nope'],
-    [['-stdrr'], 'alloc logs: unknown flag -s'],
+    [['-stdrr'], 'alloc logs: unknown flag -stdrr'],
+    // Nomad's own flags allocrun does not have are named whole, not as the cluster -v -a -r.
+    [['-var', 'x=1'], 'alloc logs: unknown flag -var'],
+    [['-var-file=prod.hcl'], 'alloc logs: unknown flag -var-file'],
     [['--data-dir'], 'alloc logs: flag --data-dir needs a value'],
     [['-d'], 'alloc logs: flag -d needs a value'],
     [['--stderr=yes'], 'alloc logs: flag --stderr takes no value'],

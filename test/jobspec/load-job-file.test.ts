@@ -156,22 +156,42 @@ describe('allocations from a job', () => {
       jobWith({
         job: 'priority = 50\nmigrate {\n max_parallel = 1\n}',
         group: 'network {\n port "http" {}\n}\nephemeral_disk {\n size = 300\n}',
-        task: 'driver = "mock"\nconstraint {\n attribute = "x"\n}\nconstraint {\n attribute = "y"\n}',
+        task: 'driver = "mock"\nconstraint {\n attribute = "x"\n}\nconstraint {\n distinct_hosts = true\n}',
       }),
       { format: 'hcl', file: 'job.nomad' },
     );
     expect(allocs).toHaveLength(1);
+    // Constraints are honoured by placement: only one that spreads over nodes (one node here) is warned about.
     expect(warnings.map((w) => w.path)).toEqual([
       'job.j.priority',
       'job.j.migrate',
       'job.j.group.g.ephemeral_disk',
-      'job.j.group.g.task.t.constraint',
+      'job.j.group.g.task.t.constraint[1]',
     ]);
     expect(warnings[0]).toMatchObject({ file: 'job.nomad', line: 2 });
   });
 });
 
 describe('problems in job files', () => {
+  it.each([
+    ['periodic', 'periodic {\n crons = ["*/15 * * * *"]\n}', 'periodic jobs are not supported: Nomad launches one on its schedule, never at registration'],
+    ['parameterized', 'parameterized {\n meta_required = ["x"]\n}', 'parameterized jobs are not supported: Nomad runs one only when it is dispatched'],
+  ])('refuses a %s job (Nomad would place nothing at registration; a warning would run it at once)', async (key, block, why) => {
+    const e = await specError(hcl(jobWith({ job: `type = "batch"\n${block}` })));
+    expect(e.problems.map((p) => p.path)).toEqual([`job.j.${key}`]);
+    expect(e.problems[0]!.message).toContain(why);
+  });
+
+  it.each([
+    ['Periodic', { Enabled: true, Spec: '*/15 * * * *', SpecType: 'cron' }],
+    ['ParameterizedJob', { MetaRequired: ['x'] }],
+  ])('refuses API JSON with %s, and reads it null as absent', async (field, value) => {
+    const job = (v: unknown) => JSON.stringify({ Job: { ID: 'j', Type: 'batch', [field]: v, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'mock' }] }] } });
+    const e = await specError(parseJob(job(value), { format: 'json' }));
+    expect(e.problems[0]!.message).toMatch(/jobs are not supported/);
+    expect((await parseJob(job(null), { format: 'json' })).allocs).toHaveLength(1);
+  });
+
   it('reports a broken HCL file with its line and column', async () => {
     const err = await specError(loadJobFile(join(examples, 'broken.nomad')));
     expect(err.code).toBe('ErrSpec');

@@ -7,8 +7,8 @@ import type { ApiContext } from '../context.ts';
 export function agentRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const name = hostname();
   app.get('/v1/agent/self', async () => ({
-    config: { Region: 'global', Datacenter: 'dc1', NodeName: name, DataDir: ctx.dataDir, Version: { Version: ctx.version }, Client: { Enabled: true }, Server: { Enabled: true } },
-    member: { Name: `${name}.global`, Addr: ctx.address, Port: 0, Tags: { region: 'global', dc: 'dc1', role: 'nomad', build: ctx.version }, Status: 'alive' },
+    config: { Region: 'global', Datacenter: ctx.registry.node.datacenter, NodeName: name, DataDir: ctx.dataDir, Version: { Version: ctx.version }, Client: { Enabled: true }, Server: { Enabled: true } },
+    member: { Name: `${name}.global`, Addr: ctx.address, Port: 0, Tags: { region: 'global', dc: ctx.registry.node.datacenter, role: 'nomad', build: ctx.version }, Status: 'alive' },
     stats: {
       nomad: { leader: 'true', known_regions: '1', server: 'true' },
       client: { known_servers: ctx.address, num_allocations: String(ctx.registry.listAllocs().length), node_id: ctx.registry.node.id },

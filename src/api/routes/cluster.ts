@@ -25,10 +25,10 @@ export function clusterRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get('/v1/agent/members', async () => ({
     ServerName: name,
     ServerRegion: 'global',
-    ServerDC: 'dc1',
+    ServerDC: ctx.registry.node.datacenter,
     Members: [{
       Name: `${name}.global`, ...addrPort(ctx.address), Status: 'alive',
-      Tags: { region: 'global', dc: 'dc1', role: 'nomad', build: ctx.version, id: ctx.registry.node.id, bootstrap: '1', expect: '1', vsn: '1', raft_vsn: '3' },
+      Tags: { region: 'global', dc: ctx.registry.node.datacenter, role: 'nomad', build: ctx.version, id: ctx.registry.node.id, bootstrap: '1', expect: '1', vsn: '1', raft_vsn: '3' },
       ProtocolMin: 1, ProtocolMax: 5, ProtocolCur: 2, DelegateMin: 2, DelegateMax: 5, DelegateCur: 4,
     }],
   }));

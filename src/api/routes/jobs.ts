@@ -6,6 +6,7 @@ import { formatProblem, isSpecError, parseJob, type LoadedJob } from '../../jobs
 import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.ts';
 import { canonicalJob, withoutDefaults } from '../job-canonical.ts';
 import { jobToApiJson, type Json } from '../job-json.ts';
+import { enforceIndexRefusal } from '../enforce-index.ts';
 import { blockingList, ListCache, StubMemo } from '../list-cache.ts';
 import type { AllocEntry, JobEntry } from '../job-registry.ts';
 import { blockingQuery as blockingQuerySchema, deregisterQuery, parseBody, registerBody } from '../schemas.ts';
@@ -54,9 +55,8 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return registry.serialize(job.ID, async () => {
       const loaded = await loadApiJob(withoutDefaults(job));
       const current = registry.getJob(job.ID);
-      if (body.EnforceIndex && (current?.jobModifyIndex ?? 0) !== (body.JobModifyIndex ?? 0)) {
-        throw new HttpError(400, `Enforcing job modify index ${body.JobModifyIndex ?? 0}: job ${current ? `exists with conflicting job modify index: ${current.jobModifyIndex}` : 'does not exist'}`);
-      }
+      const refused = body.EnforceIndex ? enforceIndexRefusal(body.JobModifyIndex ?? 0, current?.jobModifyIndex) : undefined;
+      if (refused) throw new HttpError(400, refused);
       const { Index, ...result } = await registry.register(job, loaded.allocs, warningText(loaded));
       return { ...result, Index, KnownLeader: true, LastContact: 0 };
     });

@@ -3,11 +3,14 @@
  * SimulatedClock runs a "10 minute" task instantly and deterministically. Implements the Controller contract.
  */
 import type { Observable } from 'rxjs';
-import type { ExitResult, TaskSpec } from '../../jobspec/types.ts';
+import type { ExitResult, LogConfig, TaskSpec } from '../../jobspec/types.ts';
 import { sleep, type Clock } from '../clock.ts';
 import type { Controller, Driver, DriverContext, DriverHandle, DriverNetwork, ExecResult, LogLine, LogOptions, ShutdownOptions } from '../controller.ts';
+import { readLogs } from '../raw-exec/log-reader.ts';
+import { allocLogDir, DEFAULT_LOG_CONFIG, validateLogConfig } from '../raw-exec/rotating-log.ts';
 import { killedBy } from '../signals.ts';
 import { parseMockConfig, type MockTaskConfig } from './mock-config.ts';
+import { hasLogDir, MockLogFiles } from './mock-log-files.ts';
 import { mockTaskOutput, type MockTaskOutput } from './mock-output.ts';
 
 /** A start error from the `start_error` option; `recoverable` feeds the restart decision. */
@@ -49,10 +52,19 @@ class MockController implements Controller {
   private readonly exited: Promise<ExitResult>;
   private resolveExit!: (r: ExitResult) => void;
   private timers: unknown[] = [];
-  private readonly output: MockTaskOutput;
+  /** Where this attempt's lines go: the task's log files, or memory when the allocation has no log dir. */
+  private output?: MockLogFiles | MockTaskOutput;
+  private readonly allocDir: string;
+  private readonly logConfig: LogConfig;
+  private isEnded = false;
   private ended!: () => void;
   /** Settles when the workload exits or the controller is closed: a log follower ends there. */
-  private readonly whenEnded = new Promise<void>((r) => (this.ended = r));
+  private readonly whenEnded = new Promise<void>((r) => {
+    this.ended = () => {
+      this.isEnded = true;
+      r();
+    };
+  });
   /** Calls made, for tests that check what the runner asked of the driver. */
   readonly calls: string[] = [];
 
@@ -60,10 +72,12 @@ class MockController implements Controller {
     private readonly task: TaskSpec,
     private readonly clock: Clock,
     private readonly allocId: string,
+    ctx: Pick<DriverContext, 'allocDir' | 'logs'>,
     recovered?: { startedAt: number },
   ) {
     this.exited = new Promise((r) => (this.resolveExit = r));
-    this.output = mockTaskOutput(clock, allocId, task.name);
+    this.allocDir = ctx.allocDir;
+    this.logConfig = ctx.logs ?? task.logs ?? DEFAULT_LOG_CONFIG;
     if (recovered) {
       this.config = parseMockConfig(task.config);
       this.startedAt = recovered.startedAt;
@@ -77,6 +91,7 @@ class MockController implements Controller {
     this.calls.push('prepare');
     if (this.phase !== 'new') return;
     this.config = parseMockConfig(this.task.config);
+    if (this.config.stdoutString !== undefined || this.config.stderrString !== undefined) validateLogConfig(this.logConfig);
     this.phase = 'prepared';
   }
 
@@ -173,12 +188,14 @@ class MockController implements Controller {
   }
 
   /**
-   * The task's output across its attempts, as raw_exec's rotated files are: what is kept (or its `tail`),
-   * then with `follow` new lines until the workload exits or this controller is closed. A controller built
-   * only to read (Nomad's `alloc logs`) gets what the running one wrote.
+   * The task's output across its attempts: what is kept (or its `tail`), then with `follow` new lines until
+   * the workload exits or this controller is closed. A controller built only to read (Nomad's `alloc logs`)
+   * gets what the running one wrote: from the task's log files when the allocation has a log dir (so after
+   * an agent restart too), else from memory beside the clock.
    */
   logs(opts: LogOptions = {}): Observable<LogLine> {
-    return this.output.read(opts, this.whenEnded);
+    if (!hasLogDir(this.logDir)) return mockTaskOutput(this.clock, this.allocId, this.task.name).read(opts, this.whenEnded);
+    return readLogs({ dir: this.logDir, task: this.task.name, ...opts, clock: this.clock, isActive: () => !this.isEnded });
   }
 
   private scheduleRun(runFor: number): void {
@@ -189,8 +206,18 @@ class MockController implements Controller {
   private scheduleOutput(stream: 'stdout' | 'stderr', text: string | undefined, repeat: number, every: number): void {
     if (text === undefined) return;
     for (let i = 0; i <= repeat; i++) {
-      this.later(i * every, () => this.phase === 'running' && this.output.write({ stream, line: text, time: this.clock.now() }));
+      this.later(i * every, () => this.phase === 'running' && this.sink().write({ stream, line: text, time: this.clock.now() }));
     }
+  }
+
+  /** Chosen at the first line, when the alloc_dir hook (if it runs) has made the log dir. */
+  private sink(): MockLogFiles | MockTaskOutput {
+    return (this.output ??= hasLogDir(this.logDir) ? new MockLogFiles(this.logDir, this.task.name, this.logConfig) : mockTaskOutput(this.clock, this.allocId, this.task.name));
+  }
+
+  /** Worked out only when output is written or read: most mock tasks (the benches') have none. */
+  private get logDir(): string {
+    return allocLogDir(this.allocDir);
   }
 
   private later(ms: number, fn: () => void): void {
@@ -209,6 +236,7 @@ class MockController implements Controller {
     if (this.startedAt !== undefined) this.table().delete(workloadKey(this.allocId, this.task.name, this.startedAt));
     for (const t of this.timers) this.clock.clearTimeout(t);
     this.timers = [];
+    if (this.output instanceof MockLogFiles) this.output.close();
     this.ended();
     this.resolveExit(result);
   }
@@ -231,7 +259,7 @@ export function createMockDriver(opts: { name?: string } = {}): Driver & { contr
     name: opts.name ?? 'mock',
     controllers,
     controller(task: TaskSpec, ctx: DriverContext): Controller {
-      const c = new MockController(task, ctx.clock, ctx.allocId);
+      const c = new MockController(task, ctx.clock, ctx.allocId, ctx);
       remember(c);
       return c;
     },
@@ -243,7 +271,7 @@ export function createMockDriver(opts: { name?: string } = {}): Driver & { contr
         remember(live);
         return live;
       }
-      const c = new MockController(task, ctx.clock, ctx.allocId, { startedAt });
+      const c = new MockController(task, ctx.clock, ctx.allocId, ctx, { startedAt });
       remember(c);
       return c;
     },

@@ -1,8 +1,9 @@
 /**
- * The mock's task output, kept beside the clock as its workloads are: one log per task of an allocation,
- * across its attempts, so a controller built only to read it (Nomad's `alloc logs`, the agent's logs route)
- * gets what the running controller wrote, as a raw_exec reader gets the rotated files. Bounded like
- * Nomad's log rotation: the last lines of each task, and the most recent tasks of a clock.
+ * The mock's task output when its allocation has no log dir (a run without the alloc_dir hook, as the
+ * machines' tests and the benches make), kept beside the clock as its workloads are: one log per task of an
+ * allocation, across its attempts, so a controller built only to read it gets what the running controller
+ * wrote. Bounded like Nomad's log rotation: the last lines of each task, and the most recent tasks of a clock.
+ * With a log dir the output goes to the task's rotated files instead (mock-log-files.ts).
  */
 import { Observable, Subject } from 'rxjs';
 import type { Clock } from '../clock.ts';

@@ -26,7 +26,7 @@ import { CommandNotFoundError, RecoverError, SpawnError, TaskNotRunningError } f
 import { readLogs } from './log-reader.ts';
 import { DEFAULT_CLOCK_TICKS, isLive, readProcStat } from './proc-stat.ts';
 import { lookupBin, toSignalNumber } from './process.ts';
-import { DEFAULT_LOG_CONFIG, RotatingLogWriter, taskLogWriters, validateLogConfig } from './rotating-log.ts';
+import { allocLogDir, DEFAULT_LOG_CONFIG, RotatingLogWriter, taskLogWriters, validateLogConfig } from './rotating-log.ts';
 import { processGroupStats } from './stats.ts';
 import type { Readable } from 'node:stream';
 import { findEarlierSpawn, openOutput, spawnSupervised, type LaunchRequest, type TaskOutput } from './launch.ts';
@@ -94,10 +94,7 @@ const OUTPUT_DRAIN_MS = 1_000;
 /** Where `setsid` and `mkfifo` are looked for: the usual system dirs, then the agent's PATH. */
 const TOOLS_PATH = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', process.env.PATH ?? ''].join(':');
 
-/** The directory holding every task's rotated logs for an allocation. */
-export function allocLogDir(allocDir: string): string {
-  return join(allocDir, 'alloc', 'logs');
-}
+export { allocLogDir };
 
 /**
  * Resolves after `ms` on the clock with false, or earlier with true when `p` settles; aborts reject. `p` is

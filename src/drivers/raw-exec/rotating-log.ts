@@ -24,6 +24,11 @@ export function validateLogConfig(config: LogConfig): void {
   if (!(config.maxFiles >= 1) || !(config.maxFileSize >= 1)) throw new LogConfigError(config);
 }
 
+/** The directory holding every task's rotated logs for an allocation (`<alloc dir>/alloc/logs`). */
+export function allocLogDir(allocDir: string): string {
+  return join(allocDir, 'alloc', 'logs');
+}
+
 /** The base name of a task's stream, e.g. `web.stdout` (files are `web.stdout.0`, `web.stdout.1`, ...). */
 export function logBaseName(task: string, stream: 'stdout' | 'stderr'): string {
   return `${task}.${stream}`;
