@@ -219,4 +219,4 @@ ${AGENT_FLAGS_HELP}`,
 };
 
 /** The `job` command. */
-export const jobCommand = commandGroup('job', 'Submit, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus]);
+export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus]);
