@@ -16,6 +16,7 @@ import type {
   Driver,
   DriverContext,
   DriverHandle,
+  ExecResult,
   LogLine,
   LogOptions,
   ResourceUsage,
@@ -33,6 +34,7 @@ import { findEarlierSpawn, openOutput, spawnSupervised, type LaunchRequest } fro
 import { warmSpawner } from './spawner.ts';
 import { markStopping, supervisorLive, type SupervisorRef } from './supervisor.ts';
 import { AdoptedWorkload, SpawnedWorkload, type Workload } from './workload.ts';
+import { execInTask } from './exec-in-task.ts';
 import { resolveTaskUser, shareTaskDir, TaskUserError, userSwitching, type TaskUser } from './task-user.ts';
 
 /** The driver's name in job files. */
@@ -245,6 +247,18 @@ export class RawExecController implements Controller {
     const signo = toSignalNumber(sig);
     const w = this.workload;
     if (!w || w.result || !w.signalMain(signo)) throw new TaskNotRunningError(this.task.name, `cannot send ${sig}`);
+  }
+
+  /**
+   * Nomad's ExecTask for raw_exec: the command runs beside the task, in its directory, with its environment
+   * and as its user (a template's change_script). Only while the task runs, as Nomad's needs its handle.
+   */
+  async exec(command: string, args: string[], opts: { timeout: number }, signal: AbortSignal): Promise<ExecResult> {
+    const w = this.workload;
+    if (!w || w.result) throw new TaskNotRunningError(this.task.name, `cannot run ${JSON.stringify(command)} in it`);
+    const userName = this.task.user ?? this.settings.taskUser;
+    const user = this.user ?? (userName === undefined ? undefined : resolveTaskUser(this.task.name, userName));
+    return execInTask({ task: this.task.name, command, args, taskDir: this.ctx.taskDir, env: this.ctx.env, ...(user && { user }), timeoutMs: opts.timeout, signal });
   }
 
   handle(): DriverHandle | undefined {
