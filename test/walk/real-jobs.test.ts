@@ -165,7 +165,7 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
       if (res.status === 200) reloads = res.text;
     }
     expect(reloads).toBe('reloaded v=2 in t\n');
-    const after = await allocOf('reload-script', (x) => events(x, 't').some((e) => e.startsWith('Template: Template ran script /bin/sh')));
+    const after = await allocOf('reload-script', (x) => events(x, 't').some((e) => e.startsWith('Task hook message: Template successfully ran script /bin/sh with arguments: [-c ')));
     expect(after.TaskStates['t']).toMatchObject({ State: 'running', Restarts: 0 });
   });
 
