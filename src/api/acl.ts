@@ -68,6 +68,8 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/client/allocation/:id/stats': 'read',
   'GET /v1/client/allocation/:id/checks': 'read',
   'GET /v1/client/fs/logs/:id': 'read',
+  // Nomad's alloc-node-exec (raw_exec runs as the agent's user): granted by no built-in policy (routes/alloc-exec.ts)
+  'GET /v1/client/allocation/:id/exec': 'management',
   // evaluations, events
   'GET /v1/evaluations': 'read',
   'GET /v1/evaluation/:id': 'read',

@@ -28,6 +28,8 @@ import { metricsRoutes } from './routes/metrics.ts';
 import { nodeRoutes } from './routes/nodes.ts';
 import { variableRoutes } from './routes/variables.ts';
 import { uiRoutes } from './routes/ui.ts';
+import { allocExecRoutes } from './routes/alloc-exec.ts';
+import { routeUpgrades } from './ws-upgrade.ts';
 import { zodValidatorCompiler } from './schemas.ts';
 
 /** Bodies over this are refused with 413: a job is a few kilobytes, a megabyte is already generous. */
@@ -123,5 +125,8 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   aclRoutes(app, ctx);
   variableRoutes(app, ctx);
   uiRoutes(app, ctx, opts.token);
+  allocExecRoutes(app, ctx);
+  // /ui/ws has its own handshake listener (routes/ui.ts) when there is a UI; every other handshake is routed.
+  routeUpgrades(app, (path) => path === '/ui/ws' && (ctx as { ui?: unknown }).ui !== undefined);
   return app;
 }

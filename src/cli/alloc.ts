@@ -1,5 +1,5 @@
 /**
- * `allocrun alloc status|logs|restart|signal|stop`: Nomad's alloc commands against a running agent, over its
+ * `allocrun alloc status|logs|exec|restart|signal|stop`: Nomad's alloc commands against a running agent, over its
  * HTTP API. Allocations are named by ID or a unique ID prefix, as Nomad names them.
  */
 import { constants as osConstants } from 'node:os';
@@ -12,6 +12,7 @@ import { CliError, UsageError } from './errors.ts';
 import { shortId } from './format.ts';
 import { formatAllocDetail } from './status.ts';
 import { allocChecksCommand, fetchChecks, formatChecksTable } from './alloc-checks.ts';
+import { allocExecCommand } from './alloc-exec.ts';
 
 /** The allocation an ID or unique prefix names (Nomad's short IDs); a CliError naming the candidates otherwise. */
 export async function resolveAlloc(client: AgentClient, wanted: string): Promise<ApiAllocation> {
@@ -27,7 +28,7 @@ export async function resolveAlloc(client: AgentClient, wanted: string): Promise
 }
 
 /** The one task of an allocation when none is named; Nomad asks for a name when there are several. */
-function taskOf(alloc: ApiAllocation, named: string | undefined, command: string): string {
+export function taskOf(alloc: ApiAllocation, named: string | undefined, command: string): string {
   const tasks = Object.keys(alloc.TaskStates ?? {});
   if (named !== undefined) {
     if (!tasks.includes(named)) throw new CliError(`${command}: allocation ${shortId(alloc.ID)} has no task ${JSON.stringify(named)}; its tasks: ${tasks.join(', ')}`, 'ErrTaskNotFound');
@@ -206,5 +207,5 @@ ${AGENT_FLAGS_HELP}`,
 export const allocCommand = commandGroup(
   'alloc',
   "Inspect and control allocations on a running agent (Nomad's alloc commands).",
-  [allocStatus, allocChecksCommand(resolveAlloc), allocLogs, allocRestart, allocSignal, allocStop],
+  [allocStatus, allocChecksCommand(resolveAlloc), allocLogs, allocExecCommand(resolveAlloc, taskOf), allocRestart, allocSignal, allocStop],
 );

@@ -8,6 +8,7 @@
 import { request, type IncomingMessage } from 'node:http';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { WebSocket } from 'ws';
 import { clientToken } from '../api/agent-token.ts';
 import { CliError, UsageError } from './errors.ts';
 
@@ -52,6 +53,8 @@ export interface AgentClient {
   send<T>(method: 'PUT' | 'POST' | 'DELETE', path: string, body?: unknown, query?: Record<string, string | number | boolean | undefined>): Promise<T>;
   /** Opens a streamed `GET` (logs, events); the caller reads the response. */
   stream(path: string, query?: Record<string, string | number | boolean | undefined>): Promise<IncomingMessage>;
+  /** Opens a WebSocket (alloc exec): resolves once open, rejects with the agent's answer when it refuses the handshake. */
+  socket(path: string, query?: Record<string, string | number | boolean | undefined>): Promise<WebSocket>;
   /** Where it connects, for messages. */
   readonly label: string;
 }
@@ -121,6 +124,22 @@ function clientFor(target: Target): AgentClient {
       return (text ? JSON.parse(text) : {}) as T;
     },
     stream: (path, query) => open('GET', `${path}${queryString(query)}`),
+    socket: (path, query) =>
+      new Promise((resolvePromise, reject) => {
+        const where = `${path}${queryString(query)}`;
+        const ws =
+          'socketPath' in target
+            ? new WebSocket(`ws+unix://${target.socketPath}:${where}`)
+            : new WebSocket(`ws://${target.url.host}${where}`, { headers: { ...(target.token && { 'x-nomad-token': target.token }) } });
+        ws.once('open', () => resolvePromise(ws));
+        // The agent refused before the handshake: its answer, as every other request's.
+        ws.once('unexpected-response', async (_req, res) => {
+          const text = (await readAll(res)).trim();
+          const message = text || `the agent answered ${res.statusCode}`;
+          reject(new ApiError(res.statusCode ?? 500, res.statusCode === 403 ? `${message}: ${await whyDenied(target)}` : message));
+        });
+        ws.once('error', (err: NodeJS.ErrnoException) => reject(connectionError(target, err)));
+      }),
   };
 }
 

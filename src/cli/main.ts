@@ -17,7 +17,7 @@ const commands: readonly { name: string; summary: string; load(): Promise<Comman
   { name: 'graph', summary: 'Print a runner statechart as a mermaid state diagram or JSON.', load: async () => (await import('./graph.ts')).graphCommand },
   { name: 'agent', summary: 'Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.', load: async () => (await import('./agent.ts')).agentCommand },
   { name: 'job', summary: 'Submit, plan, stop and inspect jobs on a running agent (job run|plan|stop|status).', load: async () => (await import('./job.ts')).jobCommand },
-  { name: 'alloc', summary: 'Inspect and control allocations on a running agent (alloc status|checks|logs|restart|signal|stop).', load: async () => (await import('./alloc.ts')).allocCommand },
+  { name: 'alloc', summary: 'Inspect and control allocations on a running agent (alloc status|checks|logs|exec|restart|signal|stop).', load: async () => (await import('./alloc.ts')).allocCommand },
   { name: 'operator', summary: "Save a consistent copy of a running agent's store, or restore one into an empty data dir.", load: async () => (await import('./operator.ts')).operatorCommand },
   { name: 'service', summary: "List a running agent's Nomad-native services and where they are registered (service list|info).", load: async () => (await import('./service.ts')).serviceCommand },
   { name: 'var', summary: "Read and write a running agent's Nomad Variables (var get|put|list|purge).", load: async () => (await import('./var.ts')).varCommand },

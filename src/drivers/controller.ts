@@ -2,6 +2,7 @@
  * The driver contract: SwarmKit's task `Controller`, which is also what the Nomad-style task runner drives,
  * so every driver works under both. Every method is bounded by its AbortSignal and idempotent.
  */
+import type { Readable, Writable } from 'node:stream';
 import type { Observable } from 'rxjs';
 import type { ExitResult, LogConfig, TaskDevice, TaskMount, TaskSpec } from '../jobspec/types.ts';
 import type { Clock } from './clock.ts';
@@ -86,6 +87,18 @@ export interface ExecResult {
   exitCode: number;
 }
 
+/**
+ * A command running in a task's context with its streams open (Nomad's ExecTaskStreaming, without a tty):
+ * what `alloc exec` reads from and writes to. Ending `stdin` closes the command's input.
+ */
+export interface ExecSession {
+  stdin: Writable;
+  stdout: Readable;
+  stderr: Readable;
+  /** The command's exit code (128 + n for a signal n) once it and its streams have ended. */
+  exited: Promise<number>;
+}
+
 /** Drives one task's workload. */
 export interface Controller {
   /** Creates everything start needs; re-entrant (SwarmKit may answer ErrTaskPrepared). */
@@ -114,6 +127,8 @@ export interface Controller {
   network?(): DriverNetwork | undefined;
   /** Runs a command in the task's context (script checks); the timeout bounds it. */
   exec?(command: string, args: string[], opts: { timeout: number }, signal: AbortSignal): Promise<ExecResult>;
+  /** Starts a command in the task's context with its streams open; aborting `signal` kills what it started. Throws when the task is not running. */
+  execStreaming?(command: string, args: string[], signal: AbortSignal): ExecSession;
   containerStatus?(signal: AbortSignal): Promise<ContainerStatus | undefined>;
   portStatus?(signal: AbortSignal): Promise<PortStatus | undefined>;
 }

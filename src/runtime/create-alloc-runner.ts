@@ -11,12 +11,13 @@ import type { CommandRejection } from '../../machines/task-runner.ts';
 import { allocStateOf, type AllocCommandRejection, type AllocRunnerActor, type AllocRunnerContext, type AllocRunnerEvent } from '../../machines/alloc-runner.ts';
 import type { HookPlan } from '../../machines/hook-calls.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
-import type { Driver, LogLine, LogOptions } from '../drivers/controller.ts';
+import type { Controller, Driver, ExecSession, LogLine, LogOptions } from '../drivers/controller.ts';
 import type { AllocRunnerHook, TaskHook, TaskLifecycle } from '../hooks/types.ts';
 import type { AllocSpec, AllocState, TaskEvent, TaskSpec } from '../jobspec/types.ts';
 import { hostEnvFor } from '../env/host-env.ts';
 import { validateUnlessVouched } from './validated-specs.ts';
 import { RAW_EXEC } from '../drivers/raw-exec/raw-exec-driver.ts';
+import { execInRunningTask } from './exec-in-running-task.ts';
 import { clearSupervisorFiles } from '../drivers/raw-exec/supervisor.ts';
 import { localNodeInfo, nodeAttrsOf, type NodeInfo } from '../env/node-info.ts';
 import { interpolateValue } from '../env/interpolate.ts';
@@ -144,6 +145,11 @@ export interface AllocRunner {
   logs(task: string, opts: LogOptions): Observable<LogLine>;
   /** The latest result of each Nomad service check, by check ID (Nomad's shape); empty when there are none. */
   checks(): AllocationResults;
+  /**
+   * Starts a command in a running task through its driver (Nomad's `alloc exec`, no tty); throws an
+   * ExecRefusedError when the task has no live workload here or its driver cannot run commands.
+   */
+  execStreaming(task: string, command: string, args: string[], signal: AbortSignal): ExecSession;
   /** Resolves with the final AllocState once the allocation has run to the end (postrun done), shut down or been destroyed. */
   readonly done: Promise<AllocState>;
   stop(): void;
@@ -290,6 +296,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     send: (event) => actor.send(event),
     taskRunner: (task) => actor.getSnapshot().children[task] as TaskRunnerActor | undefined,
   };
+  const controllers = new Map<string, Controller>();
   registerRunner(actor.system, {
     allocId: spec.id,
     drivers,
@@ -305,7 +312,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     },
     allocHooks,
     allocEnv: allocEnvOf,
-    controllers: new Map(),
+    controllers,
     // Restored: each task's first start here may be one the dead runner made and never saved (task-bindings.ts).
     ...((opts.snapshot || opts.resume) && { resumedStarts: new Set(spec.tasks.map((t) => t.name)) }),
   });
@@ -397,6 +404,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       return taskLogs({ driver, task, ctx, dead$: state$.pipe(map((s) => s.taskStates[name]?.state === 'dead')) }, logOpts);
     },
     checks: () => checkStore.list(spec.id),
+    execStreaming: (name, command, args, signal) => execInRunningTask(controllers.get(name), name, command, args, signal),
     done,
     stop: () => {
       actor.stop();

@@ -85,6 +85,8 @@ function expectedClass(method: string, url: string): RouteClass {
   // Garbage collection: the client's (Nomad: node:write) and the server's are management, one allocation's submit (Nomad: submit-job).
   if (url === '/v1/client/gc' || url === '/v1/system/gc') return 'management';
   if (url === '/v1/client/allocation/:id/gc') return 'submit';
+  // Running a command in a task (Nomad: alloc-node-exec for raw_exec, in no built-in policy).
+  if (url === '/v1/client/allocation/:id/exec') return 'management';
   if (read) return 'read';
   if (/^\/v1\/(jobs|jobs\/parse|job\/:id|validate\/job|job\/:id\/(plan|evaluate)|deployment\/(fail|promote)\/:id|service\/:name\/:id)$/.test(url)) return 'submit';
   if (/^\/v1\/(allocation\/:id\/stop|client\/allocation\/:id\/(restart|signal))$/.test(url)) return 'lifecycle';

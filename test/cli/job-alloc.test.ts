@@ -100,6 +100,15 @@ describe('allocrun job and alloc against a running agent', { timeout: 90_000 }, 
     await follow.exited;
   });
 
+  it('alloc exec runs a command in the task with our stdin, its stdout and stderr, and exits with its code; -t is refused', async () => {
+    const short = allocId.slice(0, 8);
+    const res = await runCli(['alloc', 'exec', '--data-dir', agent.dataDir, short, '/bin/sh', '-c', 'read x; echo "got $x in $(basename "$PWD")"; echo err >&2; exit 3'], { timeoutMs: 60_000, input: 'hello\n' });
+    expect(res).toMatchObject({ code: 3, stdout: 'got hello in server\n', stderr: 'err\n' });
+    const tty = await cli('alloc', 'exec', '-t', short, 'true');
+    expect(tty.code).not.toBe(0);
+    expect(tty.stderr).toContain('alloc exec: -t: allocrun cannot give the command a terminal');
+  });
+
   it('alloc restart restarts the task', async () => {
     const res = await cli('alloc', 'restart', allocId, 'server');
     expect(res.stdout).toContain(`Restart of task "server" in allocation "${allocId.slice(0, 8)}" sent`);

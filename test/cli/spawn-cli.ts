@@ -32,13 +32,15 @@ export interface CliProcess {
  * With `ownGroup` it leads a process group of its own, as a shell runs a job: a terminal's Ctrl-C reaches
  * every process of that group (`process.kill(-child.pid, 'SIGINT')`), not only the CLI.
  */
-export function startCli(args: string[], opts: { timeoutMs?: number; env?: Record<string, string>; ownGroup?: boolean } = {}): CliProcess {
+export function startCli(args: string[], opts: { timeoutMs?: number; env?: Record<string, string>; ownGroup?: boolean; input?: string } = {}): CliProcess {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     detached: opts.ownGroup === true,
   });
+  // Given input is the CLI's whole stdin: written, then closed.
+  if (opts.input !== undefined) child.stdin!.end(opts.input);
   let out = '';
   let err = '';
   let closed: string | undefined;
@@ -79,6 +81,6 @@ export function startCli(args: string[], opts: { timeoutMs?: number; env?: Recor
 }
 
 /** Runs `allocrun ...args` to the end. */
-export function runCli(args: string[], opts: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<CliResult> {
+export function runCli(args: string[], opts: { timeoutMs?: number; env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
   return startCli(args, opts).exited;
 }

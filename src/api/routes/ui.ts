@@ -99,7 +99,8 @@ export function uiRoutes(app: FastifyInstance, ctx: ApiContext & { ui?: AgentUi 
   const pages = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   const refuse = (socket: Duplex, status: string) => socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 17\r\n\r\nPermission denied`);
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (new URL(req.url ?? '/', 'http://x').pathname !== '/ui/ws') return void socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    // Other handshakes are routed through the API's routes (ws-upgrade.ts).
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/ui/ws') return;
     if (!sameOrigin(req)) return refuse(socket, '403 Forbidden');
     const presented = (req.headers['x-nomad-token'] as string | undefined) ?? uiTokenOf(req);
     if (!identify(ctx.store, token, presented)) return refuse(socket, '403 Forbidden');

@@ -21,6 +21,7 @@ import type {
   LogOptions,
   ResourceUsage,
   ShutdownOptions,
+  ExecSession,
 } from '../controller.ts';
 import { parseRawExecConfig, type RawExecConfig } from './config.ts';
 import { CommandNotFoundError, RecoverError, SpawnError, TaskNotRunningError } from './errors.ts';
@@ -35,6 +36,7 @@ import { warmSpawner } from './spawner.ts';
 import { markStopping, supervisorLive, type SupervisorRef } from './supervisor.ts';
 import { AdoptedWorkload, SpawnedWorkload, type Workload } from './workload.ts';
 import { execInTask } from './exec-in-task.ts';
+import { execStreamingInTask } from './exec-streaming.ts';
 import { resolveTaskUser, shareTaskDir, TaskUserError, userSwitching, type TaskUser } from './task-user.ts';
 
 /** The driver's name in job files. */
@@ -259,6 +261,15 @@ export class RawExecController implements Controller {
     const userName = this.task.user ?? this.settings.taskUser;
     const user = this.user ?? (userName === undefined ? undefined : resolveTaskUser(this.task.name, userName));
     return execInTask({ task: this.task.name, command, args, taskDir: this.ctx.taskDir, env: this.ctx.env, ...(user && { user }), timeoutMs: opts.timeout, signal });
+  }
+
+  /** Nomad's ExecTaskStreaming for raw_exec (`alloc exec`): as exec(), with the command's streams open and no timeout. */
+  execStreaming(command: string, args: string[], signal: AbortSignal): ExecSession {
+    const w = this.workload;
+    if (!w || w.result) throw new TaskNotRunningError(this.task.name, `cannot run ${JSON.stringify(command)} in it`);
+    const userName = this.task.user ?? this.settings.taskUser;
+    const user = this.user ?? (userName === undefined ? undefined : resolveTaskUser(this.task.name, userName));
+    return execStreamingInTask({ task: this.task.name, command, args, taskDir: this.ctx.taskDir, env: this.ctx.env, ...(user && { user }), signal });
   }
 
   handle(): DriverHandle | undefined {
