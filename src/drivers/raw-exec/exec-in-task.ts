@@ -3,7 +3,7 @@
  * `change_script`): in the task's directory, with the task's environment, as the task's user, bounded by a
  * timeout. It leads a process group of its own, so a timeout or an abort ends everything it started.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import type { ExecResult } from '../controller.ts';
 import { lookupBin, toSignalNumber } from './process.ts';
 import type { TaskUser } from './task-user.ts';
@@ -23,20 +23,34 @@ export interface ExecInTask {
   signal: AbortSignal;
 }
 
+/**
+ * Spawns the command as the task's own: found as Nomad's lookupBin finds it, in the task's directory, with its
+ * environment and user, leading a process group of its own; stdout and stderr piped. Throws when no
+ * executable file has the command's name.
+ */
+export function spawnInTask(req: Omit<ExecInTask, 'timeoutMs'>, stdin: 'ignore' | 'pipe'): ChildProcess {
+  const bin = lookupBin(req.command, req.taskDir, [req.env['PATH'], process.env['PATH']].filter(Boolean).join(':'));
+  if (!bin) throw new Error(`exec ${JSON.stringify(req.command)} in task ${JSON.stringify(req.task)}: no executable file found (looked in ${req.taskDir}/local, ${req.taskDir} and PATH)`);
+  return spawn(bin, [...req.args], {
+    cwd: req.taskDir,
+    env: { ...req.env },
+    argv0: req.command,
+    detached: true,
+    stdio: [stdin, 'pipe', 'pipe'],
+    ...(req.user ? { uid: req.user.uid, gid: req.user.gid } : {}),
+  });
+}
+
 /** Runs the command to its end: its output and exit status (128 + n for a signal n); rejects when it cannot run or times out. */
 export function execInTask(req: ExecInTask): Promise<ExecResult> {
   req.signal.throwIfAborted();
-  const bin = lookupBin(req.command, req.taskDir, [req.env['PATH'], process.env['PATH']].filter(Boolean).join(':'));
-  if (!bin) return Promise.reject(new Error(`exec ${JSON.stringify(req.command)} in task ${JSON.stringify(req.task)}: no executable file found (looked in ${req.taskDir}/local, ${req.taskDir} and PATH)`));
+  let child: ChildProcess;
+  try {
+    child = spawnInTask(req, 'ignore');
+  } catch (err) {
+    return Promise.reject(err);
+  }
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, [...req.args], {
-      cwd: req.taskDir,
-      env: { ...req.env },
-      argv0: req.command,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      ...(req.user ? { uid: req.user.uid, gid: req.user.gid } : {}),
-    });
     let output = '';
     const keep = (d: Buffer) => {
       if (output.length < MAX_OUTPUT) output += d.toString('utf8').slice(0, MAX_OUTPUT - output.length);

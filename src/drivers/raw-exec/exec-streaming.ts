@@ -4,10 +4,9 @@
  * open to the caller for as long as it runs, and no timeout: the session ends when the command does, or when
  * the caller aborts (which kills the whole group).
  */
-import { spawn } from 'node:child_process';
 import type { ExecSession } from '../controller.ts';
-import type { ExecInTask } from './exec-in-task.ts';
-import { lookupBin, toSignalNumber } from './process.ts';
+import { spawnInTask, type ExecInTask } from './exec-in-task.ts';
+import { toSignalNumber } from './process.ts';
 
 /** What a streaming exec needs: exec-in-task's request without the timeout. */
 export type ExecStreamingInTask = Omit<ExecInTask, 'timeoutMs'>;
@@ -15,16 +14,7 @@ export type ExecStreamingInTask = Omit<ExecInTask, 'timeoutMs'>;
 /** Starts the command; throws when it names no executable. `exited` rejects when it could not be spawned. */
 export function execStreamingInTask(req: ExecStreamingInTask): ExecSession {
   req.signal.throwIfAborted();
-  const bin = lookupBin(req.command, req.taskDir, [req.env['PATH'], process.env['PATH']].filter(Boolean).join(':'));
-  if (!bin) throw new Error(`exec ${JSON.stringify(req.command)} in task ${JSON.stringify(req.task)}: no executable file found (looked in ${req.taskDir}/local, ${req.taskDir} and PATH)`);
-  const child = spawn(bin, [...req.args], {
-    cwd: req.taskDir,
-    env: { ...req.env },
-    argv0: req.command,
-    detached: true,
-    stdio: ['pipe', 'pipe', 'pipe'],
-    ...(req.user ? { uid: req.user.uid, gid: req.user.gid } : {}),
-  });
+  const child = spawnInTask(req, 'pipe');
   const killGroup = () => {
     try {
       if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
