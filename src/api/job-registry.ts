@@ -843,10 +843,10 @@ export class JobRegistry {
     else change.allocs.delete(a.id);
   }
 
-  /** What constraints read of this node: its identity, the fingerprinted attributes tasks see too. */
+  /** What constraints read of this node: its identity, class and meta, the fingerprinted attributes tasks see too. */
   private nodeFacts(): NodeFacts {
     const info = localNodeInfo();
-    return { id: this.node.id, name: this.node.name, datacenter: this.node.datacenter, class: info.class ?? '', pool: 'default', attributes: info.attributes, meta: info.meta };
+    return { id: this.node.id, name: this.node.name, datacenter: this.node.datacenter, class: this.node.class, pool: 'default', attributes: info.attributes, meta: this.node.meta };
   }
 
   /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given. */

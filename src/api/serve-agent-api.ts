@@ -74,6 +74,10 @@ export interface ServeOptions {
   gc?: ServerGcOptions;
   /** The node's datacenter (`allocrun agent --dc`; default `dc1`): jobs are placed only when they name it. */
   datacenter?: string;
+  /** The node's class (`allocrun agent --node-class`; default none): its NodeClass, `${node.class}` in constraints. */
+  nodeClass?: string;
+  /** The node's meta (`allocrun agent --meta K=V`): its Meta, `${meta.K}` in constraints. */
+  nodeMeta?: Readonly<Record<string, string>>;
 }
 
 /** A serving API. */
@@ -177,7 +181,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   const services = opts.services ?? new ServiceRegistry();
   services.useIndex(index);
   const registry = new JobRegistry(opts.agent, index, events, store);
-  registry.node = { id: await loadNodeId(store), name: hostname(), datacenter: opts.datacenter ?? NODE_DATACENTER };
+  registry.node = { id: await loadNodeId(store), name: hostname(), datacenter: opts.datacenter ?? NODE_DATACENTER, class: opts.nodeClass ?? '', meta: Object.freeze({ ...opts.nodeMeta }) };
   registry.load();
   registry.adopt(opts.found ?? []);
   // Before the API answers anyone: what a crash left half done is made good first.
