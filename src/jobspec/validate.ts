@@ -132,7 +132,7 @@ const serviceSpec = z.strictObject({
 
 const allocSpec = z.strictObject({
   id: safeName('alloc id'),
-  job: safeName('job'),
+  job: safeName('job id'),
   group: safeName('group'),
   type: z.enum(JOB_TYPES),
   namespace: z.string().optional(),
