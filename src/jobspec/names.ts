@@ -32,7 +32,7 @@ export function unsafeNameReason(name: string, kind: NameKind): string | undefin
   // A periodic child's ID is its parent's and `/periodic-<unix seconds>`.
   const max = kind === 'alloc id' ? MAX_ALLOC_ID_BYTES : kind === 'job id' ? MAX_NAME_BYTES + 32 : MAX_NAME_BYTES;
   const bytes = Buffer.byteLength(name, 'utf8');
-  if (bytes > max) return `is ${bytes} bytes long; it becomes a directory name, so it may have at most ${max}`;
+  if (bytes > max) return `is ${bytes} bytes long; ${kind === 'job id' ? 'it' : 'it becomes a directory name, so it'} may have at most ${max}`;
   // An allocation's job ID names no file, and a periodic job's children are `<job>/periodic-<time>` (Nomad's).
   const bad = (kind === 'job id' ? /[\\\0]/ : /[/\\\0]/).exec(name)?.[0];
   if (bad !== undefined) return `must not contain ${bad === '\0' ? 'a NUL character' : `"${bad}"`}`;
