@@ -111,7 +111,7 @@ export function signalCommand(args: CommandArgs): void {
   if (event.task !== undefined && !taskSpec(context, event.task)) return reject(args, 'SIGNAL', 'ErrUnknownTask', unknownTask(context, event.task));
   for (const t of context.alloc.tasks) {
     if (event.task === undefined ? context.taskStates[t.name]!.state === 'running' : t.name === event.task) {
-      enqueue.sendTo(t.name, { type: 'SIGNAL', signal: event.signal });
+      enqueue.sendTo(t.name, { type: 'SIGNAL', signal: event.signal, ...(event.event && { event: event.event }) });
     }
   }
 }

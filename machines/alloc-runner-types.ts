@@ -134,7 +134,7 @@ export type AllocRunnerEvent =
   | { type: 'DEPLOYMENT_HEALTH'; status: DeploymentStatus; taskEvents?: Record<string, TaskEvent> }
   /** The checks hook: a check's status changed (CHECK_STATUS) or checks stopped for good (CHECKS_REMOVED). */
   | AllocCheckReport
-  | { type: 'SIGNAL'; task?: string; signal: string }
+  | { type: 'SIGNAL'; task?: string; signal: string; event?: TaskEvent }
   | { type: 'SHUTDOWN' }
   | { type: 'DESTROY' }
   /** From the runtime, once after resuming from a persisted snapshot: re-judge the task states, tell the tasks. */

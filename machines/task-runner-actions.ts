@@ -212,7 +212,7 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
         signalSeq: seq,
         taskState: appendEvent(
           context.taskState,
-          taskEvent(TaskEventType.Signaling, clockNow(system), { details: { signal: event.signal } }),
+          event.event ?? taskEvent(TaskEventType.Signaling, clockNow(system), { details: { signal: event.signal } }),
         ),
       });
       enqueue.spawnChild('driverSignal', {

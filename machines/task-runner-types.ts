@@ -130,7 +130,8 @@ export type TaskRunnerEvent =
   | { type: 'KILL'; event?: TaskEvent; quiet?: boolean }
   | { type: 'RESTART'; failure?: boolean; force?: boolean; event?: TaskEvent }
   | { type: 'UPDATE'; alloc: AllocSpec }
-  | { type: 'SIGNAL'; signal: string }
+  /** `event`: the Signaling event to record (a template's "Template re-rendered"); else one naming the signal. */
+  | { type: 'SIGNAL'; signal: string; event?: TaskEvent }
   | { type: 'SHUTDOWN' }
   /** From the alloc runner: the coordinator's gate for this task (level-triggered). */
   | { type: 'GATE'; open: boolean }

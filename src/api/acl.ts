@@ -125,6 +125,13 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'DELETE /v1/var/*': 'submit',
   // operator
   'GET /v1/operator/snapshot': 'management',
+  // garbage collection (gc.ts): Nomad's node:write for the client's, management for the server's, submit-job for one allocation
+  'PUT /v1/client/gc': 'management',
+  'POST /v1/client/gc': 'management',
+  'PUT /v1/system/gc': 'management',
+  'POST /v1/system/gc': 'management',
+  'PUT /v1/client/allocation/:id/gc': 'submit',
+  'POST /v1/client/allocation/:id/gc': 'submit',
   // ACL tokens: managed with the agent's token only; any token may read itself
   'POST /v1/acl/token': 'management',
   'PUT /v1/acl/token': 'management',

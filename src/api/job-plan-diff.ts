@@ -39,6 +39,8 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const isScalar = (v: unknown) => v === null || v === undefined || typeof v !== 'object';
 /** Maps written as fields `Name[key]` (Nomad flattens these), not as blocks. */
 const FLAT_MAPS = new Set(['Meta', 'Env']);
+/** Lists Nomad compares as sets (its stringSetDiff): one block of added and deleted values, order ignored. */
+const STRING_SETS = new Set(['Datacenters', 'Tags', 'CanaryTags']);
 
 /** A value as Go's `fmt` prints it in a diff. */
 function show(v: unknown): string {
@@ -67,6 +69,11 @@ function diffFields(old: Json | undefined, next: Json | undefined, skip: readonl
   for (const key of keys) {
     const a = old?.[key];
     const b = next?.[key];
+    if (STRING_SETS.has(key) && (Array.isArray(a) || Array.isArray(b))) {
+      const o = setDiff(key, a, b);
+      if (o) objects.push(o);
+      continue;
+    }
     if ((Array.isArray(a) && a.some(isObject)) || (Array.isArray(b) && b.some(isObject))) {
       // A list of blocks (Services, Checks, Constraints): one object diff per block, as Nomad's diff has one per service.
       objects.push(...listDiffs(key, a, b));
@@ -90,6 +97,24 @@ function diffFields(old: Json | undefined, next: Json | undefined, skip: readonl
     }
   }
   return { fields, objects };
+}
+
+/**
+ * Two lists of strings as sets: a block named `key` with a field per value added or deleted (each named `key`),
+ * in Nomad's field order (name, then old, then new value); undefined when they hold the same values.
+ */
+function setDiff(key: string, a: unknown, b: unknown): ObjectDiff | undefined {
+  const before = new Set((Array.isArray(a) ? a : []).map(show));
+  const after = new Set((Array.isArray(b) ? b : []).map(show));
+  const deleted = [...before].filter((v) => !after.has(v));
+  const added = [...after].filter((v) => !before.has(v));
+  if (deleted.length + added.length === 0) return undefined;
+  const fields: FieldDiff[] = [
+    ...deleted.map((v): FieldDiff => ({ Type: 'Deleted', Name: key, Old: v, New: '', Annotations: null })),
+    ...added.map((v): FieldDiff => ({ Type: 'Added', Name: key, Old: '', New: v, Annotations: null })),
+  ].sort((x, y) => (x.Old !== y.Old ? (x.Old < y.Old ? -1 : 1) : x.New < y.New ? -1 : x.New > y.New ? 1 : 0));
+  const type: DiffType = added.length > 0 && deleted.length > 0 ? 'Edited' : added.length > 0 ? 'Added' : 'Deleted';
+  return { Type: type, Name: key, Fields: fields, Objects: null };
 }
 
 /** `Services` → `Service`, `Affinities` → `Affinity`: the name Nomad gives one block of a list. */

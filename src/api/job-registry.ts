@@ -31,7 +31,7 @@ import { askOf, fitResources, hostCapacity, resourcesUsed, type Capacity } from 
 import type { FailedPlacement } from './alloc-metric.ts';
 import { failedAfterAttempts, failureSummary, planAttempts, settleEvaluations } from './blocked-evals.ts';
 import { StoreCommitError } from '../state/agent-store.ts';
-import { commitInOrder } from './ordered-commit.ts';
+import { commitInOrder, commitVisibleInOrder } from './ordered-commit.ts';
 import { periodicOf } from '../jobspec/periodic.ts';
 
 /** One registered version of a job. */
@@ -62,6 +62,11 @@ export interface AllocEntry extends Omit<AllocView, 'state'> {
   lastState: AllocState;
   /** Adopted from a runner record the store's allocations table does not have yet (`heal` records it). */
   unrecorded?: boolean;
+  /**
+   * The state the allocation ended in, recorded when the client garbage collected it (its runner record and alloc
+   * dir are gone, or going): what the API shows from then on, and what tells a later agent it finished.
+   */
+  collectedState?: AllocState;
 }
 
 /** What the store keeps of an allocation: all the registry knows of it but its runner and live state. */
@@ -342,7 +347,7 @@ export class JobRegistry {
       if (value.Status === 'blocked' && (!open || open.CreateIndex < value.CreateIndex)) this.blocked.set(value.JobID, key);
     }
     for (const { key, value } of readAllocs(this.store)) {
-      this.setAlloc(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: { clientStatus: 'pending', taskStates: {} } });
+      this.setAlloc(key, { ...value, modifyIndex: value.allocModifyIndex, modifyTime: value.createTime, lastState: value.collectedState ?? { clientStatus: 'pending', taskStates: {} } });
     }
     for (const { key, value } of this.store.entries('quarantine').values) {
       // Looked up by allocation ID: a key that is not text names none.
@@ -497,8 +502,11 @@ export class JobRegistry {
     // A placement that would find no ports is still one the plan wants (Nomad counts it, and reports it in FailedTGAllocs).
     for (const f of change.failed) if (f.previous) replaced.add(f.previous); else g(f.group).place++;
     for (const k of change.kills) (replaced.has(k) ? g(change.allocs.get(k)!.group).destructive++ : g(change.allocs.get(k)!.group).stop++);
+    // A replacement that cannot be placed leaves its allocation running (replace), still a planned destructive update.
+    const kept = change.failed.flatMap((f) => (f.previous && !change.kills.includes(f.previous) ? [f] : []));
+    for (const f of kept) g(f.group).destructive++;
     for (const u of change.updates) g(change.allocs.get(u)!.group).inPlace++;
-    const touched = new Set([...change.kills, ...change.updates]);
+    const touched = new Set([...change.kills, ...change.updates, ...kept.map((f) => f.previous!)]);
     for (const a of live) if (!touched.has(a.id)) g(a.group).ignore++;
     return { groups, jobModifyIndex: existing?.jobModifyIndex ?? 0, failed: change.failed };
   }
@@ -538,6 +546,56 @@ export class JobRegistry {
     this.allocs.set(id, entry);
     this.sorted = undefined;
     this.byJob = undefined;
+  }
+
+  /**
+   * Records durably that the client is about to garbage collect allocation `id`, which ended in `state` (gc.ts):
+   * written before its runner record goes, so an agent started after any crash shows it finished, never
+   * starts it again for want of that record.
+   */
+  async recordCollection(id: string, state: AllocState): Promise<void> {
+    const a = this.allocs.get(id);
+    if (!a) return;
+    // Set on the live entry first: a write committed from now on carries it (`persist`).
+    a.collectedState = state;
+    a.lastState = state;
+    // Written once every lower index has applied: the entry then holds what they wrote (a stop committed, not yet applied).
+    await commitVisibleInOrder({ store: this.store, events: this.events, index: this.index }, this.index.order.take(), (tx) => tx.put('allocs', id, storedOf(a)));
+  }
+
+  /** The client collected allocation `id`: it has no runner any more. */
+  collected(id: string): void {
+    const a = this.allocs.get(id);
+    if (a) delete a.runner;
+  }
+
+  /**
+   * Deletes what the server's garbage collector chose (gc.ts), as one write at the next index: committed, then
+   * gone from every list, the tables' indexes moved so blocking queries see it. Resolves with that index.
+   */
+  async reap(chosen: { jobs: string[]; evals: string[]; allocs: string[] }): Promise<number> {
+    const index = this.index.order.take();
+    const jobIds = new Set([...chosen.jobs, ...chosen.allocs.map((id) => this.allocs.get(id)?.jobId ?? '')]);
+    await commitInOrder({ store: this.store, events: this.events, index: this.index }, index, (tx) => {
+      for (const id of chosen.jobs) tx.remove('jobs', id);
+      for (const id of chosen.evals) tx.remove('evals', id);
+      for (const id of chosen.allocs) tx.remove('allocs', id);
+    }, () => {
+      for (const id of chosen.jobs) {
+        this.jobs.delete(id);
+        this.summaryAt.delete(id);
+      }
+      for (const id of chosen.evals) this.evals.delete(id);
+      for (const id of chosen.allocs) this.allocs.delete(id);
+      this.sorted = undefined;
+      this.byJob = undefined;
+      if (chosen.jobs.length > 0) this.jobsIndex = index;
+      if (chosen.evals.length > 0) this.evalsIndex = index;
+      if (chosen.allocs.length > 0) this.allocsIndex = index;
+      for (const id of jobIds) if (this.jobs.has(id)) this.summaryMoved(id, index);
+      this.index.changed(index);
+    });
+    return index;
   }
 
   /** An allocation by ID or unique ID prefix (as Nomad resolves short IDs). */
@@ -765,13 +823,14 @@ export class JobRegistry {
         this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
         continue;
       }
-      const update = groupUpdate(a.spec, template);
+      const newVersion = a.jobVersion !== version.version;
+      // A new version the node no longer suits (its datacenters or constraints leave the node out) cannot be
+      // applied in place: the allocation must be replaced, as Nomad's genericAllocUpdateFn decides.
+      const update = newVersion && infeasibility(version.job, a.group, this.nodeFacts()) ? 'destructive' : groupUpdate(a.spec, template);
       if (update === 'destructive' && !(a.spec.type === 'batch' && a.lastState.clientStatus === 'complete')) {
-        this.stop(change, a, 'alloc is being updated due to job update', 'PlanResult');
-        this.place(change, entry, template, a.index, a);
+        this.replace(change, entry, template, a);
         continue;
       }
-      const newVersion = a.jobVersion !== version.version;
       if (newVersion) this.draft(change, a).jobVersion = version.version;
       // A new version moves the allocation to its deployment, as Nomad updates in place every allocation it does not
       // replace: the runner is told, so its health is watched anew for the new deployment.
@@ -789,6 +848,24 @@ export class JobRegistry {
         if (!live.some((a) => a.group === group && a.index === i)) this.place(change, entry, template, i);
       });
     }
+  }
+
+  /**
+   * Plans replacing `a` with a new allocation of `template` (a destructive update). The old one is stopped first,
+   * so what it holds counts as free for the new one; when the new one cannot be placed, the stop is taken back
+   * (Nomad's PopUpdate): the old allocation keeps running, and the evaluation's blocked one replaces it later.
+   */
+  private replace(change: Change, entry: JobEntry, template: AllocSpec, a: AllocEntry): void {
+    const before = change.allocs.get(a.id);
+    const saved = before && { ...before };
+    const [kills, events, failed] = [change.kills.length, change.events.length, change.failed.length];
+    this.stop(change, a, 'alloc is being updated due to job update', 'PlanResult');
+    this.place(change, entry, template, a.index, a);
+    if (change.failed.length === failed) return;
+    change.kills.length = kills;
+    change.events.length = events;
+    if (saved) change.allocs.set(a.id, saved);
+    else change.allocs.delete(a.id);
   }
 
   /** What constraints read of this node: its identity, the fingerprinted attributes tasks see too. */
@@ -965,7 +1042,8 @@ export class JobRegistry {
       else tx.remove('jobs', id);
     }
     for (const e of change.evals) tx.put('evals', e.ID, e);
-    for (const d of change.allocs.values()) tx.put('allocs', d.id, storedOf(d));
+    // A draft planned before the client collected its allocation must not write the record of that away.
+    for (const d of change.allocs.values()) tx.put('allocs', d.id, storedOf({ ...d, collectedState: d.collectedState ?? this.allocs.get(d.id)?.collectedState }));
     for (const write of change.also) write(tx);
     if (change.jobs.size > 0) this.periodic?.written(tx, change.jobs);
     tx.index(change.index);

@@ -31,6 +31,7 @@ import type { AgentUi } from './routes/ui.ts';
 import { commitVisibleInOrder } from './ordered-commit.ts';
 import { StateIndex } from './state-index.ts';
 import { variablesOf } from '../variables/variable-store.ts';
+import { wireGarbageCollection, type ServerGcOptions } from './gc.ts';
 
 /** The socket's file name in the data dir: what `allocrun --data-dir D` clients connect to. */
 export const SOCKET_NAME = 'agent.sock';
@@ -71,6 +72,8 @@ export interface ServeOptions {
   services?: ServiceRegistry;
   /** The visualizer to serve at /ui (routes/ui.ts); without it /ui answers 503. */
   ui?: AgentUi;
+  /** The server garbage collector's thresholds, interval and clock (gc.ts; Nomad's defaults). */
+  gc?: ServerGcOptions;
   /** The clock periodic jobs launch by (the agent's; tests give a simulated one). Default: the wall clock. */
   clock?: Clock;
   /** The node's datacenter (`allocrun agent --dc`; default `dc1`): jobs are placed only when they name it. */
@@ -196,6 +199,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   watchDeployments(ctx);
   const stopServiceEvents = publishServiceEvents(ctx);
   const stopVariableEvents = publishVariableEvents(ctx);
+  const stopGc = wireGarbageCollection(ctx, opts.gc);
 
   const apps: FastifyInstance[] = [];
   const closeAll = async () => {
@@ -206,6 +210,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
     periodic.close();
     registry.close();
     registry.detach();
+    await stopGc();
     await Promise.all(apps.map((a) => a.close()));
   };
   try {

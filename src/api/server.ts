@@ -15,6 +15,7 @@ import { allocFsRoutes } from './routes/alloc-fs.ts';
 import { allocChecksRoutes } from './routes/alloc-checks.ts';
 import { allocationRoutes } from './routes/allocations.ts';
 import { clientRoutes } from './routes/client.ts';
+import { gcRoutes } from './routes/gc.ts';
 import { clusterRoutes } from './routes/cluster.ts';
 import { deploymentRoutes } from './routes/deployments.ts';
 import { serviceRoutes } from './routes/services.ts';
@@ -107,6 +108,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   periodicRoutes(app, ctx);
   allocationRoutes(app, ctx);
   clientRoutes(app, ctx);
+  gcRoutes(app, ctx);
   eventRoutes(app, ctx);
   evaluationRoutes(app, ctx);
   operatorRoutes(app, ctx);

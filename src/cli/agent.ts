@@ -24,6 +24,7 @@ import { agentDatacenter } from './agent-datacenter.ts';
 import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
 import { ARTIFACT_FLAGS_HELP, ARTIFACT_FLAG_OPTIONS, artifactConfigFromFlags } from './artifact-flags.ts';
+import { GC_FLAGS_HELP, GC_FLAG_OPTIONS, gcConfigFromFlags } from './gc-flags.ts';
 import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
 import { openAgentUi, uiNote } from './agent-ui.ts';
 import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
@@ -34,7 +35,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--no-ui] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--gc-* N] [--no-ui] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -68,6 +69,7 @@ Flags:
   --task-user NAME    run raw_exec tasks that name no "user" as NAME (the agent must run as root);
                       without it they run as the agent's user
 ${ARTIFACT_FLAGS_HELP}
+${GC_FLAGS_HELP}
   --no-ui             do not serve the UI at /ui (nor keep its history: the inspection stream
                       costs the runners CPU)
   --inspect[=PORT]    also serve the visualizer on a port of its own (it is always at /ui on
@@ -89,7 +91,7 @@ Example:
     const parsed = parseCommand(
       this,
       args,
-      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, record: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, 'no-ui': { type: 'boolean' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, dc: { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS },
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, record: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, 'no-ui': { type: 'boolean' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, dc: { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS, ...GC_FLAG_OPTIONS },
       { min: 0, max: 0, names: '' },
     );
     if (!parsed) return 0;
@@ -110,6 +112,7 @@ Example:
     if (taskUserWhy) throw new UsageError(`agent: --task-user ${JSON.stringify(taskUser)}: ${taskUserWhy}`, 'agent');
     const datacenter = agentDatacenter(values.dc);
     const artifacts = artifactConfigFromFlags(values);
+    const gc = gcConfigFromFlags(values);
     refuseHttpAddress({ http: values.http, token: apiToken });
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     // Refused before anything is restored: a data dir or a given token others can reach (agent-token.ts).
@@ -169,7 +172,7 @@ Example:
       const services = new ServiceRegistry();
       // Templates read the variables the API writes (nomadVar), each task only what Nomad lets it read.
       const variables = variablesOf(store);
-      agent = createAgent({ dataDir, inspect: inspection.inspect, machineClock: inspection.machineClock, store: runnerRecords, node, checks: { store: checkStore }, services, variables, ...(taskUser !== undefined && { taskUser }), artifacts });
+      agent = createAgent({ dataDir, inspect: inspection.inspect, machineClock: inspection.machineClock, store: runnerRecords, node, checks: { store: checkStore }, services, variables, ...(taskUser !== undefined && { taskUser }), artifacts, gc: gc.client });
       if (imported) {
         process.stderr.write(`allocrun agent: imported the file-based state of ${dataDir} into ${store.path}: ${imported.jobs} jobs, ${imported.allocs} allocations, ${imported.runners} runner records (the old files were renamed *.imported)\n`);
         for (const line of imported.skipped) process.stderr.write(`allocrun agent: not imported: ${line}\n`);
@@ -197,6 +200,7 @@ Example:
         http: values.http,
         token: apiToken,
         services,
+        gc: gc.server,
         datacenter,
         found: [...restored.map((runner) => ({ spec: runner.actor.getSnapshot().context.alloc, state: runner.getState(), updatedAt: Date.now(), runner })), ...finished],
         ...(ui && { ui }),

@@ -88,6 +88,7 @@ export function recordOfApiAlloc(a: ApiAllocation): AllocRecord {
   const spec: AllocSpec = {
     id: a.ID, job: a.JobID, group: a.TaskGroup, type: (a.Job?.Type ?? a.JobType ?? 'service') as AllocSpec['type'],
     ...(a.Namespace && a.Namespace !== 'default' && { namespace: a.Namespace }), desiredStatus: a.DesiredStatus, tasks, ...portsOf(a),
+    index: Number(/\[(\d+)\]$/.exec(a.Name ?? '')?.[1] ?? 0),
   };
   const taskStates = Object.fromEntries(Object.entries(a.TaskStates ?? {}).map(([name, ts]) => [name, taskStateOf(ts)]));
   return { spec, state: { clientStatus: a.ClientStatus, taskStates }, createdAt: Math.round(a.CreateTime / 1e6), updatedAt: Math.round(a.ModifyTime / 1e6) };

@@ -18,11 +18,11 @@ export function nextLaunchLine(periodic: PeriodicConfig, now = Date.now()): stri
   return next === undefined ? 'Approximate next launch time: none (no launch is to come)' : `Approximate next launch time: ${formatTime(next)} (${fromNow(next, now)})`;
 }
 
-/** What `job status` adds to a periodic job's header (Nomad's `Periodic`, `Next Periodic Launch`). */
+/** What `job status` adds to a periodic job's header (Nomad's `Next Periodic Launch`). */
 export function periodicHeader(periodic: PeriodicConfig, stopped: boolean, now = Date.now()): [string, string][] {
-  if (stopped || periodic.Enabled === false) return [['Periodic', 'true'], ['Next Periodic Launch', `none (job ${stopped ? 'stopped' : 'disabled'})`]];
+  if (stopped || periodic.Enabled === false) return [['Next Periodic Launch', `none (job ${stopped ? 'stopped' : 'disabled'})`]];
   const next = nextLaunch(periodic, now);
-  return [['Periodic', 'true'], ['Next Periodic Launch', next === undefined ? 'none' : `${formatTime(next)} (${fromNow(next, now)})`]];
+  return [['Next Periodic Launch', next === undefined ? 'none' : `${formatTime(next)} (${fromNow(next, now)})`]];
 }
 
 /** The rest of `job status` for a periodic job: its children's summary and the jobs it launched, newest first. */

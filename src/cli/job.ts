@@ -150,6 +150,8 @@ interface ApiJob {
   SubmitTime: number;
   Namespace: string;
   Datacenters?: string[];
+  NodePool?: string;
+  ParameterizedJob?: unknown;
   Stop: boolean;
   Periodic?: PeriodicConfig;
 }
@@ -200,7 +202,10 @@ ${AGENT_FLAGS_HELP}`,
     }
     const out = keyValues([
       ['ID', job.ID], ['Name', job.Name], ['Submit Date', formatTime(job.SubmitTime / 1e6)], ['Type', job.Type], ['Priority', String(job.Priority)],
-      ['Datacenters', (job.Datacenters ?? []).join(',')], ['Namespace', job.Namespace], ['Status', job.Stop ? `${job.Status} (stopped)` : job.Status], ['Version', String(job.Version)],
+      ['Datacenters', (job.Datacenters ?? []).join(',')], ['Namespace', job.Namespace], ['Node Pool', job.NodePool || 'default'],
+      ['Status', job.Stop ? `${job.Status} (stopped)` : job.Status],
+      // Nomad's job status says whether the job is periodic or parameterized (allocrun refuses parameterized ones).
+      ['Periodic', String(job.Periodic != null)], ['Parameterized', String(job.ParameterizedJob != null)], ['Version', String(job.Version)],
       ...(job.Periodic ? periodicHeader(job.Periodic, job.Stop) : []),
     ]);
     if (job.Periodic) {
@@ -229,4 +234,4 @@ ${AGENT_FLAGS_HELP}`,
 };
 
 /** The `job` command. */
-export const jobCommand = commandGroup('job', 'Submit, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus, jobPeriodic(monitor)]);
+export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus, jobPeriodic(monitor)]);

@@ -25,6 +25,8 @@ export function formatAllocDetail(r: AllocRecord, opts: { verbose?: boolean; now
   const { spec, state } = r;
   const out: string[] = keyValues([
     ['ID', spec.id],
+    // Nomad's allocation name: which instance of its group this is.
+    ['Name', `${spec.job}.${spec.group}[${spec.index ?? 0}]`],
     ['Job ID', spec.job],
     ['Job Type', spec.type],
     ['Namespace', spec.namespace ?? 'default'],

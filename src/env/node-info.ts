@@ -76,3 +76,21 @@ export function localNodeInfo(overrides: Partial<NodeInfo> = {}): NodeInfo {
   if (plain) plainNode = node;
   return node;
 }
+
+/**
+ * The node as Nomad's TaskEnv.NodeAttrs holds it: `node.unique.id`, `node.unique.name`, `node.datacenter`,
+ * `node.region`, `node.class`, `node.pool`, every attribute as `attr.<key>` and every meta as `meta.<key>`.
+ * What a template's `{{ env "attr.unique.hostname" }}` reads.
+ */
+export function nodeAttrsOf(node: NodeInfo): Record<string, string> {
+  return {
+    'node.unique.id': node.id,
+    'node.unique.name': node.name,
+    'node.datacenter': node.datacenter,
+    'node.region': node.region,
+    'node.class': node.class ?? '',
+    'node.pool': 'default',
+    ...Object.fromEntries(Object.entries(node.attributes).map(([k, v]) => [`attr.${k}`, v])),
+    ...Object.fromEntries(Object.entries(node.meta).map(([k, v]) => [`meta.${k}`, v])),
+  };
+}

@@ -56,6 +56,11 @@ export interface TemplateHookOptions {
   /** In [0, 1): the splay's random fraction (tests pin it). */
   random?: () => number;
   addresses?: () => HostAddress[];
+  /**
+   * The node's keys as Nomad's TaskEnv.NodeAttrs has them (`attr.unique.hostname`, `node.region`, `meta.rack`):
+   * consul-template's `env` reads them beside the task's variables (Nomad sets its env to TaskEnv.All()).
+   */
+  nodeAttrs?: Readonly<Record<string, string>>;
 }
 
 /** The host's addresses, for sockaddr. */
@@ -185,7 +190,7 @@ class TemplateManager {
     private readonly opts: TemplateHookOptions & { clock: Clock },
     private readonly exec: () => DriverExec | undefined,
   ) {
-    this.env = { ...env };
+    this.env = { ...env, ...opts.nodeAttrs };
     const poke = () => this.poke();
     if (opts.variables) this.subs.add(opts.variables.changes$.subscribe(poke));
     if (opts.services) this.subs.add(opts.services.changes$.subscribe(poke));
@@ -196,7 +201,7 @@ class TemplateManager {
   }
 
   setEnv(env: HookEnv): void {
-    this.env = { ...env };
+    this.env = { ...env, ...this.opts.nodeAttrs };
   }
 
   /** The variables of the `env = true` templates, in template order. */
@@ -401,8 +406,8 @@ class TemplateManager {
       return;
     }
     const signals = [...new Set(acting.filter((t) => t.changeMode === 'signal').map((t) => t.changeSignal!))];
-    if (signals.length > 0) lifecycle.emit({ type: TEMPLATE_EVENT, message: 'Template re-rendered' });
-    for (const s of signals) lifecycle.signal(s);
+    // One Signaling event per signal, saying why, as Nomad's template manager records it.
+    for (const s of signals) lifecycle.signal(s, 'Template re-rendered');
     for (const t of acting.filter((x) => x.changeMode === 'script')) await this.runScript(t);
   }
 

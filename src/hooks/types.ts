@@ -112,8 +112,8 @@ export interface StatsSink {
 export interface TaskLifecycle {
   /** Restarts the task through its restart path; `failure` counts it against the restart policy. */
   restart(req: { reason: string; failure: boolean }): void;
-  /** Sends the task a signal (e.g. `SIGHUP`). */
-  signal(signal: string): void;
+  /** Sends the task a signal (e.g. `SIGHUP`); `reason` is its Signaling event's message (Nomad's DisplayMessage). */
+  signal(signal: string, reason?: string): void;
   /** Records a task event, e.g. `{ type: 'Template', message: 'Missing: nomadVar "x"' }`. */
   emit(event: { type: string; message?: string; details?: Record<string, string> }): void;
 }

@@ -7,7 +7,7 @@ import { FileStateStore, ensureDataDir } from '../state/file-store.ts';
 import { StateStoreError, type AllocRecord, type StateStore } from '../state/store.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import type { AllocState } from '../../machines/model.ts';
-import { BehaviorSubject, type Observable } from 'rxjs';
+import { BehaviorSubject, Subject, type Observable } from 'rxjs';
 import { validateAllocSpec } from '../jobspec/validate.ts';
 import { CheckScheduler } from '../checks/scheduler.ts';
 import { CheckStore } from '../checks/check-store.ts';
@@ -15,9 +15,15 @@ import { realClock } from '../drivers/clock.ts';
 import { vouchFor } from './validated-specs.ts';
 import { gateKills } from './kill-gate.ts';
 import { createAllocRunner, persistedView, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './create-alloc-runner.ts';
+import { AllocGarbageCollector, statfsUsage, type AgentGc, type DiskUsage, type GcOptions } from './alloc-gc.ts';
+import { collectionOf, finishCollection } from './collect-alloc.ts';
 
 /** What the agent keeps per allocation: the store's record plus the actor snapshot to resume from. */
-export type AgentRecord = AllocRecord & { snapshot?: PersistedAllocRunner };
+export type AgentRecord = AllocRecord & {
+  snapshot?: PersistedAllocRunner;
+  /** Set while the garbage collector destroys the allocation: a next agent finishes the collection, never restores it. */
+  collecting?: true;
+};
 
 export interface AgentOptions extends Omit<AllocRunnerOptions, 'snapshot' | 'dataDir'> {
   dataDir: string;
@@ -25,6 +31,8 @@ export interface AgentOptions extends Omit<AllocRunnerOptions, 'snapshot' | 'dat
   store?: StateStore;
   /** Told about each persisted allocation `start()` could not restore (the error names the file). */
   onRestoreError?: (err: StateStoreError) => void;
+  /** The garbage collector of terminal allocations (alloc-gc.ts; Nomad's client defaults); `usage` reads the disk (default: statfs of `dataDir`). */
+  gc?: GcOptions & { usage?: () => Promise<DiskUsage | undefined> };
 }
 
 export interface Agent {
@@ -54,6 +62,8 @@ export interface Agent {
   saved$(id: string): Observable<SavedState> | undefined;
   /** Agent exit: every allocation is persisted, then shut down with its tasks left running. */
   shutdown(): Promise<void>;
+  /** The garbage collector of terminal allocations: its passes run on the agent's clock from `start()` to `shutdown()`. */
+  readonly gc: AgentGc;
 }
 
 /**
@@ -229,7 +239,10 @@ function runnerFinished(persisted: PersistedAllocRunner): boolean {
 export function createAgent(opts: AgentOptions): Agent {
   if (!opts.store) ensureDataDir(opts.dataDir);
   const store = opts.store ?? new FileStateStore(opts.dataDir);
-  const runners = new Map<string, { runner: AllocRunner; persist: ReturnType<typeof persistenceFor> }>();
+  const runners = new Map<string, { runner: AllocRunner; persist: ReturnType<typeof persistenceFor>; createdAt: number }>();
+  // Records of allocations that had finished before this agent started: not restored, but held (and collected) all the same.
+  const finished = new Map<string, AgentRecord>();
+  const clock = opts.clock ?? realClock;
   // One check scheduler and result store for every allocation (Nomad's client-wide checkstore).
   const checks = { ...opts.checks, scheduler: opts.checks?.scheduler ?? new CheckScheduler(opts.clock ?? realClock), store: opts.checks?.store ?? new CheckStore() };
 
@@ -241,16 +254,55 @@ export function createAgent(opts: AgentOptions): Agent {
     if (validated) vouchFor(spec);
     const runner = createAllocRunner(spec, { ...runnerOpts, dataDir: opts.dataDir, snapshot, resume, checks });
     const persist = persistenceFor(store, spec, runner, createdAt);
-    runners.set(spec.id, { runner, persist });
+    runners.set(spec.id, { runner, persist, createdAt });
     gateKills(runner.actor.system, () => persist.deathsDurable());
     // Every snapshot, not only task-state changes: a hook finishing or a start beginning is progress a
     // restore must not repeat.
     runner.actor.subscribe({ next: () => persist.schedule(), error: () => persist.schedule() });
     // Awaited by whoever wants the outcome; an actor error must not become an unhandled rejection here.
-    runner.done.catch(() => undefined);
+    runner.done.then(() => {
+      // Terminal (postrun done), not detached at shutdown: from now on the garbage collector may destroy it.
+      if (runners.get(spec.id)?.runner === runner && runner.actor.getSnapshot().value === 'terminal') collector.markForCollection(spec.id, clock.now());
+    }, () => undefined);
     runner.start();
     persist.schedule();
     return runner;
+  };
+
+  let beforeCollect: AgentGc['beforeCollect'];
+  const collected$ = new Subject<string>();
+  const collector = new AllocGarbageCollector(
+    {
+      count: () => runners.size + finished.size,
+      log: (line) => process.stderr.write(`allocrun agent: ${line}\n`),
+      destroy: async (id) => {
+        const live = runners.get(id);
+        const record = finished.get(id);
+        if (!live && !record) return;
+        const collection = collectionOf({ store, dataDir: opts.dataDir, id, live, record });
+        await beforeCollect?.(id, collection.state);
+        await collection.run();
+        runners.delete(id);
+        finished.delete(id);
+        collected$.next(id);
+      },
+    },
+    clock,
+    opts.gc,
+    opts.gc?.usage ?? statfsUsage(opts.dataDir),
+  );
+  const gc: AgentGc = {
+    collect: (id) => collector.collect(id),
+    collectAll: () => collector.collectAll(),
+    keepUsageBelowThreshold: () => collector.keepUsageBelowThreshold(),
+    isTerminal: (id) => collector.has(id),
+    collected$: collected$.asObservable(),
+    get beforeCollect() {
+      return beforeCollect;
+    },
+    set beforeCollect(fn) {
+      beforeCollect = fn;
+    },
   };
 
   const restoreErrors: StateStoreError[] = [];
@@ -265,6 +317,15 @@ export function createAgent(opts: AgentOptions): Agent {
       const scan = store.scan ? await store.scan({ quarantine: true }) : { records: await store.list(), problems: [] };
       scan.problems.forEach(report);
       for (const record of scan.records as AgentRecord[]) {
+        // A collection the last agent did not finish: its dir and record go now, before anyone reads them.
+        if (record.collecting) {
+          await finishCollection(store, opts.dataDir, record.spec.id);
+          continue;
+        }
+        if (record.snapshot && !runners.has(record.spec.id) && runnerFinished(record.snapshot)) {
+          finished.set(record.spec.id, record);
+          collector.markForCollection(record.spec.id, record.updatedAt);
+        }
         if (!record.snapshot || runners.has(record.spec.id) || runnerFinished(record.snapshot)) continue;
         try {
           const runner = launch(record.spec, record.snapshot, record.createdAt ?? record.updatedAt);
@@ -287,6 +348,7 @@ export function createAgent(opts: AgentOptions): Agent {
           report(store.quarantine ? await store.quarantine(record.spec.id, problem) : problem);
         }
       }
+      collector.start();
       return restored;
     },
     get restoreErrors() {
@@ -296,7 +358,9 @@ export function createAgent(opts: AgentOptions): Agent {
     get: (id) => runners.get(id)?.runner,
     list: () => [...runners.values()].map((r) => r.runner),
     saved$: (id) => runners.get(id)?.persist.saved$,
+    gc,
     async shutdown() {
+      await collector.stop();
       // Persist first: the record must say "running" for the next agent, not "detaching".
       await Promise.all([...runners.values()].map((r) => r.persist.freeze()));
       for (const { runner } of runners.values()) runner.send({ type: 'SHUTDOWN' });

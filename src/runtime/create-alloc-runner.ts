@@ -18,7 +18,7 @@ import { hostEnvFor } from '../env/host-env.ts';
 import { validateUnlessVouched } from './validated-specs.ts';
 import { RAW_EXEC } from '../drivers/raw-exec/raw-exec-driver.ts';
 import { clearSupervisorFiles } from '../drivers/raw-exec/supervisor.ts';
-import { localNodeInfo, type NodeInfo } from '../env/node-info.ts';
+import { localNodeInfo, nodeAttrsOf, type NodeInfo } from '../env/node-info.ts';
 import { interpolateValue } from '../env/interpolate.ts';
 import { buildTaskEnv, type TaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
@@ -187,6 +187,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
           ...(opts.variables && { variables: opts.variables.forTask({ namespace: spec.namespace ?? 'default', job: spec.job, group: spec.group, task: t.name }) }),
           ...(opts.services && { services: opts.services }),
           ...(opts.templateWait && { defaultWait: opts.templateWait }),
+          nodeAttrs: nodeAttrsOf(node),
         })]
       : [];
   // Nomad's services hooks, when there is a catalog: the group's at prerun, each task's once it runs.

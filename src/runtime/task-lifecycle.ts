@@ -24,8 +24,9 @@ export function taskLifecycle(task: string, clock: Clock, target: () => Lifecycl
     restart({ reason, failure }) {
       target()?.send({ type: 'RESTART', task, failure, event: taskEvent(TaskEventType.RestartSignal, clock.now(), { restartReason: reason }) });
     },
-    signal(signal) {
-      target()?.send({ type: 'SIGNAL', task, signal });
+    signal(signal, reason) {
+      const event = reason === undefined ? undefined : taskEvent(TaskEventType.Signaling, clock.now(), { details: { signal }, displayMessage: reason });
+      target()?.send({ type: 'SIGNAL', task, signal, ...(event && { event }) });
     },
     emit({ type, message, details }) {
       target()?.taskRunner(task)?.send({ type: 'EMIT_EVENT', event: taskEvent(type, clock.now(), { ...(message !== undefined && { message }), ...(details && { details }) }) });

@@ -82,6 +82,9 @@ function expectedClass(method: string, url: string): RouteClass {
   if (url === '/v1/acl/token/self' && read) return 'read';
   if (url.startsWith('/v1/acl/')) return 'management';
   if (url === '/v1/operator/snapshot') return 'management';
+  // Garbage collection: the client's (Nomad: node:write) and the server's are management, one allocation's submit (Nomad: submit-job).
+  if (url === '/v1/client/gc' || url === '/v1/system/gc') return 'management';
+  if (url === '/v1/client/allocation/:id/gc') return 'submit';
   if (read) return 'read';
   if (/^\/v1\/(jobs|jobs\/parse|job\/:id|validate\/job|job\/:id\/(plan|evaluate|periodic\/force)|deployment\/(fail|promote)\/:id|service\/:name\/:id)$/.test(url)) return 'submit';
   if (/^\/v1\/(allocation\/:id\/stop|client\/allocation\/:id\/(restart|signal))$/.test(url)) return 'lifecycle';

@@ -2,8 +2,9 @@
  * Datacenters at placement with the node's datacenter given (`allocrun agent --dc`, ServeOptions.datacenter):
  * Nomad's datacenter globs row by row (go-glob: only `*` is special) against src/jobspec/constraints.ts, the
  * failed-placement metric counting the node in its own datacenter, then one agent in process whose node is in
- * `east-1`, which places only jobs whose datacenters name it, plans and blocks the others, and shows its
- * datacenter wherever Nomad's API does.
+ * `east-1`, which places only jobs whose datacenters name it, plans and blocks the others, keeps an allocation
+ * whose new version leaves its datacenter (or does not fit) running until a replacement can be placed, and shows
+ * its datacenter wherever Nomad's API does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failedTGAllocs } from '../../src/api/blocked-evals.ts';
@@ -107,5 +108,44 @@ describe('an agent whose node is in east-1', { timeout: SUITE_TIMEOUT }, () => {
     await runJob(s, body);
     const [reg] = await until(async () => (await call(s.socket, 'GET', '/v1/service/dcsvc')).json<Json[]>(), (l) => l.length === 1, 'the service registered');
     expect(reg!['Datacenter']).toBe('east-1');
+  });
+  it('replaces nothing when a new version leaves the node\'s datacenter: the allocation keeps running, the replacement waits blocked', async () => {
+    const first = await runJob(s, inDcs('moving'));
+    const moved = inDcs('moving', ['west-1']);
+    const plan = (await call(s.socket, 'PUT', '/v1/job/moving/plan', { ...moved, Diff: true })).json<Json>();
+    expect(plan['Annotations']['DesiredTGUpdates']['g']).toMatchObject({ Place: 0, Stop: 0, InPlaceUpdate: 0, DestructiveUpdate: 1, Ignore: 0 });
+    expect(plan['FailedTGAllocs']['g']).toMatchObject({ NodesEvaluated: 0, NodesAvailable: {} });
+    const res = (await call(s.socket, 'PUT', '/v1/jobs', moved)).json<Json>();
+    const evaluation = await evalOf(res['EvalID']);
+    expect(evaluation['FailedTGAllocs']['g']).toMatchObject({ NodesEvaluated: 0 });
+    expect((await evalOf(evaluation['BlockedEval']))['Status']).toBe('blocked');
+    const [still, ...others] = (await call(s.socket, 'GET', '/v1/job/moving/allocations')).json<Json[]>();
+    expect(others).toEqual([]);
+    expect(still).toMatchObject({ ID: first.ID, DesiredStatus: 'run', ClientStatus: 'running', JobVersion: 0 });
+    // Back in a datacenter the node is in: the allocation is taken to the new version in place, the wait is over.
+    const back = (await call(s.socket, 'PUT', '/v1/jobs', inDcs('moving', ['east-*']))).json<Json>();
+    const [kept] = await until(async () => (await call(s.socket, 'GET', '/v1/job/moving/allocations')).json<Json[]>(), (l) => l[0]?.['JobVersion'] === 2, 'the allocation at version 2');
+    expect(kept).toMatchObject({ ID: first.ID, DesiredStatus: 'run' });
+    expect((await evalOf(back['EvalID']))['FailedTGAllocs'] ?? null).toBeNull();
+    expect((await evalOf(evaluation['BlockedEval']))['Status']).toBe('canceled');
+  });
+
+  it('keeps an allocation whose replacement does not fit (Nomad\'s PopUpdate), where it used to be stopped for nothing', async () => {
+    const sized = (mb: number) => {
+      const b = mockJob('outgrows');
+      (b.Job.TaskGroups[0]!.Tasks[0] as Json)['Resources'] = { MemoryMB: mb };
+      return b;
+    };
+    const first = await runJob(s, sized(16));
+    const room = s.api.registry.capacity;
+    s.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 100 };
+    try {
+      const res = (await call(s.socket, 'PUT', '/v1/jobs', sized(200))).json<Json>();
+      expect((await evalOf(res['EvalID']))['FailedTGAllocs']['g']).toMatchObject({ DimensionExhausted: { memory: 1 } });
+      const allocs = (await call(s.socket, 'GET', '/v1/job/outgrows/allocations')).json<Json[]>();
+      expect(allocs.map((a) => [a['ID'], a['DesiredStatus'], a['JobVersion']])).toEqual([[first.ID, 'run', 0]]);
+    } finally {
+      s.api.registry.capacity = room;
+    }
   });
 });

@@ -13,10 +13,27 @@ describe('the plan diff of lists of blocks', () => {
     expect(byType('Edited')).toHaveLength(1);
     const web = byType('Edited')[0]!;
     expect(web.Name).toBe('Service');
-    expect(web.Fields).toEqual([expect.objectContaining({ Name: 'Tags[0]', Old: 'blue', New: 'green' })]);
-    expect(web.Objects).toEqual([expect.objectContaining({ Name: 'Check', Fields: [expect.objectContaining({ Name: 'Interval', New: '10000000000' })] })]);
+    // Tags are a set, as Nomad's stringSetDiff compares them: one block of the values deleted and added.
+    expect(web.Fields).toBeNull();
+    expect(web.Objects).toEqual([
+      expect.objectContaining({ Name: 'Check', Fields: [expect.objectContaining({ Name: 'Interval', New: '10000000000' })] }),
+      { Type: 'Edited', Name: 'Tags', Fields: [{ Type: 'Added', Name: 'Tags', Old: '', New: 'green', Annotations: null }, { Type: 'Deleted', Name: 'Tags', Old: 'blue', New: '', Annotations: null }], Objects: null },
+    ]);
     expect(byType('Added').map((o) => o.Fields?.find((f) => f.Name === 'Name')?.New)).toEqual(['api']);
     expect(byType('Deleted').map((o) => o.Fields?.find((f) => f.Name === 'Name')?.Old)).toEqual(['admin']);
+  });
+
+  it.each<[string, unknown, unknown, unknown]>([
+    ['reordered: no change', ['dc1', 'dc2'], ['dc2', 'dc1'], undefined],
+    ['one added', ['dc1'], ['dc1', 'dc2'], { Type: 'Added', Name: 'Datacenters', Fields: [{ Type: 'Added', Name: 'Datacenters', Old: '', New: 'dc2', Annotations: null }], Objects: null }],
+    ['one replaced', ['*'], ['west-*'], { Type: 'Edited', Name: 'Datacenters', Fields: [
+      { Type: 'Added', Name: 'Datacenters', Old: '', New: 'west-*', Annotations: null },
+      { Type: 'Deleted', Name: 'Datacenters', Old: '*', New: '', Annotations: null },
+    ], Objects: null }],
+  ])('diffs a job\'s datacenters as a set, as Nomad does: %s', (_name, before, after, expected) => {
+    const diff = jobDiff({ ...job([]), Datacenters: before }, { ...job([]), Datacenters: after }, {});
+    expect(((diff['Objects'] ?? []) as unknown[]).find((o) => (o as { Name: string }).Name === 'Datacenters')).toEqual(expected);
+    expect(diff['Fields']).toBeNull();
   });
 
   it('finds no change in the same lists', () => {

@@ -93,4 +93,9 @@ describe('an allocation read back from the API', () => {
     ].join('\n'));
     expect(formatAllocDetail(record, { now: T + 1000 })).not.toContain('Allocation Addresses');
   });
+
+  it("names the instance as Nomad's alloc status does (job.group[index])", () => {
+    const third = recordOfApiAlloc(JSON.parse(JSON.stringify(allocJson({ ...view, index: 2 }, job))) as ApiAllocation);
+    expect(formatAllocDetail(third, { now: T + 1000 }).split('\n').slice(0, 3)).toEqual([`ID             = ${spec.id}`, 'Name           = web.api[2]', 'Job ID         = web']);
+  });
 });

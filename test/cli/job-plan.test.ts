@@ -174,3 +174,12 @@ describe('allocrun job run --check-index', { timeout: SUITE_TIMEOUT }, () => {
     expect(res.stderr).toContain('-check-index must be a non-negative integer');
   });
 });
+
+describe('allocrun job status', { timeout: SUITE_TIMEOUT }, () => {
+  it("shows Nomad's header: Node Pool, Periodic and Parameterized beside the rest", async () => {
+    const file = await jobFile('shown');
+    expect((await job('run', '-detach', file)).code).toBe(0);
+    const res = await job('status', 'shown');
+    expect(res.stdout).toMatch(/^ID +\= shown\nName +\= shown\nSubmit Date += \S+\nType += service\nPriority += 50\nDatacenters += \*\nNamespace += default\nNode Pool += default\nStatus += (pending|running)\nPeriodic += false\nParameterized += false\nVersion += 0\n/);
+  });
+});

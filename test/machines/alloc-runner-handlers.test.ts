@@ -231,9 +231,11 @@ describe('running: signals', () => {
   it('signals only the named task on SIGNAL { task }', async () => {
     const r = setup(alloc([task('a', { run_for: '1h' }), task('b', { run_for: '1h' })]));
     await r.clock.advance(1);
-    r.runner.send({ type: 'SIGNAL', task: 'a', signal: 'SIGHUP' });
+    // With the Signaling event to record (a template's reason), forwarded to the task as given.
+    r.runner.send({ type: 'SIGNAL', task: 'a', signal: 'SIGHUP', event: { type: 'Signaling', time: r.clock.now(), displayMessage: 'Template re-rendered', details: { signal: 'SIGHUP' } } });
     await r.clock.advance(1);
     expect(r.types('a')).toContain('Signaling');
+    expect(r.runner.getState().taskStates.a!.events.at(-1)).toMatchObject({ type: 'Signaling', displayMessage: 'Template re-rendered' });
     expect(r.types('b')).not.toContain('Signaling');
   });
 

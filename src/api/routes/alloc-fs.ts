@@ -12,7 +12,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { HttpError, type ApiContext } from '../context.ts';
 import { queryBool } from '../schemas.ts';
-import { allocOf } from './allocations.ts';
+// A collected allocation is unknown to the client: Nomad's 404 (gc.ts).
+import { refuseCollected as allocOf } from './gc.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
 const pathQuery = z.looseObject({ path: z.string().default('/') });

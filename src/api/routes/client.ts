@@ -12,7 +12,8 @@ import { allocStatsJson } from '../alloc-json.ts';
 import { HttpError, notFound, type ApiContext } from '../context.ts';
 import type { AllocEntry } from '../job-registry.ts';
 import { logsQuery, restartBody, signalBody } from '../schemas.ts';
-import { allocOf } from './allocations.ts';
+// A collected allocation is unknown to the client: Nomad's 404 (gc.ts).
+import { refuseCollected as allocOf } from './gc.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
 

@@ -11,7 +11,7 @@ job "consumer" {
 
       template {
         data        = <<EOH
-alloc={{ env "NOMAD_ALLOC_ID" }}
+alloc={{ env "NOMAD_ALLOC_ID" }} host={{ env "attr.unique.hostname" }} dc={{ env "node.datacenter" }}
 {{ range nomadService "checks-web" }}upstream {{ .Address }}:{{ .Port }}
 {{ end }}
 EOH
