@@ -577,7 +577,8 @@ export class JobRegistry {
     const index = this.index.order.take();
     const jobIds = new Set([...chosen.jobs, ...chosen.allocs.map((id) => this.allocs.get(id)?.jobId ?? '')]);
     await commitInOrder({ store: this.store, events: this.events, index: this.index }, index, (tx) => {
-      for (const id of chosen.jobs) tx.remove('jobs', id);
+      // A collected periodic job's launch record goes with it.
+      for (const id of chosen.jobs) (tx.remove('jobs', id), tx.remove('periodic', id));
       for (const id of chosen.evals) tx.remove('evals', id);
       for (const id of chosen.allocs) tx.remove('allocs', id);
     }, () => {

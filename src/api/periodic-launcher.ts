@@ -53,6 +53,11 @@ export class PeriodicLauncher {
     private readonly log: (line: string) => void = (line) => registry.log(line),
   ) {}
 
+  /** The time on the launcher's clock. */
+  now(): number {
+    return this.clock.now();
+  }
+
   /** The record of job `id`, as committed. */
   record(id: string): LaunchRecord | undefined {
     const v = this.store.get('periodic', id) as LaunchRecord | undefined;

@@ -53,6 +53,14 @@ describe('periodic jobs on a driven clock', () => {
     expect(s.api.periodic.nextLaunchOf('tick')).toBe(START + 5 * MIN);
   });
 
+  it("plans a periodic job with its next launch on the agent's clock (Nomad's NextPeriodicLaunch), placing nothing", async () => {
+    const res = await call(s.socket, 'POST', '/v1/job/planned/plan', periodicJob('planned', { Specs: ['0 * * * *'] }));
+    expect(res.status, res.text).toBe(200);
+    const plan = res.json() as { NextPeriodicLaunch: string; Annotations: { DesiredTGUpdates: Record<string, { Place: number }> } };
+    expect(plan.NextPeriodicLaunch).toBe('2026-01-01T01:00:00Z');
+    expect(plan.Annotations.DesiredTGUpdates['g']!.Place).toBe(0);
+  });
+
   it('launches a child batch job at each cron time, with ParentID and no periodic block', async () => {
     await clock.advance(5 * MIN);
     await until(() => childrenOf(s, 'tick'), (c) => c.length === 1, 'the first child');
