@@ -8,8 +8,6 @@
 
 /** Each part's files: sized so that one part finishes in under an hour on a 2-core machine. */
 const PARTS = {
-  // Its suites leave out the template hook's (real raw_exec tasks): their pipes' fds, opened in a worker thread and
-  // closed by sockets, made the test process abort (SIGABRT) when the worker was torn down (vitest.mutate.config.ts).
   lifecycle: ['machines/**/*.ts', 'src/runtime/**/*.ts', '!machines/index.ts', '!**/*-types.ts'],
   env: ['src/env/**/*.ts'],
   state: ['src/state/**/*.ts'],

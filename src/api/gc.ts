@@ -121,7 +121,13 @@ export function wireGarbageCollection(ctx: GcContext, opts: ServerGcOptions = {}
   const { agent, registry } = ctx;
   agent.gc.beforeCollect = (id, state) => registry.recordCollection(id, state);
   const following = agent.gc.collected$.subscribe((id) => registry.collected(id));
-  for (const a of registry.listAllocs()) if (a.collectedState && agent.gc.isTerminal(a.id)) void agent.gc.collect(a.id);
+  // Recorded as collected by an agent that died before it deleted anything: collected now, or (restored from a save
+  // older than its end) once it has run to the end again.
+  for (const a of registry.listAllocs()) {
+    if (!a.collectedState) continue;
+    if (agent.gc.isTerminal(a.id)) void agent.gc.collect(a.id);
+    else void agent.get(a.id)?.done.then(() => agent.gc.isTerminal(a.id) && agent.gc.collect(a.id), () => undefined);
+  }
   const schedule: AbsoluteInterval = everyInterval(opts.clock ?? realClock, opts.intervalMs ?? SERVER_GC_DEFAULTS.intervalMs, () =>
     collectServerGarbage(ctx, opts).catch((err: unknown) => registry.log(`server garbage collection failed: ${err instanceof Error ? err.message : String(err)}`)),
   );

@@ -20,6 +20,9 @@ import { HookError, type DriverExec, type HookEnv, type TaskHook, type TaskLifec
 
 /** The task event type Nomad records for template messages. */
 export const TEMPLATE_EVENT = 'Template';
+/** The task event types Nomad records for a change_script's outcome (structs.TaskHookMessage, TaskHookFailed). */
+const HOOK_MESSAGE_EVENT = 'Task hook message';
+const HOOK_FAILED_EVENT = 'Task hook failed';
 /** Nomad's restart reason for a re-rendered change_mode "restart" template. */
 export const TEMPLATE_RESTART_REASON = 'Template with change_mode restart re-rendered';
 /** Nomad's client default `template { wait { min max } }`, applied where a template sets none. */
@@ -415,19 +418,22 @@ class TemplateManager {
     const script = t.changeScript!;
     const { lifecycle } = this.opts;
     const exec = this.exec();
-    const fail = (why: string) => {
-      lifecycle.emit({ type: TEMPLATE_EVENT, message: `Template failed to run script ${script.command} with arguments ${JSON.stringify(script.args)} on change: ${why}` });
+    // Nomad's events and words (processScript): `%v` of the args is Go's `[a b]`.
+    const args = `[${script.args.join(' ')}]`;
+    const fail = (message: string) => {
+      lifecycle.emit({ type: HOOK_FAILED_EVENT, message });
       // Nomad kills the task here; a task lifecycle restarts it as a failure, counted by the restart policy.
       if (script.failOnError) lifecycle.restart({ reason: 'Template script failed, task is being restarted', failure: true });
     };
-    if (!exec) return fail("the task's driver cannot run commands in it");
+    const failedToRun = (why: string, code: number) => fail(`Template failed to run script ${script.command} with arguments ${args} on change: ${why}. Exit code: ${code}`);
+    if (!exec) return failedToRun("the task's driver cannot run commands in it", 0);
     const abort = new AbortController();
     try {
       const result = await exec.exec(script.command, script.args, { timeout: script.timeout }, abort.signal);
-      if (result.exitCode !== 0) return fail(`exit code ${result.exitCode}`);
-      lifecycle.emit({ type: TEMPLATE_EVENT, message: `Template ran script ${script.command} with arguments ${JSON.stringify(script.args)} on change` });
+      if (result.exitCode !== 0) return fail(`Template ran script ${script.command} with arguments ${args} on change but it exited with code: ${result.exitCode}`);
+      lifecycle.emit({ type: HOOK_MESSAGE_EVENT, message: `Template successfully ran script ${script.command} with arguments: ${args}. Exit code: 0` });
     } catch (err) {
-      fail((err as Error).message);
+      failedToRun((err as Error).message, -1);
     }
   }
 }

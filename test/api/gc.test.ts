@@ -130,12 +130,16 @@ describe('the client garbage collection routes', () => {
     await until(async () => (ended || (await clock.advance(1_000)), ended), (e) => e, 'the long allocation killed');
   }, 60_000);
 
-  it('an agent that died after the API recorded a collection, before the record was marked: the next one collects it at start', async () => {
+  it.each([
+    ['its terminal snapshot on disk: the next agent collects it at start', false],
+    ['its record an older save (the end never saved): the next agent collects it once it has run to the end again', true],
+  ])('an agent that died after the API recorded a collection, before the record was marked, %s', async (_, older) => {
     const dataDir = freshDir();
     const clock = new SimulatedClock(Date.now());
     const first = await serve(dataDir, undefined, { agent: { clock, gc: { maxAllocs: 50, intervalMs: 60_000, usage: noDisk } } });
-    expect((await call(first.socket, 'PUT', '/v1/jobs', batch('once'))).status).toBe(200);
+    expect((await call(first.socket, 'PUT', '/v1/jobs', batch('once', '5s'))).status).toBe(200);
     const id = first.api.registry.allocsOfJob('once')[0]!.id;
+    const running = await until(async () => first.store.get('runners', id) as AgentRecord | undefined, (r) => r?.state.clientStatus === 'running', 'the allocation running');
     // Finished, and its terminal snapshot on disk (what a next agent finds).
     const savedTerminal = () => terminalOnDisk(first.store.get('runners', id) as AgentRecord | undefined);
     await until(async () => (savedTerminal() || (await clock.advance(1_000)), savedTerminal() && first.agent.gc.isTerminal(id)), (t) => t, 'the allocation finished');
@@ -146,12 +150,15 @@ describe('the client garbage collection routes', () => {
       throw new Error('killed');
     };
     expect(await first.agent.gc.collect(id)).toBe(false);
+    if (older) await first.store.runners().save(id, running!);
     expect(first.store.get('runners', id)).toBeDefined();
     expect(existsSync(join(dataDir, 'allocs', id))).toBe(true);
     await first.stop();
 
-    const next = await serve(dataDir, undefined, { agent: { clock: new SimulatedClock(Date.now()), gc: { maxAllocs: 50, intervalMs: 60_000, usage: noDisk } } });
-    await until(async () => next.store.get('runners', id) === undefined && !existsSync(join(dataDir, 'allocs', id)), (gone) => gone, 'the collection finished at start');
+    const nextClock = new SimulatedClock(Date.now());
+    const next = await serve(dataDir, undefined, { agent: { clock: nextClock, gc: { maxAllocs: 50, intervalMs: 600_000, usage: noDisk } } });
+    expect(next.agent.list().length).toBe(older ? 1 : 0);
+    await until(async () => (older && (await nextClock.advance(1_000)), next.store.get('runners', id) === undefined && !existsSync(join(dataDir, 'allocs', id))), (gone) => gone, 'the collection finished');
     expect(next.agent.list()).toEqual([]);
     expect((await call(next.socket, 'GET', `/v1/allocation/${id}`)).json<Alloc>().ClientStatus).toBe('complete');
   }, 60_000);

@@ -228,29 +228,29 @@ describe('the supervisor execs the command itself, or setpriv switching to the t
 });
 
 describe('the output pipes of a supervisor', () => {
-  it('are none when it is gone and left no FIFOs', () => {
+  it('are none when it is gone and left no FIFOs', async () => {
     const { prefix } = attempt();
-    expect(openOutput({ prefix, pid: NO_PID, startTime: undefined })).toBeUndefined();
+    expect(await openOutput({ prefix, pid: NO_PID, startTime: undefined })).toBeUndefined();
   });
 
-  it('are none when only one FIFO is there', () => {
+  it('are none when only one FIFO is there', async () => {
     const { prefix } = attempt();
     if (spawnSync('mkfifo', [outputFifos(prefix).stdout]).status !== 0) return;
-    expect(openOutput({ prefix, pid: NO_PID, startTime: undefined })).toBeUndefined();
+    expect(await openOutput({ prefix, pid: NO_PID, startTime: undefined })).toBeUndefined();
   });
 
-  it('are none when the FIFOs are plain files', () => {
+  it('are none when the FIFOs are plain files', async () => {
     const { prefix } = attempt();
     writeFileSync(outputFifos(prefix).stdout, '');
     writeFileSync(outputFifos(prefix).stderr, '');
-    expect(openOutput({ prefix, pid: NO_PID, startTime: undefined })).toBeUndefined();
+    expect(await openOutput({ prefix, pid: NO_PID, startTime: undefined })).toBeUndefined();
   });
 
   it('are its FIFOs when it is gone and left them', async () => {
     const { prefix } = attempt();
     const fifos = outputFifos(prefix);
     if (spawnSync('mkfifo', [fifos.stdout, fifos.stderr]).status !== 0) return;
-    const out = openOutput({ prefix, pid: NO_PID, startTime: undefined })!;
+    const out = (await openOutput({ prefix, pid: NO_PID, startTime: undefined }))!;
     // What flows through them is the supervisor suites' (raw-exec-supervisor.test.ts): here, that both open.
     expect(out).toBeDefined();
     expect([out.stdout.readable, out.stderr.readable]).toEqual([true, true]);

@@ -30,6 +30,9 @@ function follow(c: RawExecController): () => boolean {
   return () => done;
 }
 
+/** Whether `c` reads a recovered task's output pipes: they come from the spawner helper a moment after `recover`. */
+const readsPipes = (c: RawExecController) => (c as unknown as { sources: unknown[] }).sources.length === 2;
+
 /** Steps the clock by `stepMs` until `done()` or `realMs` of real time have passed; says whether it is done. */
 async function stepUntil(clock: SimulatedClock, done: () => boolean, stepMs: number, realMs = 3_000): Promise<boolean> {
   const end = Date.now() + realMs;
@@ -87,6 +90,7 @@ describe.runIf(canSupervise)('a recovered task whose supervisor lives', () => {
     const c = createRawExecDriver({ pollIntervalMs: 3_600_000, watchedPollIntervalMs: 3_600_000 }).recover(handle, task(), ctx);
     let exit: unknown;
     void c.wait(never()).then((r) => (exit = r));
+    await until(() => readsPipes(c), 'the pipes read again');
     writeFileSync(join(ctx.taskDir, 'go'), '');
     await until(() => exit !== undefined, 'the exit learned from the pipes', 5_000);
     expect(exit).toEqual({ exitCode: 5, signal: 0 });
@@ -112,6 +116,7 @@ describe.runIf(canSupervise)('a recovered task whose supervisor lives', () => {
     const c = createRawExecDriver({ pollIntervalMs: 100 }).recover(handle, task(), ctx);
     let exit: unknown;
     void c.wait(never()).then((r) => (exit = r));
+    await until(() => readsPipes(c), 'the pipes read again');
     writeFileSync(join(ctx.taskDir, 'go'), '');
     const supervisor = (handle.state as { supervisor: { pid: number } }).supervisor.pid;
     await until(() => !isAlive(supervisor), 'the supervisor gone, the exit on file', 5_000);

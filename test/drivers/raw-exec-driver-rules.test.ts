@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -133,6 +133,20 @@ describe('what needs a started task says so', () => {
     await expect(lastValueFrom(c.stats(1_000))).rejects.toThrow(new TaskNotRunningError('web', 'stats need start() first'));
     await expect(c.shutdown({ signal: 'SIGTERM', timeout: 1_000 }, never())).resolves.toBeUndefined();
     await expect(c.terminate(never())).resolves.toBeUndefined();
+  });
+
+  it("exec (a template's change_script) runs beside a running task: in its dir, with its env; exit status, output, timeout", async () => {
+    // It had none: a change_mode "script" template under raw_exec failed with "the task's driver cannot run commands in it".
+    const idle = driver.controller(task(), context());
+    await expect(idle.exec!('true', [], { timeout: 1_000 }, never())).rejects.toThrow(TaskNotRunningError);
+    const { pid, startTime } = await sleeper();
+    const ctx = context({ env: { PATH: '/usr/bin:/bin', GREETING: 'hi' } });
+    mkdirSync(ctx.taskDir, { recursive: true });
+    const c = driver.recover({ driver: 'raw_exec', taskName: 'web', pid, startTime }, task(), ctx);
+    expect(await c.exec!('/bin/sh', ['-c', 'echo "$GREETING from $(pwd)"; echo err >&2; exit 3'], { timeout: 10_000 }, never())).toEqual({ output: `hi from ${ctx.taskDir}\nerr\n`, exitCode: 3 });
+    await expect(c.exec!('/bin/sh', ['-c', 'sleep 30'], { timeout: 50 }, never())).rejects.toThrow('exec "/bin/sh" in task "web" timed out after 50 ms');
+    await expect(c.exec!('no-such-command', [], { timeout: 1_000 }, never())).rejects.toThrow(/no executable file found/);
+    await c.close();
   });
 
   it('a signal by an unknown name is refused by name', async () => {

@@ -58,7 +58,7 @@ describe.runIf(setsid && mkfifo)('a supervisor of a previous script version', ()
 
     const w = (await findEarlierSpawn({ task: 'web', taskDir, attempt: 1, clock: realClock, pollMs: 20 }, new AbortController().signal))!;
     expect([w.pid, w.startTime, w.supervisor?.pid]).toEqual([pid, readProcStat(pid)!.startTime, sup.pid]);
-    const out = openOutput(w.supervisor!)!;
+    const out = (await openOutput(w.supervisor!))!;
     let text = '';
     out.stdout.on('data', (d: Buffer) => (text += d.toString()));
     await until(() => text === 'before the restart\n', 'the output written before the restart');

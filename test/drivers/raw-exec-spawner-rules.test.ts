@@ -4,7 +4,9 @@
  * fails the spawns in flight and reports its live children as lost, not hung, after which the next spawn
  * starts a new helper. The helper is killed here by its pid, once, on purpose.
  */
+import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
+import { passedEnd } from '../../src/drivers/raw-exec/output-pipes.ts';
 import { isLive, readProcStat } from '../../src/drivers/raw-exec/proc-stat.ts';
 import { spawnerPid, spawnerReady, spawnViaHelper, SpawnerError } from '../../src/drivers/raw-exec/spawner.ts';
 import { until } from './until.ts';
@@ -54,6 +56,26 @@ describe("the spawner keeps each child's messages apart", () => {
     const c = await sh('printf "no newline" >&3; exit 0');
     expect(await c.reported).toBeUndefined();
     await c.exited;
+  });
+
+  it("passes the child's fds named in passFds with its report, in order, none where there is no pipe", async () => {
+    const script = 'exec 5<<E\nE\nexec 5<>/proc/self/fd/5; echo out >&5; echo up >&3; read -r go';
+    const c = await spawnViaHelper('/bin/sh', ['-c', script], { cwd: '/', env: {}, passFds: [5, 6] });
+    strays.push(c.pid);
+    expect(await c.reported).toBe('up');
+    expect([c.passed.length, c.passed[1]]).toEqual([2, undefined]);
+    const out = passedEnd(c.passed[0]!).reader();
+    const [chunk] = (await once(out, 'data')) as [Buffer];
+    expect(chunk.toString()).toBe('out\n');
+    out.destroy();
+    c.go('\n');
+    await c.exited;
+  });
+
+  it('passes no fds of a child spawned without passFds', async () => {
+    const c = await sh('exec 5<<E\nE\nexec 5<>/proc/self/fd/5; echo up >&3; exit 0');
+    expect(await c.reported).toBe('up');
+    expect(c.passed).toEqual([]);
   });
 
   it('fails a spawn of a missing file through the error event, with its code', async () => {

@@ -66,7 +66,7 @@ async function start(shell: string, command: string[]) {
 /** Runs `command` under the supervisor script to its end, collecting its output as the agent does. */
 async function supervise(shell: string, command: string[]) {
   const { child, exited, prefix, taskDir, pid } = await start(shell, command);
-  const out = openOutput({ prefix, pid: child.pid!, startTime: readProcStat(child.pid!)?.startTime });
+  const out = await openOutput({ prefix, pid: child.pid!, startTime: readProcStat(child.pid!)?.startTime });
   expect(out, 'the output pipes').toBeDefined();
   const [stdout, stderr] = [collect(out!.stdout), collect(out!.stderr)];
   child.stdin!.end('go\n');

@@ -236,6 +236,23 @@ describe("an adopted workload's end", () => {
     expect(got).toEqual({ exitCode: 0, signal: 0 });
   });
 
+  it('waited on before its pipes are read, is looked at the watched interval once they are', async () => {
+    const { child, pid, startTime } = await sleeper();
+    const prefix = prefixWith({ '.status': '0\n' });
+    const clock = new SimulatedClock();
+    const w = new AdoptedWorkload(pid, pid, startTime, clock, 100, goneSupervisor(prefix), 'web', 5_000);
+    let got: unknown;
+    void w.waitExit().then((r) => (got = r));
+    await clock.advance(50);
+    w.watchOutput();
+    process.kill(pid, 'SIGKILL');
+    await once(child, 'exit');
+    await clock.advance(4_900);
+    expect(got).toBeUndefined();
+    await clock.advance(100);
+    expect(got).toEqual({ exitCode: 0, signal: 0 });
+  });
+
   it('watching the output of a workload without a supervisor changes nothing: its pipes are not read', async () => {
     const { child, pid, startTime } = await sleeper();
     const clock = new SimulatedClock();

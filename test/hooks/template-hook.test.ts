@@ -209,8 +209,9 @@ describe('the template hook', () => {
     const { runner } = await start(task, variables);
     await until(() => state(runner) === 'running', 'the task to run');
     variables.put('nomad/jobs/web', { v: '2' });
-    const ran = await until(() => events(runner).find((e) => e.type === 'Template' && (e.displayMessage ?? e.message ?? '').startsWith('Template ran script')), 'the script event');
-    expect(ran.displayMessage ?? ran.message).toBe('Template ran script reload with arguments ["--graceful"] on change');
+    // Nomad's event type and words (processScript), which were allocrun's own ("Template": "Template ran script ...").
+    const ran = await until(() => events(runner).find((e) => e.type === 'Task hook message'), 'the script event');
+    expect(ran.displayMessage ?? ran.message).toBe('Template successfully ran script reload with arguments: [--graceful]. Exit code: 0');
   });
 
   it('restarts the task as a failure when a fail_on_error change_script fails', async () => {
@@ -223,8 +224,8 @@ describe('the template hook', () => {
     const { runner } = await start(task, variables, { attempts: 0, interval: 60_000, delay: 10, mode: 'fail' });
     await until(() => state(runner) === 'running', 'the task to run');
     variables.put('nomad/jobs/web', { v: '2' });
-    const failed = await until(() => events(runner).find((e) => (e.displayMessage ?? e.message ?? '').includes('Template failed to run script')), 'the failure event');
-    expect(failed.displayMessage ?? failed.message).toContain('exit code 3');
+    const failed = await until(() => events(runner).find((e) => e.type === 'Task hook failed'), 'the failure event');
+    expect(failed.displayMessage ?? failed.message).toBe('Template ran script reload with arguments [] on change but it exited with code: 3');
     // Attempts 0: a failure restart ends the task.
     await until(() => runner.getState().taskStates.app?.failed === true, 'the task to fail');
   });

@@ -152,6 +152,23 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     expect(events(a, 't')).toContain('Restart Signaled: Template with change_mode restart re-rendered');
   });
 
+  it.concurrent('reload-script.nomad: a template with change_mode "script" runs its change_script in the running task', async () => {
+    await putVar('nomad/jobs/reload-script', { v: '1' });
+    const run = await cli('job', 'run', jobFile('reload-script.nomad'));
+    expect(run.code, run.stderr).toBe(0);
+    const a = await allocOf('reload-script', (x) => x.ClientStatus === 'running');
+    await logsUntil('reload-script', 't', 'v=1');
+    await putVar('nomad/jobs/reload-script', { v: '2' });
+    let reloads = '';
+    for (const end = Date.now() + 60_000; Date.now() < end && !reloads.includes('\n'); await new Promise((r) => setTimeout(r, 100))) {
+      const res = await call(agent.socket, 'GET', `/v1/client/fs/cat/${a.ID}?path=t/local/reloads`);
+      if (res.status === 200) reloads = res.text;
+    }
+    expect(reloads).toBe('reloaded v=2 in t\n');
+    const after = await allocOf('reload-script', (x) => events(x, 't').some((e) => e.startsWith('Task hook message: Template successfully ran script /bin/sh with arguments: [-c ')));
+    expect(after.TaskStates['t']).toMatchObject({ State: 'running', Restarts: 0 });
+  });
+
   it.concurrent('artifact.nomad: an HTTP artifact checked by sha256 into a dir, an archive unpacked, a file:// copy', async () => {
     const run = await cli('job', 'run', jobFile('artifact.nomad'));
     expect(run.code, run.stderr).toBe(0);
@@ -206,16 +223,19 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     expect((await call(agent.socket, 'GET', '/v1/job/constraint-no/allocations')).json()).toEqual([]);
   });
 
-  it.concurrent.each([
-    ['script-check.nomad', 'job.script-check.group.g.service[0].check[0].type: check type "script" is not supported: Nomad-native service checks are "http" or "tcp"'],
-    ['parameterized.nomad', 'job.parameterized.parameterized: parameterized jobs are not supported'],
-    ['variables.nomad', 'variable: unknown top-level key "variable": variables and locals are not supported'],
-  ])('%s is refused before anything runs, with the reason and where', async (name, why) => {
-    const run = await cli('job', 'run', jobFile(name));
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`${name}:`);
-    expect(run.stderr).toContain(why);
-    expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  it.concurrent('script-check and parameterized are refused before anything runs, with the reason and where', async () => {
+    const refused: [string, string][] = [
+      ['script-check.nomad', 'job.script-check.group.g.service[0].check[0].type: check type "script" is not supported: Nomad-native service checks are "http" or "tcp"'],
+      ['parameterized.nomad', 'job.parameterized.parameterized: parameterized jobs are not supported'],
+    ];
+    const runs = await Promise.all(refused.map(([name]) => cli('job', 'run', jobFile(name))));
+    refused.forEach(([name, why], i) => {
+      expect(runs[i]!.code, name).toBe(1);
+      expect(runs[i]!.stderr).toContain(`${name}:`);
+      expect(runs[i]!.stderr).toContain(why);
+      expect(runs[i]!.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    });
+    for (const id of ['script-check', 'parameterized']) expect((await call(agent.socket, 'GET', `/v1/job/${id}`)).status).toBe(404);
   });
 
   it.concurrent('periodic.nomad: registering places nothing and says the next launch; job periodic force launches a child that runs', async () => {
@@ -234,9 +254,15 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     expect(status.stdout).toContain(`Previously Launched Jobs\nID${' '.repeat(child!.length)}Status\n${child}  dead`);
   });
 
-  it.concurrent('nomad job run -var is named as the unknown flag it is', async () => {
-    const run = await cli('job', 'run', '-var', 'message=bye', jobFile('variables.nomad'));
-    expect(run.code).toBe(2);
-    expect(run.stderr).toContain('job run: unknown flag -var');
+  it.concurrent('variables.nomad: HCL2 variables, a validation and a local, with nomad job run -var', async () => {
+    const [run, refused] = await Promise.all([
+      cli('job', 'run', '-var', 'message=bye', '-var', 'instances=1', jobFile('variables.nomad')),
+      cli('job', 'run', '-var', 'instances=0', jobFile('variables.nomad')),
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const a = await allocOf('variables', (x) => x.ClientStatus === 'complete');
+    expect(await logs(a.ID, 't')).toBe('bye! from 0 of variables.g[0]\n');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Invalid value for variable "instances" (from -var instances=0): At least one instance.');
   });
 });

@@ -4,8 +4,6 @@
  * first start spawned instead of spawning a second one.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
-import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.ts';
 import { SpawnError } from './errors.ts';
@@ -28,6 +26,7 @@ import {
   writeIntent,
   type SupervisorRef,
 } from './supervisor.ts';
+import { openPipesOfThread, passedEnd, pipesFromHelper, type PipeOpener, type ReadEnd } from './output-pipes.ts';
 import { spawnViaHelper, type SpawnedChild, type SpawnerError } from './spawner.ts';
 import { AdoptedWorkload, SpawnedWorkload } from './workload.ts';
 
@@ -139,43 +138,29 @@ export interface TaskOutput {
   stderr: Readable;
 }
 
-/** Opens `path` to read without waiting for a writer; undefined unless it is a pipe or FIFO. */
-function openPipe(path: string): number | undefined {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch {
-    return undefined;
-  }
-  try {
-    if (fstatSync(fd).isFIFO()) return fd;
-  } catch {
-    // fall through: not something to read the task's output from
-  }
-  closeSync(fd);
-  return undefined;
-}
+const bothOpen = (ends: readonly (ReadEnd | undefined)[]): ends is [ReadEnd, ReadEnd] => ends[0] !== undefined && ends[1] !== undefined;
 
 /**
  * Opens the read side of a supervisor's output pipes (non-blocking, so it never waits for a writer):
  * through the supervisor's own fds while it lives (its pipes or FIFOs alike, see SUPERVISOR_SCRIPT), else
  * through its FIFOs if it made them. Undefined when they are gone. They end when the supervisor and the
  * workload have both exited. The supervisor's start time is checked once its fds are open, so a pid
- * reused meanwhile is not read from.
+ * reused meanwhile is not read from. `open`: here, or by the spawner helper (output-pipes.ts says when and
+ * why); `viaProc`: the supervisor's fds 5 and 6 the helper already passed when the supervisor reported.
  */
-export function openOutput(supervisor: SupervisorRef): TaskOutput | undefined {
-  const viaProc = (['stdout', 'stderr'] as const).map((stream) => openPipe(`/proc/${supervisor.pid}/fd/${OUTPUT_FDS[stream]}`));
-  let fds: (number | undefined)[] = viaProc;
-  if (viaProc.includes(undefined) || !supervisorLive(supervisor)) {
-    for (const fd of viaProc) if (fd !== undefined) closeSync(fd);
+export async function openOutput(
+  supervisor: SupervisorRef,
+  viaProc?: readonly (ReadEnd | undefined)[],
+  open: PipeOpener = openPipesOfThread,
+): Promise<TaskOutput | undefined> {
+  let ends = viaProc ?? (await open((['stdout', 'stderr'] as const).map((stream) => `/proc/${supervisor.pid}/fd/${OUTPUT_FDS[stream]}`)));
+  if (!bothOpen(ends) || !supervisorLive(supervisor)) {
+    for (const end of ends) end?.close();
     const fifos = outputFifos(supervisor.prefix);
-    fds = [openPipe(fifos.stdout), openPipe(fifos.stderr)];
+    ends = await open([fifos.stdout, fifos.stderr]);
   }
-  const [stdout, stderr] = fds;
-  if (stdout !== undefined && stderr !== undefined) {
-    return { stdout: new Socket({ fd: stdout, readable: true, writable: false }), stderr: new Socket({ fd: stderr, readable: true, writable: false }) };
-  }
-  for (const fd of fds) if (fd !== undefined) closeSync(fd);
+  if (bothOpen(ends)) return { stdout: ends[0].reader(), stderr: ends[1].reader() };
+  for (const end of ends) end?.close();
   return undefined;
 }
 
@@ -223,7 +208,11 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
     // From the spawner helper, so the agent neither forks nor waits for the exec (spawner.ts). Output goes
     // through the supervisor's pipes; fd 3 only reports the workload's pid; fd 0 carries the agent's go
     // (see SUPERVISOR_SCRIPT); the workload's stdin is /dev/null.
-    child = await spawnViaHelper('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', ...script], { cwd: req.cwd, env: req.env });
+    child = await spawnViaHelper('/bin/sh', ['-c', SUPERVISOR_SCRIPT, 'allocrun-supervisor', ...script], {
+      cwd: req.cwd,
+      env: req.env,
+      ...(pipesFromHelper && { passFds: [OUTPUT_FDS.stdout, OUTPUT_FDS.stderr] }),
+    });
   } catch (err) {
     // spawn throws at once for invalid arguments, e.g. a NUL byte in an arg or env value.
     if ((err as SpawnerError).sync) throw new SpawnError(req.task, `cannot spawn ${req.bin}: ${(err as Error).message}`, err);
@@ -233,11 +222,14 @@ export async function spawnSupervised(req: LaunchRequest, onOutput: (out: TaskOu
   const supervisor: SupervisorRef = { prefix, pid: child.pid, startTime: readProcStat(child.pid)?.startTime };
   const pid = await workloadPid(child, prefix);
   if (pid === undefined) {
+    for (const pipe of child.passed) pipe?.close();
     const { code } = await child.exited;
     throw new SpawnError(req.task, `cannot start ${req.bin}: ${notStartedBecause(code, prefix)}`);
   }
   // The pipes exist now (made before the pid is reported); a crash from here on loses no output.
-  const out = openOutput(supervisor);
+  // In a worker thread the helper passed them with the report, unless the supervisor had exited (or reported
+  // nothing) by then.
+  const out = await openOutput(supervisor, child.passed.length > 0 ? child.passed.map((pipe) => pipe && passedEnd(pipe)) : undefined);
   if (out) onOutput(out);
   child.go('go\n');
   return new SpawnedWorkload(() => child.release(), pid, readProcStat(pid)?.startTime, exited, supervisor);

@@ -16,6 +16,7 @@ import type {
   Driver,
   DriverContext,
   DriverHandle,
+  ExecResult,
   LogLine,
   LogOptions,
   ResourceUsage,
@@ -29,10 +30,11 @@ import { lookupBin, toSignalNumber } from './process.ts';
 import { allocLogDir, DEFAULT_LOG_CONFIG, RotatingLogWriter, taskLogWriters, validateLogConfig } from './rotating-log.ts';
 import { processGroupStats } from './stats.ts';
 import type { Readable } from 'node:stream';
-import { findEarlierSpawn, openOutput, spawnSupervised, type LaunchRequest } from './launch.ts';
+import { findEarlierSpawn, openOutput, spawnSupervised, type LaunchRequest, type TaskOutput } from './launch.ts';
 import { warmSpawner } from './spawner.ts';
 import { markStopping, supervisorLive, type SupervisorRef } from './supervisor.ts';
 import { AdoptedWorkload, SpawnedWorkload, type Workload } from './workload.ts';
+import { execInTask } from './exec-in-task.ts';
 import { resolveTaskUser, shareTaskDir, TaskUserError, userSwitching, type TaskUser } from './task-user.ts';
 
 /** The driver's name in job files. */
@@ -247,6 +249,18 @@ export class RawExecController implements Controller {
     if (!w || w.result || !w.signalMain(signo)) throw new TaskNotRunningError(this.task.name, `cannot send ${sig}`);
   }
 
+  /**
+   * Nomad's ExecTask for raw_exec: the command runs beside the task, in its directory, with its environment
+   * and as its user (a template's change_script). Only while the task runs, as Nomad's needs its handle.
+   */
+  async exec(command: string, args: string[], opts: { timeout: number }, signal: AbortSignal): Promise<ExecResult> {
+    const w = this.workload;
+    if (!w || w.result) throw new TaskNotRunningError(this.task.name, `cannot run ${JSON.stringify(command)} in it`);
+    const userName = this.task.user ?? this.settings.taskUser;
+    const user = this.user ?? (userName === undefined ? undefined : resolveTaskUser(this.task.name, userName));
+    return execInTask({ task: this.task.name, command, args, taskDir: this.ctx.taskDir, env: this.ctx.env, ...(user && { user }), timeoutMs: opts.timeout, signal });
+  }
+
   handle(): DriverHandle | undefined {
     const w = this.workload;
     if (!w) return undefined;
@@ -351,7 +365,7 @@ export class RawExecController implements Controller {
           // An earlier agent started this attempt and died before saying so: carry on with that process.
           closeWriters();
           this.workload = earlier;
-          this.reattachOutput();
+          await this.reattachOutput();
           if (this.closed) this.releaseHeld();
           return;
         }
@@ -398,14 +412,26 @@ export class RawExecController implements Controller {
   /**
    * Reads on from the output pipes of a supervised workload another agent started: what it wrote while no
    * agent ran is still in them. Called once the workload is adopted. The pipes end when the supervisor and
-   * the workload are both gone, which tells the workload its exit status is on file.
+   * the workload are both gone, which tells the workload its exit status is on file. In a worker thread they
+   * come from the spawner helper (output-pipes.ts): until they do they count as open, so a wait that learns
+   * of the exit first still drains them. Resolves once they are read, or known to be gone.
    */
-  reattachOutput(): void {
+  async reattachOutput(): Promise<void> {
     const w = this.workload;
     if (!w?.supervisor || !supervisorLive(w.supervisor)) return;
-    const out = openOutput(w.supervisor);
-    if (!out) return;
+    this.streamOpened();
+    try {
+      const out = await openOutput(w.supervisor);
+      if (out) this.readAdopted(w, out);
+    } finally {
+      this.streamClosed();
+    }
+  }
+
+  private readAdopted(w: Workload, out: TaskOutput): void {
     this.pipeLogs(out, taskLogWriters(this.logDir, this.task.name, this.logConfig));
+    // Closed while they were being opened: they must not hold the agent either.
+    if (this.closed) this.releaseHeld();
     if (!(w instanceof AdoptedWorkload)) return;
     w.watchOutput();
     let open = 2;
@@ -429,8 +455,7 @@ export class RawExecController implements Controller {
         writer.close();
         continue;
       }
-      if (this.openStreams === 0) this.outputClosed = new Promise((resolve) => (this.resolveOutputClosed = resolve));
-      this.openStreams += 1;
+      this.streamOpened();
       source.on('data', (chunk: Buffer) => {
         try {
           writer.write(chunk);
@@ -441,11 +466,20 @@ export class RawExecController implements Controller {
       });
       source.once('close', () => {
         writer.close();
-        this.openStreams -= 1;
-        if (this.openStreams === 0) this.resolveOutputClosed();
+        this.streamClosed();
       });
       source.on('error', () => writer.close());
     }
+  }
+
+  private streamOpened(): void {
+    if (this.openStreams === 0) this.outputClosed = new Promise((resolve) => (this.resolveOutputClosed = resolve));
+    this.openStreams += 1;
+  }
+
+  private streamClosed(): void {
+    this.openStreams -= 1;
+    if (this.openStreams === 0) this.resolveOutputClosed();
   }
 
   private closeWriters(): void {
@@ -521,7 +555,8 @@ export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExec
         const live = isLive(stat) && stat.startTime === startTime;
         const adopted = new AdoptedWorkload(pid, pid, live ? stat.startTime : -1, ctx.clock, settings.pollIntervalMs, supervisor, task.name, settings.watchedPollIntervalMs);
         const controller = new RawExecController(task, ctx, settings, adopted);
-        controller.reattachOutput();
+        // Recovery is synchronous: in a worker thread the pipes come from the spawner helper a moment later.
+        void controller.reattachOutput();
         return controller;
       }
       if (typeof pid !== 'number' || !(pid > 1) || typeof startTime !== 'number') {
@@ -549,7 +584,7 @@ export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExec
       const earlier = await findEarlierSpawn(query, signal);
       if (!earlier) return undefined;
       const controller = new RawExecController(task, ctx, settings, earlier);
-      controller.reattachOutput();
+      await controller.reattachOutput();
       return controller;
     },
   };

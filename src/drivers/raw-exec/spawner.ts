@@ -6,6 +6,8 @@
  * and outside the agent (it replaced a spawner thread inside the agent; bench/p1-p2-start-kill.ts). The
  * helper holds each supervisor's control pipes (fd 0 carries the go, fd 3 the pid report) and sees its
  * exit; the agent keeps everything else (the intent and claim files, the output pipes, signals by pid).
+ * For an agent in a worker thread the helper also opens the output pipes and passes them over its channel
+ * (`passFds`, `openPipes`): a passed fd comes in through libuv, and `fs` never sees it (output-pipes.ts).
  * The helper exits when its channel to the agent closes, so an agent that dies takes the control pipes
  * with it, as it always did: a closed go pipe is a go, and the workloads run on.
  */
@@ -23,6 +25,11 @@ export interface SpawnedChild {
   readonly pid: number;
   /** The first line the child writes on fd 3, or undefined if fd 3 closed without one. */
   readonly reported: Promise<string | undefined>;
+  /**
+   * The child's fds named in `passFds`, opened through /proc when it reported (before `reported` settles),
+   * in that order; undefined where that fd was not a pipe or FIFO, or the child had exited.
+   */
+  readonly passed: readonly (PassedPipe | undefined)[];
   readonly exited: Promise<ChildExit>;
   /** Set once the exit is known. */
   readonly exit: ChildExit | undefined;
@@ -45,9 +52,18 @@ export class SpawnerError extends Error {
   }
 }
 
-/** What the helper sends back, per child. */
+/**
+ * A pipe's read end the helper opened and passed to this process: an fd here that only libuv knows. Read it
+ * through `new Socket({ handle })`; one not read must be closed.
+ */
+export interface PassedPipe {
+  close(): void;
+}
+
+/** What the helper sends back, per child or per request to open pipes. */
 type Report =
   | { id: number; type: 'spawned'; pid: number }
+  | { id: number; type: 'pipe'; index: number }
   | { id: number; type: 'failed'; message: string; code?: string; sync: boolean }
   | { id: number; type: 'reported'; line: string | null }
   | { id: number; type: 'exit'; code: number | null; signal: NodeJS.Signals | null };
@@ -60,12 +76,36 @@ type Report =
  */
 const HELPER_SOURCE = `
 const { spawn } = require('node:child_process');
+const { closeSync, constants, fstatSync, openSync } = require('node:fs');
+const { Socket } = require('node:net');
 const children = new Map();
 const post = (m) => { if (process.connected) process.send(m); };
+const openPipe = (path) => {
+  let fd;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    if (fstatSync(fd).isFIFO()) return new Socket({ fd, readable: false, writable: false });
+  } catch {}
+  closeSync(fd);
+  return undefined;
+};
+const passPipes = (id, paths) => paths.forEach((path, index) => {
+  const pipe = openPipe(path);
+  if (!pipe || !process.connected) {
+    pipe?.destroy();
+    return post({ id, type: 'pipe', index });
+  }
+  process.send({ id, type: 'pipe', index }, pipe._handle, () => pipe.destroy());
+});
 process.on('disconnect', () => process.exit(0));
 post({ type: 'ready' });
 process.on('message', (m) => {
   if (m.type === 'go') return children.get(m.id)?.stdin?.end(m.line);
+  if (m.type === 'open') return passPipes(m.id, m.paths);
   let child;
   try {
     child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ['pipe', 'ignore', 'ignore', 'pipe'] });
@@ -86,7 +126,9 @@ process.on('message', (m) => {
   fd3.on('data', (chunk) => {
     text += chunk.toString('utf8');
     const nl = text.indexOf('\\n');
-    if (nl >= 0) tell(text.slice(0, nl));
+    if (nl < 0 || told) return;
+    if (m.passFds && child.exitCode === null && child.signalCode === null) passPipes(m.id, m.passFds.map((fd) => '/proc/' + child.pid + '/fd/' + fd));
+    tell(text.slice(0, nl));
   });
   fd3.on('error', () => {});
   fd3.once('close', () => tell(null));
@@ -104,6 +146,15 @@ interface Pending {
   reported: (line: string | undefined) => void;
   exited: (exit: ChildExit) => void;
   child?: { exit: ChildExit | undefined; held: boolean };
+  /** The pipes passed for it so far (`passFds`), by index. */
+  passed: (PassedPipe | undefined)[];
+}
+
+/** A request to open pipes: what came so far, how many are still to come, and whom to answer. */
+interface Opening {
+  pipes: (PassedPipe | undefined)[];
+  left: number;
+  done: (pipes: (PassedPipe | undefined)[]) => void;
 }
 
 let helper: ChildProcess | undefined;
@@ -111,7 +162,11 @@ let helper: ChildProcess | undefined;
 let ready: { promise: Promise<void>; resolve: () => void } | undefined;
 let nextId = 0;
 const pending = new Map<number, Pending>();
-/** Children not yet exited nor released, plus spawns in flight: while any, the helper keeps the agent alive. */
+const opening = new Map<number, Opening>();
+/**
+ * Children not yet exited nor released, plus spawns and requests to open pipes in flight: while any, the
+ * helper keeps the agent alive.
+ */
 let held = 0;
 
 /** Keeps the agent's event loop alive through the helper's channel only while a child needs watching. */
@@ -130,8 +185,9 @@ function tell(message: object): void {
   if (helper?.connected) helper.send(message);
 }
 
-function onReport(r: Report | { type: 'ready' }): void {
+function onReport(r: Report | { type: 'ready' }, handle: unknown): void {
   if (r.type === 'ready') return ready?.resolve();
+  if (r.type === 'pipe') return onPipe(r.id, r.index, handle as PassedPipe | undefined);
   const p = pending.get(r.id);
   if (!p) return;
   switch (r.type) {
@@ -156,6 +212,22 @@ function onReport(r: Report | { type: 'ready' }): void {
   }
 }
 
+/** A pipe passed for a request to open pipes, or for a child that reported; closed if nobody waits for it. */
+function onPipe(id: number, index: number, pipe: PassedPipe | undefined): void {
+  const open = opening.get(id);
+  if (open) {
+    open.pipes[index] = pipe;
+    open.left -= 1;
+    if (open.left > 0) return;
+    opening.delete(id);
+    hold(-1);
+    return open.done(open.pipes);
+  }
+  const p = pending.get(id);
+  if (p) p.passed[index] = pipe;
+  else pipe?.close();
+}
+
 function childOf(id: number, pid: number, p: Pending): SpawnedChild {
   const state = { exit: undefined as ChildExit | undefined, held: true };
   p.child = state;
@@ -164,6 +236,7 @@ function childOf(id: number, pid: number, p: Pending): SpawnedChild {
   return {
     pid,
     reported,
+    passed: p.passed,
     exited,
     get exit() {
       return state.exit;
@@ -184,6 +257,10 @@ function helperGone(which: ChildProcess): void {
   ready?.resolve();
   ready = undefined;
   held = 0;
+  for (const [id, open] of opening) {
+    opening.delete(id);
+    open.done(open.pipes);
+  }
   for (const [id, p] of pending) {
     pending.delete(id);
     if (!p.child) {
@@ -212,7 +289,7 @@ function theHelper(): ChildProcess {
     let resolve!: () => void;
     const promise = new Promise<void>((r) => (resolve = r));
     ready = { promise, resolve };
-    h.on('message', (m) => onReport(m as Report));
+    h.on('message', (m, handle) => onReport(m as Report, handle));
     h.on('error', () => helperGone(h));
     h.on('exit', () => helperGone(h));
     hold(0);
@@ -248,14 +325,34 @@ export function spawnerPid(): number | undefined {
 
 /**
  * Spawns `file` with `args` in its own session (detached), stdin and fd 3 as pipes to the helper, stdout
- * and stderr ignored; resolves once it is spawned.
+ * and stderr ignored; resolves once it is spawned. `passFds`: fds of the child the helper opens through
+ * /proc once it reports, and passes (`SpawnedChild.passed`).
  */
-export function spawnViaHelper(file: string, args: readonly string[], opts: { cwd: string; env: Record<string, string> }): Promise<SpawnedChild> {
+export function spawnViaHelper(
+  file: string,
+  args: readonly string[],
+  opts: { cwd: string; env: Record<string, string>; passFds?: readonly number[] },
+): Promise<SpawnedChild> {
   theHelper();
   const id = nextId++;
   return new Promise<SpawnedChild>((spawned, failed) => {
-    pending.set(id, { spawned, failed, reported: () => undefined, exited: () => undefined });
+    pending.set(id, { spawned, failed, reported: () => undefined, exited: () => undefined, passed: [] });
     hold(1);
-    tell({ type: 'spawn', id, file, args, cwd: opts.cwd, env: opts.env });
+    tell({ type: 'spawn', id, file, args, cwd: opts.cwd, env: opts.env, ...(opts.passFds && { passFds: opts.passFds }) });
+  });
+}
+
+/**
+ * Opens each of `paths` in the helper to read without waiting for a writer, and passes it here: in order,
+ * undefined where it could not be opened or is not a pipe or FIFO (or the helper died before it came).
+ */
+export function openPipes(paths: readonly string[]): Promise<(PassedPipe | undefined)[]> {
+  if (paths.length === 0) return Promise.resolve([]);
+  theHelper();
+  const id = nextId++;
+  return new Promise((done) => {
+    opening.set(id, { pipes: [], left: paths.length, done });
+    hold(1);
+    tell({ type: 'open', id, paths });
   });
 }

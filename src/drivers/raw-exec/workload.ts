@@ -200,7 +200,13 @@ export class AdoptedWorkload implements Workload {
 
   /** The supervisor's output pipes are read from now on: a live workload is polled only as a backstop. */
   watchOutput(): void {
-    if (this.supervisor) this.outputWatched = true;
+    if (!this.supervisor) return;
+    this.outputWatched = true;
+    // A wait begun before the pipes came (they come from the spawner helper) polls every pollMs: look now,
+    // and from then on as a watched one.
+    if (this.timer === undefined) return;
+    this.stopPolling();
+    this.poll();
   }
 
   /** The output pipes ended: the supervisor is gone, so the exit status is on file. Waiters learn it now. */
