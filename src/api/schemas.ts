@@ -84,8 +84,8 @@ export const registerBody = goBody({
   JobModifyIndex: z.number().int().optional(),
 }, { emptyIsObject: false });
 
-/** `POST /v1/jobs/parse`. */
-export const parseBody = goBody({ JobHCL: z.string(), Canonicalize: z.boolean().optional() }, { emptyIsObject: false });
+/** `POST /v1/jobs/parse`: `Variables` is var-file content (HCL `name = value` lines) for the job's input variables. */
+export const parseBody = goBody({ JobHCL: z.string(), Canonicalize: z.boolean().optional(), Variables: z.string().optional(), HCLv1: z.boolean().optional() }, { emptyIsObject: false });
 
 /** `DELETE /v1/job/:id`. */
 export const deregisterQuery = z.looseObject({ purge: queryBool, namespace: z.string().optional() });

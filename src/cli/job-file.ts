@@ -3,7 +3,7 @@
  * that name the file, and printing SpecError problems as `file:line:col: path: message`.
  */
 import { BUILTIN_DRIVER_CHECKS } from '../drivers/config-checks.ts';
-import { formatProblem, isSpecError, loadJob as loadJobWithWarnings, type LoadedJob, type SpecProblem } from '../jobspec/index.ts';
+import { formatProblem, isSpecError, loadJob as loadJobWithWarnings, type LoadedJob, type SpecProblem, type VariableInputs } from '../jobspec/index.ts';
 import { CliError } from './errors.ts';
 
 /** src/jobspec's problem formatter and type, so commands import job-file things from one place. */
@@ -11,11 +11,12 @@ export { formatProblem, type SpecProblem };
 
 /**
  * A job file's allocations (one per group instance), the checked job, and the Nomad features it uses that
- * allocrun ignores. Drivers and their configs are checked against the built-in drivers the CLI runs.
+ * allocrun ignores. Drivers and their configs are checked against the built-in drivers the CLI runs;
+ * `variables` are the values of an HCL file's input variables (var-flags.ts).
  */
-export async function loadJob(path: string): Promise<LoadedJob> {
+export async function loadJob(path: string, variables?: VariableInputs): Promise<LoadedJob> {
   try {
-    return await loadJobWithWarnings(path, { drivers: BUILTIN_DRIVER_CHECKS });
+    return await loadJobWithWarnings(path, { drivers: BUILTIN_DRIVER_CHECKS, ...(variables && { variables }) });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     // A missing or unreadable file is the user's typo, not a crash: say which file.

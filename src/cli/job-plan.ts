@@ -8,6 +8,7 @@
 import { parseCommand, type Command } from './args.ts';
 import { agentClient, AGENT_FLAGS, AGENT_FLAGS_HELP } from './api-client.ts';
 import { apiJobOf } from './api-job-file.ts';
+import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
 import { CliError, UsageError } from './errors.ts';
 import { formatDryRun, formatJobDiff, jobModifyIndexLines, planExitCode, type PlanResponseBody } from './job-plan-format.ts';
 
@@ -62,7 +63,7 @@ function asPlanError(err: unknown): never {
 /** `job plan`. */
 export const jobPlan: Command = {
   name: 'job plan',
-  usage: 'job plan <jobfile> [-diff=false] [--verbose] [--data-dir D | --address URL [--token-file F | --token T]]',
+  usage: 'job plan <jobfile> [-diff=false] [--verbose] [-var NAME=VALUE]... [-var-file F]... [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
 Dry-run the scheduler: what submitting the job file would do on a running agent, changing nothing.
 
@@ -77,6 +78,7 @@ Exit status: 0 no allocations created or destroyed, 1 allocations created or des
 Flags:
   -diff=false       leave out the diff (it is shown by default)
   --verbose         also expand added and deleted groups and tasks, and unchanged job fields
+${VAR_FLAGS_HELP}
 ${AGENT_FLAGS_HELP}
 
 Example:
@@ -84,11 +86,11 @@ Example:
   async run(argv) {
     try {
       const { argv: args, diff } = diffFlag(this, argv);
-      const parsed = parseCommand(this, args, { ...AGENT_FLAGS, verbose: { type: 'boolean' } }, { min: 1, max: 1, names: 'the job file' });
+      const parsed = parseCommand(this, args, { ...AGENT_FLAGS, ...VAR_FLAGS, verbose: { type: 'boolean' } }, { min: 1, max: 1, names: 'the job file' });
       if (!parsed) return 0;
       const file = parsed.positionals[0]!;
       const client = agentClient('job plan', parsed.values);
-      const { job } = await apiJobOf(file, true);
+      const { job } = await apiJobOf(file, true, await variableInputsOf(parsed.values));
       const id = String(job['ID']);
       // The diff is always asked for: whether anything changed decides the exit status.
       const plan = await client.send<PlanResponseBody>('PUT', `/v1/job/${encodeURIComponent(id)}/plan`, { Job: job, Diff: true });

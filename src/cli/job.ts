@@ -14,6 +14,7 @@ import { agentWarningLines } from './job-file.ts';
 import { checkIndexOf, enforcedRegistration, notUpdated } from './job-check-index.ts';
 import { jobPlan } from './job-plan.ts';
 import { placementFailureLines, PLACEMENT_FAILED_EXIT, type EvaluationBody } from './placement-failures.ts';
+import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
 
 interface RegisterResponse {
   EvalID: string;
@@ -45,7 +46,7 @@ async function monitor(client: AgentClient, jobId: string, version: number): Pro
 
 const jobRun: Command = {
   name: 'job run',
-  usage: 'job run <jobfile> [--detach] [--check-index N] [--data-dir D | --address URL [--token-file F | --token T]]',
+  usage: 'job run <jobfile> [-var NAME=VALUE]... [-var-file F]... [--detach] [--check-index N] [--data-dir D | --address URL [--token-file F | --token T]]',
   details: `
 Submit a job file (HCL, JSON, YAML or Nomad API JSON) to a running agent.
 
@@ -65,11 +66,11 @@ Example:
   allocrun agent --data-dir /tmp/d &
   allocrun job run examples/demo.nomad --data-dir /tmp/d`,
   async run(argv) {
-    const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, detach: { type: 'boolean' }, 'check-index': { type: 'string' } }, { min: 1, max: 1, names: 'the job file' });
+    const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, ...VAR_FLAGS, detach: { type: 'boolean' }, 'check-index': { type: 'string' } }, { min: 1, max: 1, names: 'the job file' });
     if (!parsed) return 0;
     const checkIndex = checkIndexOf(this, parsed.values['check-index']);
     const client = agentClient('job run', parsed.values);
-    const { job, warnings } = await apiJobOf(parsed.positionals[0]!);
+    const { job, warnings } = await apiJobOf(parsed.positionals[0]!, false, await variableInputsOf(parsed.values));
     const res = await client.send<RegisterResponse>('PUT', '/v1/jobs', { Job: job, ...enforcedRegistration(checkIndex) }).catch(notUpdated);
     process.stderr.write(agentWarningLines(res.Warnings, warnings));
     const id = String(job['ID']);

@@ -16,6 +16,7 @@ import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
 import { loadJob, warningLines } from './job-file.ts';
 import { placeRunPorts, refuseInfeasible } from './run-ports.ts';
 import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
+import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
 
 /** Exit status after a forced (second Ctrl-C) exit: 128 + SIGINT, as shells report it. */
 const FORCED_EXIT = 130;
@@ -83,7 +84,7 @@ function selectAllocs(allocs: AllocSpec[], group: string | undefined, jobFile: s
 /** The `run` command. */
 export const runCommand: Command = {
   name: 'run',
-  usage: 'run <jobfile> [--group G] [--data-dir D] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
+  usage: 'run <jobfile> [-var NAME=VALUE]... [-var-file F]... [--group G] [--data-dir D] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
   details: `
 Run a job file's allocations in the foreground with a live view of their tasks.
 
@@ -107,6 +108,7 @@ Flags:
   --stately           also serve the stream in @statelyai/inspect's format (printed URL)
   --record FILE       record the inspection stream to FILE (see 'allocrun replay')
   --json              one JSON object per line for every task event and state change
+${VAR_FLAGS_HELP}
   -h, --help          show this help
 
 Examples:
@@ -126,6 +128,7 @@ Examples:
         stately: { type: 'boolean' },
         record: { type: 'string' },
         json: { type: 'boolean' },
+        ...VAR_FLAGS,
       },
       { min: 1, max: 1, names: 'the job file' },
     );
@@ -134,7 +137,7 @@ Examples:
     const jobFile = parsed.positionals[0]!;
     const inspectPort = values.inspect === undefined ? undefined : values.inspect === '' ? null : parsePort('run', '--inspect', values.inspect);
 
-    const loaded = await loadJob(jobFile);
+    const loaded = await loadJob(jobFile, await variableInputsOf(values));
     process.stderr.write(warningLines(loaded.warnings));
     // Ports as the agent would place them, so a network block's ${NOMAD_PORT_<label>} is a port here too.
     const allocs = await placeRunPorts(refuseInfeasible(selectAllocs(loaded.allocs, values.group, jobFile), loaded.job, jobFile), jobFile);

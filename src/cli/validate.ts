@@ -1,11 +1,12 @@
 /** `allocrun validate <jobfile>`: parses and checks a job file without running it. */
 import { parseCommand, type Command } from './args.ts';
 import { formatProblem, loadJob, specProblemsOf, warningLines } from './job-file.ts';
+import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
 
 /** The `validate` command: "valid: N allocation(s)" and exit 0, or every problem with its place and exit 1. */
 export const validateCommand: Command = {
   name: 'validate',
-  usage: 'validate <jobfile>',
+  usage: 'validate <jobfile> [-var NAME=VALUE]... [-var-file F]...',
   details: `
 Check a job file (HCL, JSON or YAML) and report every problem.
 
@@ -13,16 +14,18 @@ Prints "valid: N allocation(s)" (one per group instance) and exits 0, or prints 
 problem as "file:line:col: path: message" and exits 1.
 
 Flags:
-  -h, --help  show this help
+${VAR_FLAGS_HELP}
+  -h, --help          show this help
 
 Example:
   allocrun validate examples/demo.nomad`,
   async run(argv) {
-    const parsed = parseCommand(this, argv, {}, { min: 1, max: 1, names: 'the job file' });
+    const parsed = parseCommand(this, argv, VAR_FLAGS, { min: 1, max: 1, names: 'the job file' });
     if (!parsed) return 0;
     const file = parsed.positionals[0]!;
+    const variables = await variableInputsOf(parsed.values);
     try {
-      const { allocs, warnings } = await loadJob(file);
+      const { allocs, warnings } = await loadJob(file, variables);
       process.stderr.write(warningLines(warnings));
       process.stdout.write(`valid: ${allocs.length} allocation(s)\n`);
       return 0;

@@ -18,8 +18,10 @@ const MARKER = '__allocrun_jobfile__.hcl';
  * Parses HCL text into the common structure and a locator; syntax errors become one SpecError. The
  * parser runs in a worker thread, stopped after `timeoutMs`; nesting deeper than `maxDepth` is refused
  * before it starts (deep nesting overflows the WASM parser's stack and leaves its Go runtime dead).
+ * With `keepEscapes`, HCL's `$${` / `%%{` escapes stay as written, so variables can be evaluated before
+ * they are removed (unescapeTemplates).
  */
-export async function parseHclSource(text: string, file: string | undefined, limits: { maxDepth: number; parseTimeoutMs: number }): Promise<ParsedSource> {
+export async function parseHclSource(text: string, file: string | undefined, limits: { maxDepth: number; parseTimeoutMs: number }, options: { keepEscapes?: boolean } = {}): Promise<ParsedSource> {
   const lines = new LineIndex(text);
   const at1 = { ...(file !== undefined && { file }), line: 1, column: 1 };
   const tooDeep = findExcessiveNesting(text, limits.maxDepth);
@@ -45,7 +47,7 @@ export async function parseHclSource(text: string, file: string | undefined, lim
   } catch {
     // The locator is best effort: without it problems are still reported, at the top of the file.
   }
-  value = unescapeTemplates(value);
+  if (!options.keepEscapes) value = unescapeTemplates(value);
   reorderBySource(value, items);
   return { value, lines, locate: (path) => locateInHcl(items, path) };
 }
@@ -80,7 +82,7 @@ function clean(message: string): string {
 }
 
 /** HCL writes a literal `${` as `$${` (and `%{` as `%%{`); hcl2json keeps the escape, Nomad does not. */
-function unescapeTemplates(value: unknown): unknown {
+export function unescapeTemplates(value: unknown): unknown {
   if (typeof value === 'string') return value.replaceAll('$${', '${').replaceAll('%%{', '%{');
   if (Array.isArray(value)) return value.map(unescapeTemplates);
   if (typeof value === 'object' && value !== null) {

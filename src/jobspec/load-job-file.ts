@@ -6,7 +6,8 @@
 import { open } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { AllocSpec } from './types.ts';
-import { parseHclSource } from './hcl-source.ts';
+import { parseHclSource, unescapeTemplates } from './hcl-source.ts';
+import { hasVariableValues, resolveVariables, type VariableInputs } from './hcl-variables.ts';
 import { jobToAllocs } from './job-to-allocs.ts';
 import { jobKeysAt, jobSchema, type JobBody } from './jobspec-schema.ts';
 import { parseJsonSource } from './json-source.ts';
@@ -29,6 +30,8 @@ export interface ParseJobOptions extends Partial<ParseLimits> {
   file?: string;
   /** The drivers the job will run on, with their config checks; absent: driver names and configs are not checked. */
   drivers?: DriverChecks;
+  /** Values for the HCL file's input variables (`-var`, `-var-file`, `NOMAD_VAR_*`); absent: defaults only. */
+  variables?: VariableInputs;
 }
 
 /** How to read a job file: limits other than the defaults, and the syntax when the extension does not say. */
@@ -36,6 +39,8 @@ export interface LoadJobOptions extends Partial<ParseLimits> {
   format?: JobFileFormat;
   /** As ParseJobOptions.drivers. */
   drivers?: DriverChecks;
+  /** As ParseJobOptions.variables. */
+  variables?: VariableInputs;
 }
 
 /** A loaded job: its allocations, and warnings about Nomad features it uses that allocrun ignores. */
@@ -131,6 +136,12 @@ async function parseWithinLimits(text: string, options: ParseJobOptions): Promis
   // A BOM is an editor's artefact, not content; none of the three parsers wants it.
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const source = await parseSource(body, format, file, limits);
+  if (format === 'hcl') {
+    // Variables are evaluated before HCL's `$${` escapes are removed, so an escaped `$${var.x}` stays literal.
+    source.value = unescapeTemplates(await resolveVariables(source.value, options.variables ?? {}, { file, text: body, lines: source.lines, locate: source.locate }, limits));
+  } else if (hasVariableValues(options.variables)) {
+    throw new SpecError([{ path: '', message: `-var and -var-file give values to the input variables of HCL job files; this is a ${format.toUpperCase()} job file`, ...at(file) }]);
+  }
 
   let value = source.value;
   let mapPath = (path: readonly PathSegment[]): readonly PathSegment[] => path;
@@ -167,7 +178,7 @@ function withLocation(problem: SpecProblem, file: string | undefined): SpecProbl
 function parseSource(text: string, format: JobFileFormat, file: string | undefined, limits: ParseLimits): ParsedSource | Promise<ParsedSource> {
   switch (format) {
     case 'hcl':
-      return parseHclSource(text, file, limits);
+      return parseHclSource(text, file, limits, { keepEscapes: true });
     case 'json':
       return parseJsonSource(text, file, limits.maxDepth);
     case 'yaml':

@@ -50,8 +50,7 @@ export function normalizeJobFile(value: unknown, report: Report): NormalizedJob 
   }
   for (const key of Object.keys(value)) {
     if (key === 'job') continue;
-    const why = key === 'variable' || key === 'locals' ? 'variables and locals are not supported' : 'a job file holds one job block';
-    report.problems.push({ path: [key], message: `unknown top-level key "${key}": ${why}` });
+    report.problems.push({ path: [key], message: `unknown top-level key "${key}": a job file holds one job block (and, in HCL, variable and locals blocks)` });
   }
   const jobs = value['job'];
   if (jobs === undefined || jobs === null) {

@@ -123,6 +123,18 @@ describe('parse and validate', { timeout: SUITE_TIMEOUT }, () => {
     expect(res.text).toMatch(/^4:\d+: .*nosuch/);
   });
 
+  it('POST /v1/jobs/parse evaluates the job\'s variables with Variables (var-file content), ignoring undeclared names as Nomad\'s agent does', async () => {
+    const s = await serve();
+    const withVars = `variable "run_for" {\n  default = "1h"\n}\n${hcl.replace('"1h"', 'var.run_for')}`;
+    const byDefault = await call(s.socket, 'POST', '/v1/jobs/parse', { JobHCL: withVars });
+    expect(byDefault.json(), byDefault.text).toMatchObject({ TaskGroups: [{ Tasks: [{ Config: { run_for: '1h' } }] }] });
+    const given = await call(s.socket, 'POST', '/v1/jobs/parse', { JobHCL: withVars, Variables: 'run_for = "5m"\nother = 1\n' });
+    expect(given.json(), given.text).toMatchObject({ TaskGroups: [{ Tasks: [{ Config: { run_for: '5m' } }] }] });
+    const hcl1 = await call(s.socket, 'POST', '/v1/jobs/parse', { JobHCL: hcl, HCLv1: true });
+    expect(hcl1.status).toBe(400);
+    expect(hcl1.text).toContain('HCLv1: allocrun parses job files as HCL2 only');
+  });
+
   it.each(['PUT', 'POST'])('%s /v1/validate/job answers a valid job with no errors and its warnings, and registers nothing', async (method) => {
     const s = await serve();
     const res = await call(s.socket, method, '/v1/validate/job', mockJob('v'));

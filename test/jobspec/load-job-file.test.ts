@@ -283,8 +283,8 @@ describe('problems in job files', () => {
     ]);
   });
 
-  it('says that HCL expressions are not evaluated', async () => {
-    const err = await specError(hcl(jobWith({ group: 'count = var.n' })));
+  it('says that HCL expressions (other than references to variables) are not evaluated', async () => {
+    const err = await specError(hcl(jobWith({ group: 'count = length(["a"])' })));
     expect(err.problems[0]!.message).toContain('does not evaluate HCL expressions');
   });
 
@@ -374,9 +374,10 @@ describe('problems in job files', () => {
     expect(yaml.problems.map((p) => `${p.line}: ${p.message}`)).toEqual(['4: group name "." must not be "." (it names a directory)']);
   });
 
-  it('refuses variables and other top-level blocks', async () => {
-    const err = await specError(hcl('variable "x" {\n default = 1\n}\n' + jobWith({})));
-    expect(err.problems[0]).toMatchObject({ path: 'variable', line: 1, message: expect.stringContaining('not supported') as unknown as string });
+  it('refuses top-level blocks other than job, variable and locals', async () => {
+    const err = await specError(hcl('variable "x" {\n default = 1\n}\nvault {\n policies = ["a"]\n}\n' + jobWith({})));
+    expect(err.problems).toHaveLength(1);
+    expect(err.problems[0]).toMatchObject({ path: 'vault', line: 4, message: expect.stringContaining('a job file holds one job block') as unknown as string });
   });
 
   it('refuses HCL nested deeper than the WASM parser can take, and keeps parsing afterwards', async () => {

@@ -223,25 +223,31 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     expect((await call(agent.socket, 'GET', '/v1/job/constraint-no/allocations')).json()).toEqual([]);
   });
 
-  it.concurrent('script-check, periodic, parameterized and variables.nomad are refused before anything runs, with the reason and where; -var is named', async () => {
+  it.concurrent('script-check, periodic and parameterized are refused before anything runs, with the reason and where', async () => {
     const refused: [string, string][] = [
       ['script-check.nomad', 'job.script-check.group.g.service[0].check[0].type: check type "script" is not supported: Nomad-native service checks are "http" or "tcp"'],
       ['periodic.nomad', 'job.periodic.periodic: periodic jobs are not supported'],
       ['parameterized.nomad', 'job.parameterized.parameterized: parameterized jobs are not supported'],
-      ['variables.nomad', 'variable: unknown top-level key "variable": variables and locals are not supported'],
     ];
-    const [withVar, ...runs] = await Promise.all([
-      cli('job', 'run', '-var', 'message=bye', jobFile('variables.nomad')),
-      ...refused.map(([name]) => cli('job', 'run', jobFile(name))),
-    ]);
+    const runs = await Promise.all(refused.map(([name]) => cli('job', 'run', jobFile(name))));
     refused.forEach(([name, why], i) => {
       expect(runs[i]!.code, name).toBe(1);
       expect(runs[i]!.stderr).toContain(`${name}:`);
       expect(runs[i]!.stderr).toContain(why);
       expect(runs[i]!.stderr).not.toMatch(/\n\s+at /); // no stack trace
     });
-    expect(withVar!.code).toBe(2);
-    expect(withVar!.stderr).toContain('job run: unknown flag -var');
-    for (const id of ['script-check', 'periodic', 'parameterized', 'variables']) expect((await call(agent.socket, 'GET', `/v1/job/${id}`)).status).toBe(404);
+    for (const id of ['script-check', 'periodic', 'parameterized']) expect((await call(agent.socket, 'GET', `/v1/job/${id}`)).status).toBe(404);
+  });
+
+  it.concurrent('variables.nomad: HCL2 variables, a validation and a local, with nomad job run -var', async () => {
+    const [run, refused] = await Promise.all([
+      cli('job', 'run', '-var', 'message=bye', '-var', 'instances=1', jobFile('variables.nomad')),
+      cli('job', 'run', '-var', 'instances=0', jobFile('variables.nomad')),
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const a = await allocOf('variables', (x) => x.ClientStatus === 'complete');
+    expect(await logs(a.ID, 't')).toBe('bye! from 0 of variables.g[0]\n');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Invalid value for variable "instances" (from -var instances=0): At least one instance.');
   });
 });

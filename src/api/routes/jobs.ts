@@ -73,9 +73,12 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   app.post('/v1/jobs/parse', { schema: { body: parseBody } }, async (req) => {
-    const { JobHCL, Canonicalize } = req.body as z.output<typeof parseBody>;
+    const { JobHCL, Canonicalize, Variables, HCLv1 } = req.body as z.output<typeof parseBody>;
+    if (HCLv1) throw new HttpError(400, 'HCLv1: allocrun parses job files as HCL2 only; send the job without HCLv1');
     try {
-      const loaded = await parseJob(JobHCL, { format: 'hcl', drivers: BUILTIN_DRIVER_CHECKS });
+      // As Nomad's agent: Variables is one var file, and values for undeclared variables are ignored (not strict).
+      const variables = Variables ? { files: [{ file: 'Variables', text: Variables }], strict: false } : {};
+      const loaded = await parseJob(JobHCL, { format: 'hcl', drivers: BUILTIN_DRIVER_CHECKS, variables });
       const job = jobToApiJson(loaded.job.name, loaded.job.body);
       return Canonicalize ? canonicalJob(job) : job;
     } catch (err) {

@@ -7,10 +7,15 @@ variable "message" {
 variable "instances" {
   type    = number
   default = 2
+
+  validation {
+    condition     = var.instances > 0
+    error_message = "At least one instance."
+  }
 }
 
 locals {
-  shout = upper(var.message)
+  shout = "${var.message}!"
 }
 
 job "variables" {

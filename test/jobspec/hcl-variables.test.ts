@@ -1,0 +1,237 @@
+/**
+ * HCL2 input variables and locals in job files, as Nomad's jobspec2 evaluates them: declarations, where values
+ * come from and in which order, type conversion, validations, locals, and the expressions allocrun refuses
+ * (rows; each parse is milliseconds once the HCL worker is up).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseJob, stopHclWorker, warmHclWorker, type LoadedJob, type VariableInputs } from '../../src/jobspec/index.ts';
+import { convertToType, parseTypeConstraint, typeName } from '../../src/jobspec/hcl-type-constraint.ts';
+import { mentionsVariables, parseCondition, parseReference, templateParts } from '../../src/jobspec/hcl-references.ts';
+import { specError } from './spec-error-of.ts';
+
+beforeAll(() => warmHclWorker(), 30_000);
+afterAll(() => stopHclWorker());
+
+/** A job file: `head` (declarations) before a job whose group has `group` lines and whose task has `task` lines. */
+const jobFile = (head: string, group = '', task = '') => `${head}
+job "web" {
+  group "api" {
+    ${group}
+    task "app" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sleep"
+        args    = ["1"]
+      }
+      ${task}
+    }
+  }
+}
+`;
+const load = (text: string, variables: VariableInputs = {}): Promise<LoadedJob> => parseJob(text, { format: 'hcl', file: 'web.nomad', variables });
+const task = (l: LoadedJob) => l.job.body.group['api']!.task['app']!;
+const problems = async (text: string, variables: VariableInputs = {}) => (await specError(load(text, variables))).problems;
+const lines = async (text: string, variables: VariableInputs = {}) => (await problems(text, variables)).map((p) => `${p.file}:${p.line}:${p.column}: ${p.path ? `${p.path}: ` : ''}${p.message}`);
+
+const declarations = `variable "image" {
+  type        = string
+  default     = "v1"
+  description = "the release"
+}
+
+variable "instances" {
+  type    = number
+  default = 2
+}
+
+variable "tags" {
+  type    = list(string)
+  default = ["blue"]
+}
+
+locals {
+  name = "api-\${var.image}-\${local.suffix}"
+  suffix = var.tags[0]
+}
+`;
+const used = jobFile(declarations, 'count = var.instances', 'env {\n        NAME  = local.name\n        IMAGE = "${var.image}"\n        PORT  = "${NOMAD_PORT_http}"\n        LIT   = "$${var.image}"\n      }\n      meta {\n        tag = var.tags[0]\n      }');
+
+describe('variables and locals in a job file', () => {
+  it('a field that is only a reference takes the value with its type; templates interpolate; runtime interpolation and $${ stay', async () => {
+    const l = await load(used);
+    expect(l.allocs).toHaveLength(2);
+    expect(task(l).env).toEqual({ NAME: 'api-v1-blue', IMAGE: 'v1', PORT: '${NOMAD_PORT_http}', LIT: '${var.image}' });
+    expect(task(l).meta).toEqual({ tag: 'blue' });
+  });
+
+  it.each<[string, VariableInputs, number, string, string]>([
+    ['defaults', {}, 2, 'v1', 'blue'],
+    ['-var, converted to the declared type (a number, a list)', { args: ['instances=3', 'image=v2', 'tags=["green", "red"]'] }, 3, 'v2', 'green'],
+    ['a later -var wins over an earlier one', { args: ['instances=3', 'instances=1'] }, 1, 'v1', 'blue'],
+    ['NOMAD_VAR_* from the environment', { env: { NOMAD_VAR_instances: '4', NOMAD_VAR_unknown: 'x', HOME: '/root' } }, 4, 'v1', 'blue'],
+    ['a var file wins over the environment', { env: { NOMAD_VAR_instances: '4' }, files: [{ file: 'prod.vars.hcl', text: 'instances = 5\nimage = "v5"\n' }] }, 5, 'v5', 'blue'],
+    ['a later var file wins over an earlier one', { files: [{ file: 'a.hcl', text: 'instances = 5\n' }, { file: 'b.json', text: '{ "instances": 6, "tags": ["x"] }' }] }, 6, 'v1', 'x'],
+    ['-var wins over var files and the environment', { env: { NOMAD_VAR_image: 'env' }, files: [{ file: 'a.hcl', text: 'image = "file"\n' }], args: ['image=flag'] }, 2, 'flag', 'blue'],
+    ['a list from the environment is read as HCL', { env: { NOMAD_VAR_tags: '["env"]' } }, 2, 'v1', 'env'],
+  ])('%s', async (_, inputs, count, image, tag) => {
+    const l = await load(used, inputs);
+    expect(l.allocs).toHaveLength(count);
+    expect(task(l).env!['IMAGE']).toBe(image);
+    expect(task(l).meta).toEqual({ tag });
+  });
+
+  it('variable and locals blocks are no longer unknown top-level keys, and a bare `variables` block declares too', async () => {
+    const l = await load(jobFile('variables {\n  n = 3\n}\n', 'count = var.n'));
+    expect(l.allocs).toHaveLength(3);
+  });
+
+  it('a bool, a map and an untyped variable (a string from -var) convert as HCL converts them', async () => {
+    const head = 'variable "on" {\n  type = bool\n}\nvariable "m" {\n  type = map(string)\n}\nvariable "free" {}\n';
+    const l = await load(jobFile(head, '', 'meta {\n        on   = "${var.on}"\n        m    = var.m.k\n        free = var.free\n      }'), { args: ['on=true', 'm={ k = 1 }', 'free=[1]'] });
+    expect(task(l).meta).toEqual({ on: 'true', m: '1', free: '[1]' });
+  });
+});
+
+describe('problems, with file, line and column', () => {
+  it.each<[string, string, VariableInputs, string[]]>([
+    ['an unset variable names itself at its declaration', jobFile('variable "image" {\n  type = string\n}\n'), {}, ['web.nomad:1:1: variable.image: Unset variable "image": a used variable must be set or have a default value']],
+    ['an undeclared -var', used, { args: ['imgae=v2'] }, ['web.nomad:1:1: Undefined -var variable: a "imgae" variable was passed in the command line but was not found in known variables']],
+    ['a -var without =', used, { args: ['image'] }, ['-var "image": expected -var NAME=VALUE']],
+    ['a -var that does not convert', used, { args: ['instances=many'] }, ['<value for var.instances from arguments>:1:1: Invalid value for variable: the value for instances is not compatible with the variable\'s type constraint number: a number required, got "many"']],
+    ['a list -var that is not HCL', used, { args: ['tags=[a'] }, ['<value for var.tags from arguments>:1:1: Invalid value "[a"']],
+    ['an undeclared name in a var file, at its line', used, { files: [{ file: 'prod.hcl', text: 'image = "v2"\nimgae = "v3"\n' }] }, ['prod.hcl:2:1: imgae: Undefined variable: a "imgae" variable was set but was not found in known variables']],
+    ['a declaration in a var file', used, { files: [{ file: 'prod.hcl', text: 'variable "image" {\n  default = "x"\n}\n' }] }, ['prod.hcl:1:1: Variable declaration in a .var file']],
+    ['an expression in a var file', used, { files: [{ file: 'prod.hcl', text: 'image = "${var.other}"\n' }] }, ['prod.hcl:1:1: image: a var file holds literal values, not expressions: ${var.other}']],
+    ['a default of the wrong type', jobFile('variable "n" {\n  type    = number\n  default = "x"\n}\n'), {}, ['web.nomad:3:3: variable.n.default: Invalid default value for variable: this default value is not compatible with the variable\'s type constraint number: a number required, got "x"']],
+    ['an unknown type', jobFile('variable "n" {\n  type = integer\n}\n'), {}, ['web.nomad:2:3: variable.n.type: Invalid type of variable "n": unknown type "integer"']],
+    ['a reference to an undeclared variable', jobFile('', 'count = var.nope'), {}, ['web.nomad:4:13: job.web.group.api.count: there is no variable named "nope"']],
+    ['a reference to an undefined local', jobFile('', '', 'env {\n        A = "x-${local.nope}"\n      }'), {}, ['web.nomad:12:18: job.web.group.api.task.app.env.A: there is no local named "nope"']],
+    ['locals in a cycle, named', jobFile('locals {\n  a = local.b\n  b = "${local.a}-x"\n}\n'), {}, ['web.nomad:2:3: locals.a: locals refer to each other in a cycle: local.a → local.b → local.a']],
+    ['a function call on a variable', jobFile('variable "x" {\n  default = "a"\n}\n', '', 'meta {\n        up = upper(var.x)\n      }'), {}, ['web.nomad:15:14: job.web.group.api.task.app.meta.up: expressions are not evaluated: upper(var.x) — allocrun evaluates only references']],
+    ['arithmetic inside a template', jobFile('variable "n" {\n  default = 1\n}\n', '', 'meta {\n        n = "x${var.n + 1}"\n      }'), {}, ['web.nomad:15:17: job.web.group.api.task.app.meta.n: expressions are not evaluated: var.n + 1']],
+    ['a conditional', jobFile('variable "n" {\n  default = 1\n}\n', 'count = var.n > 1 ? 2 : 1'), {}, ['web.nomad:7:13: job.web.group.api.count: expressions are not evaluated: var.n > 1 ? 2 : 1']],
+    ['a for-expression in a local', jobFile('variable "l" {\n  default = ["a"]\n}\nlocals {\n  up = [for s in var.l : s]\n}\n'), {}, ['web.nomad:5:8: locals.up: expressions are not evaluated: [for s in var.l : s]']],
+    ['a template directive', jobFile('variable "n" {\n  default = 1\n}\n', '', 'meta {\n        n = "%{ if var.n > 0 }y%{ endif }"\n      }'), {}, ['job.web.group.api.task.app.meta.n: template directives (%{ if }, %{ for }) are not evaluated']],
+    ['a list interpolated into a string', jobFile('variable "l" {\n  default = ["a"]\n}\n', '', 'meta {\n        l = "x-${var.l}"\n      }'), {}, ['job.web.group.api.task.app.meta.l: Invalid template interpolation value: var.l is a list, which cannot be part of a string']],
+    ['an index past the end', jobFile('variable "l" {\n  default = ["a"]\n}\n', '', 'meta {\n        l = var.l[3]\n      }'), {}, ['job.web.group.api.task.app.meta.l: var.l has 1 item(s): there is no index 3']],
+    ['a default that refers to another variable', jobFile('variable "a" {\n  default = "x"\n}\nvariable "b" {\n  default = "${var.a}"\n}\n'), {}, ['web.nomad:5:14: variable.b.default: a variable\'s default must be a literal value']],
+    ['a duplicate variable', jobFile('variable "a" {\n  default = 1\n}\nvariable "a" {\n  default = 2\n}\n'), {}, ['variable.a[1]: Duplicate variable: variable "a" is declared more than once']],
+    ['an unknown argument in a variable block', jobFile('variable "a" {\n  default = 1\n  defualt = 2\n}\n'), {}, ['web.nomad:3:3: variable.a.defualt: Unsupported argument "defualt" in variable "a"']],
+  ])('%s', async (_, text, inputs, want) => {
+    const got = await lines(text, inputs);
+    expect(got).toHaveLength(want.length);
+    want.forEach((w, i) => expect(got[i]).toContain(w));
+  });
+
+  it('-var and -var-file on a JSON or YAML job file are refused, not ignored', async () => {
+    const json = JSON.stringify({ job: { web: { group: { api: { task: { app: { driver: 'raw_exec', config: { command: '/bin/true' } } } } } } } });
+    const err = await specError(parseJob(json, { format: 'json', variables: { args: ['a=b'] } }));
+    expect(err.message).toContain('-var and -var-file give values to the input variables of HCL job files; this is a JSON job file');
+  });
+});
+
+describe('validation blocks', () => {
+  const validated = (condition: string, message = 'Must be between 1 and 9.') =>
+    jobFile(`variable "n" {\n  type    = number\n  default = 2\n  validation {\n    condition     = ${condition}\n    error_message = "${message}"\n  }\n}\n`, 'count = var.n');
+
+  it.each([
+    ['var.n > 0', ['n=3'], true],
+    ['var.n < 10', ['n=10'], false],
+    ['var.n != 4', ['n=4'], false],
+    ['var.n == 2', [], true],
+    ['5 >= var.n', ['n=6'], false],
+  ])('%s with %j: passes = %s', async (condition, args, passes) => {
+    const p = load(validated(condition), { args });
+    if (passes) await expect(p).resolves.toBeDefined();
+    else expect((await specError(p)).problems.map((x) => x.message)).toEqual([expect.stringMatching(/^Invalid value for variable "n" \(from -var n=\d+\): Must be between 1 and 9\. \(checked by the validation rule at line 4 of web\.nomad\)$/)]);
+  });
+
+  it.each([
+    ['a function in the condition is not supported, said clearly', validated('length(var.n) > 0'), 'validation condition ${length(var.n) > 0} is not supported'],
+    ['&& is not supported', validated('var.n > 0 && var.n < 9'), 'is not supported'],
+    ['a condition about another variable', validated('var.m > 0'), 'Invalid variable validation condition: the condition for variable "n" must refer to var.n, and only to it'],
+    ['an error message that is not a sentence', validated('var.n > 0', 'too small'), 'Invalid validation error message'],
+  ])('%s', async (_, text, want) => {
+    expect((await problems(text)).map((p) => p.message).join('\n')).toContain(want);
+  });
+});
+
+describe('the pieces (pure rows)', () => {
+  it.each([
+    ['string', 'string'],
+    ['${list(number)}', 'list(number)'],
+    ['map(list(string))', 'map(list(string))'],
+    ['object({ a = string, b = list(number) })', 'object({a = string, b = list(number)})'],
+    ['tuple([string, bool])', 'tuple([string, bool])'],
+  ])('type %s reads as %s', (text, name) => {
+    expect(typeName(parseTypeConstraint(text))).toBe(name);
+  });
+
+  it.each<[string, unknown, unknown]>([
+    ['number', '42', 42],
+    ['number', '-1.5', -1.5],
+    ['string', 3, '3'],
+    ['string', true, 'true'],
+    ['bool', 'false', false],
+    ['list(number)', ['1', 2], [1, 2]],
+    ['set(string)', ['a', 'a', 'b'], ['a', 'b']],
+    ['map(number)', { a: '1' }, { a: 1 }],
+    ['object({ a = number })', { a: '1', extra: 2 }, { a: 1 }],
+    ['any', { a: [1] }, { a: [1] }],
+  ])('%s converts %j to %j', (type, value, want) => {
+    expect(convertToType(value, parseTypeConstraint(type))).toEqual({ ok: true, value: want });
+  });
+
+  it.each<[string, unknown, string]>([
+    ['number', 'x', 'a number required, got "x"'],
+    ['bool', 'yes', 'a bool required, got "yes"'],
+    ['string', ['a'], 'a string required, got a list'],
+    ['list(number)', [1, 'b'], '[1]: a number required, got "b"'],
+    ['object({ a = number })', {}, 'attribute "a" is required'],
+  ])('%s refuses %j', (type, value, error) => {
+    expect(convertToType(value, parseTypeConstraint(type))).toEqual({ ok: false, error });
+  });
+
+  it.each<[string, unknown]>([
+    ['var.x', { root: 'var', name: 'x', steps: [] }],
+    ['local.a-b.c[0]["k"]', { root: 'local', name: 'a-b', steps: ['c', 0, 'k'] }],
+    ['var.x + 1', undefined],
+    ['upper(var.x)', undefined],
+    ['var.l[*].x', undefined],
+    ['NOMAD_PORT_http', undefined],
+  ])('reference %s', (expr, want) => {
+    expect(parseReference(expr)).toEqual(want);
+  });
+
+  it.each([
+    ['upper(var.x)', true],
+    ['var.n + 1', true],
+    ['local.z', true],
+    ['attr.kernel.name', false],
+    ['meta.local', false],
+    ['NOMAD_VAR_x', false],
+    ['env["var.x"]', false],
+  ])('%s mentions a variable: %s', (expr, want) => {
+    expect(mentionsVariables(expr)).toBe(want);
+  });
+
+  it('splits templates, keeping escapes and nested braces', () => {
+    expect(templateParts('a-${var.x}-$${y}-${env["}"]}%{ if z }')).toEqual([
+      { kind: 'literal', text: 'a-' },
+      { kind: 'interpolation', expr: 'var.x', text: '${var.x}' },
+      { kind: 'literal', text: '-$${y}-' },
+      { kind: 'interpolation', expr: 'env["}"]', text: '${env["}"]}' },
+      { kind: 'directive', expr: 'if z', text: '%{ if z }' },
+    ]);
+  });
+
+  it.each([
+    ['${var.n > 0}', true],
+    ['${var.ok}', true],
+    ['${var.s == "a"}', true],
+    ['${var.n > 0 && var.n < 2}', false],
+    ['${length(var.s) > 0}', false],
+  ])('condition %s is evaluable: %s', (text, want) => {
+    expect(parseCondition(text) !== undefined).toBe(want);
+  });
+});
