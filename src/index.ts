@@ -42,6 +42,7 @@ export { buildTaskEnv, type TaskEnv, type TaskEnvInput } from './env/task-env.ts
 export { localNodeInfo, type NodeInfo } from './env/node-info.ts';
 export { hostEnvFor, DEFAULT_ENV_DENYLIST } from './env/host-env.ts';
 export { createAgent, DuplicateAllocError, type Agent, type AgentOptions, type AgentRecord, type SavedState } from './runtime/create-agent.ts';
+export { GC_DEFAULTS, type AgentGc, type DiskUsage, type GcOptions } from './runtime/alloc-gc.ts';
 // Job files and specs.
 export * from './jobspec/index.ts';
 // Inspection and the visualizer.
