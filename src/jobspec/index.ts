@@ -14,7 +14,7 @@ export {
   type LoadJobOptions,
 } from './load-job-file.ts';
 export { DEFAULT_PARSE_LIMITS, type ParseLimits } from './limits.ts';
-export { VAR_ENV_PREFIX, type VariableInputs } from './hcl-variables.ts';
+export type { VariableInputs } from './hcl-variables.ts';
 export { warmHclWorker, stopHclWorker } from './hcl-parser.ts';
 export { validateAllocSpec } from './validate.ts';
 export { MAX_NAME_BYTES, MAX_ALLOC_ID_BYTES } from './names.ts';

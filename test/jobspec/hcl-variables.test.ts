@@ -54,13 +54,13 @@ locals {
   suffix = var.tags[0]
 }
 `;
-const used = jobFile(declarations, 'count = var.instances', 'env {\n        NAME  = local.name\n        IMAGE = "${var.image}"\n        PORT  = "${NOMAD_PORT_http}"\n        LIT   = "$${var.image}"\n      }\n      meta {\n        tag = var.tags[0]\n      }');
+const used = jobFile(declarations, 'count = var.instances', 'env {\n        NAME  = local.name\n        IMAGE = "${var.image}"\n        PORT  = "${NOMAD_PORT_http}"\n        LIT   = "$${var.image}"\n        MIXED = "${NOMAD_ALLOC_DIR}/${var.image}/${attr.kernel.name}"\n      }\n      meta {\n        tag = var.tags[0]\n      }');
 
 describe('variables and locals in a job file', () => {
   it('a field that is only a reference takes the value with its type; templates interpolate; runtime interpolation and $${ stay', async () => {
     const l = await load(used);
     expect(l.allocs).toHaveLength(2);
-    expect(task(l).env).toEqual({ NAME: 'api-v1-blue', IMAGE: 'v1', PORT: '${NOMAD_PORT_http}', LIT: '${var.image}' });
+    expect(task(l).env).toEqual({ NAME: 'api-v1-blue', IMAGE: 'v1', PORT: '${NOMAD_PORT_http}', LIT: '${var.image}', MIXED: '${NOMAD_ALLOC_DIR}/v1/${attr.kernel.name}' });
     expect(task(l).meta).toEqual({ tag: 'blue' });
   });
 
@@ -78,6 +78,12 @@ describe('variables and locals in a job file', () => {
     expect(l.allocs).toHaveLength(count);
     expect(task(l).env!['IMAGE']).toBe(image);
     expect(task(l).meta).toEqual({ tag });
+  });
+
+  it('a list variable is a whole list field (datacenters = var.dcs)', async () => {
+    const text = jobFile('variable "dcs" {\n  type    = list(string)\n  default = ["dc1"]\n}\n').replace('job "web" {', 'job "web" {\n  datacenters = var.dcs');
+    expect((await load(text)).job.body.datacenters).toEqual(['dc1']);
+    expect((await load(text, { args: ['dcs=["dc1", "dc2"]'] })).job.body.datacenters).toEqual(['dc1', 'dc2']);
   });
 
   it('variable and locals blocks are no longer unknown top-level keys, and a bare `variables` block declares too', async () => {
