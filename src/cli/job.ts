@@ -220,4 +220,8 @@ ${AGENT_FLAGS_HELP}`,
 };
 
 /** The `job` command. */
-export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus]);
+export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus], {
+  validate: "use 'allocrun validate FILE' (the same rules the agent applies)",
+  inspect: "use 'allocrun job status ID --json'",
+  dispatch: 'parameterized jobs are refused when registered: allocrun has no dispatch',
+});
