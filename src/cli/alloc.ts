@@ -207,4 +207,8 @@ export const allocCommand = commandGroup(
   'alloc',
   "Inspect and control allocations on a running agent (Nomad's alloc commands).",
   [allocStatus, allocChecksCommand(resolveAlloc), allocLogs, allocRestart, allocSignal, allocStop],
+  {
+    exec: 'allocrun opens no session into a task (Nomad\'s runs over a websocket); a template\'s change_script is the command it runs beside one',
+    fs: 'the agent serves its routes (GET /v1/client/fs/ls|stat|cat|readat|stream/:alloc?path=) on D/agent.sock; task output is \'allocrun alloc logs\'',
+  },
 );

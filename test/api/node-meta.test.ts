@@ -19,7 +19,7 @@ describe('an agent whose node is of class gpu, with meta', { timeout: SUITE_TIME
   });
   afterAll(cleanUp);
 
-  const constrained = (id: string, LTarget: string, Operand: string, RTarget = '') => mockJob(id, undefined, { Constraints: [{ LTarget, RTarget, Operand }] });
+  const constrained = (id: string, LTarget: string, Operand: string, RTarget: string) => mockJob(id, undefined, { Constraints: [{ LTarget, RTarget, Operand }] });
   const evalOf = async (id: string): Promise<Json> => (await call(s.socket, 'GET', `/v1/evaluation/${id}`)).json<Json>();
 
   it('shows its class and meta in the node, the node list and the agent\'s config', async () => {
@@ -36,8 +36,8 @@ describe('an agent whose node is of class gpu, with meta', { timeout: SUITE_TIME
     ['${node.class} = gpu', '${node.class}', '=', 'gpu'],
     ['a dotted key: ${meta.zone.name} regexp ^eu-', '${meta.zone.name}', 'regexp', '^eu-'],
     ['${meta.cores} >= 8, as numbers', '${meta.cores}', '>=', '8'],
-    ['${meta.rack} is_set', '${meta.rack}', 'is_set'],
-    ['${meta.gpu} is_not_set', '${meta.gpu}', 'is_not_set'],
+    ['${meta.rack} is_set', '${meta.rack}', 'is_set', ''],
+    ['${meta.gpu} is_not_set', '${meta.gpu}', 'is_not_set', ''],
   ])('places a job whose constraint holds on the node: %s', async (name, l, op, r) => {
     const alloc = await runJob(s, constrained(`holds-${name.replace(/\W+/g, '-')}`, l, op, r));
     expect(alloc.ClientStatus).toBe('running');
@@ -46,7 +46,7 @@ describe('an agent whose node is of class gpu, with meta', { timeout: SUITE_TIME
   it.each([
     ['${meta.rack} = r8', '${meta.rack}', '=', 'r8'],
     ['${node.class} = cpu', '${node.class}', '=', 'cpu'],
-    ['${meta.gpu} is_set', '${meta.gpu}', 'is_set'],
+    ['${meta.gpu} is_set', '${meta.gpu}', 'is_set', ''],
     ['${meta.cores} > 16', '${meta.cores}', '>', '16'],
   ])('places nothing of a job whose constraint fails on the node (%s): filtered, blocked', async (name, l, op, r) => {
     const id = `fails-${name.replace(/\W+/g, '-')}`;
@@ -54,7 +54,7 @@ describe('an agent whose node is of class gpu, with meta', { timeout: SUITE_TIME
     expect(res.status, res.text).toBe(200);
     const evaluation = await evalOf(res.json<Json>()['EvalID']);
     expect(evaluation['FailedTGAllocs']['g']).toMatchObject({ NodesEvaluated: 1, NodesFiltered: 1 });
-    expect(evaluation['FailedTGAllocs']['g']['ConstraintFiltered']).toEqual({ [`${l} ${op} ${r ?? ''}`]: 1 });
+    expect(evaluation['FailedTGAllocs']['g']['ConstraintFiltered']).toEqual({ [`${l} ${op} ${r}`]: 1 });
     expect((await evalOf(evaluation['BlockedEval']))['Status']).toBe('blocked');
     expect((await call(s.socket, 'GET', `/v1/job/${id}/allocations`)).json()).toEqual([]);
   });
