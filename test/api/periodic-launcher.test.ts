@@ -104,12 +104,14 @@ describe('periodic jobs on a driven clock', () => {
     expect(await childrenOf(s, 'nolap')).toHaveLength(2);
   });
 
-  it('refuses to force a job that is not periodic, or unknown, with Nomad\'s words', async () => {
+  it('refuses to force a job that is not periodic, or unknown, and to evaluate a periodic one, with Nomad\'s words', async () => {
     expect(await register(s, { Job: { ID: 'plain', Type: 'batch', TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'mock', Config: { run_for: '10ms' } }] }] } })).toBeTruthy();
     const plain = await call(s.socket, 'POST', '/v1/job/plain/periodic/force');
     expect([plain.status, plain.text]).toEqual([400, "can't force launch non-periodic job"]);
     const unknown = await call(s.socket, 'POST', '/v1/job/nope/periodic/force');
     expect([unknown.status, unknown.text]).toEqual([404, 'job not found']);
+    const evaluated = await call(s.socket, 'POST', '/v1/job/nolap/evaluate', {});
+    expect([evaluated.status, evaluated.text]).toEqual([400, "can't evaluate periodic job"]);
   });
 
   it('launches nothing more once the parent is stopped, and refuses to force it', async () => {
