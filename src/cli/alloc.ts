@@ -6,7 +6,7 @@ import { constants as osConstants } from 'node:os';
 import { parseCommand, type Command } from './args.ts';
 import { agentClient, AGENT_FLAGS, AGENT_FLAGS_HELP, readAll, type AgentClient } from './api-client.ts';
 import { commandGroup } from './command-group.ts';
-import { recordOfApiAlloc, type ApiAllocation } from './api-records.ts';
+import { placementOfApiAlloc, recordOfApiAlloc, type ApiAllocation } from './api-records.ts';
 import { isTerminalStatus, watchAllocs } from './api-watch.ts';
 import { CliError, UsageError } from './errors.ts';
 import { shortId } from './format.ts';
@@ -58,7 +58,7 @@ ${AGENT_FLAGS_HELP}`,
       return 0;
     }
     const checks = formatChecksTable(await fetchChecks(client, alloc.ID));
-    process.stdout.write(formatAllocDetail(recordOfApiAlloc(alloc), { verbose: parsed.values.verbose }) + (checks.length > 0 ? `${checks.join('\n')}\n` : ''));
+    process.stdout.write(formatAllocDetail(recordOfApiAlloc(alloc), { verbose: parsed.values.verbose, placement: placementOfApiAlloc(alloc) }) + (checks.length > 0 ? `${checks.join('\n')}\n` : ''));
     return 0;
   },
 };
