@@ -650,6 +650,9 @@ export class JobRegistry {
     if (this.jobs.has(id)) this.summaryAt.set(id, Math.max(index, this.summaryAt.get(id) ?? 0));
     else this.summaryAt.delete(id);
     this.summaryIndex = Math.max(this.summaryIndex, index);
+    // A periodic job's summary counts its children: a child's change is its parent's too.
+    const parent = this.jobs.get(id)?.versions.at(-1)!.job['ParentID'];
+    if (typeof parent === 'string' && parent !== id && this.jobs.has(parent)) this.summaryMoved(parent, index);
   }
 
   /** What a job's list stub shows of its allocations: its summary's counts and its status. */

@@ -74,8 +74,10 @@ describe('periodic jobs on a driven clock', () => {
     await clock.advance(5 * MIN);
     await until(() => childrenOf(s, 'tick'), (c) => c.length === 2, 'the second child');
     expect(await childrenOf(s, 'tick')).toContain(`tick/periodic-${at(START + 10 * MIN)}`);
+    // The parent's summary counts its children, in its list stub too (which moves with each child's status).
+    await until(async () => (await jobs(s)).find((j) => j.ID === 'tick')!.JobSummary.Children, (c) => c['Dead'] === 2, 'both children dead in the parent\'s stub');
     const summary = (await call(s.socket, 'GET', '/v1/job/tick/summary')).json() as { Children: Record<string, number> };
-    expect(summary.Children.Pending + summary.Children.Running + summary.Children.Dead).toBe(2);
+    expect(summary.Children).toEqual({ Pending: 0, Running: 0, Dead: 2 });
   });
 
   it('skips a launch while an earlier child still runs when prohibit_overlap is set', async () => {
@@ -102,12 +104,14 @@ describe('periodic jobs on a driven clock', () => {
     expect(await childrenOf(s, 'nolap')).toHaveLength(2);
   });
 
-  it('refuses to force a job that is not periodic, or unknown, with Nomad\'s words', async () => {
+  it('refuses to force a job that is not periodic, or unknown, and to evaluate a periodic one, with Nomad\'s words', async () => {
     expect(await register(s, { Job: { ID: 'plain', Type: 'batch', TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'mock', Config: { run_for: '10ms' } }] }] } })).toBeTruthy();
     const plain = await call(s.socket, 'POST', '/v1/job/plain/periodic/force');
     expect([plain.status, plain.text]).toEqual([400, "can't force launch non-periodic job"]);
     const unknown = await call(s.socket, 'POST', '/v1/job/nope/periodic/force');
     expect([unknown.status, unknown.text]).toEqual([404, 'job not found']);
+    const evaluated = await call(s.socket, 'POST', '/v1/job/nolap/evaluate', {});
+    expect([evaluated.status, evaluated.text]).toEqual([400, "can't evaluate periodic job"]);
   });
 
   it('launches nothing more once the parent is stopped, and refuses to force it', async () => {

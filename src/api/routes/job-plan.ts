@@ -75,6 +75,8 @@ export function jobPlanRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { id } = req.params as { id: string };
       const body = req.body as z.output<typeof evaluateBody>;
       if (body.JobID && body.JobID !== id) throw new HttpError(400, `JobID does not match: ${JSON.stringify(body.JobID)} in the body, ${JSON.stringify(id)} in the path`);
+      // Nomad's Job.Evaluate: a periodic job is never evaluated itself (`job periodic force` launches a child).
+      if (periodicOf(registry.getJob(id)?.versions.at(-1)!.job)) throw new HttpError(400, "can't evaluate periodic job");
       const result = await registry.serialize(id, () => registry.evaluateJob(id, body.EvalOptions?.ForceReschedule ?? false));
       if (!result) throw notFound('job');
       return { ...result, KnownLeader: true, LastContact: 0 };
