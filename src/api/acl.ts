@@ -53,6 +53,9 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'PUT /v1/job/:id': 'submit',
   'POST /v1/job/:id': 'submit',
   'DELETE /v1/job/:id': 'submit',
+  // Nomad: periodic force needs submit-job.
+  'PUT /v1/job/:id/periodic/force': 'submit',
+  'POST /v1/job/:id/periodic/force': 'submit',
   'POST /v1/jobs/parse': 'submit',
   'PUT /v1/validate/job': 'submit',
   'POST /v1/validate/job': 'submit',

@@ -1,4 +1,5 @@
 /** What every route of the HTTP API works with, and the HTTP errors they answer with. */
+import type { PeriodicLauncher } from './periodic-launcher.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Agent } from '../runtime/create-agent.ts';
 import type { AgentStore } from '../state/agent-store.ts';
@@ -23,6 +24,8 @@ export interface ApiContext {
   version: string;
   /** Heartbeat period of long-lived streams, ms. */
   heartbeatMs: number;
+  /** The periodic launcher (periodic-launcher.ts): forced launches. */
+  periodic?: PeriodicLauncher;
 }
 
 /** An error answered with its status code and its message as plain text, as Nomad answers. */

@@ -8,6 +8,7 @@ import { apiFieldOf, type GroupBody, type JobBody, type TaskBody } from '../jobs
 import { artifactSpecOf } from '../jobspec/artifact-rules.ts';
 import { servicesJson } from './service-job-json.ts';
 import { templatesJson } from './template-job-json.ts';
+import { periodicJson } from '../jobspec/periodic.ts';
 
 /** A Nomad API JSON object. */
 export type Json = Record<string, unknown>;
@@ -144,7 +145,8 @@ export function jobToApiJson(name: string, job: JobBody): Json {
     Datacenters: job.datacenters,
     Meta: job.meta,
     Update: updateJson(job.update),
+    Periodic: job.periodic && periodicJson(job.periodic),
     TaskGroups: Object.entries(job.group).map(([groupName, g]) => groupJson(groupName, g)),
-    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'meta', 'update', 'group', 'id', 'name']),
+    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'meta', 'update', 'periodic', 'group', 'id', 'name']),
   });
 }

@@ -32,6 +32,7 @@ import type { FailedPlacement } from './alloc-metric.ts';
 import { failedAfterAttempts, failureSummary, planAttempts, settleEvaluations } from './blocked-evals.ts';
 import { StoreCommitError } from '../state/agent-store.ts';
 import { commitInOrder, commitVisibleInOrder } from './ordered-commit.ts';
+import { periodicOf } from '../jobspec/periodic.ts';
 
 /** One registered version of a job. */
 export interface JobVersion {
@@ -77,7 +78,7 @@ export interface EvalRecord {
   Namespace: string;
   Priority: number;
   Type: string;
-  TriggeredBy: 'job-register' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts';
+  TriggeredBy: 'job-register' | 'periodic-job' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts';
   JobID: string;
   JobModifyIndex: number;
   /**
@@ -156,6 +157,8 @@ class Change {
   readonly updates: string[] = [];
   readonly evals: EvalRecord[] = [];
   readonly events: (() => StreamEvent)[] = [];
+  /** More writes for the same transaction (a periodic launch's record beside its child job). */
+  readonly also: ((tx: WriteTx) => void)[] = [];
   /** The evaluation of the job being planned: what its placements carry as EvalID. */
   evalId?: string;
   /** Placements that found no ports, per group: recorded on the evaluation, nothing placed. */
@@ -206,6 +209,11 @@ export class JobRegistry {
   private readonly following = new Subscription();
   /** Writes planned and being committed, not yet applied. */
   private readonly inflight = new Set<Change>();
+  /**
+   * The periodic launcher's part in each write (periodic-launcher.ts): `written` adds to the transaction of the
+   * jobs a change writes, `applied` is told once they are live.
+   */
+  periodic?: { written(tx: WriteTx, jobs: ReadonlyMap<string, JobEntry | null>): void; applied(jobs: ReadonlyMap<string, JobEntry | null>): void };
   /** Where the registry reports what it could not do without failing a request (a runner that would not start). */
   log: (line: string) => void = (line) => process.stderr.write(`allocrun agent: ${line}\n`);
 
@@ -250,7 +258,7 @@ export class JobRegistry {
    * Resolves once the new version, its evaluation and its allocations are durable; a failed commit rejects
    * with a StoreCommitError and changes nothing.
    */
-  async register(job: Json, allocs: AllocSpec[], warnings: string): Promise<RegisterResult> {
+  async register(job: Json, allocs: AllocSpec[], warnings: string, opts: { also?: (tx: WriteTx) => void; trigger?: EvalRecord['TriggeredBy'] } = {}): Promise<RegisterResult> {
     const id = String(job['ID']);
     const canonical = canonicalJob(job);
     const existing = this.jobs.get(id);
@@ -263,13 +271,16 @@ export class JobRegistry {
       const entry = this.withVersion(id, existing, canonical, allocs, change.index);
       change.jobs.set(id, entry);
       change.events.push(() => this.jobEvent(this.jobs.get(id)!, 'JobRegistered', change.index));
-      const evalId = this.evaluate(change, entry, 'job-register');
+      if (opts.also) change.also.push(opts.also);
+      // Nomad evaluates no periodic job: its launcher places children, the job itself nothing.
+      if (periodicOf(canonical)) return '';
+      const evalId = this.evaluate(change, entry, opts.trigger ?? 'job-register');
       this.reconcile(change, entry);
       return evalId;
     });
     await this.write(change);
     const { index } = change;
-    return { EvalID: evalId, EvalCreateIndex: index, JobModifyIndex: index, Warnings: warnings, Index: index };
+    return { EvalID: evalId, EvalCreateIndex: evalId ? index : 0, JobModifyIndex: index, Warnings: warnings, Index: index };
   }
 
   /** Whether `canonical` is the job's current version as it stands, the job not stopped: nothing to register or plan. */
@@ -566,7 +577,8 @@ export class JobRegistry {
     const index = this.index.order.take();
     const jobIds = new Set([...chosen.jobs, ...chosen.allocs.map((id) => this.allocs.get(id)?.jobId ?? '')]);
     await commitInOrder({ store: this.store, events: this.events, index: this.index }, index, (tx) => {
-      for (const id of chosen.jobs) tx.remove('jobs', id);
+      // A collected periodic job's launch record goes with it.
+      for (const id of chosen.jobs) (tx.remove('jobs', id), tx.remove('periodic', id));
       for (const id of chosen.evals) tx.remove('evals', id);
       for (const id of chosen.allocs) tx.remove('allocs', id);
     }, () => {
@@ -620,8 +632,8 @@ export class JobRegistry {
   jobStubJson(entry: JobEntry): Json {
     const job = this.jobJson(entry);
     return {
-      ID: entry.id, ParentID: '', Name: job['Name'], Namespace: entry.namespace, Datacenters: job['Datacenters'] ?? [],
-      Type: job['Type'], Priority: job['Priority'], Periodic: false, ParameterizedJob: false, Stop: entry.stop,
+      ID: entry.id, ParentID: job['ParentID'] ?? '', Name: job['Name'], Namespace: entry.namespace, Datacenters: job['Datacenters'] ?? [],
+      Type: job['Type'], Priority: job['Priority'], Periodic: periodicOf(job) !== undefined, ParameterizedJob: false, Stop: entry.stop,
       Status: job['Status'], StatusDescription: '', JobSummary: this.summaryJson(entry),
       CreateIndex: entry.createIndex, ModifyIndex: entry.modifyIndex, JobModifyIndex: entry.jobModifyIndex,
       SubmitTime: job['SubmitTime'], Version: job['Version'],
@@ -638,6 +650,9 @@ export class JobRegistry {
     if (this.jobs.has(id)) this.summaryAt.set(id, Math.max(index, this.summaryAt.get(id) ?? 0));
     else this.summaryAt.delete(id);
     this.summaryIndex = Math.max(this.summaryIndex, index);
+    // A periodic job's summary counts its children: a child's change is its parent's too.
+    const parent = this.jobs.get(id)?.versions.at(-1)!.job['ParentID'];
+    if (typeof parent === 'string' && parent !== id && this.jobs.has(parent)) this.summaryMoved(parent, index);
   }
 
   /** What a job's list stub shows of its allocations: its summary's counts and its status. */
@@ -649,7 +664,9 @@ export class JobRegistry {
   summaryJson(entry: JobEntry): Json {
     const summary: Record<string, GroupSummary> = {};
     const zero = (): GroupSummary => ({ Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 0, Lost: 0, Unknown: 0 });
-    for (const s of entry.versions.at(-1)!.allocs) (summary[s.group] ??= zero()).Queued += entry.stop ? 0 : 1;
+    // A periodic job places nothing itself: its groups show zeros, its children are counted below.
+    const periodic = periodicOf(entry.versions.at(-1)!.job) !== undefined;
+    for (const s of entry.versions.at(-1)!.allocs) (summary[s.group] ??= zero()).Queued += entry.stop || periodic ? 0 : 1;
     for (const a of this.allocsOfJob(entry.id)) {
       const g = (summary[a.group] ??= zero());
       // Queued: wanted by the job and not placed (a placement that found no ports waits here, as in Nomad).
@@ -660,11 +677,21 @@ export class JobRegistry {
       else if (status === 'complete') g.Complete++;
       else g.Failed++;
     }
-    return { JobID: entry.id, Namespace: entry.namespace, Summary: summary, Children: { Pending: 0, Running: 0, Dead: 0 }, CreateIndex: entry.createIndex, ModifyIndex: Math.max(entry.modifyIndex, this.summaryIndexOf(entry.id)) };
+    const children = { Pending: 0, Running: 0, Dead: 0 };
+    if (periodic) {
+      for (const child of this.jobs.values()) {
+        if (child.versions.at(-1)!.job['ParentID'] !== entry.id) continue;
+        const status = this.jobStatus(child);
+        children[status === 'pending' ? 'Pending' : status === 'running' ? 'Running' : 'Dead']++;
+      }
+    }
+    return { JobID: entry.id, Namespace: entry.namespace, Summary: summary, Children: children, CreateIndex: entry.createIndex, ModifyIndex: Math.max(entry.modifyIndex, this.summaryIndexOf(entry.id)) };
   }
 
   /** `pending` before any allocation runs, `running` while one is live, `dead` once all are done or the job is stopped. */
   jobStatus(entry: JobEntry): 'pending' | 'running' | 'dead' {
+    // Nomad: a periodic job runs (launches) until it is stopped.
+    if (periodicOf(entry.versions.at(-1)!.job)) return entry.stop ? 'dead' : 'running';
     const allocs = this.allocsOfJob(entry.id);
     if (allocs.some((a) => a.lastState.clientStatus === 'running')) return 'running';
     if (entry.stop) return 'dead';
@@ -789,6 +816,8 @@ export class JobRegistry {
   /** Plans what brings the job's allocations in line with its current version. */
   private reconcile(change: Change, entry: JobEntry): void {
     const version = entry.versions.at(-1)!;
+    // A periodic job's allocations are its children's, each a job of its own.
+    if (periodicOf(version.job)) return;
     const wanted = new Map<string, AllocSpec[]>();
     for (const s of version.allocs) wanted.set(s.group, [...(wanted.get(s.group) ?? []), s]);
     const live = this.allocsOfJob(entry.id).filter((a) => a.desired === 'run');
@@ -843,10 +872,10 @@ export class JobRegistry {
     else change.allocs.delete(a.id);
   }
 
-  /** What constraints read of this node: its identity, the fingerprinted attributes tasks see too. */
+  /** What constraints read of this node: its identity, class and meta, the fingerprinted attributes tasks see too. */
   private nodeFacts(): NodeFacts {
     const info = localNodeInfo();
-    return { id: this.node.id, name: this.node.name, datacenter: this.node.datacenter, class: info.class ?? '', pool: 'default', attributes: info.attributes, meta: info.meta };
+    return { id: this.node.id, name: this.node.name, datacenter: this.node.datacenter, class: this.node.class, pool: 'default', attributes: info.attributes, meta: this.node.meta };
   }
 
   /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given. */
@@ -974,6 +1003,7 @@ export class JobRegistry {
     }
     for (const e of change.evals) this.evals.set(e.ID, e);
     if (change.evals.length > 0) this.evalsIndex = index;
+    if (change.jobs.size > 0) this.periodic?.applied(change.jobs);
     for (const [id, d] of change.allocs) {
       const live = this.allocs.get(id);
       if (!live) {
@@ -1018,6 +1048,8 @@ export class JobRegistry {
     for (const e of change.evals) tx.put('evals', e.ID, e);
     // A draft planned before the client collected its allocation must not write the record of that away.
     for (const d of change.allocs.values()) tx.put('allocs', d.id, storedOf({ ...d, collectedState: d.collectedState ?? this.allocs.get(d.id)?.collectedState }));
+    for (const write of change.also) write(tx);
+    if (change.jobs.size > 0) this.periodic?.written(tx, change.jobs);
     tx.index(change.index);
   }
 

@@ -11,11 +11,18 @@ import { BUILTIN_DRIVER_CHECKS } from '../drivers/config-checks.ts';
 import type { ApiContext } from './context.ts';
 import type { Json } from './job-json.ts';
 
-/** Who the node is: what allocations carry as NodeID and NodeName, and the datacenter jobs must name to run on it. */
+/**
+ * Who the node is: what allocations carry as NodeID and NodeName, the datacenter jobs must name to run on it, and
+ * the class and meta the operator gave it (`--node-class`, `--meta`), what constraints read as `${node.class}`
+ * and `${meta.KEY}`.
+ */
 export interface NodeIdentity {
   id: string;
   name: string;
   datacenter: string;
+  /** Empty when unset, as Nomad's NodeClass. */
+  class: string;
+  meta: Readonly<Record<string, string>>;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -150,7 +157,7 @@ export function nodeJson(ctx: NodeContext, modifyIndex: number): Json {
     SecretID: '',
     Name: ctx.node.name,
     Datacenter: ctx.node.datacenter,
-    NodeClass: '',
+    NodeClass: ctx.node.class,
     NodePool: 'default',
     HTTPAddr: ctx.address,
     TLSEnabled: false,
@@ -158,7 +165,7 @@ export function nodeJson(ctx: NodeContext, modifyIndex: number): Json {
     NodeResources: resourcesJson(ctx),
     ReservedResources: RESERVED,
     Links: {},
-    Meta: {},
+    Meta: { ...ctx.node.meta },
     CgroupParent: '',
     Drain: false,
     DrainStrategy: null,

@@ -19,6 +19,8 @@ import { ServiceRegistry } from '../services/index.ts';
 import { checkDataDirPrivate, checkSocketPrivate, resolveAgentToken, type ResolvedToken, type TokenSource } from './agent-token.ts';
 import { EventBroker } from './event-broker.ts';
 import { JobRegistry } from './job-registry.ts';
+import { PeriodicLauncher } from './periodic-launcher.ts';
+import { realClock, type Clock } from '../drivers/clock.ts';
 import { NODE_DATACENTER } from './alloc-metric.ts';
 import { loadNodeId, registerNode } from './node.ts';
 import { watchDeployments } from './routes/deployments.ts';
@@ -72,13 +74,21 @@ export interface ServeOptions {
   ui?: AgentUi;
   /** The server garbage collector's thresholds, interval and clock (gc.ts; Nomad's defaults). */
   gc?: ServerGcOptions;
+  /** The clock periodic jobs launch by (the agent's; tests give a simulated one). Default: the wall clock. */
+  clock?: Clock;
   /** The node's datacenter (`allocrun agent --dc`; default `dc1`): jobs are placed only when they name it. */
   datacenter?: string;
+  /** The node's class (`allocrun agent --node-class`; default none): its NodeClass, `${node.class}` in constraints. */
+  nodeClass?: string;
+  /** The node's meta (`allocrun agent --meta K=V`): its Meta, `${meta.K}` in constraints. */
+  nodeMeta?: Readonly<Record<string, string>>;
 }
 
 /** A serving API. */
 export interface ServedApi {
   registry: JobRegistry;
+  /** The periodic launcher: launches children of periodic jobs on the clock. */
+  periodic: PeriodicLauncher;
   /** The agent's one index; every write that commits takes its index from, and settles it in, `index.order`. */
   index: StateIndex;
   socketPath: string;
@@ -177,13 +187,17 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   const services = opts.services ?? new ServiceRegistry();
   services.useIndex(index);
   const registry = new JobRegistry(opts.agent, index, events, store);
-  registry.node = { id: await loadNodeId(store), name: hostname(), datacenter: opts.datacenter ?? NODE_DATACENTER };
+  registry.node = { id: await loadNodeId(store), name: hostname(), datacenter: opts.datacenter ?? NODE_DATACENTER, class: opts.nodeClass ?? '', meta: Object.freeze({ ...opts.nodeMeta }) };
   registry.load();
   registry.adopt(opts.found ?? []);
+  const periodic = new PeriodicLauncher(registry, store, opts.clock ?? realClock);
+  registry.periodic = periodic;
   // Before the API answers anyone: what a crash left half done is made good first.
   await registry.heal();
+  // Then launches missed while no agent ran are made up (one per job, as Nomad's leader does), and the schedule set.
+  await periodic.start();
   const address = tcp ? `${tcp.host}:${tcp.port}` : socketPath;
-  const ctx = { agent: opts.agent, registry, index, events, services, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000, ui: opts.ui };
+  const ctx = { agent: opts.agent, registry, index, events, services, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000, ui: opts.ui, periodic };
   // Its event waits for the TCP listener: it carries the bound address (`host:0` asks for any free port).
   const announceNode = registerNode(ctx);
   watchDeployments(ctx);
@@ -197,6 +211,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
     stopServiceEvents();
     stopVariableEvents();
     announceNode.abandon();
+    periodic.close();
     registry.close();
     registry.detach();
     await stopGc();
@@ -221,7 +236,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
       ctx.address = `${tcp.host}:${port}`;
     }
     announceNode();
-    return { registry, index, socketPath, url, token, tokenFile, tokenFrom, close: closeAll };
+    return { registry, periodic, index, socketPath, url, token, tokenFile, tokenFrom, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -23,6 +23,7 @@ import { evaluationRoutes } from './routes/evaluations.ts';
 import { operatorRoutes } from './routes/operator.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
+import { periodicRoutes } from './routes/periodic.ts';
 import { jobPlanRoutes } from './routes/job-plan.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { nodeRoutes } from './routes/nodes.ts';
@@ -106,6 +107,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   app.setNotFoundHandler((req, reply) => void reply.code(404).type('text/plain; charset=utf-8').send(`Invalid URL: ${req.method} ${req.url.split('?')[0]}`));
 
   jobRoutes(app, ctx);
+  periodicRoutes(app, ctx);
   allocationRoutes(app, ctx);
   clientRoutes(app, ctx);
   gcRoutes(app, ctx);

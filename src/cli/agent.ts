@@ -25,6 +25,7 @@ import { parseCommand, type Command } from './args.ts';
 import { UsageError } from './errors.ts';
 import { ARTIFACT_FLAGS_HELP, ARTIFACT_FLAG_OPTIONS, artifactConfigFromFlags } from './artifact-flags.ts';
 import { GC_FLAGS_HELP, GC_FLAG_OPTIONS, gcConfigFromFlags } from './gc-flags.ts';
+import { NODE_FLAGS_HELP, NODE_FLAG_OPTIONS, nodeSettingsFromFlags } from './agent-node-flags.ts';
 import { inspectorToken, openInspection, parsePort } from './inspect-seam.ts';
 import { openAgentUi, uiNote } from './agent-ui.ts';
 import { chooseView, followTaskOutput, watchRunner } from './watch.ts';
@@ -35,7 +36,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--task-user NAME] [--artifact-* LIMIT] [--gc-* N] [--no-ui] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--dc NAME] [--meta K=V]... [--node-class NAME] [--task-user NAME] [--artifact-* LIMIT] [--gc-* N] [--no-ui] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -66,6 +67,7 @@ Flags:
   --token T           the token itself (default: $ALLOCRUN_TOKEN); visible to other users, prefer --token-file
   --dc NAME           the node's datacenter (default: dc1, as Nomad's); jobs are placed only when their
                       datacenters name it (or a glob matching it; no datacenters means "*")
+${NODE_FLAGS_HELP}
   --task-user NAME    run raw_exec tasks that name no "user" as NAME (the agent must run as root);
                       without it they run as the agent's user
 ${ARTIFACT_FLAGS_HELP}
@@ -91,7 +93,7 @@ Example:
     const parsed = parseCommand(
       this,
       args,
-      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, record: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, 'no-ui': { type: 'boolean' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, dc: { type: 'string' }, ...ARTIFACT_FLAG_OPTIONS, ...GC_FLAG_OPTIONS },
+      { 'data-dir': { type: 'string', short: 'd' }, inspect: { type: 'string' }, 'inspect-token': { type: 'string' }, stately: { type: 'boolean' }, record: { type: 'string' }, json: { type: 'boolean' }, http: { type: 'string' }, 'no-ui': { type: 'boolean' }, token: { type: 'string' }, 'token-file': { type: 'string' }, 'task-user': { type: 'string' }, dc: { type: 'string' }, ...NODE_FLAG_OPTIONS, ...ARTIFACT_FLAG_OPTIONS, ...GC_FLAG_OPTIONS },
       { min: 0, max: 0, names: '' },
     );
     if (!parsed) return 0;
@@ -111,6 +113,7 @@ Example:
     const taskUserWhy = taskUser === undefined ? undefined : taskUserProblem(taskUser, 'leave out --task-user, or run the agent as root');
     if (taskUserWhy) throw new UsageError(`agent: --task-user ${JSON.stringify(taskUser)}: ${taskUserWhy}`, 'agent');
     const datacenter = agentDatacenter(values.dc);
+    const { nodeClass, nodeMeta } = nodeSettingsFromFlags(values);
     const artifacts = artifactConfigFromFlags(values);
     const gc = gcConfigFromFlags(values);
     refuseHttpAddress({ http: values.http, token: apiToken });
@@ -167,7 +170,7 @@ Example:
     const { view } = chooseView(values.json === true);
     try {
       // Tasks see the node the API shows (${node.unique.id} is its ID in the store), not a host-derived one.
-      const node = localNodeInfo({ id: await loadNodeId(store), datacenter });
+      const node = localNodeInfo({ id: await loadNodeId(store), datacenter, meta: nodeMeta, ...(nodeClass !== undefined && { class: nodeClass }) });
       // The Nomad-native service catalog: the allocations register in it, the API serves it.
       const services = new ServiceRegistry();
       // Templates read the variables the API writes (nomadVar), each task only what Nomad lets it read.
@@ -202,6 +205,8 @@ Example:
         services,
         gc: gc.server,
         datacenter,
+        nodeClass,
+        nodeMeta,
         found: [...restored.map((runner) => ({ spec: runner.actor.getSnapshot().context.alloc, state: runner.getState(), updatedAt: Date.now(), runner })), ...finished],
         ...(ui && { ui }),
       });

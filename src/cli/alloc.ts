@@ -6,7 +6,7 @@ import { constants as osConstants } from 'node:os';
 import { parseCommand, type Command } from './args.ts';
 import { agentClient, AGENT_FLAGS, AGENT_FLAGS_HELP, readAll, type AgentClient } from './api-client.ts';
 import { commandGroup } from './command-group.ts';
-import { recordOfApiAlloc, type ApiAllocation } from './api-records.ts';
+import { placementOfApiAlloc, recordOfApiAlloc, type ApiAllocation } from './api-records.ts';
 import { isTerminalStatus, watchAllocs } from './api-watch.ts';
 import { CliError, UsageError } from './errors.ts';
 import { shortId } from './format.ts';
@@ -59,7 +59,7 @@ ${AGENT_FLAGS_HELP}`,
       return 0;
     }
     const checks = formatChecksTable(await fetchChecks(client, alloc.ID));
-    process.stdout.write(formatAllocDetail(recordOfApiAlloc(alloc), { verbose: parsed.values.verbose }) + (checks.length > 0 ? `${checks.join('\n')}\n` : ''));
+    process.stdout.write(formatAllocDetail(recordOfApiAlloc(alloc), { verbose: parsed.values.verbose, placement: placementOfApiAlloc(alloc) }) + (checks.length > 0 ? `${checks.join('\n')}\n` : ''));
     return 0;
   },
 };
@@ -208,4 +208,7 @@ export const allocCommand = commandGroup(
   'alloc',
   "Inspect and control allocations on a running agent (Nomad's alloc commands).",
   [allocStatus, allocChecksCommand(resolveAlloc), allocLogs, allocExecCommand(resolveAlloc, taskOf), allocRestart, allocSignal, allocStop],
+  {
+    fs: 'the agent serves its routes (GET /v1/client/fs/ls|stat|cat|readat|stream/:alloc?path=) on D/agent.sock; task output is \'allocrun alloc logs\'',
+  },
 );

@@ -18,6 +18,11 @@ export interface ApiAllocation {
   CreateTime: number;
   ModifyTime: number;
   JobVersion?: number;
+  EvalID?: string;
+  NodeID?: string;
+  NodeName?: string;
+  ClientDescription?: string;
+  DesiredDescription?: string;
   TaskStates?: Record<string, { State: TaskStatus; Failed: boolean; Restarts: number; LastRestart?: string; StartedAt?: string; FinishedAt?: string; Events?: ApiTaskEvent[] }> | null;
   Job?: { Type?: string; TaskGroups?: { Name: string; Tasks?: { Name: string; Driver: string; Leader?: boolean; Lifecycle?: { Hook: string; Sidecar?: boolean } | null }[] }[] } | null;
   AllocatedResources?: { Shared?: { Networks?: ApiNetwork[] | null } | null } | null;
@@ -92,4 +97,22 @@ export function recordOfApiAlloc(a: ApiAllocation): AllocRecord {
   };
   const taskStates = Object.fromEntries(Object.entries(a.TaskStates ?? {}).map(([name, ts]) => [name, taskStateOf(ts)]));
   return { spec, state: { clientStatus: a.ClientStatus, taskStates }, createdAt: Math.round(a.CreateTime / 1e6), updatedAt: Math.round(a.ModifyTime / 1e6) };
+}
+
+/** What an agent says of an allocation beyond its record (Nomad's Eval ID, Node, Job Version, descriptions). */
+export interface Placement {
+  evalId: string;
+  nodeId: string;
+  nodeName: string;
+  jobVersion: number;
+  clientDescription: string;
+  desiredDescription: string;
+}
+
+/** What the agent knows of an allocation beyond its record: the header lines Nomad's `alloc status` has besides. */
+export function placementOfApiAlloc(a: ApiAllocation): Placement {
+  return {
+    evalId: a.EvalID ?? '', nodeId: a.NodeID ?? '', nodeName: a.NodeName ?? '', jobVersion: a.JobVersion ?? 0,
+    clientDescription: a.ClientDescription ?? '', desiredDescription: a.DesiredDescription ?? '',
+  };
 }

@@ -2,8 +2,11 @@
 import type { Command } from './args.ts';
 import { UsageError } from './errors.ts';
 
-/** Dispatches `<group> <sub> ...` to one of `subs`, with a help listing them. */
-export function commandGroup(name: string, summary: string, subs: Command[]): Command {
+/**
+ * Dispatches `<group> <sub> ...` to one of `subs`, with a help listing them. `missing` names Nomad's own
+ * subcommands of the group that allocrun does not have, each with what to do instead: a Nomad user types them.
+ */
+export function commandGroup(name: string, summary: string, subs: Command[], missing: Readonly<Record<string, string>> = {}): Command {
   const usage = `${name} <${subs.map((s) => s.name.split(' ')[1]).join('|')}> [args]`;
   const details = `\n${summary}\n\nSubcommands:\n${subs.map((s) => `  allocrun ${s.usage}`).join('\n')}\n\nRun 'allocrun ${name} <subcommand> --help' for its flags.`;
   return {
@@ -18,6 +21,7 @@ export function commandGroup(name: string, summary: string, subs: Command[]): Co
         return sub === undefined ? 2 : 0;
       }
       const cmd = subs.find((s) => s.name === `${name} ${sub}`);
+      if (!cmd && Object.hasOwn(missing, sub)) throw new UsageError(`${name} ${sub} is not supported: ${missing[sub]}`, name);
       if (!cmd) throw new UsageError(`${name}: unknown subcommand ${JSON.stringify(sub)}; subcommands: ${subs.map((s) => s.name.split(' ')[1]).join(', ')}`, name);
       return cmd.run(rest);
     },

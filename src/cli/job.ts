@@ -13,6 +13,8 @@ import { apiJobOf } from './api-job-file.ts';
 import { agentWarningLines } from './job-file.ts';
 import { checkIndexOf, enforcedRegistration, notUpdated } from './job-check-index.ts';
 import { jobPlan } from './job-plan.ts';
+import { jobPeriodic, nextLaunchLine, periodicHeader, periodicSections } from './job-periodic.ts';
+import type { PeriodicConfig } from '../jobspec/periodic.ts';
 import { placementFailureLines, PLACEMENT_FAILED_EXIT, type EvaluationBody } from './placement-failures.ts';
 import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
 
@@ -23,7 +25,7 @@ interface RegisterResponse {
 }
 
 /** Waits until every allocation of the job's current version runs or has finished; exit 1 if one failed. */
-async function monitor(client: AgentClient, jobId: string, version: number): Promise<number> {
+export async function monitor(client: AgentClient, jobId: string, version: number): Promise<number> {
   const seen = new Map<string, string>();
   const current = (allocs: ApiAllocation[]) => allocs.filter((a) => a.DesiredStatus === 'run' && a.JobVersion === version);
   const allocs = await watchAllocs(
@@ -74,6 +76,12 @@ Example:
     const res = await client.send<RegisterResponse>('PUT', '/v1/jobs', { Job: job, ...enforcedRegistration(checkIndex) }).catch(notUpdated);
     process.stderr.write(agentWarningLines(res.Warnings, warnings));
     const id = String(job['ID']);
+    // Nomad: a periodic job is not evaluated (its launcher places children); the next launch is said instead.
+    const periodic = job['Periodic'] as PeriodicConfig | undefined;
+    if (periodic) {
+      process.stdout.write(`Job registration successful\n${periodic.Enabled === false ? 'Periodic launches are disabled (periodic.enabled = false)' : nextLaunchLine(periodic)}\n`);
+      return 0;
+    }
     if (!res.EvalID) {
       process.stdout.write(`==> Job "${id}" is unchanged: nothing to do\n`);
       return 0;
@@ -144,9 +152,9 @@ interface ApiJob {
   Namespace: string;
   Datacenters?: string[];
   NodePool?: string;
-  Periodic?: unknown;
   ParameterizedJob?: unknown;
   Stop: boolean;
+  Periodic?: PeriodicConfig;
 }
 
 /** A 404 for a named job, said with the job and the agent (as the alloc commands name an allocation); other errors as they are. */
@@ -174,11 +182,11 @@ ${AGENT_FLAGS_HELP}`,
     const client = agentClient('job status', parsed.values);
     const id = parsed.positionals[0];
     if (id === undefined) {
-      const { body } = await client.get<ApiJob[]>('/v1/jobs');
+      const { body } = await client.get<(Omit<ApiJob, 'Periodic'> & { Periodic?: boolean })[]>('/v1/jobs');
       if (parsed.values.json) process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
       else if (body.length === 0) process.stdout.write('No running jobs\n');
       else {
-        const rows = [['ID', 'Type', 'Priority', 'Status', 'Submit Date'], ...body.map((j) => [j.ID, j.Type, String(j.Priority), j.Status, formatTime(j.SubmitTime / 1e6)])];
+        const rows = [['ID', 'Type', 'Priority', 'Status', 'Submit Date'], ...body.map((j) => [j.ID, j.Periodic ? `${j.Type}/periodic` : j.Type, String(j.Priority), j.Status, formatTime(j.SubmitTime / 1e6)])];
         process.stdout.write(`${columns(rows).join('\n')}\n`);
       }
       return 0;
@@ -186,7 +194,7 @@ ${AGENT_FLAGS_HELP}`,
     const path = `/v1/job/${encodeURIComponent(id)}`;
     const [{ body: job }, { body: summary }, { body: allocs }] = await Promise.all([
       client.get<ApiJob>(path),
-      client.get<{ Summary: Record<string, Record<string, number>> }>(`${path}/summary`),
+      client.get<{ Summary: Record<string, Record<string, number>>; Children?: Record<string, number> }>(`${path}/summary`),
       client.get<ApiAllocation[]>(`${path}/allocations`),
     ]).catch(namingTheJob(id, client));
     if (parsed.values.json) {
@@ -197,9 +205,16 @@ ${AGENT_FLAGS_HELP}`,
       ['ID', job.ID], ['Name', job.Name], ['Submit Date', formatTime(job.SubmitTime / 1e6)], ['Type', job.Type], ['Priority', String(job.Priority)],
       ['Datacenters', (job.Datacenters ?? []).join(',')], ['Namespace', job.Namespace], ['Node Pool', job.NodePool || 'default'],
       ['Status', job.Stop ? `${job.Status} (stopped)` : job.Status],
-      // Nomad's job status says whether the job is periodic or parameterized (allocrun refuses both, so: false).
+      // Nomad's job status says whether the job is periodic or parameterized (allocrun refuses parameterized ones).
       ['Periodic', String(job.Periodic != null)], ['Parameterized', String(job.ParameterizedJob != null)], ['Version', String(job.Version)],
+      ...(job.Periodic ? periodicHeader(job.Periodic, job.Stop) : []),
     ]);
+    if (job.Periodic) {
+      // Nomad shows a periodic job by its children: it places nothing itself.
+      out.push(...(await periodicSections(client, job.ID, summary.Children ?? {})));
+      process.stdout.write(`${out.join('\n')}\n`);
+      return 0;
+    }
     const keys = ['Queued', 'Starting', 'Running', 'Failed', 'Complete', 'Lost', 'Unknown'];
     out.push('', 'Summary', ...columns([['Task Group', ...keys], ...Object.entries(summary.Summary).map(([g, s]) => [g, ...keys.map((k) => String(s[k] ?? 0))])]));
     out.push('', 'Allocations');
@@ -220,4 +235,8 @@ ${AGENT_FLAGS_HELP}`,
 };
 
 /** The `job` command. */
-export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus]);
+export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus, jobPeriodic(monitor)], {
+  validate: "use 'allocrun validate FILE' (the same rules the agent applies)",
+  inspect: "use 'allocrun job status ID --json'",
+  dispatch: 'parameterized jobs are refused when registered: allocrun has no dispatch',
+});

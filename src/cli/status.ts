@@ -3,7 +3,7 @@ import type { AllocRecord } from '../state/store.ts';
 import { scanDataDir } from '../state/scan-data-dir.ts';
 import { parseCommand, type Command } from './args.ts';
 import { agentClient, agentSocketIn, ApiError } from './api-client.ts';
-import { recordOfApiAlloc, type ApiAllocation } from './api-records.ts';
+import { recordOfApiAlloc, type ApiAllocation, type Placement } from './api-records.ts';
 import { dataDirFor } from './data-dir.ts';
 import { CliError } from './errors.ts';
 import { columns, formatTime, inRunOrder, keyValues, lifecycleWord, shortId, taskStateWord, timeAgo } from './format.ts';
@@ -19,20 +19,30 @@ export function formatAllocList(records: AllocRecord[], now = Date.now()): strin
   return `${columns(rows).join('\n')}\n`;
 }
 
-/** One allocation the way `nomad alloc status <id>` shows it: header, task states, each task's recent events. */
-export function formatAllocDetail(r: AllocRecord, opts: { verbose?: boolean; now?: number } = {}): string {
+/**
+ * One allocation the way `nomad alloc status <id>` shows it: header, task states, each task's recent events;
+ * with `placement` (read from an agent), Nomad's Eval ID, Node, Job Version and descriptions in its header too.
+ */
+export function formatAllocDetail(r: AllocRecord, opts: { verbose?: boolean; now?: number; placement?: Placement } = {}): string {
   const now = opts.now ?? Date.now();
   const { spec, state } = r;
+  const p = opts.placement;
+  const id = (v: string) => (opts.verbose ? v : shortId(v)) || '<none>';
   const out: string[] = keyValues([
     ['ID', spec.id],
+    ...(p ? [['Eval ID', id(p.evalId)] as [string, string]] : []),
     // Nomad's allocation name: which instance of its group this is.
     ['Name', `${spec.job}.${spec.group}[${spec.index ?? 0}]`],
+    ...(p ? [['Node ID', id(p.nodeId)], ['Node Name', p.nodeName]] as [string, string][] : []),
     ['Job ID', spec.job],
+    ...(p ? [['Job Version', String(p.jobVersion)] as [string, string]] : []),
     ['Job Type', spec.type],
     ['Namespace', spec.namespace ?? 'default'],
     ['Task Group', spec.group],
     ['Client Status', state.clientStatus],
+    ...(p ? [['Client Description', p.clientDescription || '<none>'] as [string, string]] : []),
     ['Desired Status', spec.desiredStatus ?? 'run'],
+    ...(p ? [['Desired Description', p.desiredDescription || '<none>'] as [string, string]] : []),
     ['Created', opts.verbose ? formatTime(r.createdAt ?? r.updatedAt) : timeAgo(r.createdAt ?? r.updatedAt, now)],
     ['Modified', opts.verbose ? formatTime(r.updatedAt) : timeAgo(r.updatedAt, now)],
   ]);

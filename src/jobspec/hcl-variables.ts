@@ -127,7 +127,7 @@ class Resolver {
       for (const [name, value] of Object.entries(body)) {
         const path = ['variables', i, name];
         if (this.duplicate(name, path)) continue;
-        this.vars.set(name, { name, path, validations: [], parsesExpressions: !isPrimitive(value), ...this.defaultOf(name, value, undefined, path) });
+        this.vars.set(name, { name, path, validations: [], ...inferredType(value), ...this.defaultOf(name, value, undefined, path) });
       }
     }
     for (const [i, body] of bodiesOf(this.raw['locals']).entries()) {
@@ -180,8 +180,8 @@ class Resolver {
       const declared: Declared = { name, path, validations, parsesExpressions: type ? !['string', 'number'].includes(type.kind) : false, ...(type && { type }) };
       if (Object.hasOwn(body, 'default')) {
         Object.assign(declared, this.defaultOf(name, body['default'], type, [...path, 'default']));
-        // Without a type, the default's kind decides how a flag's text is read (Nomad takes the default's type).
-        if (!type) declared.parsesExpressions = !isPrimitive(body['default']);
+        // Without a type, Nomad takes the default's: a flag's "3" is the number 3 when the default is a number.
+        if (!type) Object.assign(declared, inferredType(body['default']));
       }
       this.vars.set(name, declared);
     }
@@ -464,8 +464,15 @@ class Resolver {
   }
 }
 
-function isPrimitive(v: unknown): boolean {
-  return typeof v === 'string' || typeof v === 'number' || v === null;
+/**
+ * The type a default gives an untyped variable: its own for a string, number or bool; for a list or a map none
+ * to convert to, but a flag's text is then read as an expression (Nomad's default type would be a tuple or
+ * object of exactly the default's shape, which no other value fits).
+ */
+function inferredType(value: unknown): Pick<Declared, 'type' | 'parsesExpressions'> {
+  if (typeof value === 'string' || typeof value === 'number') return { type: { kind: typeof value as 'string' | 'number' }, parsesExpressions: false };
+  if (typeof value === 'boolean') return { type: { kind: 'bool' }, parsesExpressions: true };
+  return { parsesExpressions: value !== null && value !== undefined };
 }
 
 /** A block's bodies as hcl2json writes them (a list of bodies), or one body as JSON/YAML may write it. */

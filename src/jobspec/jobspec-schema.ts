@@ -9,6 +9,7 @@ import type { PathSegment } from './spec-error.ts';
 import { durationSchema, int, stringMapSchema } from './schema-primitives.ts';
 import { serviceKeysAt, serviceListSchema } from './service-schema.ts';
 import { templateKeysAt, templateListSchema } from './template-schema.ts';
+import { periodicSchema } from './periodic.ts';
 
 export { durationSchema, stringMapSchema };
 
@@ -27,7 +28,7 @@ export const MAX_COUNT = 1000;
  */
 export const IGNORED_KEYS = {
   job: ['id', 'name', 'region', 'priority', 'all_at_once', 'constraint', 'affinity', 'spread', 'migrate',
-    'reschedule', 'multiregion', 'periodic', 'parameterized', 'vault', 'consul', 'node_pool', 'ui', 'vault_token',
+    'reschedule', 'multiregion', 'parameterized', 'vault', 'consul', 'node_pool', 'ui', 'vault_token',
     'consul_token'],
   group: ['reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
     'scaling', 'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
@@ -176,6 +177,7 @@ export const jobSchema = z.strictObject({
   datacenters: z.array(z.string()).optional(),
   meta: stringMapSchema.optional(),
   update: updateSchema.optional(),
+  periodic: periodicSchema.optional(),
   group: z.record(z.string(), groupSchema).default({}),
   ...ignored(IGNORED_KEYS.job),
 });

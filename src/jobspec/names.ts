@@ -12,7 +12,7 @@
  */
 
 /** What a name is used as, which decides the rule and how the message calls it. */
-export type NameKind = 'alloc id' | 'job' | 'group' | 'task';
+export type NameKind = 'alloc id' | 'job' | 'group' | 'task' | 'job id';
 
 /** The longest job, group or task name, in UTF-8 bytes: two of them and an index still fit one file name. */
 export const MAX_NAME_BYTES = 100;
@@ -29,13 +29,15 @@ const TASK_NAME = /^[A-Za-z0-9_.-]+$/;
 export function unsafeNameReason(name: string, kind: NameKind): string | undefined {
   if (name.length === 0) return 'must not be empty';
   if (name === '.' || name === '..') return `must not be "${name}" (it names a directory)`;
-  const max = kind === 'alloc id' ? MAX_ALLOC_ID_BYTES : MAX_NAME_BYTES;
+  // A periodic child's ID is its parent's and `/periodic-<unix seconds>`.
+  const max = kind === 'alloc id' ? MAX_ALLOC_ID_BYTES : kind === 'job id' ? MAX_NAME_BYTES + 32 : MAX_NAME_BYTES;
   const bytes = Buffer.byteLength(name, 'utf8');
-  if (bytes > max) return `is ${bytes} bytes long; it becomes a directory name, so it may have at most ${max}`;
-  const bad = /[/\\\0]/.exec(name)?.[0];
+  if (bytes > max) return `is ${bytes} bytes long; ${kind === 'job id' ? 'it' : 'it becomes a directory name, so it'} may have at most ${max}`;
+  // An allocation's job ID names no file, and a periodic job's children are `<job>/periodic-<time>` (Nomad's).
+  const bad = (kind === 'job id' ? /[\\\0]/ : /[/\\\0]/).exec(name)?.[0];
   if (bad !== undefined) return `must not contain ${bad === '\0' ? 'a NUL character' : `"${bad}"`}`;
   // Nomad: "Job ID contains a space". Any whitespace, since the id is also a word on a command line.
-  if (kind === 'job' && /\s/.test(name)) return 'must not contain whitespace';
+  if ((kind === 'job' || kind === 'job id') && /\s/.test(name)) return 'must not contain whitespace';
   if (/\p{Cc}/u.test(name)) return 'must not contain a control character (a newline, a tab, ...)';
   if (kind === 'task' && !TASK_NAME.test(name)) return 'may only use ASCII letters, digits, "_", "-" and "." (it names the task\'s directory and log files)';
   return undefined;

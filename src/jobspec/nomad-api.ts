@@ -88,11 +88,16 @@ const GROUP: Table = {
   Disconnect: ['disconnect'], PreventRescheduleOnLost: ['prevent_reschedule_on_lost'],
 };
 
+/** Nomad's PeriodicConfig; `Enabled: false` is kept (a disabled periodic job is not an enabled one). */
+const PERIODIC: Table = {
+  Enabled: ['enabled'], Spec: ['cron'], Specs: ['crons'], SpecType: ['spec_type'], ProhibitOverlap: ['prohibit_overlap'], TimeZone: ['time_zone'],
+};
+
 const JOB: Table = {
   Type: ['type'], Namespace: ['namespace'], Datacenters: ['datacenters'], Meta: ['meta'], Region: ['region'],
   Priority: ['priority'], AllAtOnce: ['all_at_once'], Update: ['update', UPDATE], Constraints: ['constraint'],
   Affinities: ['affinity'], Spreads: ['spread'], Migrate: ['migrate'], Reschedule: ['reschedule'],
-  Multiregion: ['multiregion'], Periodic: ['periodic'], ParameterizedJob: ['parameterized'], Vault: ['vault'],
+  Multiregion: ['multiregion'], Periodic: ['periodic', PERIODIC], ParameterizedJob: ['parameterized'], Vault: ['vault'],
   Consul: ['consul'], NodePool: ['node_pool'], UI: ['ui'],
 };
 
@@ -205,7 +210,7 @@ function translate(
     }
     const [name, conv] = rule;
     // The API fills every field; an empty one says nothing, so it neither warns nor counts as set.
-    if (isEmpty(value)) continue;
+    if (isEmpty(value) && !(value === false && table === PERIODIC)) continue;
     remember([...to, name], [...from, key]);
     if (conv === 'ns') out[name] = typeof value === 'number' ? value / 1e6 : value;
     else if (conv === 'networks') out[name] = networksFromApi(value, [...to, name], [...from, key], remember);

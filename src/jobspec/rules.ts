@@ -42,6 +42,11 @@ export function checkJobRules(job: NormalizedJob, report: Report, drivers?: Driv
   }
   checkSize(groups, path, report);
   checkUpdates(job.body, path, type, report);
+  const periodic = job.body['periodic'];
+  // Nomad's Job.Validate: a periodic job launches children that run to completion.
+  if (isPlainObject(periodic) && periodic['enabled'] !== false && type !== undefined && type !== 'batch' && type !== 'sysbatch') {
+    report.problems.push({ path: [...path, 'periodic'], message: `periodic can only be used with "batch" or "sysbatch" jobs; this job's type is "${type}"` });
+  }
 }
 
 /**

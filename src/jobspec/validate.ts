@@ -33,7 +33,7 @@ const safeName = (kind: NameKind) =>
     .min(1, 'must not be empty')
     .superRefine((s, ctx) => {
       const why = s === '' ? undefined : unsafeNameReason(s, kind);
-      if (why) ctx.addIssue({ code: 'custom', message: `${kind} ${shownName(s)} ${why}`, input: s });
+      if (why) ctx.addIssue({ code: 'custom', message: `${kind === 'job id' ? 'job' : kind} ${shownName(s)} ${why}`, input: s });
     });
 
 const restartPolicy = z.strictObject({
@@ -132,7 +132,7 @@ const serviceSpec = z.strictObject({
 
 const allocSpec = z.strictObject({
   id: safeName('alloc id'),
-  job: safeName('job'),
+  job: safeName('job id'),
   group: safeName('group'),
   type: z.enum(JOB_TYPES),
   namespace: z.string().optional(),

@@ -25,10 +25,11 @@ const SCHEMA = 1;
  * The tables, each a map from key to a JSON value. `quarantine` keeps damaged runner records, named;
  * `acl` the API's tokens (by accessor ID; secrets only as hashes); `vars` Nomad Variables (by namespace and
  * path, src/variables/variable-store.ts), secrets kept only here, in this 0600 file; `checks` the latest
- * status of each service check (by allocation and check ID, src/checks/check-persistence.ts).
+ * status of each service check (by allocation and check ID, src/checks/check-persistence.ts); `periodic` each
+ * periodic job's last launch (by job ID, src/api/periodic-launcher.ts).
  */
-export type Table = 'meta' | 'jobs' | 'allocs' | 'evals' | 'runners' | 'quarantine' | 'acl' | 'vars' | 'checks';
-const TABLES: readonly Table[] = ['meta', 'jobs', 'allocs', 'evals', 'runners', 'quarantine', 'acl', 'vars', 'checks'];
+export type Table = 'meta' | 'jobs' | 'allocs' | 'evals' | 'runners' | 'quarantine' | 'acl' | 'vars' | 'checks' | 'periodic';
+const TABLES: readonly Table[] = ['meta', 'jobs', 'allocs', 'evals', 'runners', 'quarantine', 'acl', 'vars', 'checks', 'periodic'];
 
 /** What a table missing from a store opened read-only reads as. */
 const EMPTY_TABLE = { get: () => undefined, getRange: () => [] } as unknown as Database<Buffer, string>;

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { allocJson, type AllocView } from '../../src/api/alloc-json.ts';
-import { recordOfApiAlloc, type ApiAllocation } from '../../src/cli/api-records.ts';
+import { placementOfApiAlloc, recordOfApiAlloc, type ApiAllocation } from '../../src/cli/api-records.ts';
 import { formatAllocDetail } from '../../src/cli/status.ts';
 import type { AllocSpec, TaskState } from '../../src/jobspec/types.ts';
 
@@ -97,5 +97,27 @@ describe('an allocation read back from the API', () => {
   it("names the instance as Nomad's alloc status does (job.group[index])", () => {
     const third = recordOfApiAlloc(JSON.parse(JSON.stringify(allocJson({ ...view, index: 2 }, job))) as ApiAllocation);
     expect(formatAllocDetail(third, { now: T + 1000 }).split('\n').slice(0, 3)).toEqual([`ID             = ${spec.id}`, 'Name           = web.api[2]', 'Job ID         = web']);
+  });
+
+  it("with what the agent says, has the rest of Nomad's header: Eval ID, Node ID and Name, Job Version, descriptions", () => {
+    const placed = { ...view, evalId: 'e1e2e3e4-0000-4000-8000-000000000000', nodeId: 'a9b8c7d6-0000-4000-8000-000000000000', nodeName: 'box', jobVersion: 3, desiredDescription: 'alloc is being updated due to job update' };
+    const api = JSON.parse(JSON.stringify(allocJson(placed, job))) as ApiAllocation;
+    const lines = formatAllocDetail(recordOfApiAlloc(api), { now: T + 1000, placement: placementOfApiAlloc(api) }).split('\n');
+    expect(lines.slice(0, 13)).toEqual([
+      `ID                  = ${spec.id}`,
+      'Eval ID             = e1e2e3e4',
+      'Name                = web.api[0]',
+      'Node ID             = a9b8c7d6',
+      'Node Name           = box',
+      'Job ID              = web',
+      'Job Version         = 3',
+      'Job Type            = batch',
+      'Namespace           = default',
+      'Task Group          = api',
+      'Client Status       = running',
+      'Client Description  = Tasks are running',
+      'Desired Status      = run',
+    ]);
+    expect(lines[13]).toBe('Desired Description = alloc is being updated due to job update');
   });
 });

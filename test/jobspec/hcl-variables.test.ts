@@ -91,6 +91,14 @@ describe('variables and locals in a job file', () => {
     expect(l.allocs).toHaveLength(3);
   });
 
+  it('an untyped variable takes its default\'s type, so -var n=4 is the number 4', async () => {
+    const head = 'variable "n" {\n  default = 1\n}\nvariable "on" {\n  default = false\n}\n';
+    const l = await load(jobFile(head, 'count = var.n', 'meta {\n        on = var.on\n      }'), { args: ['n=4', 'on=true'] });
+    expect(l.allocs).toHaveLength(4);
+    expect(task(l).meta).toEqual({ on: 'true' });
+    expect((await problems(jobFile(head, 'count = var.n'), { args: ['n=four'] })).map((p) => p.message)).toEqual([expect.stringContaining('the value for n is not compatible with the variable\'s type constraint number')]);
+  });
+
   it('a bool, a map and an untyped variable (a string from -var) convert as HCL converts them', async () => {
     const head = 'variable "on" {\n  type = bool\n}\nvariable "m" {\n  type = map(string)\n}\nvariable "free" {}\n';
     const l = await load(jobFile(head, '', 'meta {\n        on   = "${var.on}"\n        m    = var.m.k\n        free = var.free\n      }'), { args: ['on=true', 'm={ k = 1 }', 'free=[1]'] });

@@ -174,7 +174,6 @@ describe('allocations from a job', () => {
 
 describe('problems in job files', () => {
   it.each([
-    ['periodic', 'periodic {\n crons = ["*/15 * * * *"]\n}', 'periodic jobs are not supported: Nomad launches one on its schedule, never at registration'],
     ['parameterized', 'parameterized {\n meta_required = ["x"]\n}', 'parameterized jobs are not supported: Nomad runs one only when it is dispatched'],
   ])('refuses a %s job (Nomad would place nothing at registration; a warning would run it at once)', async (key, block, why) => {
     const e = await specError(hcl(jobWith({ job: `type = "batch"\n${block}` })));
@@ -183,7 +182,6 @@ describe('problems in job files', () => {
   });
 
   it.each([
-    ['Periodic', { Enabled: true, Spec: '*/15 * * * *', SpecType: 'cron' }],
     ['ParameterizedJob', { MetaRequired: ['x'] }],
   ])('refuses API JSON with %s, and reads it null as absent', async (field, value) => {
     const job = (v: unknown) => JSON.stringify({ Job: { ID: 'j', Type: 'batch', [field]: v, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'mock' }] }] } });

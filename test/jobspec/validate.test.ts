@@ -30,6 +30,10 @@ describe('validateAllocSpec', () => {
     expect(validateAllocSpec(spec)).toBe(spec);
   });
 
+  it("accepts a periodic job's child as its job: Nomad's <parent>/periodic-<unix seconds> names no file", () => {
+    expect(problemsOf({ ...valid(), job: 'report/periodic-1767225600' })).toEqual([]);
+  });
+
   it('reports every problem at once, each with its path', () => {
     const spec = valid() as unknown as Record<string, unknown> & { tasks: Record<string, unknown>[] };
     spec['type'] = 'cron';
@@ -93,7 +97,7 @@ describe('validateAllocSpec', () => {
     ['group', '.', 'group: group "." must not be "." (it names a directory)'],
     ['group', 'x/y', 'group: group "x/y" must not contain "/"'],
     ['group', 'a\nb', 'group: group "a\\nb" must not contain a control character (a newline, a tab, ...)'],
-    ['job', 'j'.repeat(101), `job: job ${JSON.stringify('j'.repeat(40)).slice(0, -1)}…" (101 characters) is 101 bytes long; it becomes a directory name, so it may have at most 100`],
+    ['job', 'j'.repeat(133), `job: job ${JSON.stringify('j'.repeat(40)).slice(0, -1)}…" (133 characters) is 133 bytes long; it may have at most 132`],
     ['group', 'é'.repeat(51), `group: group ${JSON.stringify('é'.repeat(40)).slice(0, -1)}…" (51 characters) is 102 bytes long; it becomes a directory name, so it may have at most 100`],
     ['id', 'i'.repeat(211), `id: alloc id ${JSON.stringify('i'.repeat(40)).slice(0, -1)}…" (211 characters) is 211 bytes long; it becomes a directory name, so it may have at most 210`],
   ] as const)('refuses %s %j, naming the field', (field, name, problem) => {

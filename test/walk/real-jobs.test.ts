@@ -223,10 +223,9 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     expect((await call(agent.socket, 'GET', '/v1/job/constraint-no/allocations')).json()).toEqual([]);
   });
 
-  it.concurrent('script-check, periodic and parameterized are refused before anything runs, with the reason and where', async () => {
+  it.concurrent('script-check and parameterized are refused before anything runs, with the reason and where', async () => {
     const refused: [string, string][] = [
       ['script-check.nomad', 'job.script-check.group.g.service[0].check[0].type: check type "script" is not supported: Nomad-native service checks are "http" or "tcp"'],
-      ['periodic.nomad', 'job.periodic.periodic: periodic jobs are not supported'],
       ['parameterized.nomad', 'job.parameterized.parameterized: parameterized jobs are not supported'],
     ];
     const runs = await Promise.all(refused.map(([name]) => cli('job', 'run', jobFile(name))));
@@ -236,7 +235,23 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
       expect(runs[i]!.stderr).toContain(why);
       expect(runs[i]!.stderr).not.toMatch(/\n\s+at /); // no stack trace
     });
-    for (const id of ['script-check', 'periodic', 'parameterized']) expect((await call(agent.socket, 'GET', `/v1/job/${id}`)).status).toBe(404);
+    for (const id of ['script-check', 'parameterized']) expect((await call(agent.socket, 'GET', `/v1/job/${id}`)).status).toBe(404);
+  });
+
+  it.concurrent('periodic.nomad: registering places nothing and says the next launch; job periodic force launches a child that runs', async () => {
+    const run = await cli('job', 'run', jobFile('periodic.nomad'));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^Job registration successful\nApproximate next launch time: \S+ \(.+ from now\)\n$/);
+    expect((await call(agent.socket, 'GET', '/v1/job/periodic/allocations')).json()).toEqual([]);
+    const forced = await cli('job', 'periodic', 'force', 'periodic');
+    expect(forced.code, forced.stderr).toBe(0);
+    const child = /==> Launched job "(periodic\/periodic-\d+)"/.exec(forced.stdout)?.[1];
+    expect(child, forced.stdout).toBeDefined();
+    const [a] = await waitForAllocs(agent.socket, `/v1/job/${encodeURIComponent(child!)}/allocations`, (l) => l.length > 0 && l[0]!.ClientStatus === 'complete');
+    expect(await logs(a!.ID, 't')).toMatch(/\d{4}/);
+    const status = await cli('job', 'status', 'periodic');
+    expect(status.stdout).toMatch(/Next Periodic Launch = \S+ \(.+ from now\)/);
+    expect(status.stdout).toContain(`Previously Launched Jobs\nID${' '.repeat(child!.length)}Status\n${child}  dead`);
   });
 
   it.concurrent('variables.nomad: HCL2 variables, a validation and a local, with nomad job run -var', async () => {

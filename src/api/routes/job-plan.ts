@@ -3,6 +3,7 @@
  * allocations are placed, stopped, updated in place or replaced, planned exactly as registration plans
  * them, never written) and `POST /v1/job/:id/evaluate` (a new evaluation of the job as it stands).
  */
+import { isPeriodicActive, nextLaunch, periodicOf } from '../../jobspec/periodic.ts';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { HttpError, notFound, type ApiContext } from '../context.ts';
@@ -12,6 +13,12 @@ import { jobDiff } from '../job-plan-diff.ts';
 import { failedTGAllocs } from '../blocked-evals.ts';
 import { goBody } from '../schemas.ts';
 import { loadApiJob, warningText } from './jobs.ts';
+
+/** Nomad's plan's NextPeriodicLaunch: the job's next launch from now when it is an active periodic job, else Go's zero time. */
+function nextPeriodicLaunch(job: Json, now: number): string {
+  const next = isPeriodicActive(job, false) ? nextLaunch(periodicOf(job)!, now) : undefined;
+  return next === undefined ? '0001-01-01T00:00:00Z' : new Date(next).toISOString().replace('.000Z', 'Z');
+}
 
 const idParams = z.object({ id: z.string().min(1) });
 
@@ -52,7 +59,7 @@ export function jobPlanRoutes(app: FastifyInstance, ctx: ApiContext): void {
           Diff: body.Diff ? jobDiff(current, job, groups) : null,
           Annotations: { DesiredTGUpdates: desired, PreemptedAllocs: null },
           FailedTGAllocs: failedTGAllocs(failed) ?? null,
-          NextPeriodicLaunch: '0001-01-01T00:00:00Z',
+          NextPeriodicLaunch: nextPeriodicLaunch(job, ctx.periodic?.now() ?? Date.now()),
           Warnings: warningText(loaded),
           Index: ctx.index.current,
         };
@@ -68,6 +75,8 @@ export function jobPlanRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { id } = req.params as { id: string };
       const body = req.body as z.output<typeof evaluateBody>;
       if (body.JobID && body.JobID !== id) throw new HttpError(400, `JobID does not match: ${JSON.stringify(body.JobID)} in the body, ${JSON.stringify(id)} in the path`);
+      // Nomad's Job.Evaluate: a periodic job is never evaluated itself (`job periodic force` launches a child).
+      if (periodicOf(registry.getJob(id)?.versions.at(-1)!.job)) throw new HttpError(400, "can't evaluate periodic job");
       const result = await registry.serialize(id, () => registry.evaluateJob(id, body.EvalOptions?.ForceReschedule ?? false));
       if (!result) throw notFound('job');
       return { ...result, KnownLeader: true, LastContact: 0 };
