@@ -3,7 +3,8 @@
  * Nomad's client `node_class` and `meta`: one agent in process whose node carries them in `GET /v1/node/:id`, the
  * node list and `/v1/agent/self`; placement judges `${meta.KEY}` and `${node.class}` constraints against them (a
  * job whose constraint fails is blocked, as Nomad's scheduler filters the node); tasks interpolate them in their
- * config and templates read them with `{{ env "meta.KEY" }}`, as Nomad's taskenv does.
+ * config and templates read them with `{{ env "meta.KEY" }}`, as Nomad's taskenv does. Then a job blocked on meta
+ * the node lacks is placed once the agent starts again with it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from './agent-process.ts';
@@ -67,5 +68,23 @@ describe('an agent whose node is of class gpu, with meta', { timeout: SUITE_TIME
     expect(logs).toContain('rack=r7 zone=eu-west class=gpu');
     const rendered = (await call(s.socket, 'GET', `/v1/client/fs/cat/${alloc.ID}?path=t/local/node.txt`)).text;
     expect(rendered).toBe('r7/gpu');
+  });
+});
+
+describe('an agent started again with the meta a blocked job asks for', { timeout: SUITE_TIMEOUT }, () => {
+  afterAll(cleanUp);
+
+  it('places the job its last start filtered out, as Nomad unblocks evaluations when a node changes', async () => {
+    const before = await serve();
+    const body = mockJob('waits-for-rack', undefined, { Constraints: [{ LTarget: '${meta.rack}', RTarget: 'r7', Operand: '=' }] });
+    const res = (await call(before.socket, 'PUT', '/v1/jobs', body)).json<Json>();
+    const evaluation = (await call(before.socket, 'GET', `/v1/evaluation/${res['EvalID']}`)).json<Json>();
+    expect(evaluation['FailedTGAllocs']['g']['ConstraintFiltered']).toEqual({ '${meta.rack} = r7': 1 });
+    await before.stop();
+
+    const after = await serve(before.dataDir, undefined, { api: { nodeMeta: { rack: 'r7' } } });
+    const [alloc] = await until(async () => (await call(after.socket, 'GET', '/v1/job/waits-for-rack/allocations')).json<Json[]>(), (l) => l[0]?.['ClientStatus'] === 'running', 'the job placed');
+    expect(alloc!['NodeID']).toBe((await call(after.socket, 'GET', '/v1/nodes')).json<Json[]>()[0]!['ID']);
+    expect((await call(after.socket, 'GET', `/v1/evaluation/${evaluation['BlockedEval']}`)).json<Json>()['Status']).toBe('canceled');
   });
 });
