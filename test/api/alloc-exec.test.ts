@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { call, processRunning } from './agent-process.ts';
-import { cleanUp, serve, until, type Served } from './in-process-agent.ts';
+import { cleanUp, mockJob, runJob, serve, until, type Served } from './in-process-agent.ts';
 
 interface Outcome {
   stdout: string;
@@ -41,6 +41,7 @@ function execSession(url: string, headers: Record<string, string>, input?: strin
 
 let s: Served;
 let allocId: string;
+let mockAllocId: string;
 const query = (task: string, command: string[], extra = '') => `/v1/client/allocation/${allocId}/exec?task=${task}&command=${encodeURIComponent(JSON.stringify(command))}${extra}`;
 const overSocket = (path: string, input?: string) => execSession(`ws+unix://${s.api.socketPath}:${path}`, {}, input);
 
@@ -66,6 +67,7 @@ beforeAll(async () => {
     60_000,
   );
   allocId = alloc!.ID;
+  mockAllocId = (await runJob(s, mockJob('mocked', { played: { run_for: '1h', exec_command: { run_for: '10ms', stdout_string: 'mocked\n', exit_code: 4 } }, bare: { run_for: '1h' } }))).ID;
 }, 90_000);
 afterAll(cleanUp);
 
@@ -113,6 +115,13 @@ describe('alloc exec over the WebSocket', { timeout: 60_000 }, () => {
 
   it('answers an unknown allocation 404', async () => {
     await expect(overSocket(`/v1/client/allocation/00000000-0000-0000-0000-000000000000/exec?task=main&command=["true"]`)).rejects.toThrow(/^404 /);
+  });
+
+  it("plays a mock task's exec_command, echoes its input to showinput, and refuses one without, as Nomad's mock driver", async () => {
+    const mocked = (task: string, command: string[]) => `/v1/client/allocation/${mockAllocId}/exec?task=${task}&command=${encodeURIComponent(JSON.stringify(command))}`;
+    expect(await overSocket(mocked('played', ['anything']))).toEqual({ stdout: 'mocked\n', stderr: '', exit: 4 });
+    expect(await overSocket(mocked('played', ['showinput']), 'typed')).toEqual({ stdout: 'TTY: false\nStdin:\ntyped\n', stderr: '', exit: 0 });
+    await expect(overSocket(mocked('bare', ['true']))).rejects.toThrow('400 no exec command is configured');
   });
 
   it("is the agent's token's alone on TCP: a client token with every policy is refused", async () => {

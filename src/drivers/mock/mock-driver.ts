@@ -5,11 +5,12 @@
 import type { Observable } from 'rxjs';
 import type { ExitResult, LogConfig, TaskSpec } from '../../jobspec/types.ts';
 import { sleep, type Clock } from '../clock.ts';
-import type { Controller, Driver, DriverContext, DriverHandle, DriverNetwork, ExecResult, LogLine, LogOptions, ShutdownOptions } from '../controller.ts';
+import type { Controller, Driver, DriverContext, DriverHandle, DriverNetwork, ExecResult, ExecSession, LogLine, LogOptions, ShutdownOptions } from '../controller.ts';
 import { readLogs } from '../raw-exec/log-reader.ts';
 import { allocLogDir, DEFAULT_LOG_CONFIG, validateLogConfig } from '../raw-exec/rotating-log.ts';
 import { killedBy } from '../signals.ts';
 import { parseMockConfig, type MockTaskConfig } from './mock-config.ts';
+import { mockExecSession } from './mock-exec-streaming.ts';
 import { hasLogDir, MockLogFiles } from './mock-log-files.ts';
 import { mockTaskOutput, type MockTaskOutput } from './mock-output.ts';
 
@@ -180,6 +181,13 @@ class MockController implements Controller {
     }
     await sleep(this.clock, result.runFor, signal);
     return { output: result.stdoutString, exitCode: result.exitCode };
+  }
+
+  /** Nomad's mock ExecTaskStreaming (mock-exec-streaming.ts): `exec_command` played on the clock, or `showinput`. */
+  execStreaming(command: string, args: string[], signal: AbortSignal): ExecSession {
+    this.calls.push(`execStreaming:${[command, ...args].join(' ')}`);
+    if (this.phase !== 'running') throw new TaskNotStartedError(this.task.name);
+    return mockExecSession([command, ...args], this.config!.execCommand, this.clock, signal);
   }
 
   handle(): DriverHandle | undefined {
