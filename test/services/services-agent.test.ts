@@ -131,9 +131,15 @@ describe('Nomad-native services in the agent', () => {
     const plan = await call(s.socket, 'POST', '/v1/job/web/plan', { Job: parsed, Diff: true });
     expect(plan.status, plan.text).toBe(200);
     expect(plan.json().Annotations.DesiredTGUpdates.app).toMatchObject({ InPlaceUpdate: 1, DestructiveUpdate: 0 });
-    // The diff has the service as one block, its tags as fields, as Nomad's plan prints them.
+    // The diff has the service as one block and its tags as a set inside it, as Nomad's serviceDiff makes them
+    // (structs/diff.go: stringSetDiff(old.Tags, new.Tags, "Tags")): one field per tag added or deleted.
     const group = plan.json().Diff.TaskGroups[0];
-    expect(group.Objects).toEqual([expect.objectContaining({ Type: 'Edited', Name: 'Service', Fields: expect.arrayContaining([expect.objectContaining({ Name: 'Tags[0]', Old: 'blue', New: 'green' })]) })]);
+    const tags = { Type: 'Edited', Name: 'Tags', Fields: [
+      { Type: 'Added', Name: 'Tags', Old: '', New: 'green', Annotations: null },
+      { Type: 'Added', Name: 'Tags', Old: '', New: 'v2', Annotations: null },
+      { Type: 'Deleted', Name: 'Tags', Old: 'blue', New: '', Annotations: null },
+    ], Objects: null };
+    expect(group.Objects).toEqual([expect.objectContaining({ Type: 'Edited', Name: 'Service', Objects: [tags] })]);
     await register(s, webJob({ tags: '["green", "v2"]' }));
     const [after] = await until(() => instances(s, 'web', 1), (l) => l[0]!.Tags.includes('green'), 'the new tags');
     expect(after).toMatchObject({ ID: before!.ID, AllocID: alloc!.ID, Port: before!.Port, Tags: ['green', 'v2'], CreateIndex: before!.CreateIndex });
