@@ -147,6 +147,9 @@ describe('evaluating a job', { timeout: SUITE_TIMEOUT }, () => {
       (body.Job.TaskGroups[0]!.Tasks[0] as Json)['Resources'] = { MemoryMB: 32 };
       const registered = await put('/v1/jobs', body);
       expect(await allocsOf('waits')).toHaveLength(0);
+      // An allocation of an earlier test that finishes from here on frees room, and blocked evaluations try again
+      // (Nomad's unblock): 'waits' would then be placed by its blocked evaluation, not by the one asked for below.
+      await until(() => get<(Alloc & Json)[]>('/v1/allocations'), (all) => all.every((a) => a.DesiredStatus !== 'stop' || ['complete', 'failed', 'lost'].includes(a.ClientStatus)), "the earlier tests' stopped allocations to finish");
       reg.capacity = room;
       const res = await call(s.socket, 'POST', '/v1/job/waits/evaluate', {});
       expect(res.status, res.text).toBe(200);

@@ -27,7 +27,7 @@ const escapes: [string, AllocSpec, string][] = [
   ['an alloc id climbing out', { ...base, id: '../../victim' }, 'id'],
   ['an alloc id with a path inside', { ...base, id: 'x/../../y' }, 'id'],
   ['a task name climbing out', { ...base, tasks: [{ ...base.tasks[0]!, name: '../victim' }] }, 'tasks[0].name'],
-  ['a job name with a slash', { ...base, job: 'a/b' }, 'job'],
+  ['a job name that is ..', { ...base, job: '..' }, 'job'],
   ['a group name that is ..', { ...base, group: '..' }, 'group'],
 ];
 
@@ -41,6 +41,17 @@ describe('specs passed to the API', () => {
     expect(() => createAllocRunner(spec, { dataDir })).toThrow(expect.objectContaining({ code: 'ErrSpec', message: expect.stringMatching(new RegExp(`^${field.replace(/[[\]]/g, "\\$&")}: .* must not`)) }));
     expect(existsSync(join(victim, 'keep'))).toBe(true);
     expect(existsSync(dataDir)).toBe(false);
+  });
+
+  // A periodic child's job ID is `<parent>/periodic-<time>` (Nomad's): the job ID names no file, so its `/` is allowed.
+  it('runs an allocation whose job ID has a slash (a periodic child), writing nothing outside the data dir', async () => {
+    const root = tmp('slash');
+    const dataDir = join(root, 'data');
+    const runner = createAllocRunner({ ...base, id: 'child-0', job: 'report/periodic-1700000000' }, { dataDir }).start();
+    expect(await runner.done).toMatchObject({ clientStatus: 'complete' });
+    runner.stop();
+    expect(readdirSync(root)).toEqual(['data']);
+    expect(readdirSync(join(dataDir, 'allocs'))).toEqual(['child-0']);
   });
 
   it.each(escapes)('%s is refused by agent.run synchronously, with no unhandled rejection and no file written', async (_what, spec, field) => {

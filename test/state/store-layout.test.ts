@@ -1,6 +1,6 @@
 /**
  * The agent store's layout is what a later allocrun reads: its tables are LMDB named databases under
- * fixed names (meta, jobs, allocs, evals, runners, quarantine, acl, vars, checks), so a store written by this version
+ * fixed names (meta, jobs, allocs, evals, runners, quarantine, acl, vars, checks, periodic), so a store written by this version
  * opens with the same tables in the next.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { open } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentStore, STORE_FILE, type Table } from '../../src/state/agent-store.ts';
 
-const TABLES: Table[] = ['meta', 'jobs', 'allocs', 'evals', 'runners', 'quarantine', 'acl', 'vars', 'checks'];
+const TABLES: Table[] = ['meta', 'jobs', 'allocs', 'evals', 'runners', 'quarantine', 'acl', 'vars', 'checks', 'periodic'];
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
