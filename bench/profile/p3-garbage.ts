@@ -9,29 +9,13 @@ import { Session } from 'node:inspector/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
-import { startBareAlloc } from '../lib/bare-alloc.ts';
-import { runShapeFloorAlloc } from '../lib/shape-floor.ts';
-import { threeTaskSpec } from '../lib/three-task-spec.ts';
+import { runLifecycles, type P3Variant } from '../lib/p3-variants.ts';
 
 const N = Number(process.argv[2] ?? 2000);
-const variant = process.env['VARIANT'] ?? 'nohooks';
+const variant = (process.env['VARIANT'] ?? 'nohooks') as P3Variant;
 const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p3garbage-'));
 
-const one = async (i: number, round: string) => {
-  if (variant === 'bare') return startBareAlloc({ prestart: 0, main: 0, poststop: 0 }).done;
-  if (variant === 'floor-hooks' || variant === 'floor-nohooks') return runShapeFloorAlloc(variant === 'floor-hooks' ? 'hooks' : 'nohooks');
-  const r = createAllocRunner(threeTaskSpec(`p3-${round}-${i}`), { dataDir, builtinHooks: variant === 'hooks' }).start();
-  await r.done;
-  r.stop();
-};
-const pool = async (total: number, round: string) => {
-  let next = 0;
-  const worker = async () => {
-    while (next < total) await one(next++, round);
-  };
-  await Promise.all(Array.from({ length: Math.min(100, total) }, worker));
-};
+const pool = (total: number, round: string) => runLifecycles(variant, total, round, dataDir);
 
 interface Node { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; children: Node[] }
 const session = new Session();

@@ -1,6 +1,6 @@
 /**
  * A profiling workload for P3 (bench/p3-lifecycle.ts): one of its variants alone, N lifecycles with 100
- * in flight, so a `--cpu-prof` of it shows only that variant's work. VARIANT=hooks|nohooks|bare.
+ * in flight, so a `--cpu-prof` of it shows only that variant's work. VARIANT=hooks|nohooks|bare|floor-hooks|floor-nohooks.
  *
  *   npx tsx -e "import('./bench/lib/compiled-entry.ts').then(m => m.compiledEntry('bench/profile/p3-variant.ts')).then(console.log)"
  *   VARIANT=nohooks node --cpu-prof --cpu-prof-dir=/tmp/prof <that .mjs> [n=2000]
@@ -9,27 +9,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
-import { startBareAlloc } from '../lib/bare-alloc.ts';
-import { threeTaskSpec } from '../lib/three-task-spec.ts';
+import { runLifecycles, type P3Variant } from '../lib/p3-variants.ts';
 
 const N = Number(process.argv[2] ?? 2000);
-const variant = process.env['VARIANT'] ?? 'nohooks';
+const variant = (process.env['VARIANT'] ?? 'nohooks') as P3Variant;
 const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p3prof-'));
 
-const one = async (i: number, round: string) => {
-  if (variant === 'bare') return startBareAlloc({ prestart: 0, main: 0, poststop: 0 }).done;
-  const r = createAllocRunner(threeTaskSpec(`p3-${round}-${i}`), { dataDir, builtinHooks: variant === 'hooks' }).start();
-  await r.done;
-  r.stop();
-};
-const pool = async (total: number, round: string) => {
-  let next = 0;
-  const worker = async () => {
-    while (next < total) await one(next++, round);
-  };
-  await Promise.all(Array.from({ length: Math.min(100, total) }, worker));
-};
+const pool = (total: number, round: string) => runLifecycles(variant, total, round, dataDir);
 
 try {
   await pool(200, 'warm');
