@@ -83,7 +83,8 @@ export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => 
     // Kept-alive client sockets to this server would be reused (same socket path) for a server started next on
     // this data dir, and fail there with EPIPE: drop them with the server.
     globalAgent.destroy();
-    for (const r of agent.list()) r.send({ type: 'KILL' });
+    // Runners that have finished (their actor stopped) hear nothing: XState would warn of a KILL sent to them.
+    for (const r of agent.list()) if (r.actor.getSnapshot().status === 'active') r.send({ type: 'KILL' });
     await Promise.all(agent.list().map((r) => r.done.catch(() => undefined)));
     await store.close();
   };
