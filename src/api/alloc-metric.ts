@@ -8,10 +8,11 @@
  * memory, CPU when it exhausted CPU). This agent is one node, in datacenter `dc1` unless the agent is given another
  * (`allocrun agent --dc`).
  */
+import { DEFAULT_DATACENTER as NODE_DATACENTER } from '../env/node-info.ts';
 import type { Json } from './job-json.ts';
 
-/** The datacenter of the agent's one node (its `GET /v1/node/:id`) when the agent is given none, as Nomad's default. */
-export const NODE_DATACENTER = 'dc1';
+/** The datacenter of the agent's one node (its `GET /v1/node/:id`) when the agent is given none: the same default tasks see. */
+export { NODE_DATACENTER };
 
 /** What one task of a group that failed to place asked for, as the node's capacity counts it. */
 export interface TaskAsk {

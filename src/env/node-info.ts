@@ -56,6 +56,9 @@ function localFingerprint() {
 
 let plainNode: NodeInfo | undefined;
 
+/** The datacenter of a node given none (Nomad's agent default): what tasks see and what the agent's API shows. */
+export const DEFAULT_DATACENTER = 'dc1';
+
 /**
  * This machine as a Nomad node in `dc1`/`global`, with Nomad's common fingerprint attributes. The
  * machine is fingerprinted once per process; the result is frozen (and shared when there are no overrides).
@@ -67,7 +70,7 @@ export function localNodeInfo(overrides: Partial<NodeInfo> = {}): NodeInfo {
   const node: NodeInfo = Object.freeze({
     id: f.id,
     name: f.name,
-    datacenter: 'dc1',
+    datacenter: DEFAULT_DATACENTER,
     region: 'global',
     ...overrides,
     attributes: Object.freeze({ ...f.attributes, ...overrides.attributes }),
