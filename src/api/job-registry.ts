@@ -680,6 +680,13 @@ export class JobRegistry {
       else if (status === 'complete') g.Complete++;
       else g.Failed++;
     }
+    // Nomad's summary takes Queued from the scheduler's unplaced count: a replacement waiting in a blocked
+    // evaluation is queued though the allocation it replaces still runs (and so counts as placed above).
+    const blocked = this.evals.get(this.blocked.get(entry.id) ?? '');
+    for (const [group, n] of Object.entries(blocked?.Status === 'blocked' ? (blocked.QueuedAllocations ?? {}) : {})) {
+      const g = (summary[group] ??= zero());
+      g.Queued = Math.max(g.Queued, n);
+    }
     const children = { Pending: 0, Running: 0, Dead: 0 };
     if (periodic) {
       for (const child of this.jobs.values()) {
