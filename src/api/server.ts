@@ -27,6 +27,7 @@ import { periodicRoutes } from './routes/periodic.ts';
 import { jobPlanRoutes } from './routes/job-plan.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { nodeRoutes } from './routes/nodes.ts';
+import { jobRevertRoutes } from './routes/job-revert.ts';
 import { nodeMetaRoutes } from './routes/node-meta.ts';
 import { variableRoutes } from './routes/variables.ts';
 import { uiRoutes } from './routes/ui.ts';
@@ -108,6 +109,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   app.setNotFoundHandler((req, reply) => void reply.code(404).type('text/plain; charset=utf-8').send(`Invalid URL: ${req.method} ${req.url.split('?')[0]}`));
 
   jobRoutes(app, ctx);
+  jobRevertRoutes(app, ctx);
   periodicRoutes(app, ctx);
   allocationRoutes(app, ctx);
   clientRoutes(app, ctx);

@@ -14,6 +14,7 @@ import { agentWarningLines } from './job-file.ts';
 import { checkIndexOf, enforcedRegistration, notUpdated } from './job-check-index.ts';
 import { jobPlan } from './job-plan.ts';
 import { jobPeriodic, nextLaunchLine, periodicHeader, periodicSections } from './job-periodic.ts';
+import { jobHistory, jobRevert } from './job-history.ts';
 import type { PeriodicConfig } from '../jobspec/periodic.ts';
 import { placementFailureLines, PLACEMENT_FAILED_EXIT, type EvaluationBody } from './placement-failures.ts';
 import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
@@ -235,7 +236,7 @@ ${AGENT_FLAGS_HELP}`,
 };
 
 /** The `job` command. */
-export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus, jobPeriodic(monitor)], {
+export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus, jobHistory, jobRevert(monitor), jobPeriodic(monitor)], {
   validate: "use 'allocrun validate FILE' (the same rules the agent applies)",
   inspect: "use 'allocrun job status ID --json'",
   dispatch: 'parameterized jobs are refused when registered: allocrun has no dispatch',

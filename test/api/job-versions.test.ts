@@ -4,6 +4,7 @@
  */
 import { describe, expect, it, afterAll } from 'vitest';
 import { keptVersions } from '../../src/api/job-versions.ts';
+import { runCli } from '../cli/spawn-cli.ts';
 import { call, type Alloc } from './agent-process.ts';
 import { cleanUp, freshDir, mockJob, serve, until } from './in-process-agent.ts';
 
@@ -69,5 +70,55 @@ describe('an agent with job_tracked_versions 2', () => {
     s = await serve(dataDir, undefined, opts);
     expect(await listed(s.socket, 'web')).toEqual([5, 4]);
     await s.stop();
+  });
+});
+
+describe('job revert (PUT /v1/job/:id/revert)', () => {
+  it("registers a kept version again as the next one, with Nomad's refusals", async () => {
+    const s = await serve();
+    const register = async (rev: string) => {
+      const body = mockJob('api', undefined, { Meta: { rev } });
+      Object.assign(body.Job.TaskGroups[0]!.Tasks[0]!, { KillTimeout: 100e6 });
+      expect((await call(s.socket, 'PUT', '/v1/jobs', body)).status).toBe(200);
+    };
+    for (const rev of ['a', 'b', 'c']) await register(rev);
+    const revert = (body: Record<string, unknown>, id = 'api') => call(s.socket, 'PUT', `/v1/job/${id}/revert`, body);
+
+    const reverted = await revert({ JobID: 'api', JobVersion: 0 });
+    expect(reverted.status, reverted.text).toBe(200);
+    expect(reverted.json()).toMatchObject({ EvalID: expect.any(String), JobModifyIndex: expect.any(Number) });
+    const job = (await call(s.socket, 'GET', '/v1/job/api')).json() as { Version: number; Meta: Record<string, string> };
+    expect([job.Version, job.Meta]).toEqual([3, { rev: 'a' }]);
+    await until(async () => (await call(s.socket, 'GET', '/v1/job/api/allocations')).json() as Alloc[], (l) => l.some((a) => a.JobVersion === 3 && a.ClientStatus === 'running'), 'version 3 running');
+
+    // With the version it expects the job to be at; then Nomad's refusals, nothing registered by them.
+    expect((await revert({ JobVersion: 1, EnforcePriorVersion: 3 })).status).toBe(200);
+    expect(await listed(s.socket, 'api')).toEqual([4, 3, 2, 1, 0]);
+    const refusals = await Promise.all([
+      revert({ JobVersion: 4 }),
+      revert({ JobVersion: 2, EnforcePriorVersion: 3 }),
+      revert({ JobVersion: 99 }),
+      revert({ JobVersion: 0 }, 'nosuch'),
+      revert({}),
+    ]);
+    expect(refusals.map((r) => [r.status, r.text])).toEqual([
+      [400, "can't revert to current version"],
+      [400, 'Current job has version 4; enforcing version 3'],
+      [404, 'job "api" in namespace "default" at version 99 not found'],
+      [404, 'job "nosuch" not found'],
+      [400, expect.stringContaining('JobVersion')],
+    ]);
+    expect(await listed(s.socket, 'api')).toEqual([4, 3, 2, 1, 0]);
+
+    // The CLI: the history as Nomad prints it, then a revert that waits for its allocation.
+    const history = await runCli(['job', 'history', 'api', '--data-dir', s.dataDir], { timeoutMs: 60_000 });
+    expect(history.code, history.stderr).toBe(0);
+    expect(history.stdout.split('\n\n').map((block) => block.split('\n').slice(0, 2))).toEqual([4, 3, 2, 1, 0].map((v) => [`Version     = ${v}`, 'Stable      = false']));
+    const cli = await runCli(['job', 'revert', 'api', '2', '--data-dir', s.dataDir], { timeoutMs: 60_000 });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain('==> Job "api" reverted to version 2 (now version 5)');
+    expect(cli.stdout).toContain('1 allocation(s) of job "api" version 5: running or complete');
+    const refused = await runCli(['job', 'revert', 'api', 'latest', '--data-dir', s.dataDir], { timeoutMs: 60_000 });
+    expect([refused.code, refused.stderr.split('\n')[0]]).toEqual([2, 'allocrun: job revert: version "latest": expected a job version, a whole number']);
   });
 });
