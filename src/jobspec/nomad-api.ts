@@ -75,7 +75,7 @@ const TASK: Table = {
   }],
   User: ['user'], Services: ['service', SERVICE], Templates: ['template', TEMPLATE], Artifacts: ['artifact', 'list'], Vault: ['vault'],
   Consul: ['consul'], Constraints: ['constraint'], Affinities: ['affinity'], VolumeMounts: ['volume_mount'],
-  Identity: ['identity'], Identities: ['identity'], DispatchPayload: ['dispatch_payload'], CSIPluginConfig: ['csi_plugin'],
+  Identity: ['identity'], Identities: ['identity'], DispatchPayload: ['dispatch_payload', { File: ['file'] }], CSIPluginConfig: ['csi_plugin'],
   ScalingPolicies: ['scaling'], Kind: ['kind'], Actions: ['action'], Schedule: ['schedule'],
 };
 
@@ -97,7 +97,7 @@ const JOB: Table = {
   Type: ['type'], Namespace: ['namespace'], Datacenters: ['datacenters'], Meta: ['meta'], Region: ['region'],
   Priority: ['priority'], AllAtOnce: ['all_at_once'], Update: ['update', UPDATE], Constraints: ['constraint'],
   Affinities: ['affinity'], Spreads: ['spread'], Migrate: ['migrate'], Reschedule: ['reschedule'],
-  Multiregion: ['multiregion'], Periodic: ['periodic', PERIODIC], ParameterizedJob: ['parameterized'], Vault: ['vault'],
+  Multiregion: ['multiregion'], Periodic: ['periodic', PERIODIC], ParameterizedJob: ['parameterized', { Payload: ['payload'], MetaRequired: ['meta_required'], MetaOptional: ['meta_optional'] }], Vault: ['vault'],
   Consul: ['consul'], NodePool: ['node_pool'], UI: ['ui'],
 };
 
