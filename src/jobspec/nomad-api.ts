@@ -210,7 +210,8 @@ function translate(
     }
     const [name, conv] = rule;
     // The API fills every field; an empty one says nothing, so it neither warns nor counts as set.
-    if (isEmpty(value) && !(value === false && table === PERIODIC)) continue;
+    // An empty ParameterizedJob is still one (Nomad: a non-nil block, every field defaulted).
+    if (isEmpty(value) && !(value === false && table === PERIODIC) && !(key === 'ParameterizedJob' && isPlainObject(value))) continue;
     remember([...to, name], [...from, key]);
     if (conv === 'ns') out[name] = typeof value === 'number' ? value / 1e6 : value;
     else if (conv === 'networks') out[name] = networksFromApi(value, [...to, name], [...from, key], remember);
