@@ -42,7 +42,7 @@ describe('parameterized jobs and job dispatch', () => {
     s = await serveWithRoom();
     await put(parameterized('rules', { Payload: 'required', MetaRequired: ['a'], MetaOptional: ['b'] }));
     await put(parameterized('no-payload', { Payload: 'forbidden' }));
-    await put(mockJob('plain'));
+    await put(mockJob('plain', { t: { run_for: '10ms' } }, { Type: 'batch' }));
   });
   afterAll(cleanUp);
 
