@@ -33,6 +33,7 @@ import { failedAfterAttempts, failureSummary, planAttempts, settleEvaluations } 
 import { StoreCommitError } from '../state/agent-store.ts';
 import { commitInOrder, commitVisibleInOrder } from './ordered-commit.ts';
 import { periodicOf } from '../jobspec/periodic.ts';
+import { DEFAULT_JOB_TRACKED_VERSIONS, keptVersions } from './job-versions.ts';
 import { isParameterizedParent } from '../jobspec/parameterized.ts';
 
 /** Nomad's IsPeriodic || IsParameterized: the job places nothing itself, its launches or dispatches do. */
@@ -205,6 +206,8 @@ export class JobRegistry {
   capacity: Capacity = hostCapacity();
   /** Each job's open blocked evaluation: processed again when capacity frees. */
   private readonly blocked = new Map<string, string>();
+  /** How many versions of each job are kept beyond those an allocation names (job-versions.ts). */
+  trackedVersions = DEFAULT_JOB_TRACKED_VERSIONS;
   /** Set once the agent is shutting down: its tasks ending then free nothing to schedule into. */
   private closed = false;
   /** Set once `heal` has written: blocked evaluations wait for it, so they never plan beside the start's reconcile. */
@@ -681,6 +684,13 @@ export class JobRegistry {
       else if (status === 'complete') g.Complete++;
       else g.Failed++;
     }
+    // Nomad's summary takes Queued from the scheduler's unplaced count: a replacement waiting in a blocked
+    // evaluation is queued though the allocation it replaces still runs (and so counts as placed above).
+    const blocked = this.evals.get(this.blocked.get(entry.id) ?? '');
+    for (const [group, n] of Object.entries(blocked?.Status === 'blocked' ? (blocked.QueuedAllocations ?? {}) : {})) {
+      const g = (summary[group] ??= zero());
+      g.Queued = Math.max(g.Queued, n);
+    }
     const children = { Pending: 0, Running: 0, Dead: 0 };
     if (periodic) {
       for (const child of this.jobs.values()) {
@@ -960,6 +970,7 @@ export class JobRegistry {
   /** Commits `change` and, once it is durable and every lower index has applied, applies it: the live entries, the runners, the events. */
   private async write(change: Change): Promise<void> {
     const { index } = change;
+    this.trimVersions(change);
     const touched = new Set([...change.jobs.keys(), ...[...change.allocs.values()].map((a) => a.jobId)]);
     let settled: ReturnType<typeof settleEvaluations>;
     try {
@@ -982,6 +993,22 @@ export class JobRegistry {
     } catch (err) {
       this.inflight.delete(change);
       throw err;
+    }
+  }
+
+  /**
+   * Each job `change` writes keeps its newest versions and those an allocation names: the allocation as this
+   * write leaves it, or as a write still in flight does (job-versions.ts).
+   */
+  private trimVersions(change: Change): void {
+    for (const [id, job] of change.jobs) {
+      if (!job || job.versions.length <= this.trackedVersions) continue;
+      const named = new Set<number>();
+      for (const a of this.allocsOfJob(id)) if (!change.allocs.has(a.id)) named.add(a.jobVersion);
+      for (const c of [...this.inflight, change]) for (const a of c.allocs.values()) if (a.jobId === id) named.add(a.jobVersion);
+      const versions = keptVersions(job.versions, this.trackedVersions, named);
+      // A new entry, never the live one: the commit may still fail.
+      if (versions !== job.versions) change.jobs.set(id, { ...job, versions });
     }
   }
 

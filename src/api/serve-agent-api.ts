@@ -188,6 +188,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   services.useIndex(index);
   const registry = new JobRegistry(opts.agent, index, events, store);
   registry.node = { id: await loadNodeId(store), name: hostname(), datacenter: opts.datacenter ?? NODE_DATACENTER, class: opts.nodeClass ?? '', meta: Object.freeze({ ...opts.nodeMeta }) };
+  if (opts.gc?.jobTrackedVersions !== undefined) registry.trackedVersions = opts.gc.jobTrackedVersions;
   registry.load();
   registry.adopt(opts.found ?? []);
   const periodic = new PeriodicLauncher(registry, store, opts.clock ?? realClock);
