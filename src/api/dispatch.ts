@@ -13,23 +13,12 @@ import { randomBytes } from 'node:crypto';
 import type { AllocSpec } from '../jobspec/types.ts';
 import { isParameterizedParent, parameterizedOf } from '../jobspec/parameterized.ts';
 import { unsafeNameReason } from '../jobspec/names.ts';
+import { HttpError } from './context.ts';
 import type { JobEntry, JobRegistry } from './job-registry.ts';
 import type { Json } from './job-json.ts';
 
 /** Nomad's DispatchPayloadSizeLimit: 16 KiB. */
 export const DISPATCH_PAYLOAD_LIMIT = 16 * 1024;
-
-/** A dispatch Nomad refuses: its HTTP status and Nomad's words. */
-export class DispatchError extends Error {
-  readonly code = 'ErrDispatch';
-  constructor(
-    readonly status: 400 | 404,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'DispatchError';
-  }
-}
 
 /** What a dispatch asks (Nomad's JobDispatchRequest, the payload decoded). */
 export interface DispatchRequest {
@@ -102,13 +91,13 @@ export function dispatchedJob(parent: JobEntry, childId: string, req: DispatchRe
   return { job, allocs };
 }
 
-/** Dispatches job `id` (Nomad's Job.Dispatch), answered once the child is durable. */
+/** Dispatches job `id` (Nomad's Job.Dispatch), answered once the child is durable; a refusal is an HttpError in Nomad's words. */
 export function dispatch(registry: JobRegistry, id: string, req: DispatchRequest, now: () => number = Date.now): Promise<DispatchResult> {
   return registry.serialize(id, async () => {
     const parent = registry.getJob(id);
-    if (!parent) throw new DispatchError(404, 'parameterized job not found');
+    if (!parent) throw new HttpError(404, 'parameterized job not found');
     const refused = dispatchRefusal(id, parent.versions.at(-1)!.job, parent.stop, req);
-    if (refused) throw new DispatchError(400, refused);
+    if (refused) throw new HttpError(400, refused);
     if (req.idempotencyToken) {
       const earlier = registry.listJobs().find((j) => {
         const job = j.versions.at(-1)!.job;
@@ -119,7 +108,7 @@ export function dispatch(registry: JobRegistry, id: string, req: DispatchRequest
     }
     const childId = dispatchedIdOf(id, now(), req.idPrefixTemplate);
     const badId = unsafeNameReason(childId, 'job id');
-    if (badId) throw new DispatchError(400, `the dispatched job's ID ${JSON.stringify(childId)} ${badId}: give a shorter -id-prefix-template without "\\" or whitespace`);
+    if (badId) throw new HttpError(400, `the dispatched job's ID ${JSON.stringify(childId)} ${badId}: give a shorter -id-prefix-template without "\\" or whitespace`);
     const { job, allocs } = dispatchedJob(parent, childId, req);
     const result = await registry.register(job, allocs, '');
     return { DispatchedJobID: childId, EvalID: result.EvalID, EvalCreateIndex: result.EvalCreateIndex, JobCreateIndex: result.JobModifyIndex, Index: result.Index };

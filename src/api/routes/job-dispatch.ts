@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { HttpError, type ApiContext } from '../context.ts';
-import { dispatch, DispatchError } from '../dispatch.ts';
+import { dispatch } from '../dispatch.ts';
 import { goBody } from '../schemas.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
@@ -35,19 +35,14 @@ export function jobDispatchRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const body = req.body as z.output<typeof dispatchBody>;
       const query = req.query as z.output<typeof dispatchQuery>;
       if (body.JobID && body.JobID !== id) throw new HttpError(400, 'Job ID does not match');
-      try {
-        // Answered once the child job, its evaluation and its allocations are committed.
-        const result = await dispatch(ctx.registry, id, {
-          payload: Buffer.from(body.Payload ?? '', 'base64'),
-          meta: body.Meta ?? {},
-          idempotencyToken: query.idempotency_token || body.IdempotencyToken || undefined,
-          idPrefixTemplate: body.IdPrefixTemplate || undefined,
-        });
-        return { ...result, KnownLeader: true, LastContact: 0 };
-      } catch (err) {
-        if (err instanceof DispatchError) throw new HttpError(err.status, err.message);
-        throw err;
-      }
+      // Answered once the child job, its evaluation and its allocations are committed.
+      const result = await dispatch(ctx.registry, id, {
+        payload: Buffer.from(body.Payload ?? '', 'base64'),
+        meta: body.Meta ?? {},
+        idempotencyToken: query.idempotency_token || body.IdempotencyToken || undefined,
+        idPrefixTemplate: body.IdPrefixTemplate || undefined,
+      });
+      return { ...result, KnownLeader: true, LastContact: 0 };
     },
   });
 }
