@@ -91,6 +91,9 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/nodes': 'read',
   'GET /v1/node/:id': 'read',
   'GET /v1/node/:id/allocations': 'read',
+  // dynamic node meta (routes/node-meta.ts): Nomad's node:read, and node:write as for the client's gc
+  'GET /v1/client/metadata': 'read',
+  'POST /v1/client/metadata': 'management',
   'GET /v1/client/stats': 'read',
   'GET /v1/agent/members': 'read',
   'GET /v1/agent/servers': 'read',

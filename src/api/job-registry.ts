@@ -741,6 +741,14 @@ export class JobRegistry {
    * Processes every open blocked evaluation again, each in its job's queue (Nomad unblocks them when capacity
    * frees): it completes once its allocations are placed, else stays blocked with the new failures.
    */
+  /**
+   * The node's meta or attributes changed: blocked evaluations are processed again, since a constraint that
+   * left an allocation unplaced may hold now (Nomad unblocks on a node update).
+   */
+  nodeChanged(): void {
+    if (this.blocked.size > 0) this.unblock();
+  }
+
   private unblock(): void {
     if (!this.healed) return;
     for (const [jobId, evalId] of [...this.blocked]) {

@@ -28,6 +28,7 @@ import { jobDispatchRoutes } from './routes/job-dispatch.ts';
 import { jobPlanRoutes } from './routes/job-plan.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { nodeRoutes } from './routes/nodes.ts';
+import { nodeMetaRoutes } from './routes/node-meta.ts';
 import { variableRoutes } from './routes/variables.ts';
 import { uiRoutes } from './routes/ui.ts';
 import { allocExecRoutes } from './routes/alloc-exec.ts';
@@ -118,6 +119,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   operatorRoutes(app, ctx);
   agentRoutes(app, ctx);
   nodeRoutes(app, ctx);
+  nodeMetaRoutes(app, ctx);
   clusterRoutes(app, ctx);
   jobPlanRoutes(app, ctx);
   deploymentRoutes(app, ctx);
