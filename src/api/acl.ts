@@ -59,6 +59,9 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   // Nomad: revert needs submit-job.
   'PUT /v1/job/:id/revert': 'submit',
   'POST /v1/job/:id/revert': 'submit',
+  // Nomad: dispatch needs dispatch-job, which Nomad's write policy grants beside submit-job: allocrun's submit.
+  'PUT /v1/job/:id/dispatch': 'submit',
+  'POST /v1/job/:id/dispatch': 'submit',
   'POST /v1/jobs/parse': 'submit',
   'PUT /v1/validate/job': 'submit',
   'POST /v1/validate/job': 'submit',

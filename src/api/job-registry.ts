@@ -34,6 +34,10 @@ import { StoreCommitError } from '../state/agent-store.ts';
 import { commitInOrder, commitVisibleInOrder } from './ordered-commit.ts';
 import { periodicOf } from '../jobspec/periodic.ts';
 import { DEFAULT_JOB_TRACKED_VERSIONS, keptVersions } from './job-versions.ts';
+import { isParameterizedParent } from '../jobspec/parameterized.ts';
+
+/** Nomad's IsPeriodic || IsParameterized: the job places nothing itself, its launches or dispatches do. */
+const launchesChildren = (job: Json): boolean => periodicOf(job) !== undefined || isParameterizedParent(job);
 
 /** One registered version of a job. */
 export interface JobVersion {
@@ -275,8 +279,8 @@ export class JobRegistry {
       change.jobs.set(id, entry);
       change.events.push(() => this.jobEvent(this.jobs.get(id)!, 'JobRegistered', change.index));
       if (opts.also) change.also.push(opts.also);
-      // Nomad evaluates no periodic job: its launcher places children, the job itself nothing.
-      if (periodicOf(canonical)) return '';
+      // Nomad evaluates no periodic or parameterized job: its launches and dispatches place children, the job itself nothing.
+      if (launchesChildren(canonical)) return '';
       const evalId = this.evaluate(change, entry, opts.trigger ?? 'job-register');
       this.reconcile(change, entry);
       return evalId;
@@ -636,7 +640,7 @@ export class JobRegistry {
     const job = this.jobJson(entry);
     return {
       ID: entry.id, ParentID: job['ParentID'] ?? '', Name: job['Name'], Namespace: entry.namespace, Datacenters: job['Datacenters'] ?? [],
-      Type: job['Type'], Priority: job['Priority'], Periodic: periodicOf(job) !== undefined, ParameterizedJob: false, Stop: entry.stop,
+      Type: job['Type'], Priority: job['Priority'], Periodic: periodicOf(job) !== undefined, ParameterizedJob: isParameterizedParent(job), Stop: entry.stop,
       Status: job['Status'], StatusDescription: '', JobSummary: this.summaryJson(entry),
       CreateIndex: entry.createIndex, ModifyIndex: entry.modifyIndex, JobModifyIndex: entry.jobModifyIndex,
       SubmitTime: job['SubmitTime'], Version: job['Version'],
@@ -667,8 +671,8 @@ export class JobRegistry {
   summaryJson(entry: JobEntry): Json {
     const summary: Record<string, GroupSummary> = {};
     const zero = (): GroupSummary => ({ Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 0, Lost: 0, Unknown: 0 });
-    // A periodic job places nothing itself: its groups show zeros, its children are counted below.
-    const periodic = periodicOf(entry.versions.at(-1)!.job) !== undefined;
+    // A periodic or parameterized job places nothing itself: its groups show zeros, its children are counted below.
+    const periodic = launchesChildren(entry.versions.at(-1)!.job);
     for (const s of entry.versions.at(-1)!.allocs) (summary[s.group] ??= zero()).Queued += entry.stop || periodic ? 0 : 1;
     for (const a of this.allocsOfJob(entry.id)) {
       const g = (summary[a.group] ??= zero());
@@ -700,8 +704,8 @@ export class JobRegistry {
 
   /** `pending` before any allocation runs, `running` while one is live, `dead` once all are done or the job is stopped. */
   jobStatus(entry: JobEntry): 'pending' | 'running' | 'dead' {
-    // Nomad: a periodic job runs (launches) until it is stopped.
-    if (periodicOf(entry.versions.at(-1)!.job)) return entry.stop ? 'dead' : 'running';
+    // Nomad: a periodic or parameterized job runs (launches, or waits for dispatches) until it is stopped.
+    if (launchesChildren(entry.versions.at(-1)!.job)) return entry.stop ? 'dead' : 'running';
     const allocs = this.allocsOfJob(entry.id);
     if (allocs.some((a) => a.lastState.clientStatus === 'running')) return 'running';
     if (entry.stop) return 'dead';
@@ -834,8 +838,8 @@ export class JobRegistry {
   /** Plans what brings the job's allocations in line with its current version. */
   private reconcile(change: Change, entry: JobEntry): void {
     const version = entry.versions.at(-1)!;
-    // A periodic job's allocations are its children's, each a job of its own.
-    if (periodicOf(version.job)) return;
+    // A periodic or parameterized job's allocations are its children's, each a job of its own.
+    if (launchesChildren(version.job)) return;
     const wanted = new Map<string, AllocSpec[]>();
     for (const s of version.allocs) wanted.set(s.group, [...(wanted.get(s.group) ?? []), s]);
     const live = this.allocsOfJob(entry.id).filter((a) => a.desired === 'run');

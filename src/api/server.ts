@@ -24,6 +24,7 @@ import { operatorRoutes } from './routes/operator.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { periodicRoutes } from './routes/periodic.ts';
+import { jobDispatchRoutes } from './routes/job-dispatch.ts';
 import { jobPlanRoutes } from './routes/job-plan.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { nodeRoutes } from './routes/nodes.ts';
@@ -111,6 +112,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   jobRoutes(app, ctx);
   jobRevertRoutes(app, ctx);
   periodicRoutes(app, ctx);
+  jobDispatchRoutes(app, ctx);
   allocationRoutes(app, ctx);
   clientRoutes(app, ctx);
   gcRoutes(app, ctx);
