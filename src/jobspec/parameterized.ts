@@ -65,3 +65,11 @@ export function parameterizedOf(job: Readonly<Record<string, unknown>>): Paramet
 export function isParameterizedParent(job: Readonly<Record<string, unknown>>): boolean {
   return parameterizedOf(job) !== undefined && job['Dispatched'] !== true;
 }
+
+/** Nomad's validateJobUpdate for this block: a job cannot become or stop being parameterized, nor change Dispatched. */
+export function parameterizedUpdateRefusal(old: Readonly<Record<string, unknown>>, next: Readonly<Record<string, unknown>>): string | undefined {
+  if (isParameterizedParent(old) && !isParameterizedParent(next)) return 'cannot update parameterized job to being non-parameterized';
+  if (isParameterizedParent(next) && !isParameterizedParent(old)) return 'cannot update non-parameterized job to being parameterized';
+  if ((old['Dispatched'] === true) !== (next['Dispatched'] === true)) return "field 'Dispatched' is read-only";
+  return undefined;
+}

@@ -69,6 +69,17 @@ describe('parameterized jobs and job dispatch', () => {
   });
 
   it.each([
+    ['a parameterized job to a plain one', () => mockJob('rules', { t: { run_for: '10ms' } }, { Type: 'batch' }), 'cannot update parameterized job to being non-parameterized'],
+    ['a plain job to a parameterized one', () => parameterized('plain', {}), 'cannot update non-parameterized job to being parameterized'],
+  ])("refuses to update %s (Nomad's validateJobUpdate), leaving it as it was", async (_what, body, message) => {
+    const job = body().Job;
+    const before = (await call(s.socket, 'GET', path(job.ID))).json() as { Version: number };
+    const res = await call(s.socket, 'PUT', '/v1/jobs', { Job: job });
+    expect([res.status, res.text]).toEqual([400, message]);
+    expect((await call(s.socket, 'GET', path(job.ID))).json()).toMatchObject({ Version: before.Version });
+  });
+
+  it.each([
     ['a required payload missing', 'rules', { Meta: { a: '1' } }, 400, 'Payload is not provided but required by parameterized job'],
     ['a forbidden payload given', 'no-payload', { Payload: b64('x') }, 400, 'Payload provided but forbidden by parameterized job'],
     ['a payload over 16 KiB', 'rules', { Payload: b64(Buffer.alloc(16 * 1024 + 1, 1)), Meta: { a: '1' } }, 400, 'Payload exceeds maximum size; 16385 > 16384'],

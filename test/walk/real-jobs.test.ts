@@ -256,11 +256,13 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     expect(status.stdout).toContain('Parameterized = true');
     expect(status.stdout).toContain('Parameterized Job\nPayload           = optional\nRequired Metadata = target\n');
     expect(status.stdout).toContain(`Dispatched Jobs\nID${' '.repeat(child!.length)}Status\n${child}  dead`);
-    // The same idempotency token twice: one child, and the second answer has no evaluation to monitor.
-    const once = await cli('job', 'dispatch', '-detach', '-idempotency-token', 'walk', '-meta', 'target=x', 'parameterized');
+    // A payload from stdin; the same idempotency token twice: one child, and the second answer has no evaluation to monitor.
+    const once = await runCli(['job', 'dispatch', '-detach', '-idempotency-token', 'walk', '-meta', 'target=x', 'parameterized', '-', '--data-dir', agent.dataDir], { input: 'from stdin\n', timeoutMs: 120_000 });
     const twice = await cli('job', 'dispatch', '-idempotency-token', 'walk', '-meta', 'target=x', 'parameterized');
-    expect([once.code, twice.code]).toEqual([0, 0]);
+    expect([once.code, twice.code], once.stderr + twice.stderr).toEqual([0, 0]);
     expect(twice.stdout).toBe(once.stdout.split('\n')[0] + '\n');
+    const stdinChild = /^Dispatched Job ID = (\S+)/.exec(twice.stdout)![1]!;
+    expect((await call(agent.socket, 'GET', `/v1/job/${encodeURIComponent(stdinChild)}`)).json()).toMatchObject({ Payload: Buffer.from('from stdin\n').toString('base64'), DispatchIdempotencyToken: 'walk' });
   });
 
   it.concurrent('periodic.nomad: registering places nothing and says the next launch; job periodic force launches a child that runs', async () => {
