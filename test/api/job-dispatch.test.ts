@@ -54,6 +54,10 @@ describe('parameterized jobs and job dispatch', () => {
     // Nomad's canonical block: payload optional by default, unset key lists null.
     expect((await call(s.socket, 'GET', path('idle'))).json()).toMatchObject({ ParameterizedJob: { Payload: 'optional', MetaRequired: null, MetaOptional: ['x'] } });
     expect((await jobs()).find((j) => j.ID === 'plain')!.ParameterizedJob).toBe(false);
+    // Its plan places nothing either.
+    const plan = await call(s.socket, 'POST', `${path('planned')}/plan`, parameterized('planned', {}));
+    expect(plan.status, plan.text).toBe(200);
+    expect((plan.json() as { Annotations: { DesiredTGUpdates: Record<string, { Place: number }> } }).Annotations.DesiredTGUpdates['g']!.Place).toBe(0);
   });
 
   it.each([
