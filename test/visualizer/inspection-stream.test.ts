@@ -299,6 +299,28 @@ describe('the inspection stream', () => {
     actor.stop();
   });
 
+  it('maps what was queued before the first reader came, for that reader: state and context from the first transition on', () => {
+    const counter = createMachine({
+      id: 'counter',
+      context: { n: 0 },
+      initial: 'idle',
+      states: { idle: { on: { GO: 'busy' } }, busy: { on: { BUMP: { actions: assign({ n: ({ context }) => context.n + 1 }) } } } },
+    });
+    let flush: (() => void) | undefined;
+    const stream = createInspectionStream({ schedule: (fn) => void (flush = fn) });
+    const actor = createActor(counter, { inspect: stream.inspect }).start();
+    actor.send({ type: 'GO' });
+    actor.send({ type: 'BUMP' });
+    // Nobody read those yet; the reader comes before the flush.
+    const messages: InspectMessage[] = [];
+    stream.subscribe((b) => messages.push(...b));
+    flush!();
+    const mine = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === actor.sessionId);
+    expect(mine.map((m) => m.value)).toEqual(['idle', 'busy', undefined]);
+    expect(mine.at(-1)!.context).toEqual({ n: 1 });
+    actor.stop();
+  });
+
   it('gives a late joiner definitions, actors and each actor’s latest state with its context', async () => {
     const { stream } = collect();
     const actor = createActor(worker, { inspect: stream.inspect }).start();
