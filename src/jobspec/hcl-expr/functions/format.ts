@@ -7,6 +7,7 @@ const VERB = /%([-+# 0]*)(\[(\d+)\])?(\d+|\*)?(?:\.(\d+))?(\[(\d+)\])?([a-zA-Z%]
 
 export function format(spec: string, args: Value[]): string {
   let next = 0;
+  let reordered = false;
   let out = '';
   let last = 0;
   for (const m of spec.matchAll(VERB)) {
@@ -20,13 +21,17 @@ export function format(spec: string, args: Value[]): string {
     }
     const flags = m[1]!;
     const index = m[3] ?? m[7];
-    if (index !== undefined) next = Number(index) - 1;
+    if (index !== undefined) {
+      next = Number(index) - 1;
+      reordered = true;
+    }
     if (next >= args.length || next < 0) throw new FunctionError(`not enough arguments for %${verb} at offset ${m.index}`);
     const arg = args[next++];
     out += pad(verb1(verb, flags, m[5] === undefined ? undefined : Number(m[5]), arg, m.index), flags, m[4] === undefined ? 0 : Number(m[4]));
   }
   out += spec.slice(last);
-  if (next < args.length) throw new FunctionError(`too many arguments; no verbs left to use argument ${next + 1}`);
+  // As Go's fmt: with explicit argument indexes, arguments may be used in any order, or not at all.
+  if (!reordered && next < args.length) throw new FunctionError(`too many arguments; no verbs left to use argument ${next + 1}`);
   return out;
 }
 
