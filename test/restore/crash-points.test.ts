@@ -4,14 +4,17 @@
  * task starts while its previous process lives, a finished prestart or poststop task never runs again,
  * the poststop task runs exactly once, and nothing is left running at the end.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../machines/restart-tracker.ts';
+import type { AllocSpec, TaskSpec } from '../../src/jobspec/types.ts';
 import { FileStateStore } from '../../src/state/file-store.ts';
 import type { AgentProcessInput, CrashPoint } from './fixtures/agent-process.ts';
-import { bundleAgent, crashJob, leftovers, readMarkers, runAgent, scenarioDirs, supervisorPids } from './harness.ts';
+import { bundleAgent, crashJob, leftovers, readMarkers, runAgent, scenarioDirs, supervisorPids, TASK_SH } from './harness.ts';
+
+const lines = (path: string): string[] => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : []);
 
 const TASKS = ['init', 'side', 'main', 'post'];
 // Generous: every scenario starts several node processes, and CI boxes can be slow.
@@ -167,5 +170,56 @@ describe('an agent killed at random points', () => {
   const scenarios = Array.from({ length: 12 }, (_, i) => ({ i, delays: [0, 1, 2].map(() => Math.round(rng.next() * 1_200)) }));
   it.each(scenarios)('scenario $i (seed 20261123), kills after $delays ms', async ({ i, delays }) => {
     await survive(`r-${i}`, delays);
+  }, TIMEOUT);
+});
+
+describe("an embedder's KILL the agent died in", () => {
+  /** Two main tasks that run until stopped (their TERM trap: 0.2 s, a line in NAME.stopped, exit 0). */
+  function twoTaskJob(id: string, markers: string): AllocSpec {
+    const env = { MARKERS: markers };
+    const task = (name: string): TaskSpec => ({ name, driver: 'raw_exec', config: { command: '/bin/sh', args: [TASK_SH, name, '0', '0', 'sidecar'] }, killSignal: 'SIGTERM', killTimeout: 5_000, env });
+    return { id, job: 'crash', group: 'g', type: 'service', restart: { attempts: 0, interval: 60_000, delay: 0, mode: 'fail' }, tasks: [task('a'), task('b')] };
+  }
+
+  it('right after the first stop signal, before the Killing save: the restored agent ends the allocation, every task once', async () => {
+    const id = 'c-embedder-kill';
+    const { root, dataDir, markers } = scenarioDirs();
+    roots.push(root);
+    const input: AgentProcessInput = { dataDir, spec: twoTaskJob(id, markers) };
+    const tasks = ['a', 'b'];
+    try {
+      const crashed = await runAgent(bundle, { ...input, crash: { at: 'embedder-kill-signal' } });
+      expect(crashed.signal, `the agent died at the kill's first signal\n${crashed.stderr}`).toBe('SIGKILL');
+      expect(crashed.stdout, 'the stop signal went out before the agent died').toMatch(/^signal (15|SIGTERM) sent to group \d+$/m);
+      // The point itself: the disk says running, with no kill, for both tasks.
+      const saved = (await new FileStateStore(dataDir).load(id))!.state.taskStates;
+      for (const t of tasks) {
+        expect(saved[t]!.state, `${t} saved running`).toBe('running');
+        expect(saved[t]!.events.map((e) => e.type), `${t} saved with no kill`).not.toContain('Killing');
+      }
+      // The restored agent must end it on its own; one left running would hold it for good (SIGKILLed then).
+      const last = await runAgent(bundle, input, 20_000);
+      expect(last.stderr).toBe('');
+      expect(last, 'the restored agent finished the killed allocation').toMatchObject({ code: 0, stdout: 'ready\nfinished\n' });
+
+      const record = (await new FileStateStore(dataDir).load(id))!;
+      const m = readMarkers(markers, tasks);
+      expect(m.runs, 'runs per task: none restarted').toEqual({ a: 1, b: 1 });
+      expect(m.overlaps).toEqual([]);
+      for (const t of tasks) {
+        const ts = record.state.taskStates[t]!;
+        expect(ts.state, `${t} dead`).toBe('dead');
+        expect(ts.failed, `${t} killed, not failed`).toBe(false);
+        expect(ts.events.map((e) => e.type), `${t} killed`).toContain('Killed');
+        expect(lines(join(markers, `${t}.stopped`)), `${t} stopped once`).toHaveLength(1);
+      }
+      expect(record.state.clientStatus).toBe('complete');
+      expect(leftovers(m.groups, supervisorPids(dataDir, id, tasks)), 'processes left running').toEqual([]);
+    } finally {
+      // A failed run leaves the unkilled task behind: its group and supervisor go by their pids.
+      const m = readMarkers(markers, tasks);
+      for (const g of m.groups) try { process.kill(-g, 'SIGKILL'); } catch { /* gone */ }
+      for (const p of supervisorPids(dataDir, id, tasks)) try { process.kill(p, 'SIGKILL'); } catch { /* gone */ }
+    }
   }, TIMEOUT);
 });

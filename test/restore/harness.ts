@@ -14,7 +14,7 @@ import type { AllocSpec, TaskSpec } from '../../src/jobspec/types.ts';
 import type { AgentProcessInput } from './fixtures/agent-process.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const TASK_SH = join(here, 'fixtures', 'task.sh');
+export const TASK_SH = join(here, 'fixtures', 'task.sh');
 
 /** Bundles fixtures/agent-process.ts into `dir`; returns the file to run with node. */
 export async function bundleAgent(dir: string): Promise<string> {
