@@ -169,4 +169,10 @@ export interface Driver {
    * restore leaves no process behind.
    */
   findStarted?(task: TaskSpec, ctx: DriverContext, signal: AbortSignal): Promise<Controller | undefined>;
+  /**
+   * Whether an earlier agent had begun to stop the workload of `handle` (its stop marker, written before the
+   * first signal), and why: a restart, or a kill. For drivers that keep such a record (raw_exec's `.stop`), so
+   * a restore can find a kill the dead agent took but never saved (restored-kill.ts).
+   */
+  stopBegun?(handle: DriverHandle): 'kill' | 'restart' | undefined;
 }

@@ -14,6 +14,8 @@ import { CheckStore } from '../checks/check-store.ts';
 import { realClock } from '../drivers/clock.ts';
 import { vouchFor } from './validated-specs.ts';
 import { gateKills } from './kill-gate.ts';
+import { withDefaultDrivers } from './default-drivers.ts';
+import { unsavedKill } from './restored-kill.ts';
 import { createAllocRunner, persistedView, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './create-alloc-runner.ts';
 import { AllocGarbageCollector, statfsUsage, type AgentGc, type DiskUsage, type GcOptions } from './alloc-gc.ts';
 import { collectionOf, finishCollection } from './collect-alloc.ts';
@@ -323,6 +325,8 @@ export function createAgent(opts: AgentOptions): Agent {
   return {
     async start() {
       const restored: AllocRunner[] = [];
+      // The drivers the runners use, asked whether a restored task's stop had begun (restored-kill.ts).
+      let drivers: ReturnType<typeof withDefaultDrivers> | undefined;
       const scan = store.scan ? await store.scan({ quarantine: true }) : { records: await store.list(), problems: [] };
       scan.problems.forEach(report);
       for (const record of scan.records as AgentRecord[]) {
@@ -340,6 +344,8 @@ export function createAgent(opts: AgentOptions): Agent {
           const runner = launch(record.spec, record.snapshot, record.createdAt ?? record.updatedAt);
           const snap = runner.actor.getSnapshot();
           if (snap.status === 'error') throw snap.error;
+          // A KILL the dead agent took (its stop signals out) and died before saving: taken again, once.
+          if (unsavedKill(runner, (drivers ??= withDefaultDrivers(opts.drivers, { taskUser: opts.taskUser })))) runner.send({ type: 'KILL' });
           restored.push(runner);
         } catch (err) {
           const failed = runners.get(record.spec.id);

@@ -33,7 +33,7 @@ import { processGroupStats } from './stats.ts';
 import type { Readable } from 'node:stream';
 import { findEarlierSpawn, openOutput, spawnSupervised, type LaunchRequest, type TaskOutput } from './launch.ts';
 import { warmSpawner } from './spawner.ts';
-import { markStopping, supervisorLive, type SupervisorRef } from './supervisor.ts';
+import { markStopping, stoppingReason, supervisorLive, type SupervisorRef } from './supervisor.ts';
 import { AdoptedWorkload, SpawnedWorkload, type Workload } from './workload.ts';
 import { execInTask } from './exec-in-task.ts';
 import { execStreamingInTask } from './exec-streaming.ts';
@@ -69,11 +69,12 @@ export interface RawExecDriverOptions {
   taskUser?: string;
 }
 
-/** The raw_exec driver; `recover` and `findStarted` are always present, and all return the concrete controller. */
+/** The raw_exec driver; `recover`, `findStarted` and `stopBegun` are always present, and all return the concrete controller. */
 export interface RawExecDriver extends Driver {
   controller(task: TaskSpec, ctx: DriverContext): RawExecController;
   recover(handle: DriverHandle, task: TaskSpec, ctx: DriverContext): RawExecController;
   findStarted(task: TaskSpec, ctx: DriverContext, signal: AbortSignal): Promise<RawExecController | undefined>;
+  stopBegun(handle: DriverHandle): 'kill' | 'restart' | undefined;
 }
 
 interface Settings {
@@ -583,6 +584,11 @@ export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExec
       const adopted = new AdoptedWorkload(pid, pgid, startTime, ctx.clock, settings.pollIntervalMs);
       const controller = new RawExecController(task, ctx, settings, adopted);
       return controller;
+    },
+    /** The stop marker of the handle's attempt (supervisor.ts): only supervised workloads have one. */
+    stopBegun(handle: DriverHandle): 'kill' | 'restart' | undefined {
+      const supervisor = handle.driver === RAW_EXEC ? supervisorOf(handle) : undefined;
+      return supervisor ? stoppingReason(supervisor.prefix) : undefined;
     },
     /**
      * The workload of start `ctx.attempt` if an earlier agent spawned one (its intent file, see
