@@ -91,3 +91,22 @@ describe.runIf(canSupervise)('a task that exits on its own while the marker is w
     await expect(stopping).resolves.toBeUndefined();
   });
 });
+
+describe.runIf(canSupervise)('stopBegun: what a restore reads of the stop marker of a handle\'s attempt', () => {
+  it.each([
+    ['no stop begun', undefined, undefined],
+    ['a kill', 'kill' as const, 'kill'],
+    ['a restart', 'restart' as const, 'restart'],
+  ])('%s', async (_name, reason, expected) => {
+    const ctx = context();
+    const c = driver.controller(task({ command: '/bin/sh', args: ['-c', 'exec sleep 600'] }), { ...ctx, attempt: 0 });
+    await c.prepare(never());
+    await c.start(never());
+    started.push(c);
+    const handle = c.handle()!;
+    if (reason) await c.shutdown({ signal: 'SIGTERM', timeout: 5_000, reason }, never());
+    expect(driver.stopBegun(handle)).toBe(expected);
+    // Another driver's handle is never read as this one's.
+    expect(driver.stopBegun({ ...handle, driver: 'exec' })).toBeUndefined();
+  });
+});
