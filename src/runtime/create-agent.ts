@@ -363,7 +363,12 @@ export function createAgent(opts: AgentOptions): Agent {
     get restoreErrors() {
       return restoreErrors;
     },
-    run: (spec, runOpts) => launch(validateAllocSpec(spec), undefined, Date.now(), runOpts?.resume ?? false, true),
+    run: (spec, runOpts) => {
+      const runner = launch(validateAllocSpec(spec), undefined, Date.now(), runOpts?.resume ?? false, true);
+      // Room for it among the allocations the agent holds (Nomad's MakeRoomFor), beside its start.
+      collector.makeRoom().catch((err: unknown) => process.stderr.write(`allocrun agent: making room for allocation ${spec.id}: ${err instanceof Error ? err.message : String(err)}\n`));
+      return runner;
+    },
     get: (id) => runners.get(id)?.runner,
     list: () => [...runners.values()].map((r) => r.runner),
     saved$: (id) => runners.get(id)?.persist.saved$,

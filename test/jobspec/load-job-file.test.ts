@@ -280,9 +280,8 @@ describe('problems in job files', () => {
     ]);
   });
 
-  it('says that HCL expressions (other than references to variables) are not evaluated', async () => {
-    const err = await specError(hcl(jobWith({ group: 'count = length(["a"])' })));
-    expect(err.problems[0]!.message).toContain('does not evaluate HCL expressions');
+  it('evaluates HCL expressions as Nomad does (count = length(["a", "b"]) is 2)', async () => {
+    expect(await hcl(jobWith({ group: 'count = length(["a", "b"])' }))).toHaveLength(2);
   });
 
   it('reports two leaders, an empty group and an impossible restart policy', async () => {
