@@ -19,6 +19,7 @@
  * and keep its output. The `hookPhase` meta lets the statechart walker fold the loop into one box.
  */
 import { and, assign, enqueueActions, stopChild, type EventObject } from 'xstate';
+import { assignContext } from './context-assign.ts';
 import { hookActorId } from './hook-calls.ts';
 
 /** What the loop keeps in a runner's context: each phase's hook names (the plan) and where it is. */
@@ -67,7 +68,7 @@ export function hookLoopActions<TContext extends HookLoopContext, TEvent extends
     resetCursor: enqueueActions<TContext, TEvent, PhaseParams, TEvent, never, never, never, never, never>(({ enqueue, context }, p) => {
       if ((context.cursor[p.phase] ?? 0) !== 0) enqueue.assign({ cursor: { ...context.cursor, [p.phase]: 0 } } as Partial<TContext>);
     }),
-    advanceCursor: assign<TContext, TEvent, PhaseParams, TEvent, never>(({ context }, p) => ({ cursor: advancedCursor(context, p.phase) }) as Partial<TContext>),
+    advanceCursor: (assignContext as typeof assign)<TContext, TEvent, PhaseParams, TEvent, never>(({ context }, p) => ({ cursor: advancedCursor(context, p.phase) }) as Partial<TContext>),
     /** Leaving `calling` (the hook answered, or a kill or shutdown cut it short) stops the hook's child: its signal aborts. */
     stopHook: stopChild<TContext, TEvent, PhaseParams, TEvent>(({ context }, p) => hookActorId(p.phase, currentHook(context, p.phase) ?? '')),
   };
