@@ -55,6 +55,8 @@ export interface TaskSpec {
   services?: ServiceSpec[];
   /** The task's `template` blocks, rendered into its directory before it starts and again when their data changes. */
   templates?: TemplateSpec[];
+  /** Nomad's `dispatch_payload`: a dispatched job's payload is written to `local/<file>` before the task starts. */
+  dispatchPayload?: { file: string };
 }
 
 /** What a template does when a re-render changes its output (Nomad's `change_mode`). */
@@ -144,6 +146,10 @@ export interface AllocSpec {
   ports?: AllocatedPort[];
   /** The group's `service` blocks (Nomad-native provider), registered while the allocation's tasks run. */
   services?: ServiceSpec[];
+  /** The job's ParentID: the periodic or parameterized job that launched this allocation's job (NOMAD_JOB_PARENT_ID). */
+  parentJob?: string;
+  /** A dispatched job's payload, base64 (Nomad's Job.Payload): what tasks with `dispatchPayload` are given. */
+  payload?: string;
 }
 
 /** How a service or check update is judged during a deployment (Nomad's `on_update`). */

@@ -14,7 +14,11 @@
  * `--timeline` prints, per round, when (ms after the first KILL) the kill's milestones came: the KILLs all
  * sent, the first and last kill marker made, the first and last stop signal sent, the first and last exit
  * report from the spawner helper, the first and last runner done, and the agent's CPU up to the last signal
- * (this process's, its pool threads included; the helper's not).
+ * (this process's, its pool threads included; the helper's not); and the time the agent's thread spent inside
+ * `kill()` (the stop signals, and the group probes at the exits) and how often the scheduler took its core;
+ * then, untimed, when state saves were written from the first KILL on (each rename over `state.json` back from
+ * the pool: the kill's two per runner, the Killing one and the last, and any of the start's still in flight),
+ * which a runner's done does not wait for.
  */
 import { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -80,8 +84,18 @@ const nowhere: StateStore = {
  * agent's code runs as landed.
  */
 const timeline = process.argv.includes('--timeline');
+/** The agent thread's involuntary context switches so far (/proc: the scheduler took the CPU from it). */
+const preempted = (): number => Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(fs.readFileSync(`/proc/self/task/${process.pid}/status`, 'utf8'))?.[1] ?? NaN);
 interface Stamps {
   c0: ReturnType<typeof cpuMark>;
+  /**
+   * Time spent inside process.kill calls (ms): those that send a signal, and the probes (signal 0: the group
+   * check at each exit). A signal wakes its process, which may take the agent's core before the call returns.
+   */
+  inKill: number;
+  inProbe: number;
+  /** The thread's involuntary switches at the first KILL. */
+  preempted0: number;
   kills: number;
   cpuToLastSignal: number;
   /** The event loop's use (busy share) at the first KILL, the last signal and the first exit report. */
@@ -89,12 +103,21 @@ interface Stamps {
   at: Record<'sent' | 'marker' | 'signal' | 'exit report' | 'done', number[]>;
 }
 let stamps: Stamps | undefined;
+/** When the kill's state saves were written (ms since `performance`'s origin), from the first KILL on. */
+let savesOfKill: { t0: number; at: number[] } | undefined;
 const stamp = (what: keyof Stamps['at']) => stamps?.at[what].push(performance.now());
 if (timeline) {
   const kill = process.kill.bind(process);
   process.kill = ((pid: number, sig?: string | number) => {
-    const sent = kill(pid, sig);
+    const k0 = performance.now();
+    let sent: boolean;
+    try {
+      sent = kill(pid, sig);
+    } finally {
+      if (stamps && sig === 0) stamps.inProbe += performance.now() - k0;
+    }
     if (sig !== 0 && stamps) {
+      stamps.inKill += performance.now() - k0;
       stamp('signal');
       if (stamps.at.signal.length === stamps.kills) {
         stamps.cpuToLastSignal = cpuMsSince(stamps.c0);
@@ -111,6 +134,14 @@ if (timeline) {
       if (isMarker(to)) stamp('marker');
       cb(err);
     })) as typeof fs.link;
+  // A save is durable at its rename over `state.json` (replace-file.ts): stamped as the callback comes back,
+  // also after the last runner is done (a runner's done does not wait for its saves).
+  const rename = fs.rename;
+  fs.rename = ((from: fs.PathLike, to: fs.PathLike, cb: fs.NoParamCallback) =>
+    rename(from, to, (err) => {
+      if (String(to).endsWith('state.json')) savesOfKill?.at.push(performance.now());
+      cb(err);
+    })) as typeof fs.rename;
   const linkSync = fs.linkSync;
   fs.linkSync = (from: fs.PathLike, to: fs.PathLike) => {
     try {
@@ -134,11 +165,13 @@ const timelines: string[] = [];
 const timedKill = async (fleet: AllocrunFleet, round: number) => {
   const runners = fleet.runners();
   const t0 = performance.now();
-  stamps = { c0: cpuMark(), kills: runners.length, cpuToLastSignal: NaN, elu: { start: perfHooks.eventLoopUtilization() }, at: { sent: [], marker: [], signal: [], 'exit report': [], done: [] } };
+  stamps = { c0: cpuMark(), inKill: 0, inProbe: 0, preempted0: preempted(), kills: runners.length, cpuToLastSignal: NaN, elu: { start: perfHooks.eventLoopUtilization() }, at: { sent: [], marker: [], signal: [], 'exit report': [], done: [] } };
+  savesOfKill = { t0, at: [] };
   for (const r of runners) r.send({ type: 'KILL' });
   stamp('sent');
   await Promise.all(runners.map((r) => r.done.then(() => stamp('done'))));
-  const { at, cpuToLastSignal, elu } = stamps;
+  const { at, cpuToLastSignal, elu, inKill, inProbe, preempted0 } = stamps;
+  const switches = preempted() - preempted0;
   const end = perfHooks.eventLoopUtilization();
   stamps = undefined;
   // How busy the agent's loop was between the last signal and the first exit report it read, and after.
@@ -148,9 +181,21 @@ const timedKill = async (fleet: AllocrunFleet, round: number) => {
     at[what].length === 0 ? `${what} none` : `${what} ${fmt(at[what][0]! - t0, 1)}-${fmt(at[what].at(-1)! - t0, 1)} (${at[what].length})`;
   timelines.push(
     `  ${round === 0 ? 'warm-up' : `round ${round}`}: KILLs sent ${fmt(at.sent[0]! - t0, 1)}; ${(['marker', 'signal', 'exit report', 'done'] as const).map(span).join('; ')}; ` +
-      `CPU to the last signal ${fmt(cpuToLastSignal, 0)} ms; the agent's loop busy ${busy(elu.start, end)} of the kill, ` +
+      `CPU to the last signal ${fmt(cpuToLastSignal, 0)} ms; inside kill(): the signals ${fmt(inKill, 1)} ms, the exits' group probes ${fmt(inProbe, 1)} ms; the agent's thread preempted ${switches} times; the agent's loop busy ${busy(elu.start, end)} of the kill, ` +
       `${busy(elu.lastSignal, elu.firstExit)} from the last signal to the first exit report`,
   );
+};
+
+/** Waits (untimed) for `n` saves since the first KILL, or 1 s without one more, and adds when they came to the round's line. */
+const noteKillSaves = async (n: number) => {
+  const saves = savesOfKill!;
+  for (let seen = -1; saves.at.length < n && saves.at.length !== seen; ) {
+    seen = saves.at.length;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  savesOfKill = undefined;
+  const { t0, at } = saves;
+  timelines[timelines.length - 1] += `; state saves written ${at.length === 0 ? 'none' : `${fmt(at[0]! - t0, 1)}-${fmt(at.at(-1)! - t0, 1)} (${at.length}; the ${n / 2}th at ${fmt((at[n / 2 - 1] ?? NaN) - t0, 1)})`}`;
 };
 
 /** Profiles one phase only (rounds after the warm-up), so the start's work and the kill's read apart. */
@@ -197,6 +242,7 @@ try {
     await profiling('kill', round, () => (timeline ? timedKill(fleet, round) : fleet.kill()));
     const k = performance.now() - t0;
     const kc = cpuMsSince(c0);
+    if (timeline) await noteKillSaves(2 * ALLOCS);
     const ks = counting ? await savesSince(mark) : 0;
     fleet.stop();
     // Round 0 warms up (JIT, the helper's first forks) and is not counted.

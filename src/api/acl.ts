@@ -56,6 +56,12 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   // Nomad: periodic force needs submit-job.
   'PUT /v1/job/:id/periodic/force': 'submit',
   'POST /v1/job/:id/periodic/force': 'submit',
+  // Nomad: revert needs submit-job.
+  'PUT /v1/job/:id/revert': 'submit',
+  'POST /v1/job/:id/revert': 'submit',
+  // Nomad: dispatch needs dispatch-job, which Nomad's write policy grants beside submit-job: allocrun's submit.
+  'PUT /v1/job/:id/dispatch': 'submit',
+  'POST /v1/job/:id/dispatch': 'submit',
   'POST /v1/jobs/parse': 'submit',
   'PUT /v1/validate/job': 'submit',
   'POST /v1/validate/job': 'submit',
@@ -88,6 +94,9 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/nodes': 'read',
   'GET /v1/node/:id': 'read',
   'GET /v1/node/:id/allocations': 'read',
+  // dynamic node meta (routes/node-meta.ts): Nomad's node:read, and node:write as for the client's gc
+  'GET /v1/client/metadata': 'read',
+  'POST /v1/client/metadata': 'management',
   'GET /v1/client/stats': 'read',
   'GET /v1/agent/members': 'read',
   'GET /v1/agent/servers': 'read',

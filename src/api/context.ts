@@ -1,5 +1,6 @@
 /** What every route of the HTTP API works with, and the HTTP errors they answer with. */
 import type { PeriodicLauncher } from './periodic-launcher.ts';
+import type { DynamicNodeMeta } from './node-meta.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Agent } from '../runtime/create-agent.ts';
 import type { AgentStore } from '../state/agent-store.ts';
@@ -26,6 +27,8 @@ export interface ApiContext {
   heartbeatMs: number;
   /** The periodic launcher (periodic-launcher.ts): forced launches. */
   periodic?: PeriodicLauncher;
+  /** The node's meta as given at the start (`--meta`) and as set over it since (node-meta.ts). */
+  nodeMeta?: { static: Readonly<Record<string, string>>; dynamic: DynamicNodeMeta };
 }
 
 /** An error answered with its status code and its message as plain text, as Nomad answers. */

@@ -19,6 +19,8 @@ export interface ServerGcOptions {
   evalGcThresholdMs?: number;
   /** `job_gc_threshold`: how long a dead job is kept (ms; Nomad: 4h). */
   jobGcThresholdMs?: number;
+  /** `job_tracked_versions`: how many versions of a job are kept (Nomad: 6; src/api/job-versions.ts). */
+  jobTrackedVersions?: number;
   /** How often the server collector runs (ms; Nomad's eval and job GC intervals: 5m). */
   intervalMs?: number;
   /** The clock its interval and thresholds are read on (the agent's). */

@@ -37,6 +37,8 @@ const MIGRATE: Json = { MaxParallel: 1, HealthCheck: 'checks', MinHealthyTime: 1
 const LOG_CONFIG: Json = { MaxFiles: 10, MaxFileSizeMB: 10, Disabled: false };
 const RESOURCES: Json = { CPU: 100, Cores: 0, MemoryMB: 300, MemoryMaxMB: 0 };
 
+const listOrNull = (v: unknown): unknown => (Array.isArray(v) && v.length > 0 ? v : null);
+
 /** Sets `key` to `value` where it is absent or null. */
 function fill(obj: Json, key: string, value: unknown): void {
   if (obj[key] === undefined || obj[key] === null) obj[key] = structuredClone(value);
@@ -62,6 +64,11 @@ export function canonicalJob(job: Json): Json {
   fill(j, 'NodePool', 'default');
   if (!Array.isArray(j['Datacenters']) || j['Datacenters'].length === 0) j['Datacenters'] = ['*'];
   if (isObject(j['Meta']) && Object.keys(j['Meta']).length === 0) delete j['Meta'];
+  // Nomad's ParameterizedJobConfig.Canonicalize: payload `optional`; unset key lists are null.
+  if (isObject(j['ParameterizedJob'])) {
+    const p = j['ParameterizedJob'];
+    j['ParameterizedJob'] = { Payload: p['Payload'] || 'optional', MetaRequired: listOrNull(p['MetaRequired']), MetaOptional: listOrNull(p['MetaOptional']) };
+  }
   const type = String(j['Type']);
   const ids = { job: String(j['Name'] ?? j['ID']), namespace: String(j['Namespace']) };
   if (Array.isArray(j['TaskGroups'])) j['TaskGroups'] = j['TaskGroups'].map((g) => (isObject(g) ? canonicalGroup(g, type, ids) : g));

@@ -9,6 +9,7 @@ import { artifactSpecOf } from '../jobspec/artifact-rules.ts';
 import { servicesJson } from './service-job-json.ts';
 import { templatesJson } from './template-job-json.ts';
 import { periodicJson } from '../jobspec/periodic.ts';
+import { parameterizedJson } from '../jobspec/parameterized.ts';
 
 /** A Nomad API JSON object. */
 export type Json = Record<string, unknown>;
@@ -99,7 +100,8 @@ function taskJson(name: string, t: TaskBody): Json {
     Artifacts: t.artifact?.map(artifactJson),
     Services: servicesJson(t.service),
     Templates: templatesJson(t.template),
-    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources', 'artifact', 'service', 'template']),
+    DispatchPayload: t.dispatch_payload && { File: t.dispatch_payload.file },
+    ...ignoredFields('task', t, ['driver', 'config', 'env', 'meta', 'leader', 'lifecycle', 'restart', 'kill_timeout', 'kill_signal', 'shutdown_delay', 'logs', 'resources', 'artifact', 'service', 'template', 'dispatch_payload']),
   });
 }
 
@@ -146,7 +148,8 @@ export function jobToApiJson(name: string, job: JobBody): Json {
     Meta: job.meta,
     Update: updateJson(job.update),
     Periodic: job.periodic && periodicJson(job.periodic),
+    ParameterizedJob: job.parameterized && (parameterizedJson(job.parameterized) as unknown as Json),
     TaskGroups: Object.entries(job.group).map(([groupName, g]) => groupJson(groupName, g)),
-    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'meta', 'update', 'periodic', 'group', 'id', 'name']),
+    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'meta', 'update', 'periodic', 'parameterized', 'group', 'id', 'name']),
   });
 }

@@ -33,6 +33,11 @@ import { failedAfterAttempts, failureSummary, planAttempts, settleEvaluations } 
 import { StoreCommitError } from '../state/agent-store.ts';
 import { commitInOrder, commitVisibleInOrder } from './ordered-commit.ts';
 import { periodicOf } from '../jobspec/periodic.ts';
+import { DEFAULT_JOB_TRACKED_VERSIONS, keptVersions } from './job-versions.ts';
+import { isParameterizedParent } from '../jobspec/parameterized.ts';
+
+/** Nomad's IsPeriodic || IsParameterized: the job places nothing itself, its launches or dispatches do. */
+const launchesChildren = (job: Json): boolean => periodicOf(job) !== undefined || isParameterizedParent(job);
 
 /** One registered version of a job. */
 export interface JobVersion {
@@ -201,6 +206,8 @@ export class JobRegistry {
   capacity: Capacity = hostCapacity();
   /** Each job's open blocked evaluation: processed again when capacity frees. */
   private readonly blocked = new Map<string, string>();
+  /** How many versions of each job are kept beyond those an allocation names (job-versions.ts). */
+  trackedVersions = DEFAULT_JOB_TRACKED_VERSIONS;
   /** Set once the agent is shutting down: its tasks ending then free nothing to schedule into. */
   private closed = false;
   /** Set once `heal` has written: blocked evaluations wait for it, so they never plan beside the start's reconcile. */
@@ -272,8 +279,8 @@ export class JobRegistry {
       change.jobs.set(id, entry);
       change.events.push(() => this.jobEvent(this.jobs.get(id)!, 'JobRegistered', change.index));
       if (opts.also) change.also.push(opts.also);
-      // Nomad evaluates no periodic job: its launcher places children, the job itself nothing.
-      if (periodicOf(canonical)) return '';
+      // Nomad evaluates no periodic or parameterized job: its launches and dispatches place children, the job itself nothing.
+      if (launchesChildren(canonical)) return '';
       const evalId = this.evaluate(change, entry, opts.trigger ?? 'job-register');
       this.reconcile(change, entry);
       return evalId;
@@ -633,7 +640,7 @@ export class JobRegistry {
     const job = this.jobJson(entry);
     return {
       ID: entry.id, ParentID: job['ParentID'] ?? '', Name: job['Name'], Namespace: entry.namespace, Datacenters: job['Datacenters'] ?? [],
-      Type: job['Type'], Priority: job['Priority'], Periodic: periodicOf(job) !== undefined, ParameterizedJob: false, Stop: entry.stop,
+      Type: job['Type'], Priority: job['Priority'], Periodic: periodicOf(job) !== undefined, ParameterizedJob: isParameterizedParent(job), Stop: entry.stop,
       Status: job['Status'], StatusDescription: '', JobSummary: this.summaryJson(entry),
       CreateIndex: entry.createIndex, ModifyIndex: entry.modifyIndex, JobModifyIndex: entry.jobModifyIndex,
       SubmitTime: job['SubmitTime'], Version: job['Version'],
@@ -664,8 +671,8 @@ export class JobRegistry {
   summaryJson(entry: JobEntry): Json {
     const summary: Record<string, GroupSummary> = {};
     const zero = (): GroupSummary => ({ Queued: 0, Complete: 0, Failed: 0, Running: 0, Starting: 0, Lost: 0, Unknown: 0 });
-    // A periodic job places nothing itself: its groups show zeros, its children are counted below.
-    const periodic = periodicOf(entry.versions.at(-1)!.job) !== undefined;
+    // A periodic or parameterized job places nothing itself: its groups show zeros, its children are counted below.
+    const periodic = launchesChildren(entry.versions.at(-1)!.job);
     for (const s of entry.versions.at(-1)!.allocs) (summary[s.group] ??= zero()).Queued += entry.stop || periodic ? 0 : 1;
     for (const a of this.allocsOfJob(entry.id)) {
       const g = (summary[a.group] ??= zero());
@@ -676,6 +683,13 @@ export class JobRegistry {
       else if (status === 'running') g.Running++;
       else if (status === 'complete') g.Complete++;
       else g.Failed++;
+    }
+    // Nomad's summary takes Queued from the scheduler's unplaced count: a replacement waiting in a blocked
+    // evaluation is queued though the allocation it replaces still runs (and so counts as placed above).
+    const blocked = this.evals.get(this.blocked.get(entry.id) ?? '');
+    for (const [group, n] of Object.entries(blocked?.Status === 'blocked' ? (blocked.QueuedAllocations ?? {}) : {})) {
+      const g = (summary[group] ??= zero());
+      g.Queued = Math.max(g.Queued, n);
     }
     const children = { Pending: 0, Running: 0, Dead: 0 };
     if (periodic) {
@@ -690,8 +704,8 @@ export class JobRegistry {
 
   /** `pending` before any allocation runs, `running` while one is live, `dead` once all are done or the job is stopped. */
   jobStatus(entry: JobEntry): 'pending' | 'running' | 'dead' {
-    // Nomad: a periodic job runs (launches) until it is stopped.
-    if (periodicOf(entry.versions.at(-1)!.job)) return entry.stop ? 'dead' : 'running';
+    // Nomad: a periodic or parameterized job runs (launches, or waits for dispatches) until it is stopped.
+    if (launchesChildren(entry.versions.at(-1)!.job)) return entry.stop ? 'dead' : 'running';
     const allocs = this.allocsOfJob(entry.id);
     if (allocs.some((a) => a.lastState.clientStatus === 'running')) return 'running';
     if (entry.stop) return 'dead';
@@ -727,6 +741,14 @@ export class JobRegistry {
    * Processes every open blocked evaluation again, each in its job's queue (Nomad unblocks them when capacity
    * frees): it completes once its allocations are placed, else stays blocked with the new failures.
    */
+  /**
+   * The node's meta or attributes changed: blocked evaluations are processed again, since a constraint that
+   * left an allocation unplaced may hold now (Nomad unblocks on a node update).
+   */
+  nodeChanged(): void {
+    if (this.blocked.size > 0) this.unblock();
+  }
+
   private unblock(): void {
     if (!this.healed) return;
     for (const [jobId, evalId] of [...this.blocked]) {
@@ -816,8 +838,8 @@ export class JobRegistry {
   /** Plans what brings the job's allocations in line with its current version. */
   private reconcile(change: Change, entry: JobEntry): void {
     const version = entry.versions.at(-1)!;
-    // A periodic job's allocations are its children's, each a job of its own.
-    if (periodicOf(version.job)) return;
+    // A periodic or parameterized job's allocations are its children's, each a job of its own.
+    if (launchesChildren(version.job)) return;
     const wanted = new Map<string, AllocSpec[]>();
     for (const s of version.allocs) wanted.set(s.group, [...(wanted.get(s.group) ?? []), s]);
     const live = this.allocsOfJob(entry.id).filter((a) => a.desired === 'run');
@@ -956,6 +978,7 @@ export class JobRegistry {
   /** Commits `change` and, once it is durable and every lower index has applied, applies it: the live entries, the runners, the events. */
   private async write(change: Change): Promise<void> {
     const { index } = change;
+    this.trimVersions(change);
     const touched = new Set([...change.jobs.keys(), ...[...change.allocs.values()].map((a) => a.jobId)]);
     let settled: ReturnType<typeof settleEvaluations>;
     try {
@@ -978,6 +1001,22 @@ export class JobRegistry {
     } catch (err) {
       this.inflight.delete(change);
       throw err;
+    }
+  }
+
+  /**
+   * Each job `change` writes keeps its newest versions and those an allocation names: the allocation as this
+   * write leaves it, or as a write still in flight does (job-versions.ts).
+   */
+  private trimVersions(change: Change): void {
+    for (const [id, job] of change.jobs) {
+      if (!job || job.versions.length <= this.trackedVersions) continue;
+      const named = new Set<number>();
+      for (const a of this.allocsOfJob(id)) if (!change.allocs.has(a.id)) named.add(a.jobVersion);
+      for (const c of [...this.inflight, change]) for (const a of c.allocs.values()) if (a.jobId === id) named.add(a.jobVersion);
+      const versions = keptVersions(job.versions, this.trackedVersions, named);
+      // A new entry, never the live one: the commit may still fail.
+      if (versions !== job.versions) change.jobs.set(id, { ...job, versions });
     }
   }
 

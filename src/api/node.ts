@@ -257,6 +257,8 @@ export class HostStats {
 export interface NodeRegistration {
   startedAt: number;
   createIndex: number;
+  /** The index of the node's last change since (its dynamic meta: node-meta.ts); none until then. */
+  modifyIndex?: number;
   stats: HostStats;
 }
 

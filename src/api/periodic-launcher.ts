@@ -182,7 +182,7 @@ export class PeriodicLauncher {
       const childId = childIdOf(id, at);
       const { Periodic: _p, ...rest } = parent.job;
       const child: Json = { ...rest, ID: childId, Name: childId, ParentID: id };
-      const allocs = parent.allocs.map((s) => ({ ...s, job: childId }));
+      const allocs = parent.allocs.map((s) => ({ ...s, job: childId, parentJob: id }));
       const result = await this.registry.register(child, allocs, '', {
         trigger: 'periodic-job',
         also: (tx) => tx.put('periodic', id, { launch: at } satisfies LaunchRecord),

@@ -32,6 +32,7 @@ import { commitVisibleInOrder } from './ordered-commit.ts';
 import { StateIndex } from './state-index.ts';
 import { variablesOf } from '../variables/variable-store.ts';
 import { wireGarbageCollection, type ServerGcOptions } from './gc.ts';
+import { loadDynamicNodeMeta, mergedNodeMeta } from './node-meta.ts';
 
 /** The socket's file name in the data dir: what `allocrun --data-dir D` clients connect to. */
 export const SOCKET_NAME = 'agent.sock';
@@ -187,7 +188,12 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   const services = opts.services ?? new ServiceRegistry();
   services.useIndex(index);
   const registry = new JobRegistry(opts.agent, index, events, store);
-  registry.node = { id: await loadNodeId(store), name: hostname(), datacenter: opts.datacenter ?? NODE_DATACENTER, class: opts.nodeClass ?? '', meta: Object.freeze({ ...opts.nodeMeta }) };
+  // The node's meta: --meta, with what `node meta apply` set over it before (node-meta.ts); the agent's tasks see the same.
+  const nodeMeta = { static: Object.freeze({ ...opts.nodeMeta }), dynamic: loadDynamicNodeMeta(store) };
+  const meta = mergedNodeMeta(nodeMeta.static, nodeMeta.dynamic);
+  if (Object.keys(nodeMeta.dynamic).length > 0) opts.agent.setNodeMeta(meta);
+  registry.node = { id: await loadNodeId(store), name: hostname(), datacenter: opts.datacenter ?? NODE_DATACENTER, class: opts.nodeClass ?? '', meta };
+  if (opts.gc?.jobTrackedVersions !== undefined) registry.trackedVersions = opts.gc.jobTrackedVersions;
   registry.load();
   registry.adopt(opts.found ?? []);
   const periodic = new PeriodicLauncher(registry, store, opts.clock ?? realClock);
@@ -197,7 +203,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   // Then launches missed while no agent ran are made up (one per job, as Nomad's leader does), and the schedule set.
   await periodic.start();
   const address = tcp ? `${tcp.host}:${tcp.port}` : socketPath;
-  const ctx = { agent: opts.agent, registry, index, events, services, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000, ui: opts.ui, periodic };
+  const ctx = { agent: opts.agent, registry, index, events, services, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000, ui: opts.ui, periodic, nodeMeta };
   // Its event waits for the TCP listener: it carries the bound address (`host:0` asks for any free port).
   const announceNode = registerNode(ctx);
   watchDeployments(ctx);

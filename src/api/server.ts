@@ -24,9 +24,12 @@ import { operatorRoutes } from './routes/operator.ts';
 import { eventRoutes } from './routes/events.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { periodicRoutes } from './routes/periodic.ts';
+import { jobDispatchRoutes } from './routes/job-dispatch.ts';
 import { jobPlanRoutes } from './routes/job-plan.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { nodeRoutes } from './routes/nodes.ts';
+import { jobRevertRoutes } from './routes/job-revert.ts';
+import { nodeMetaRoutes } from './routes/node-meta.ts';
 import { variableRoutes } from './routes/variables.ts';
 import { uiRoutes } from './routes/ui.ts';
 import { allocExecRoutes } from './routes/alloc-exec.ts';
@@ -107,7 +110,9 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   app.setNotFoundHandler((req, reply) => void reply.code(404).type('text/plain; charset=utf-8').send(`Invalid URL: ${req.method} ${req.url.split('?')[0]}`));
 
   jobRoutes(app, ctx);
+  jobRevertRoutes(app, ctx);
   periodicRoutes(app, ctx);
+  jobDispatchRoutes(app, ctx);
   allocationRoutes(app, ctx);
   clientRoutes(app, ctx);
   gcRoutes(app, ctx);
@@ -116,6 +121,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   operatorRoutes(app, ctx);
   agentRoutes(app, ctx);
   nodeRoutes(app, ctx);
+  nodeMetaRoutes(app, ctx);
   clusterRoutes(app, ctx);
   jobPlanRoutes(app, ctx);
   deploymentRoutes(app, ctx);

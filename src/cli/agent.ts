@@ -13,6 +13,7 @@ import { createAgent, type Agent } from '../runtime/create-agent.ts';
 import type { AllocSpec } from '../jobspec/types.ts';
 import { AgentStore } from '../state/agent-store.ts';
 import { loadNodeId } from '../api/node.ts';
+import { loadDynamicNodeMeta, mergedNodeMeta } from '../api/node-meta.ts';
 import { localNodeInfo } from '../env/node-info.ts';
 import { openPassage } from '../state/file-store.ts';
 import { taskUserProblem, userSwitching } from '../drivers/raw-exec/task-user.ts';
@@ -170,7 +171,9 @@ Example:
     const { view } = chooseView(values.json === true);
     try {
       // Tasks see the node the API shows (${node.unique.id} is its ID in the store), not a host-derived one.
-      const node = localNodeInfo({ id: await loadNodeId(store), datacenter, meta: nodeMeta, ...(nodeClass !== undefined && { class: nodeClass }) });
+      // Its meta is --meta with what `node meta apply` set over it (kept in the store: node-meta.ts).
+      const meta = mergedNodeMeta(nodeMeta, loadDynamicNodeMeta(store));
+      const node = localNodeInfo({ id: await loadNodeId(store), datacenter, meta, ...(nodeClass !== undefined && { class: nodeClass }) });
       // The Nomad-native service catalog: the allocations register in it, the API serves it.
       const services = new ServiceRegistry();
       // Templates read the variables the API writes (nomadVar), each task only what Nomad lets it read.

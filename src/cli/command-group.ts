@@ -7,7 +7,9 @@ import { UsageError } from './errors.ts';
  * subcommands of the group that allocrun does not have, each with what to do instead: a Nomad user types them.
  */
 export function commandGroup(name: string, summary: string, subs: Command[], missing: Readonly<Record<string, string>> = {}): Command {
-  const usage = `${name} <${subs.map((s) => s.name.split(' ')[1]).join('|')}> [args]`;
+  // A sub's own word: what follows the group's name (`job run` → run; `node meta apply` under `node meta` → apply).
+  const word = (s: Command) => s.name.slice(name.length + 1);
+  const usage = `${name} <${subs.map(word).join('|')}> [args]`;
   const details = `\n${summary}\n\nSubcommands:\n${subs.map((s) => `  allocrun ${s.usage}`).join('\n')}\n\nRun 'allocrun ${name} <subcommand> --help' for its flags.`;
   return {
     name,
@@ -22,7 +24,7 @@ export function commandGroup(name: string, summary: string, subs: Command[], mis
       }
       const cmd = subs.find((s) => s.name === `${name} ${sub}`);
       if (!cmd && Object.hasOwn(missing, sub)) throw new UsageError(`${name} ${sub} is not supported: ${missing[sub]}`, name);
-      if (!cmd) throw new UsageError(`${name}: unknown subcommand ${JSON.stringify(sub)}; subcommands: ${subs.map((s) => s.name.split(' ')[1]).join(', ')}`, name);
+      if (!cmd) throw new UsageError(`${name}: unknown subcommand ${JSON.stringify(sub)}; subcommands: ${subs.map(word).join(', ')}`, name);
       return cmd.run(rest);
     },
   };

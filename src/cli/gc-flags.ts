@@ -1,7 +1,7 @@
 /**
  * The agent's garbage collection settings on its command line, named after Nomad's client and server options
  * (gc_max_allocs, gc_interval, gc_disk_usage_threshold, gc_inode_usage_threshold; eval_gc_threshold,
- * job_gc_threshold): durations as Go writes them ("1m"), thresholds in percent.
+ * job_gc_threshold, job_tracked_versions): durations as Go writes them ("1m"), thresholds in percent.
  */
 import type { ServerGcOptions } from '../api/gc.ts';
 import { DurationError, parseDuration } from '../jobspec/duration.ts';
@@ -16,6 +16,7 @@ export const GC_FLAG_OPTIONS = {
   'gc-inode-usage-threshold': { type: 'string' },
   'eval-gc-threshold': { type: 'string' },
   'job-gc-threshold': { type: 'string' },
+  'job-tracked-versions': { type: 'string' },
 } as const;
 
 /** The flags' lines of the agent's help. */
@@ -24,7 +25,8 @@ export const GC_FLAGS_HELP = `  --gc-max-allocs N             collect finished a
   --gc-disk-usage-threshold P   also collect while the data dir's disk is more than P% used (default 80)
   --gc-inode-usage-threshold P  the same for its inodes (default 70)
   --eval-gc-threshold D         forget finished evaluations and allocations D after they ended (default 1h)
-  --job-gc-threshold D          forget dead jobs D after their last change (default 4h)`;
+  --job-gc-threshold D          forget dead jobs D after their last change (default 4h)
+  --job-tracked-versions N      keep a job's N newest versions, and those an allocation runs (default 6)`;
 
 type Values = Partial<Record<keyof typeof GC_FLAG_OPTIONS, string>>;
 
@@ -68,5 +70,10 @@ export function gcConfigFromFlags(values: Values): { client: GcOptions; server: 
   if (evalThreshold !== undefined) server.evalGcThresholdMs = evalThreshold;
   const jobThreshold = duration('job-gc-threshold');
   if (jobThreshold !== undefined) server.jobGcThresholdMs = jobThreshold;
+  const tracked = values['job-tracked-versions'];
+  if (tracked !== undefined) {
+    if (!/^\d+$/.test(tracked.trim()) || Number(tracked) < 1) throw bad('job-tracked-versions', tracked, 'expected a whole number of versions, at least 1');
+    server.jobTrackedVersions = Number(tracked);
+  }
   return { client, server };
 }

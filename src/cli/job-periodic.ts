@@ -26,12 +26,20 @@ export function periodicHeader(periodic: PeriodicConfig, stopped: boolean, now =
 }
 
 /** The rest of `job status` for a periodic job: its children's summary and the jobs it launched, newest first. */
-export async function periodicSections(client: AgentClient, id: string, children: { Pending?: number; Running?: number; Dead?: number }): Promise<string[]> {
+export function periodicSections(client: AgentClient, id: string, children: ChildCounts): Promise<string[]> {
+  return childJobSections(client, id, children, { summary: 'Children Job Summary', list: 'Previously Launched Jobs', none: 'No instances of periodic job found' });
+}
+
+/** A job's children by status (Nomad's JobChildrenSummary). */
+export type ChildCounts = { Pending?: number; Running?: number; Dead?: number };
+
+/** What `job status` shows of a job that launches children (periodic, parameterized): their summary and list, newest first. */
+export async function childJobSections(client: AgentClient, id: string, children: ChildCounts, titles: { summary: string; list: string; none: string }): Promise<string[]> {
   const { body: jobs } = await client.get<{ ID: string; ParentID?: string; Status: string; SubmitTime: number }[]>('/v1/jobs');
   const launched = jobs.filter((j) => j.ParentID === id).sort((a, b) => b.SubmitTime - a.SubmitTime);
-  const out = ['', 'Children Job Summary', ...columns([['Pending', 'Running', 'Dead'], [String(children.Pending ?? 0), String(children.Running ?? 0), String(children.Dead ?? 0)]])];
-  out.push('', 'Previously Launched Jobs');
-  out.push(...(launched.length === 0 ? ['No instances of periodic job found'] : columns([['ID', 'Status'], ...launched.map((j) => [j.ID, j.Status])])));
+  const out = ['', titles.summary, ...columns([['Pending', 'Running', 'Dead'], [String(children.Pending ?? 0), String(children.Running ?? 0), String(children.Dead ?? 0)]])];
+  out.push('', titles.list);
+  out.push(...(launched.length === 0 ? [titles.none] : columns([['ID', 'Status'], ...launched.map((j) => [j.ID, j.Status])])));
   return out;
 }
 

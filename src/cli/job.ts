@@ -14,6 +14,9 @@ import { agentWarningLines } from './job-file.ts';
 import { checkIndexOf, enforcedRegistration, notUpdated } from './job-check-index.ts';
 import { jobPlan } from './job-plan.ts';
 import { jobPeriodic, nextLaunchLine, periodicHeader, periodicSections } from './job-periodic.ts';
+import { jobHistory, jobRevert } from './job-history.ts';
+import { jobDispatch, parameterizedSections } from './job-dispatch.ts';
+import type { ParameterizedConfig } from '../jobspec/parameterized.ts';
 import type { PeriodicConfig } from '../jobspec/periodic.ts';
 import { placementFailureLines, PLACEMENT_FAILED_EXIT, type EvaluationBody } from './placement-failures.ts';
 import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
@@ -76,6 +79,11 @@ Example:
     const res = await client.send<RegisterResponse>('PUT', '/v1/jobs', { Job: job, ...enforcedRegistration(checkIndex) }).catch(notUpdated);
     process.stderr.write(agentWarningLines(res.Warnings, warnings));
     const id = String(job['ID']);
+    // Nomad: a parameterized job is not evaluated (each dispatch places a child of its own).
+    if (job['ParameterizedJob']) {
+      process.stdout.write('Job registration successful\n');
+      return 0;
+    }
     // Nomad: a periodic job is not evaluated (its launcher places children); the next launch is said instead.
     const periodic = job['Periodic'] as PeriodicConfig | undefined;
     if (periodic) {
@@ -152,7 +160,8 @@ interface ApiJob {
   Namespace: string;
   Datacenters?: string[];
   NodePool?: string;
-  ParameterizedJob?: unknown;
+  ParameterizedJob?: ParameterizedConfig;
+  Dispatched?: boolean;
   Stop: boolean;
   Periodic?: PeriodicConfig;
 }
@@ -182,11 +191,11 @@ ${AGENT_FLAGS_HELP}`,
     const client = agentClient('job status', parsed.values);
     const id = parsed.positionals[0];
     if (id === undefined) {
-      const { body } = await client.get<(Omit<ApiJob, 'Periodic'> & { Periodic?: boolean })[]>('/v1/jobs');
+      const { body } = await client.get<(Omit<ApiJob, 'Periodic' | 'ParameterizedJob'> & { Periodic?: boolean; ParameterizedJob?: boolean })[]>('/v1/jobs');
       if (parsed.values.json) process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
       else if (body.length === 0) process.stdout.write('No running jobs\n');
       else {
-        const rows = [['ID', 'Type', 'Priority', 'Status', 'Submit Date'], ...body.map((j) => [j.ID, j.Periodic ? `${j.Type}/periodic` : j.Type, String(j.Priority), j.Status, formatTime(j.SubmitTime / 1e6)])];
+        const rows = [['ID', 'Type', 'Priority', 'Status', 'Submit Date'], ...body.map((j) => [j.ID, `${j.Type}${j.Periodic ? '/periodic' : ''}${j.ParameterizedJob ? '/parameterized' : ''}`, String(j.Priority), j.Status, formatTime(j.SubmitTime / 1e6)])];
         process.stdout.write(`${columns(rows).join('\n')}\n`);
       }
       return 0;
@@ -205,10 +214,16 @@ ${AGENT_FLAGS_HELP}`,
       ['ID', job.ID], ['Name', job.Name], ['Submit Date', formatTime(job.SubmitTime / 1e6)], ['Type', job.Type], ['Priority', String(job.Priority)],
       ['Datacenters', (job.Datacenters ?? []).join(',')], ['Namespace', job.Namespace], ['Node Pool', job.NodePool || 'default'],
       ['Status', job.Stop ? `${job.Status} (stopped)` : job.Status],
-      // Nomad's job status says whether the job is periodic or parameterized (allocrun refuses parameterized ones).
-      ['Periodic', String(job.Periodic != null)], ['Parameterized', String(job.ParameterizedJob != null)], ['Version', String(job.Version)],
+      // Nomad's job status says whether the job is periodic or parameterized (a dispatched child is not).
+      ['Periodic', String(job.Periodic != null)], ['Parameterized', String(job.ParameterizedJob != null && job.Dispatched !== true)], ['Version', String(job.Version)],
       ...(job.Periodic ? periodicHeader(job.Periodic, job.Stop) : []),
     ]);
+    if (job.ParameterizedJob && job.Dispatched !== true) {
+      // Nomad shows a parameterized job by its rules and its dispatched children: it places nothing itself.
+      out.push(...(await parameterizedSections(client, job.ID, job.ParameterizedJob, summary.Children ?? {})));
+      process.stdout.write(`${out.join('\n')}\n`);
+      return 0;
+    }
     if (job.Periodic) {
       // Nomad shows a periodic job by its children: it places nothing itself.
       out.push(...(await periodicSections(client, job.ID, summary.Children ?? {})));
@@ -235,8 +250,7 @@ ${AGENT_FLAGS_HELP}`,
 };
 
 /** The `job` command. */
-export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus, jobPeriodic(monitor)], {
+export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus, jobHistory, jobRevert(monitor), jobPeriodic(monitor), jobDispatch(monitor)], {
   validate: "use 'allocrun validate FILE' (the same rules the agent applies)",
   inspect: "use 'allocrun job status ID --json'",
-  dispatch: 'parameterized jobs are refused when registered: allocrun has no dispatch',
 });

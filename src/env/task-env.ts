@@ -48,6 +48,7 @@ interface AllocFacts {
   readonly job: string;
   readonly group: string;
   readonly namespace: string;
+  readonly parentJob: string | undefined;
   readonly meta: Readonly<Record<string, string>>;
   readonly ports: readonly Readonly<AllocatedPort>[];
 }
@@ -148,6 +149,8 @@ function computeVars(f: Frozen, task: TaskSpec | undefined, taskDir: string | un
   vars.set('NOMAD_GROUP_NAME', a.group);
   vars.set('NOMAD_JOB_NAME', a.job);
   vars.set('NOMAD_JOB_ID', a.job);
+  // Nomad sets it only for a job launched by another (a periodic or a dispatched child).
+  if (a.parentJob) vars.set('NOMAD_JOB_PARENT_ID', a.parentJob);
   vars.set('NOMAD_NAMESPACE', a.namespace);
   vars.set('NOMAD_DC', f.node.datacenter);
   vars.set('NOMAD_REGION', f.node.region);
@@ -223,6 +226,7 @@ export function buildTaskEnv(input: TaskEnvInput): TaskEnv {
       job: input.alloc.job,
       group: input.alloc.group,
       namespace: input.alloc.namespace ?? 'default',
+      parentJob: input.alloc.parentJob,
       meta: frozenRecord(input.alloc.meta),
       ports: Object.freeze((input.alloc.ports ?? []).map((p) => Object.freeze({ ...p }))),
     }),

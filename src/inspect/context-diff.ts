@@ -48,14 +48,19 @@ interface Diff {
  * `shared` is asked about each changed object field of a walked object (it decides by path, cheaply).
  */
 export function diffContext(prev: unknown, next: unknown, limits: SanitizeLimits, shared?: SharedValue): ContextPatch[] {
-  let limitsAt = limitsByDepth.get(limits);
+  // A stream diffs with one limits object all its life: the last one's list is kept at hand, not looked up.
+  let limitsAt = limits === lastLimits ? lastLimitsAt : limitsByDepth.get(limits);
   if (!limitsAt) limitsByDepth.set(limits, (limitsAt = []));
+  lastLimits = limits;
+  lastLimitsAt = limitsAt;
   const d: Diff = { out: [], path: [], limits, limitsAt, shared };
   if (prev !== next) walk(prev, next, d);
   return d.out;
 }
 
 const limitsByDepth = new WeakMap<SanitizeLimits, SanitizeLimits[]>();
+let lastLimits: SanitizeLimits | undefined;
+let lastLimitsAt: SanitizeLimits[] | undefined;
 
 function valueAt(v: unknown, depth: number, d: Diff): JsonValue {
   return sanitize(v, (d.limitsAt[depth] ??= { ...d.limits, depth: Math.max(0, d.limits.depth - depth) }));

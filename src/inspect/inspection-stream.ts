@@ -186,10 +186,31 @@ function heldAt(context: unknown, path: readonly string[], items: number): unkno
 const MIN_DEPTH_FOR_COPIES = 8;
 const TASK_STATE: readonly string[] = ['taskState'];
 
-/** What the page already knows of a machine actor: the state value and (raw) context it was last sent. */
-interface Sent {
+/**
+ * One machine actor while the stream is read: what the page knows of it and the edges its next transition
+ * carries. One record per actor, found once per inspection event (and kept beside the queued snapshot for
+ * the flush), where separate maps by session id were several lookups per event, most of them at the flush,
+ * when the actor's objects have gone cold.
+ */
+interface Tracked {
+  /** Whether the page has this actor's state (its first transition went out): then `value` and `context` say what. */
+  known: boolean;
   value: StateValue | undefined;
+  /**
+   * XState's active state nodes of the snapshot that value was read from, when known. XState keeps the very
+   * `_nodes` array from step to step while the configuration stays (and builds a new value object every
+   * time), so the same array means the same value without walking both values: most snapshots change
+   * context, not state, and comparing their values was a quarter of the stream's own time.
+   */
+  nodes: unknown;
+  /** The raw context last sent: context is replaced, never mutated, so identity means unchanged. */
   context: unknown;
+  /** Edges taken up to the actor's last queued snapshot, for its next transition message. */
+  taken: number[] | undefined;
+  /** Edges of the actor's microsteps since its last queued snapshot (its macrostep still running). */
+  steps: number[] | undefined;
+  /** The queue index of the actor's last queued snapshot: only that one carries edges and context. */
+  last: number;
 }
 
 /** Creates a stream; subscribe before passing `inspect` to a runner, or ask late for the picture. */
@@ -207,12 +228,18 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
   const subscribers = new Set<(batch: InspectMessage[]) => void>();
   const rawSubscribers = new Set<(ev: InspectionEvent) => void>();
   const definitions = new Set<string>();
-  /** Per active machine actor, what was last sent: context is replaced, never mutated, so identity means unchanged. */
-  const sent = new Map<string, Sent>();
-  /** Edges taken up to the actor's last queued snapshot, for its next transition message. */
-  const takenEdges = new Map<string, number[]>();
-  /** Edges of the actor's microsteps since its last queued snapshot (its macrostep still running). */
-  const stepEdges = new Map<string, number[]>();
+  /** Per active machine actor, while the stream is read. */
+  const tracked = new Map<string, Tracked>();
+  const trackedOf = (sessionId: string): Tracked => {
+    let t = tracked.get(sessionId);
+    if (!t) tracked.set(sessionId, (t = { known: false, value: undefined, nodes: undefined, context: undefined, taken: undefined, steps: undefined, last: -1 }));
+    return t;
+  };
+  /** The context the page holds for `sessionId`, as the stream last sent it. */
+  const sentContext = (sessionId: string): unknown => {
+    const t = tracked.get(sessionId);
+    return t?.known ? t.context : undefined;
+  };
   /** Actors whose done (error) event to their parent was sent: it said what their final transition would repeat. */
   const settledByEvent = new Set<string>();
 
@@ -227,16 +254,18 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
       const id = diffRef?.id;
       if (parent === undefined || id === undefined) return undefined;
       const at = ['taskStates', id];
-      return heldAt(sent.get(parent)?.context, at, limits.items) === value ? { actor: parent, path: at } : undefined;
+      return heldAt(sentContext(parent), at, limits.items) === value ? { actor: parent, path: at } : undefined;
     }
     if (path.length !== 2 || path[0] !== 'taskStates') return undefined;
     const child = diffChildren?.[path[1]!]?.sessionId;
     if (child === undefined) return undefined;
-    return heldAt(sent.get(child)?.context, TASK_STATE, limits.items) === value ? ({ actor: child, path: [...TASK_STATE] } satisfies ContextCopy) : undefined;
+    return heldAt(sentContext(child), TASK_STATE, limits.items) === value ? ({ actor: child, path: [...TASK_STATE] } satisfies ContextCopy) : undefined;
   };
   const shared = limits.depth >= MIN_DEPTH_FOR_COPIES ? sharedTaskState : undefined;
 
   let queue: InspectionEvent[] = [];
+  /** Beside each queued event: its actor's record, for a machine actor's snapshot queued while the stream is read. */
+  let queueTracked: (Tracked | undefined)[] = [];
   let times: number[] = [];
   let scheduled = false;
 
@@ -255,13 +284,16 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
    * status, no edges, and (for the actor's last snapshot in the batch, the only one whose context is
    * compared) the same context.
    */
-  const transitionOf = (ev: InspectionEvent & { type: '@xstate.snapshot' }, at: number, lastInBatch: boolean): TransitionMessage | undefined => {
+  const transitionOf = (ev: InspectionEvent & { type: '@xstate.snapshot' }, at: number, t: Tracked | undefined, lastInBatch: boolean): TransitionMessage | undefined => {
     const sessionId = (ev.actorRef as InspectedRef).sessionId;
-    const snap = ev.snapshot as { status: ActorStatus; value?: StateValue; context?: unknown; output?: unknown; error?: unknown; children?: Record<string, InspectedRef | undefined> };
+    const snap = ev.snapshot as { status: ActorStatus; value?: StateValue; _nodes?: unknown; context?: unknown; output?: unknown; error?: unknown; children?: Record<string, InspectedRef | undefined> };
     const status = snap.status;
-    let known = sent.get(sessionId);
-    const first = known === undefined && snap.value !== undefined;
-    if (first) sent.set(sessionId, (known = { value: undefined, context: undefined }));
+    let known = t?.known ? t : undefined;
+    const first = t !== undefined && known === undefined && snap.value !== undefined;
+    if (first) {
+      known = t;
+      t.known = true;
+    }
     let value: StateValue | undefined;
     let edges: number[] | undefined;
     let context: JsonValue | undefined;
@@ -269,12 +301,16 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     let rawContext: unknown;
     if (known) {
       // The state value only when it changed: the page keeps the last one.
-      if (snap.value !== undefined && !sameValue(known.value, snap.value)) value = known.value = snap.value;
+      const nodes = snap._nodes;
+      if (snap.value !== undefined && (nodes === undefined || nodes !== known.nodes)) {
+        if (!sameValue(known.value, snap.value)) value = known.value = snap.value;
+        known.nodes = nodes;
+      }
       // Only the actor's last snapshot in a batch carries edges and context: the page shows the newest anyway.
       // After the first context, only what changed: a context shares the parts an assign did not touch with the last one.
       if (lastInBatch) {
-        edges = takenEdges.get(sessionId);
-        if (edges) takenEdges.delete(sessionId);
+        edges = t!.taken;
+        t!.taken = undefined;
         if (snap.context !== undefined && known.context !== snap.context) {
           if (known.context === undefined) context = sanitize(snap.context, limits);
           else {
@@ -297,7 +333,7 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     if (patch) msg.patch = patch;
     let settled = false;
     if (status !== 'active') {
-      sent.delete(sessionId);
+      if (t) tracked.delete(sessionId);
       settled = settledByEvent.delete(sessionId) && (status === 'done' || status === 'error');
       if (!settled && status === 'done' && snap.output !== undefined) msg.output = sanitize(snap.output, PAYLOAD_LIMITS);
       if (!settled && status === 'error') msg.error = sanitize(snap.error, PAYLOAD_LIMITS);
@@ -372,18 +408,18 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     if (queue.length === 0) return;
     const events = queue;
     const at = times;
+    const queuedTracked = queueTracked;
     queue = [];
+    queueTracked = [];
     times = [];
     if (subscribers.size === 0) return keepPicture(events, at);
-    const lastSnapshot = new Map<string, number>();
     // Promise and callback actors created in this batch, and those of them that also settled in it: each of
     // those is sent as one actor message saying both (`settled`), where its done (error) event falls.
     const bornHere = new Set<string>();
     const settledHere = new Set<string>();
     for (let i = 0; i < events.length; i++) {
       const ev = events[i]!;
-      if (ev.type === '@xstate.snapshot') lastSnapshot.set(ev.actorRef.sessionId, i);
-      else if (ev.type === '@xstate.actor') {
+      if (ev.type === '@xstate.actor') {
         if (!machineOf(ev.actorRef as InspectedRef)) bornHere.add(ev.actorRef.sessionId);
       } else if (ev.type === '@xstate.event') {
         const source = ev.sourceRef?.sessionId;
@@ -427,7 +463,8 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
           break;
         }
         case '@xstate.snapshot': {
-          const msg = transitionOf(ev, at[i]!, lastSnapshot.get(ref.sessionId) === i);
+          const t = queuedTracked[i];
+          const msg = transitionOf(ev, at[i]!, t, t !== undefined && t.last === i);
           if (msg) batch.push(msg);
           break;
         }
@@ -442,18 +479,19 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     if (!machine) return;
     const taken = edgesOf(machine, ev._transitions);
     if (taken.length === 0) return;
-    const list = stepEdges.get(ref.sessionId);
-    if (list) list.push(...taken);
-    else stepEdges.set(ref.sessionId, taken);
+    const t = trackedOf(ref.sessionId);
+    if (t.steps) t.steps.push(...taken);
+    else t.steps = taken;
   };
 
-  const handOverEdges = (sessionId: string) => {
-    const steps = stepEdges.get(sessionId);
+  /** A machine actor's snapshot is queued at `index`: the edges of its microsteps so far go with it. */
+  const queued = (t: Tracked, index: number) => {
+    t.last = index;
+    const steps = t.steps;
     if (!steps) return;
-    stepEdges.delete(sessionId);
-    const list = takenEdges.get(sessionId);
-    if (list) list.push(...steps);
-    else takenEdges.set(sessionId, steps);
+    t.steps = undefined;
+    if (t.taken) t.taken.push(...steps);
+    else t.taken = steps;
   };
 
   /**
@@ -461,13 +499,16 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
    * next messages say what changed since the picture's values and contexts.
    */
   const resume = () => {
-    sent.clear();
-    takenEdges.clear();
-    stepEdges.clear();
+    tracked.clear();
     settledByEvent.clear();
     picture.forEachActive((sessionId, value, context) => {
-      if (value !== undefined) sent.set(sessionId, { value, context });
+      if (value !== undefined) tracked.set(sessionId, { known: true, value, nodes: undefined, context, taken: undefined, steps: undefined, last: -1 });
     });
+    // Snapshots queued while nobody read are mapped at the next flush for the new reader: tracked as if queued now.
+    for (let i = 0; i < queue.length; i++) {
+      const ev = queue[i]!;
+      if (ev.type === '@xstate.snapshot' && machineOf(ev.actorRef as InspectedRef)) queued((queueTracked[i] = trackedOf(ev.actorRef.sessionId)), i);
+    }
   };
 
   return {
@@ -483,7 +524,9 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
       }
       // What the page is never sent is dropped here, so the queue holds only what the flush maps.
       if (!worthQueueing(ev)) return;
-      if (ev.type === '@xstate.snapshot' && stepEdges.size > 0) handOverEdges(ev.actorRef.sessionId);
+      let t: Tracked | undefined;
+      if (ev.type === '@xstate.snapshot' && subscribers.size > 0 && machineOf(ev.actorRef as InspectedRef)) queued((t = trackedOf(ev.actorRef.sessionId)), queue.length);
+      queueTracked.push(t);
       queue.push(ev);
       times.push(now());
       if (!scheduled) {

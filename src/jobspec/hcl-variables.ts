@@ -16,7 +16,8 @@ import type { ParseLimits } from './limits.ts';
 import { isPlainObject as isObject } from './normalize.ts';
 import type { LineIndex } from './positions.ts';
 import { SpecError, formatPath, isSpecError, type PathSegment, type SpecProblem } from './spec-error.ts';
-import { conditionReferences, evaluateCondition, followSteps, mentionsVariables, parseCondition, parseReference, referenceText, templateParts, type Reference } from './hcl-references.ts';
+import { conditionReferences, evaluateCondition, followSteps, mentionsVariables, parseCondition, templateParts } from './hcl-references.ts';
+import { AlreadyReported, ExprError, evaluateParts, hasExpressions, parseTemplate, type EvalScope } from './hcl-expr/index.ts';
 import { convertToType, describe, parseTypeConstraint, TypeSyntaxError, typeName, type HclType } from './hcl-type-constraint.ts';
 
 /** The values a user passes for a job file's variables. */
@@ -37,6 +38,8 @@ export interface VariableInputs {
 /** The job file the values go into: its text and how to find a path in it. */
 export interface VariableSource {
   file?: string;
+  /** The job file's directory, for file(), fileset() and the like; absent for a job given as text. */
+  baseDir?: string;
   text: string;
   lines: LineIndex;
   locate: (path: readonly PathSegment[]) => number | undefined;
@@ -64,7 +67,7 @@ interface Declared {
 }
 
 /** Where a problem is: in the job file at a path (optionally the text searched for from there), or at a place of its own. */
-type Where = { path: PathSegment[]; needle?: string } | { file: string; line: number; column: number; path?: string };
+type Where = { path: PathSegment[]; needle?: string; within?: { text: string; at: number } } | { file: string; line: number; column: number; path?: string };
 
 /** A value that failed to resolve (its problem is already reported). */
 const FAILED = Symbol('failed');
@@ -112,7 +115,7 @@ class Resolver {
     if (where.needle) {
       const found = this.source.text.indexOf(where.needle, start);
       offset = found >= 0 ? found : start;
-    }
+    } else if (where.within) offset = placeIn(this.source.text, start, where.within);
     this.problems.push({ path: displayPath(this.raw, where.path), message, ...(this.source.file !== undefined && { file: this.source.file }), ...this.source.lines.at(offset) });
   }
 
@@ -411,56 +414,51 @@ class Resolver {
     return Object.fromEntries(out);
   }
 
-  /** A string: a lone reference takes the referenced value with its type; references in a template interpolate. */
+  /**
+   * A string as hcl2json gives it, evaluated as HCL evaluates a template: a lone `${expr}` takes the value with
+   * its type, anything else renders to a string; Nomad's runtime names stay as their `${...}` text.
+   */
   private template(s: string, path: PathSegment[]): unknown {
     if (!s.includes('{')) return s; // most strings hold no template at all
-    const parts = templateParts(s);
-    if (parts.every((p) => p.kind === 'literal')) return s;
-    const resolved = parts.map((p) => {
-      if (p.kind === 'literal') return { text: p.text };
-      if (!mentionsVariables(p.expr)) return { text: p.text };
-      const ref = p.kind === 'interpolation' ? parseReference(p.expr) : undefined;
-      if (!ref) {
-        const what = p.kind === 'directive' ? 'template directives (%{ if }, %{ for })' : 'expressions';
-        this.report({ path, needle: p.expr }, `${what} are not evaluated: ${p.kind === 'directive' ? p.text : p.expr} — allocrun evaluates only references to variables and locals (var.name, local.name, with .attr or [index]), not functions, operators, conditionals or for-expressions`);
-        return { failed: true };
-      }
-      return { value: this.resolve(ref, path) };
-    });
-    if (resolved.some((r) => 'failed' in r || ('value' in r && r.value === FAILED))) return FAILED;
-    if (resolved.length === 1 && 'value' in resolved[0]!) return resolved[0].value;
-    let out = '';
-    for (const [i, r] of resolved.entries()) {
-      if ('text' in r) out += r.text;
-      else if (typeof r.value === 'string' || typeof r.value === 'number' || typeof r.value === 'boolean') out += String(r.value);
-      else {
-        const part = parts[i] as { expr: string };
-        this.report({ path, needle: part.expr }, `Invalid template interpolation value: ${part.expr} is ${describe(r.value)}, which cannot be part of a string`);
-        return FAILED;
-      }
-    }
-    return out;
-  }
-
-  private resolve(ref: Reference, path: PathSegment[]): unknown {
-    const needle = referenceText(ref).replace(/\[.*$/, '');
-    let base: unknown;
-    if (ref.root === 'local') base = this.local(ref.name, { path, needle });
-    else {
-      const v = this.vars.get(ref.name);
-      if (!v) {
-        this.report({ path, needle }, `there is no variable named "${ref.name}": declare it with a variable "${ref.name}" { ... } block`);
-        return FAILED;
-      }
-      base = v.value ? v.value.value : FAILED;
-    }
-    if (base === FAILED) return FAILED;
-    const step = followSteps(base, ref);
-    if (!step.ok) {
-      this.report({ path, needle }, step.error);
+    let parts;
+    try {
+      parts = parseTemplate(s);
+    } catch (err) {
+      if (!(err instanceof ExprError)) throw err;
+      // hcl2json accepted this text; what it holds that is not about variables stays for the runtime, as before.
+      if (!mentionsVariables(s)) return s;
+      this.report({ path, within: { text: s, at: err.at } }, err.message);
       return FAILED;
     }
-    return step.value;
+    if (!hasExpressions(parts)) return s;
+    try {
+      return evaluateParts(s, parts, this.scopeFor(path));
+    } catch (err) {
+      if (err instanceof AlreadyReported) return FAILED;
+      if (!(err instanceof ExprError)) throw err;
+      this.report({ path, within: { text: s, at: err.at } }, err.message);
+      return FAILED;
+    }
+  }
+
+  /** What an expression at `path` sees: variables, locals (evaluated on first use) and the job file's directory. */
+  private scopeFor(path: PathSegment[]): EvalScope {
+    return {
+      ...(this.source.baseDir !== undefined && { baseDir: this.source.baseDir }),
+      reference: (root, name, at) => {
+        let value: unknown;
+        if (root === 'local') {
+          if (!this.locals.has(name)) throw new ExprError(`there is no local named "${name}": define it in a locals { ${name} = ... } block`, at);
+          value = this.local(name, { path, needle: `local.${name}` });
+        } else {
+          const v = this.vars.get(name);
+          if (!v) throw new ExprError(`there is no variable named "${name}": declare it with a variable "${name}" { ... } block`, at);
+          value = v.value ? v.value.value : FAILED;
+        }
+        if (value === FAILED) throw new AlreadyReported();
+        return value;
+      },
+    };
   }
 }
 
@@ -511,4 +509,16 @@ function displayPath(root: unknown, path: readonly PathSegment[]): string {
     v = Array.isArray(v) ? v[seg as number] : isObject(v) ? v[seg as string] : undefined;
   }
   return formatPath(out);
+}
+
+/**
+ * Where an offset of hcl2json's string is in the source: the text from there (expressions inside `${ }` are
+ * kept as written) searched for from the attribute, shortened until found; the attribute itself otherwise.
+ */
+function placeIn(source: string, start: number, within: { text: string; at: number }): number {
+  for (let k = Math.min(40, within.text.length - within.at); k > 0; k--) {
+    const found = source.indexOf(within.text.slice(within.at, within.at + k), start);
+    if (found >= 0) return found;
+  }
+  return start;
 }

@@ -65,6 +65,7 @@ function toTaskSpec(name: string, t: TaskBody, groupRestart: RestartPolicy, serv
     ...(t.artifact && t.artifact.length > 0 && { artifacts: t.artifact.map(artifactSpecOf) }),
     ...(services && { services }),
     ...(t.template && t.template.length > 0 && { templates: templatesOf(t.template) }),
+    ...(t.dispatch_payload && { dispatchPayload: { file: t.dispatch_payload.file } }),
   };
 }
 

@@ -10,6 +10,7 @@ import { durationSchema, int, stringMapSchema } from './schema-primitives.ts';
 import { serviceKeysAt, serviceListSchema } from './service-schema.ts';
 import { templateKeysAt, templateListSchema } from './template-schema.ts';
 import { periodicSchema } from './periodic.ts';
+import { dispatchPayloadSchema, parameterizedSchema } from './parameterized.ts';
 
 export { durationSchema, stringMapSchema };
 
@@ -28,13 +29,13 @@ export const MAX_COUNT = 1000;
  */
 export const IGNORED_KEYS = {
   job: ['id', 'name', 'region', 'priority', 'all_at_once', 'constraint', 'affinity', 'spread', 'migrate',
-    'reschedule', 'multiregion', 'parameterized', 'vault', 'consul', 'node_pool', 'ui', 'vault_token',
+    'reschedule', 'multiregion', 'vault', 'consul', 'node_pool', 'ui', 'vault_token',
     'consul_token'],
   group: ['reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
     'scaling', 'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
     'prevent_reschedule_on_lost'],
   task: ['vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
-    'dispatch_payload', 'csi_plugin', 'scaling', 'kind', 'action', 'schedule'],
+    'csi_plugin', 'scaling', 'kind', 'action', 'schedule'],
   resources: ['network', 'device', 'numa', 'disk', 'iops', 'secrets'],
   network: ['hostname', 'dns', 'cni', 'mbits'],
 } as const;
@@ -110,6 +111,7 @@ const taskSchema = z.strictObject({
   service: serviceListSchema.optional(),
   /** Normalised to a list (normalize.ts): a task may have many template blocks. */
   template: templateListSchema.optional(),
+  dispatch_payload: dispatchPayloadSchema.optional(),
   ...ignored(IGNORED_KEYS.task),
 });
 
@@ -178,6 +180,7 @@ export const jobSchema = z.strictObject({
   meta: stringMapSchema.optional(),
   update: updateSchema.optional(),
   periodic: periodicSchema.optional(),
+  parameterized: parameterizedSchema.optional(),
   group: z.record(z.string(), groupSchema).default({}),
   ...ignored(IGNORED_KEYS.job),
 });

@@ -4,7 +4,7 @@
  * paths and line:column; warnings (Nomad features allocrun ignores) are returned beside the allocations.
  */
 import { open } from 'node:fs/promises';
-import { extname } from 'node:path';
+import { dirname, extname, resolve } from 'node:path';
 import type { AllocSpec } from './types.ts';
 import { parseHclSource, unescapeTemplates } from './hcl-source.ts';
 import { hasVariableValues, resolveVariables, type VariableInputs } from './hcl-variables.ts';
@@ -32,6 +32,11 @@ export interface ParseJobOptions extends Partial<ParseLimits> {
   drivers?: DriverChecks;
   /** Values for the HCL file's input variables (`-var`, `-var-file`, `NOMAD_VAR_*`); absent: defaults only. */
   variables?: VariableInputs;
+  /**
+   * The directory HCL's file functions (`file()`, `fileset()`, ...) read from: the job file's. Absent (a job
+   * given as text, as to /v1/jobs/parse): those functions are refused, as Nomad refuses them there.
+   */
+  baseDir?: string;
 }
 
 /** How to read a job file: limits other than the defaults, and the syntax when the extension does not say. */
@@ -72,7 +77,7 @@ export async function loadJob(path: string, options: LoadJobOptions = {}): Promi
   const limits = parseLimits(options);
   const text = await readCapped(path, limits.maxBytes);
   const format = options.format ?? formatOfPath(path) ?? (text.trimStart().startsWith('{') ? 'json' : 'hcl');
-  return parseJob(text, { ...limits, format, file: path });
+  return parseJob(text, { ...limits, format, file: path, baseDir: dirname(resolve(path)) });
 }
 
 /**
@@ -138,7 +143,7 @@ async function parseWithinLimits(text: string, options: ParseJobOptions): Promis
   const source = await parseSource(body, format, file, limits);
   if (format === 'hcl') {
     // Variables are evaluated before HCL's `$${` escapes are removed, so an escaped `$${var.x}` stays literal.
-    source.value = unescapeTemplates(await resolveVariables(source.value, options.variables ?? {}, { file, text: body, lines: source.lines, locate: source.locate }, limits));
+    source.value = unescapeTemplates(await resolveVariables(source.value, options.variables ?? {}, { file, ...(options.baseDir !== undefined && { baseDir: options.baseDir }), text: body, lines: source.lines, locate: source.locate }, limits));
   } else if (hasVariableValues(options.variables)) {
     throw new SpecError([{ path: '', message: `-var and -var-file give values to the input variables of HCL job files; this is a ${format.toUpperCase()} job file`, ...at(file) }]);
   }

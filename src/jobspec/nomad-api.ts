@@ -75,7 +75,7 @@ const TASK: Table = {
   }],
   User: ['user'], Services: ['service', SERVICE], Templates: ['template', TEMPLATE], Artifacts: ['artifact', 'list'], Vault: ['vault'],
   Consul: ['consul'], Constraints: ['constraint'], Affinities: ['affinity'], VolumeMounts: ['volume_mount'],
-  Identity: ['identity'], Identities: ['identity'], DispatchPayload: ['dispatch_payload'], CSIPluginConfig: ['csi_plugin'],
+  Identity: ['identity'], Identities: ['identity'], DispatchPayload: ['dispatch_payload', { File: ['file'] }], CSIPluginConfig: ['csi_plugin'],
   ScalingPolicies: ['scaling'], Kind: ['kind'], Actions: ['action'], Schedule: ['schedule'],
 };
 
@@ -97,7 +97,7 @@ const JOB: Table = {
   Type: ['type'], Namespace: ['namespace'], Datacenters: ['datacenters'], Meta: ['meta'], Region: ['region'],
   Priority: ['priority'], AllAtOnce: ['all_at_once'], Update: ['update', UPDATE], Constraints: ['constraint'],
   Affinities: ['affinity'], Spreads: ['spread'], Migrate: ['migrate'], Reschedule: ['reschedule'],
-  Multiregion: ['multiregion'], Periodic: ['periodic', PERIODIC], ParameterizedJob: ['parameterized'], Vault: ['vault'],
+  Multiregion: ['multiregion'], Periodic: ['periodic', PERIODIC], ParameterizedJob: ['parameterized', { Payload: ['payload'], MetaRequired: ['meta_required'], MetaOptional: ['meta_optional'] }], Vault: ['vault'],
   Consul: ['consul'], NodePool: ['node_pool'], UI: ['ui'],
 };
 
@@ -210,7 +210,8 @@ function translate(
     }
     const [name, conv] = rule;
     // The API fills every field; an empty one says nothing, so it neither warns nor counts as set.
-    if (isEmpty(value) && !(value === false && table === PERIODIC)) continue;
+    // An empty ParameterizedJob is still one (Nomad: a non-nil block, every field defaulted).
+    if (isEmpty(value) && !(value === false && table === PERIODIC) && !(key === 'ParameterizedJob' && isPlainObject(value))) continue;
     remember([...to, name], [...from, key]);
     if (conv === 'ns') out[name] = typeof value === 'number' ? value / 1e6 : value;
     else if (conv === 'networks') out[name] = networksFromApi(value, [...to, name], [...from, key], remember);

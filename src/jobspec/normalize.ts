@@ -7,7 +7,6 @@
 import { normalizeArtifacts } from './artifact-rules.ts';
 import { IGNORED_KEYS } from './jobspec-schema.ts';
 import { shownName, unsafeNameReason } from './names.ts';
-import { UNSUPPORTED_JOB_BLOCKS } from './unsupported-job-kinds.ts';
 import { constraintProblem, constraintsOf } from './constraints.ts';
 import type { PathSegment } from './spec-error.ts';
 import { describeValue, type RawProblem } from './zod-problems.ts';
@@ -101,9 +100,7 @@ function normalizeBody(body: Record<string, unknown>, path: PathSegment[], level
   for (const [key, value] of Object.entries(body)) {
     if (value === null || reserved(key, [...path, key], report)) continue;
     const at = [...path, key];
-    if (level === 'job' && Object.hasOwn(UNSUPPORTED_JOB_BLOCKS, key)) {
-      report.problems.push({ path: at, message: UNSUPPORTED_JOB_BLOCKS[key]! });
-    } else if (key === 'constraint') {
+    if (key === 'constraint') {
       // Honoured by placement (constraints.ts): checked here, kept as written.
       constraintsOf(value).forEach((c, i) => {
         const said = constraintProblem(c);

@@ -15,6 +15,7 @@
  */
 import { Cron } from 'croner';
 import { z } from 'zod';
+import { isParameterizedParent } from './parameterized.ts';
 
 /** cronexpr's predefined specs. */
 const PREDEFINED: Readonly<Record<string, string>> = {
@@ -107,10 +108,10 @@ export function periodicOf(job: Record<string, unknown> | undefined): PeriodicCo
   return typeof p === 'object' && p !== null && !Array.isArray(p) ? (p as PeriodicConfig) : undefined;
 }
 
-/** Nomad's `IsPeriodicActive`: periodic, enabled, and not stopped. */
+/** Nomad's `IsPeriodicActive`: periodic, enabled, not stopped, and not a parameterized job (its dispatches launch). */
 export function isPeriodicActive(job: Record<string, unknown> | undefined, stopped: boolean): boolean {
   const p = periodicOf(job);
-  return p !== undefined && p.Enabled !== false && !stopped;
+  return p !== undefined && p.Enabled !== false && !stopped && !isParameterizedParent(job!);
 }
 
 /** The job file's `periodic` block. */

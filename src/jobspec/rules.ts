@@ -47,6 +47,10 @@ export function checkJobRules(job: NormalizedJob, report: Report, drivers?: Driv
   if (isPlainObject(periodic) && periodic['enabled'] !== false && type !== undefined && type !== 'batch' && type !== 'sysbatch') {
     report.problems.push({ path: [...path, 'periodic'], message: `periodic can only be used with "batch" or "sysbatch" jobs; this job's type is "${type}"` });
   }
+  // Nomad's Job.Validate: a parameterized job's dispatches run to completion.
+  if (isPlainObject(job.body['parameterized']) && type !== undefined && type !== 'batch' && type !== 'sysbatch') {
+    report.problems.push({ path: [...path, 'parameterized'], message: `Parameterized job can only be used with "batch" or "sysbatch" jobs; this job's type is "${type}"` });
+  }
 }
 
 /**

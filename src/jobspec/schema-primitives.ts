@@ -16,7 +16,7 @@ export const durationSchema = z.unknown().transform((value, ctx) => {
     return parseDuration(value);
   } catch (err) {
     if (!(err instanceof DurationError)) throw err;
-    const hint = typeof value === 'string' && value.startsWith('${') ? '; allocrun does not evaluate HCL expressions' : '';
+    const hint = typeof value === 'string' && value.startsWith('${') ? '; a runtime value is interpolated only when the task runs, and a duration is needed when the job is read' : '';
     ctx.issues.push({ code: 'custom', message: `${describeValue(value)} is not a duration: write a Go duration like "15s", "1m30s" or "250ms"${hint}`, input: value });
     return z.NEVER;
   }

@@ -2,6 +2,7 @@
  * Checks an AllocSpec built in code (camelCase, millisecond durations) before it is run, reporting every
  * problem at once with its path (`tasks[1].killTimeout`), as a SpecError.
  */
+import { payloadFileProblem } from './parameterized.ts';
 import { constants as osConstants } from 'node:os';
 import { z } from 'zod';
 import { templateProblems } from '../template/validate-template.ts';
@@ -79,6 +80,7 @@ const taskSpec = z.strictObject({
   artifacts: z.array(artifactSpec).optional(),
   services: z.array(z.lazy(() => serviceSpec)).optional(),
   templates: z.array(z.lazy(() => templateSpec)).optional(),
+  dispatchPayload: z.strictObject({ file: z.string().refine((f) => payloadFileProblem(f) === undefined, { message: 'must name a file inside the task\'s local/ directory' }) }).optional(),
 });
 
 const updateStrategy = z
@@ -148,6 +150,8 @@ const allocSpec = z.strictObject({
   network: networkAsk.optional(),
   ports: z.array(allocatedPort).optional(),
   services: z.array(serviceSpec).optional(),
+  parentJob: safeName('job id').optional(),
+  payload: z.base64('must be base64 (the dispatched job\'s payload)').optional(),
 });
 
 /** A TemplateSpec built in code: the file checks' rules, in the spec's names. */

@@ -31,10 +31,10 @@ export function describeValue(value: unknown, words: Vocabulary = 'file'): strin
   return typeof value;
 }
 
-/** hcl2json hands back what it cannot reduce to a literal as `"${...}"`; say so instead of a bare type error. */
+/** What is left as `"${...}"` after evaluation names a runtime value (as in Nomad); say so instead of a bare type error. */
 function expressionHint(input: unknown): string {
   return typeof input === 'string' && /^\$\{[\s\S]*\}$/.test(input)
-    ? ' (allocrun does not evaluate HCL expressions, variables or functions: write a literal value)'
+    ? ' (a runtime value such as ${attr.*}, ${meta.*} or ${NOMAD_*} is interpolated only when the task runs; this field needs its value when the job is read)'
     : '';
 }
 

@@ -123,6 +123,20 @@ export class AllocGarbageCollector {
     });
   }
 
+  /**
+   * Makes room for an allocation the agent just took on (Nomad's MakeRoomFor): collects the oldest terminal
+   * allocations while the agent holds more than `maxAllocs`, at once rather than at the next pass, so a burst
+   * of new allocations never leaves it holding more finished ones than the bound. Resolves with their ids.
+   */
+  makeRoom(): Promise<string[]> {
+    if (this.target.count() <= this.settings.maxAllocs || this.queue.size === 0) return Promise.resolve([]);
+    return this.exclusive(async () => {
+      const collected: string[] = [];
+      for (let id = this.oldest(); id !== undefined && this.target.count() > this.settings.maxAllocs; id = this.oldest()) if (await this.destroy(id)) collected.push(id);
+      return collected;
+    });
+  }
+
   /** Collects every terminal allocation now (Nomad's CollectAll). Resolves with their ids. */
   collectAll(): Promise<string[]> {
     return this.exclusive(async () => {

@@ -17,6 +17,7 @@ import { gateKills } from './kill-gate.ts';
 import { createAllocRunner, persistedView, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './create-alloc-runner.ts';
 import { AllocGarbageCollector, statfsUsage, type AgentGc, type DiskUsage, type GcOptions } from './alloc-gc.ts';
 import { collectionOf, finishCollection } from './collect-alloc.ts';
+import { localNodeInfo } from '../env/node-info.ts';
 
 /** What the agent keeps per allocation: the store's record plus the actor snapshot to resume from. */
 export type AgentRecord = AllocRecord & {
@@ -64,6 +65,11 @@ export interface Agent {
   shutdown(): Promise<void>;
   /** The garbage collector of terminal allocations: its passes run on the agent's clock from `start()` to `shutdown()`. */
   readonly gc: AgentGc;
+  /**
+   * The node's meta from now on (Nomad's dynamic node metadata, `/v1/client/metadata`): allocations started or
+   * restored after see it as `${meta.*}`; running ones keep the node they started with.
+   */
+  setNodeMeta(meta: Readonly<Record<string, string>>): void;
 }
 
 /**
@@ -246,13 +252,16 @@ export function createAgent(opts: AgentOptions): Agent {
   // One check scheduler and result store for every allocation (Nomad's client-wide checkstore).
   const checks = { ...opts.checks, scheduler: opts.checks?.scheduler ?? new CheckScheduler(opts.clock ?? realClock), store: opts.checks?.store ?? new CheckStore() };
 
+  // The node new allocations see: replaced whole when its meta changes (a node is an immutable value: task-env.ts).
+  let node = opts.node;
+
   const launch = (spec: AllocSpec, snapshot?: PersistedAllocRunner, createdAt = Date.now(), resume = false, validated = false): AllocRunner => {
     if (runners.has(spec.id)) throw new DuplicateAllocError(spec.id);
     const { store: _store, ...runnerOpts } = opts;
     void _store;
     // Validated by run() a moment ago: createAllocRunner need not parse it again (validated-specs.ts).
     if (validated) vouchFor(spec);
-    const runner = createAllocRunner(spec, { ...runnerOpts, dataDir: opts.dataDir, snapshot, resume, checks });
+    const runner = createAllocRunner(spec, { ...runnerOpts, ...(node && { node }), dataDir: opts.dataDir, snapshot, resume, checks });
     const persist = persistenceFor(store, spec, runner, createdAt);
     runners.set(spec.id, { runner, persist, createdAt });
     gateKills(runner.actor.system, () => persist.deathsDurable());
@@ -354,11 +363,20 @@ export function createAgent(opts: AgentOptions): Agent {
     get restoreErrors() {
       return restoreErrors;
     },
-    run: (spec, runOpts) => launch(validateAllocSpec(spec), undefined, Date.now(), runOpts?.resume ?? false, true),
+    run: (spec, runOpts) => {
+      const runner = launch(validateAllocSpec(spec), undefined, Date.now(), runOpts?.resume ?? false, true);
+      // Room for it among the allocations the agent holds (Nomad's MakeRoomFor), beside its start.
+      collector.makeRoom().catch((err: unknown) => process.stderr.write(`allocrun agent: making room for allocation ${spec.id}: ${err instanceof Error ? err.message : String(err)}\n`));
+      return runner;
+    },
     get: (id) => runners.get(id)?.runner,
     list: () => [...runners.values()].map((r) => r.runner),
     saved$: (id) => runners.get(id)?.persist.saved$,
     gc,
+    setNodeMeta(meta) {
+      const base = node ?? localNodeInfo();
+      node = Object.freeze({ ...base, meta: Object.freeze({ ...meta }) });
+    },
     async shutdown() {
       await collector.stop();
       // Persist first: the record must say "running" for the next agent, not "detaching".

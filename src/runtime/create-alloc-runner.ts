@@ -24,6 +24,7 @@ import { interpolateValue } from '../env/interpolate.ts';
 import { buildTaskEnv, type TaskEnv } from '../env/task-env.ts';
 import { allocDirHook } from '../hooks/alloc-dir-hook.ts';
 import { artifactHook } from '../hooks/artifact-hook.ts';
+import { dispatchPayloadHook } from '../hooks/dispatch-payload-hook.ts';
 import type { ArtifactConfig } from '../artifacts/config.ts';
 import { healthHook, watchesDeploymentHealth } from '../hooks/health-hook.ts';
 import { groupServicesHook } from '../hooks/group-services-hook.ts';
@@ -210,7 +211,9 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     // gets the artifacts hook (Nomad's is Done at once without any): the others' hook plans, and so their
     // prestart and restore timing, stay as they were.
     const withArtifacts = (t.artifacts?.length ?? 0) > 0 ? [artifacts] : [];
-    const builtinsOfTask = builtins ? [validate, taskDir, ...withArtifacts, ...templateHooksOf(t), statsOf] : [];
+    // Nomad's dispatch hook comes after task_dir; only tasks with a dispatch_payload block get it.
+    const withPayload = t.dispatchPayload ? [dispatchPayloadHook(t.dispatchPayload.file, spec.payload)] : [];
+    const builtinsOfTask = builtins ? [validate, taskDir, ...withPayload, ...withArtifacts, ...templateHooksOf(t), statsOf] : [];
     const hooks = [...builtinsOfTask, ...serviceTaskHooks, ...userTaskHooks(t)];
     checkHookNames(hooks, `task ${JSON.stringify(t.name)}`);
     taskHooks.set(t.name, hooks);

@@ -84,11 +84,13 @@ function expectedClass(method: string, url: string): RouteClass {
   if (url === '/v1/operator/snapshot') return 'management';
   // Garbage collection: the client's (Nomad: node:write) and the server's are management, one allocation's submit (Nomad: submit-job).
   if (url === '/v1/client/gc' || url === '/v1/system/gc') return 'management';
+  // Applying dynamic node meta (Nomad: node:write, as the client's gc).
+  if (url === '/v1/client/metadata' && !read) return 'management';
   if (url === '/v1/client/allocation/:id/gc') return 'submit';
   // Running a command in a task (Nomad: alloc-node-exec for raw_exec, in no built-in policy).
   if (url === '/v1/client/allocation/:id/exec') return 'management';
   if (read) return 'read';
-  if (/^\/v1\/(jobs|jobs\/parse|job\/:id|validate\/job|job\/:id\/(plan|evaluate|periodic\/force)|deployment\/(fail|promote)\/:id|service\/:name\/:id)$/.test(url)) return 'submit';
+  if (/^\/v1\/(jobs|jobs\/parse|job\/:id|validate\/job|job\/:id\/(plan|evaluate|periodic\/force|dispatch|revert)|deployment\/(fail|promote)\/:id|service\/:name\/:id)$/.test(url)) return 'submit';
   if (/^\/v1\/(allocation\/:id\/stop|client\/allocation\/:id\/(restart|signal))$/.test(url)) return 'lifecycle';
   // Writing and deleting variables goes with submitting jobs (reading them is read, above).
   if (url === '/v1/var/*') return 'submit';

@@ -1,90 +1,101 @@
 /**
- * The node's class and meta (`allocrun agent --node-class gpu --meta rack=r7`, ServeOptions.nodeClass/nodeMeta), as
- * Nomad's client `node_class` and `meta`: one agent in process whose node carries them in `GET /v1/node/:id`, the
- * node list and `/v1/agent/self`; placement judges `${meta.KEY}` and `${node.class}` constraints against them (a
- * job whose constraint fails is blocked, as Nomad's scheduler filters the node); tasks interpolate them in their
- * config and templates read them with `{{ env "meta.KEY" }}`, as Nomad's taskenv does. Then a job blocked on meta
- * the node lacks is placed once the agent starts again with it.
+ * Nomad's dynamic node metadata (src/api/node-meta.ts, routes/node-meta.ts, `allocrun node meta`): keys set and
+ * unset on a running agent, durable before the answer, laid over `--meta`, read by placement (a job blocked on a
+ * `${meta.*}` constraint is placed once the key is set) and by allocations placed after, kept across a restart.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from './agent-process.ts';
-import { cleanUp, mockJob, runJob, serve, type Served, SUITE_TIMEOUT, until } from './in-process-agent.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadDynamicNodeMeta, mergedNodeMeta, nodeMetaApplyProblem } from '../../src/api/node-meta.ts';
+import { metaChanges } from '../../src/cli/node.ts';
+import { StoreDamagedError } from '../../src/state/agent-store.ts';
+import { runCli } from '../cli/spawn-cli.ts';
+import { call, waitForAllocs } from './agent-process.ts';
+import { cleanUp, freshDir, mockJob, serve, until } from './in-process-agent.ts';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+afterAll(cleanUp);
 
-describe('an agent whose node is of class gpu, with meta', { timeout: SUITE_TIMEOUT }, () => {
-  let s: Served;
-  beforeAll(async () => {
-    s = await serve(undefined, undefined, { api: { nodeClass: 'gpu', nodeMeta: { rack: 'r7', 'zone.name': 'eu-west', cores: '16' } } });
-    s.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 1_000_000 };
-  });
-  afterAll(cleanUp);
-
-  const constrained = (id: string, LTarget: string, Operand: string, RTarget: string) => mockJob(id, undefined, { Constraints: [{ LTarget, RTarget, Operand }] });
-  const evalOf = async (id: string): Promise<Json> => (await call(s.socket, 'GET', `/v1/evaluation/${id}`)).json<Json>();
-
-  it('shows its class and meta in the node, the node list and the agent\'s config', async () => {
-    const [stub] = (await call(s.socket, 'GET', '/v1/nodes')).json<Json[]>();
-    expect(stub!['NodeClass']).toBe('gpu');
-    const node = (await call(s.socket, 'GET', `/v1/node/${stub!['ID']}`)).json<Json>();
-    expect([node['NodeClass'], node['Meta']]).toEqual(['gpu', { rack: 'r7', 'zone.name': 'eu-west', cores: '16' }]);
-    const self = (await call(s.socket, 'GET', '/v1/agent/self')).json<Json>();
-    expect(self['config']['Client']).toMatchObject({ NodeClass: 'gpu', Meta: { rack: 'r7', 'zone.name': 'eu-west', cores: '16' } });
-  });
-
-  it.each([
-    ['${meta.rack} = r7', '${meta.rack}', '=', 'r7'],
-    ['${node.class} = gpu', '${node.class}', '=', 'gpu'],
-    ['a dotted key: ${meta.zone.name} regexp ^eu-', '${meta.zone.name}', 'regexp', '^eu-'],
-    ['${meta.cores} >= 8, as numbers', '${meta.cores}', '>=', '8'],
-    ['${meta.rack} is_set', '${meta.rack}', 'is_set', ''],
-    ['${meta.gpu} is_not_set', '${meta.gpu}', 'is_not_set', ''],
-  ])('places a job whose constraint holds on the node: %s', async (name, l, op, r) => {
-    const alloc = await runJob(s, constrained(`holds-${name.replace(/\W+/g, '-')}`, l, op, r));
-    expect(alloc.ClientStatus).toBe('running');
-  });
-
-  it.each([
-    ['${meta.rack} = r8', '${meta.rack}', '=', 'r8'],
-    ['${node.class} = cpu', '${node.class}', '=', 'cpu'],
-    ['${meta.gpu} is_set', '${meta.gpu}', 'is_set', ''],
-    ['${meta.cores} > 16', '${meta.cores}', '>', '16'],
-  ])('places nothing of a job whose constraint fails on the node (%s): filtered, blocked', async (name, l, op, r) => {
-    const id = `fails-${name.replace(/\W+/g, '-')}`;
-    const res = await call(s.socket, 'PUT', '/v1/jobs', constrained(id, l, op, r));
-    expect(res.status, res.text).toBe(200);
-    const evaluation = await evalOf(res.json<Json>()['EvalID']);
-    expect(evaluation['FailedTGAllocs']['g']).toMatchObject({ NodesEvaluated: 1, NodesFiltered: 1 });
-    expect(evaluation['FailedTGAllocs']['g']['ConstraintFiltered']).toEqual({ [`${l} ${op} ${r}`]: 1 });
-    expect((await evalOf(evaluation['BlockedEval']))['Status']).toBe('blocked');
-    expect((await call(s.socket, 'GET', `/v1/job/${id}/allocations`)).json()).toEqual([]);
-  });
-
-  it('interpolates ${meta.KEY} and ${node.class} in a task\'s config, and a template reads them from env', async () => {
-    const body = mockJob('sees-meta', { t: { run_for: '1h', stdout_string: 'rack=${meta.rack} zone=${meta.zone.name} class=${node.class}' } });
-    (body.Job.TaskGroups[0]!.Tasks[0] as Json)['Templates'] = [{ EmbeddedTmpl: '{{ env "meta.rack" }}/{{ env "node.class" }}', DestPath: 'local/node.txt', ChangeMode: 'noop', Splay: 0, Wait: { Min: 0, Max: 0 } }];
-    const alloc = await runJob(s, body);
-    const logs = await until(async () => (await call(s.socket, 'GET', `/v1/client/fs/logs/${alloc.ID}?task=t&type=stdout&plain=true`)).text, (t) => t.includes('rack='), 'the task\'s stdout');
-    expect(logs).toContain('rack=r7 zone=eu-west class=gpu');
-    const rendered = (await call(s.socket, 'GET', `/v1/client/fs/cat/${alloc.ID}?path=t/local/node.txt`)).text;
-    expect(rendered).toBe('r7/gpu');
+describe("an apply's Meta (Nomad's NodeMetaApplyRequest.Validate)", () => {
+  it.each<[string, unknown, string | undefined]>([
+    ['keys set and unset', { ready: '1', 'rack.row': 'b', gone: null, 'with-dash_1': '' }, undefined],
+    ['none at all', undefined, 'missing required Meta object'],
+    ['an empty object', {}, 'missing required Meta object'],
+    ['an empty key', { '': 'x' }, 'metadata keys must not be empty'],
+    ['a key that is no identifier', { '1abc': 'x' }, '"1abc" is invalid; metadata keys must be valid dotted hcl identifiers'],
+    ['an empty part of a dotted key', { 'a..b': 'x' }, '"a..b" is invalid; metadata keys must be valid dotted hcl identifiers'],
+    ['a key with a space', { 'a b': 'x' }, '"a b" is invalid; metadata keys must be valid dotted hcl identifiers'],
+    ['a number for a value', { a: 1 }, 'Meta["a"]: expected a string, or null to unset the key, got 1'],
+    ['a list for Meta', ['a'], 'Meta: expected an object of keys to strings or null, got ["a"]'],
+  ])('%s', (_, meta, problem) => {
+    expect(nodeMetaApplyProblem(meta)).toBe(problem);
   });
 });
 
-describe('an agent started again with the meta a blocked job asks for', { timeout: SUITE_TIMEOUT }, () => {
-  afterAll(cleanUp);
+describe('the merged meta and the command line', () => {
+  it('lays the dynamic keys over the static ones, a null unsetting one', () => {
+    expect(mergedNodeMeta({ rack: 'r1', zone: 'a' }, { zone: null, ready: '1', never: null })).toEqual({ rack: 'r1', ready: '1' });
+    expect(mergedNodeMeta({ rack: 'r1' }, {})).toEqual({ rack: 'r1' });
+  });
 
-  it('places the job its last start filtered out, as Nomad unblocks evaluations when a node changes', async () => {
-    const before = await serve();
-    const body = mockJob('waits-for-rack', undefined, { Constraints: [{ LTarget: '${meta.rack}', RTarget: 'r7', Operand: '=' }] });
-    const res = (await call(before.socket, 'PUT', '/v1/jobs', body)).json<Json>();
-    const evaluation = (await call(before.socket, 'GET', `/v1/evaluation/${res['EvalID']}`)).json<Json>();
-    expect(evaluation['FailedTGAllocs']['g']['ConstraintFiltered']).toEqual({ '${meta.rack} = r7': 1 });
-    await before.stop();
+  it("reads key=value pairs as Nomad's CLI does, a bare key as empty, and --unset's keys as null", () => {
+    expect(metaChanges(['a=1', 'b=x=y', 'c'], 'd,,e')).toEqual({ a: '1', b: 'x=y', c: '', d: null, e: null });
+    expect(metaChanges([], undefined)).toEqual({});
+  });
 
-    const after = await serve(before.dataDir, undefined, { api: { nodeMeta: { rack: 'r7' } } });
-    const [alloc] = await until(async () => (await call(after.socket, 'GET', '/v1/job/waits-for-rack/allocations')).json<Json[]>(), (l) => l[0]?.['ClientStatus'] === 'running', 'the job placed');
-    expect(alloc!['NodeID']).toBe((await call(after.socket, 'GET', '/v1/nodes')).json<Json[]>()[0]!['ID']);
-    expect((await call(after.socket, 'GET', `/v1/evaluation/${evaluation['BlockedEval']}`)).json<Json>()['Status']).toBe('canceled');
+  it('names a damaged stored value, never reading it as empty', () => {
+    const store = { path: '/data/agent.mdb', get: () => ['not', 'meta'] } as unknown as Parameters<typeof loadDynamicNodeMeta>[0];
+    expect(() => loadDynamicNodeMeta(store)).toThrow(StoreDamagedError);
+    expect(() => loadDynamicNodeMeta(store)).toThrow(/meta\/nodeMetaDynamic: expected the node's dynamic meta/);
+  });
+});
+
+type MetaAnswer = { Meta: Record<string, string>; Dynamic: Record<string, string | null>; Static: Record<string, string> };
+
+describe('an agent started with --meta rack=r1 --meta zone=a', () => {
+  it('applies keys over the API and the CLI, places what waited on them, and keeps them across a restart', async () => {
+    const dataDir = freshDir();
+    const opts = { api: { nodeMeta: { rack: 'r1', zone: 'a' } } };
+    let s = await serve(dataDir, undefined, opts);
+    const read = async () => (await call(s.socket, 'GET', '/v1/client/metadata')).json() as MetaAnswer;
+    expect(await read()).toEqual({ Meta: { rack: 'r1', zone: 'a' }, Dynamic: {}, Static: { rack: 'r1', zone: 'a' } });
+
+    // A job for nodes that are ready: nothing is placed yet.
+    const job = mockJob('web', { t: { run_for: '1h', stdout_string: 'ready=${meta.ready}' } }, { Constraints: [{ LTarget: '${meta.ready}', RTarget: '1', Operand: '=' }] });
+    // A short kill timeout: the restored task is stopped by it at the end.
+    Object.assign(job.Job.TaskGroups[0]!.Tasks[0]!, { KillTimeout: 100e6 });
+    expect((await call(s.socket, 'PUT', '/v1/jobs', job)).status).toBe(200);
+    await until(async () => (await call(s.socket, 'GET', '/v1/job/web/evaluations')).json() as { Status: string }[], (l) => l.some((e) => e.Status === 'blocked'), 'a blocked evaluation');
+    expect((await call(s.socket, 'GET', '/v1/job/web/allocations')).json()).toEqual([]);
+
+    const nodeId = ((await call(s.socket, 'GET', '/v1/nodes')).json() as { ID: string }[])[0]!.ID;
+    const indexBefore = ((await call(s.socket, 'GET', `/v1/node/${nodeId}`)).json() as { ModifyIndex: number }).ModifyIndex;
+    const applied = await call(s.socket, 'POST', '/v1/client/metadata', { NodeID: nodeId, Meta: { ready: '1', zone: null } });
+    expect(applied.status, applied.text).toBe(200);
+    expect(applied.json()).toEqual({ Meta: { rack: 'r1', ready: '1' }, Dynamic: { ready: '1', zone: null }, Static: { rack: 'r1', zone: 'a' } });
+    const node = (await call(s.socket, 'GET', `/v1/node/${nodeId}`)).json() as { Meta: Record<string, string>; ModifyIndex: number };
+    expect(node.Meta).toEqual({ rack: 'r1', ready: '1' });
+    expect(node.ModifyIndex).toBeGreaterThan(indexBefore);
+
+    // The blocked job is placed, and its task sees the node's new meta.
+    const [alloc] = await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => l[0]?.ClientStatus === 'running');
+    const logs = await until(async () => (await call(s.socket, 'GET', `/v1/client/fs/logs/${alloc!.ID}?task=t&type=stdout&plain=true`)).text, (t) => t.includes('ready='), 'the task output');
+    expect(logs).toContain('ready=1');
+
+    // Refusals: Nomad's words, nothing applied.
+    const bad = await call(s.socket, 'POST', '/v1/client/metadata', { Meta: { '9lives': 'x' } });
+    expect([bad.status, bad.text]).toEqual([400, '"9lives" is invalid; metadata keys must be valid dotted hcl identifiers']);
+    expect((await call(s.socket, 'POST', '/v1/client/metadata', { NodeID: 'f0000000-0000-4000-8000-000000000000', Meta: { a: 'b' } })).status).toBe(404);
+
+    // The CLI: one more key, then the three sections.
+    const apply = await runCli(['node', 'meta', 'apply', '--data-dir', dataDir, '-unset', 'ready', 'owner=ops'], { timeoutMs: 60_000 });
+    expect(apply.code, apply.stderr).toBe(0);
+    const shown = await runCli(['node', 'meta', 'read', '--data-dir', dataDir], { timeoutMs: 60_000 });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toBe(['All Meta', 'owner = ops', 'rack  = r1', '', 'Dynamic Meta', 'owner = ops', 'ready = <unset>', 'zone  = <unset>', '', 'Static Meta', 'rack = r1', 'zone = a', ''].join('\n'));
+
+    // Durable: a restarted agent has the same meta, the unset keys still unset.
+    const before = await read();
+    await s.stop();
+    s = await serve(dataDir, undefined, opts);
+    expect(await read()).toEqual(before);
+    await s.stop();
   });
 });

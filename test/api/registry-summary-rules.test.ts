@@ -47,6 +47,23 @@ describe('the job summary', () => {
     expect(await statusOf(s, 'web')).toBe('pending');
   });
 
+  it('counts a replacement waiting in a blocked evaluation as Queued while the allocation it replaces still runs', async () => {
+    const s = await serve();
+    s.api.registry.capacity = { cpu: 0, cores: 1, memoryMB: 100 };
+    const sized = (memoryMB: number) => {
+      const body = mockJob('web');
+      (body.Job.TaskGroups[0]!.Tasks[0] as Record<string, unknown>)['Resources'] = { MemoryMB: memoryMB };
+      return body;
+    };
+    await call(s.socket, 'PUT', '/v1/jobs', sized(60));
+    await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => l[0]?.ClientStatus === 'running');
+    // The new version fits nowhere: its allocation is not placed and the old one runs on (Nomad's scheduler).
+    expect((await call(s.socket, 'PUT', '/v1/jobs', sized(150))).status).toBe(200);
+    const evals = await until(async () => (await call(s.socket, 'GET', '/v1/job/web/evaluations')).json<{ Status: string }[]>(), (l) => l.some((e) => e.Status === 'blocked'), 'a blocked evaluation');
+    expect(evals.some((e) => e.Status === 'blocked')).toBe(true);
+    expect((await summaryOf(s, 'web')).Summary['g']).toMatchObject({ Queued: 1, Running: 1 });
+  });
+
   it('queues nothing for a stopped job, whose status is dead once its allocation has ended', async () => {
     const s = await serve();
     await call(s.socket, 'PUT', '/v1/jobs', mockJob('web'));

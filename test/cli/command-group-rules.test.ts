@@ -11,8 +11,7 @@ describe('a Nomad subcommand allocrun does not have', () => {
     [allocCommand, ['exec', '-t', '5b1e', 'ls'], 'alloc exec: -t: allocrun cannot give the command a terminal'],
     [allocCommand, ['fs', '5b1e', 'web/local'], 'alloc fs is not supported: the agent serves its routes (GET /v1/client/fs/'],
     [jobCommand, ['validate', 'web.nomad'], "job validate is not supported: use 'allocrun validate FILE'"],
-    [jobCommand, ['dispatch', 'batch'], 'job dispatch is not supported: parameterized jobs are refused when registered'],
-    [jobCommand, ['histroy', 'web'], 'job: unknown subcommand "histroy"; subcommands: run, plan, stop, status, periodic'],
+    [jobCommand, ['histroy', 'web'], 'job: unknown subcommand "histroy"; subcommands: run, plan, stop, status, history, revert, periodic, dispatch'],
   ] as const)('%#: %j', async (cmd, argv, message) => {
     const err = await cmd.run([...argv]).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);

@@ -121,11 +121,13 @@ describe('problems, with file, line and column', () => {
     ['a reference to an undeclared variable', jobFile('', 'count = var.nope'), {}, ['web.nomad:4:13: job.web.group.api.count: there is no variable named "nope"']],
     ['a reference to an undefined local', jobFile('', '', 'env {\n        A = "x-${local.nope}"\n      }'), {}, ['web.nomad:12:18: job.web.group.api.task.app.env.A: there is no local named "nope"']],
     ['locals in a cycle, named', jobFile('locals {\n  a = local.b\n  b = "${local.a}-x"\n}\n'), {}, ['web.nomad:2:3: locals.a: locals refer to each other in a cycle: local.a → local.b → local.a']],
-    ['a function call on a variable', jobFile('variable "x" {\n  default = "a"\n}\n', '', 'meta {\n        up = upper(var.x)\n      }'), {}, ['web.nomad:15:14: job.web.group.api.task.app.meta.up: expressions are not evaluated: upper(var.x) — allocrun evaluates only references']],
-    ['arithmetic inside a template', jobFile('variable "n" {\n  default = 1\n}\n', '', 'meta {\n        n = "x${var.n + 1}"\n      }'), {}, ['web.nomad:15:17: job.web.group.api.task.app.meta.n: expressions are not evaluated: var.n + 1']],
-    ['a conditional', jobFile('variable "n" {\n  default = 1\n}\n', 'count = var.n > 1 ? 2 : 1'), {}, ['web.nomad:7:13: job.web.group.api.count: expressions are not evaluated: var.n > 1 ? 2 : 1']],
-    ['a for-expression in a local', jobFile('variable "l" {\n  default = ["a"]\n}\nlocals {\n  up = [for s in var.l : s]\n}\n'), {}, ['web.nomad:5:8: locals.up: expressions are not evaluated: [for s in var.l : s]']],
-    ['a template directive', jobFile('variable "n" {\n  default = 1\n}\n', '', 'meta {\n        n = "%{ if var.n > 0 }y%{ endif }"\n      }'), {}, ['job.web.group.api.task.app.meta.n: template directives (%{ if }, %{ for }) are not evaluated']],
+    ['a function given the wrong type', jobFile('variable "l" {\n  default = ["a"]\n}\n', '', 'meta {\n        up = upper(var.l)\n      }'), {}, ['web.nomad:15:20: job.web.group.api.task.app.meta.up: Invalid function argument: upper(): invalid value for "str" parameter: string required, got a list of 1 item(s)']],
+    ['arithmetic on a string inside a template', jobFile('variable "s" {\n  default = "a"\n}\n', '', 'meta {\n        n = "x${var.s + 1}"\n      }'), {}, ['web.nomad:15:17: job.web.group.api.task.app.meta.n: Invalid operand: the left operand of + must be a number, got "a"']],
+    ['a conditional on a string', jobFile('variable "n" {\n  default = "yes"\n}\n', 'count = var.n ? 2 : 1'), {}, ['web.nomad:7:13: job.web.group.api.count: Incorrect condition type: the condition must be true or false, got "yes"']],
+    ['a for-expression over a number, in a local', jobFile('variable "l" {\n  default = 3\n}\nlocals {\n  up = [for s in var.l : s]\n}\n'), {}, ['web.nomad:5:18: locals.up: Iteration over non-iterable value: the collection of this "for" expression (var.l) is 3']],
+    ['an unknown function, named', jobFile('', '', 'meta {\n        n = "${uppercase("x")}"\n      }'), {}, ['web.nomad:12:16: job.web.group.api.task.app.meta.n: Call to unknown function: there is no function named "uppercase"']],
+    ['a runtime value in arithmetic', jobFile('', '', 'meta {\n        n = NOMAD_ALLOC_INDEX + 1\n      }'), {}, ['web.nomad:12:13: job.web.group.api.task.app.meta.n: Invalid operand: the left operand of + must be a number, got "${NOMAD_ALLOC_INDEX}" (a runtime value, known only when the task runs)']],
+    ['file() on a job given as text', jobFile('', '', 'meta {\n        n = file("x.txt")\n      }'), {}, ['web.nomad:12:13: job.web.group.api.task.app.meta.n: Error in function call: call to file() failed: filesystem functions are disabled: this job was given as text']],
     ['a list interpolated into a string', jobFile('variable "l" {\n  default = ["a"]\n}\n', '', 'meta {\n        l = "x-${var.l}"\n      }'), {}, ['job.web.group.api.task.app.meta.l: Invalid template interpolation value: var.l is a list, which cannot be part of a string']],
     ['an index past the end', jobFile('variable "l" {\n  default = ["a"]\n}\n', '', 'meta {\n        l = var.l[3]\n      }'), {}, ['job.web.group.api.task.app.meta.l: var.l has 1 item(s): there is no index 3']],
     ['a default that refers to another variable', jobFile('variable "a" {\n  default = "x"\n}\nvariable "b" {\n  default = "${var.a}"\n}\n'), {}, ['web.nomad:5:14: variable.b.default: a variable\'s default must be a literal value']],
@@ -141,6 +143,25 @@ describe('problems, with file, line and column', () => {
     const json = JSON.stringify({ job: { web: { group: { api: { task: { app: { driver: 'raw_exec', config: { command: '/bin/true' } } } } } } } });
     const err = await specError(parseJob(json, { format: 'json', variables: { args: ['a=b'] } }));
     expect(err.message).toContain('-var and -var-file give values to the input variables of HCL job files; this is a JSON job file');
+  });
+});
+
+describe('expressions, evaluated as Nomad evaluates them', () => {
+  const head = 'variable "env" {\n  default = "prod"\n}\nvariable "extra" {\n  default = ["-v"]\n}\nvariable "ports" {\n  default = [80, 443]\n}\nlocals {\n  base = { A = "1" }\n  sizes = { prod = 512 }\n}\n';
+  it.each<[string, string, string, unknown]>([
+    ['a conditional gives count a number', 'count = var.env == "prod" ? 3 : 1', 'count', 3],
+    ['functions in a template', 'meta {\n        n = "${upper(var.env)}-api"\n      }', 'meta', { n: 'PROD-api' }],
+    ['concat() builds a list (jsonencode shows it)', 'meta {\n        args = jsonencode(concat(["-c"], var.extra))\n      }', 'meta', { args: '["-c","-v"]' }],
+    ['a for-expression with a template', 'meta {\n        p = join(",", [for p in var.ports : "${p}/tcp"])\n      }', 'meta', { p: '80/tcp,443/tcp' }],
+    ['merge() of a local and an object', 'env = merge(local.base, { X = "1" })', 'env', { A: '1', X: '1' }],
+    ['lookup() with a default, and arithmetic', 'meta {\n        mem = lookup(local.sizes, var.env, 256) * 2\n      }', 'meta', { mem: '1024' }],
+    ['a %{if} directive in a heredoc', 'meta {\n        t = <<EOT\n%{ if var.env == "prod" ~}\nlive\n%{ else ~}\ntest\n%{ endif ~}\nEOT\n      }', 'meta', { t: 'live\n' }],
+    ['runtime names stay for the client, beside evaluated parts', 'meta {\n        a = "${attr.kernel.name}-${var.env}"\n        b = meta.rack\n        c = "${NOMAD_ALLOC_DIR}/${lower("X")}"\n      }', 'meta', { a: '${attr.kernel.name}-prod', b: '${meta.rack}', c: '${NOMAD_ALLOC_DIR}/x' }],
+    ['an escaped $${ stays literal', 'meta {\n        a = "$${var.env}-${var.env}"\n      }', 'meta', { a: '${var.env}-prod' }],
+  ])('%s', async (_, line, field, want) => {
+    const l = await load(jobFile(head, field === 'count' ? line : '', field === 'count' ? '' : line));
+    const got = field === 'count' ? l.job.body.group['api']!.count : (task(l) as unknown as Record<string, unknown>)[field];
+    expect(got).toEqual(want);
   });
 });
 

@@ -174,20 +174,19 @@ describe('allocations from a job', () => {
 
 describe('problems in job files', () => {
   it.each([
-    ['parameterized', 'parameterized {\n meta_required = ["x"]\n}', 'parameterized jobs are not supported: Nomad runs one only when it is dispatched'],
-  ])('refuses a %s job (Nomad would place nothing at registration; a warning would run it at once)', async (key, block, why) => {
-    const e = await specError(hcl(jobWith({ job: `type = "batch"\n${block}` })));
-    expect(e.problems.map((p) => p.path)).toEqual([`job.j.${key}`]);
-    expect(e.problems[0]!.message).toContain(why);
+    ['HCL', () => parseJob(jobWith({ job: 'type = "batch"\nparameterized {\n meta_required = ["x"]\n}', task: 'driver = "mock"\ndispatch_payload {\n file = "in.txt"\n}' }), { format: 'hcl', file: 'job.nomad' })],
+    ['API JSON', () => parseJob(JSON.stringify({ Job: { ID: 'j', Type: 'batch', ParameterizedJob: { MetaRequired: ['x'] }, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'mock', DispatchPayload: { File: 'in.txt' } }] }] } }), { format: 'json' })],
+  ])('loads a parameterized job from %s without a warning, its tasks told where the payload goes', async (_format, load) => {
+    const loaded = await load();
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.job.body.parameterized).toEqual({ meta_required: ['x'] });
+    expect(loaded.allocs[0]!.tasks[0]!.dispatchPayload).toEqual({ file: 'in.txt' });
   });
 
-  it.each([
-    ['ParameterizedJob', { MetaRequired: ['x'] }],
-  ])('refuses API JSON with %s, and reads it null as absent', async (field, value) => {
-    const job = (v: unknown) => JSON.stringify({ Job: { ID: 'j', Type: 'batch', [field]: v, TaskGroups: [{ Name: 'g', Tasks: [{ Name: 't', Driver: 'mock' }] }] } });
-    const e = await specError(parseJob(job(value), { format: 'json' }));
-    expect(e.problems[0]!.message).toMatch(/jobs are not supported/);
-    expect((await parseJob(job(null), { format: 'json' })).allocs).toHaveLength(1);
+  it('refuses a parameterized service job, naming the block (Nomad: batch or sysbatch only)', async () => {
+    const e = await specError(hcl(jobWith({ job: 'parameterized {}' })));
+    expect(e.problems.map((p) => p.path)).toEqual(['job.j.parameterized']);
+    expect(e.problems[0]!.message).toContain('Parameterized job can only be used with "batch" or "sysbatch" jobs');
   });
 
   it('reports a broken HCL file with its line and column', async () => {
@@ -281,9 +280,8 @@ describe('problems in job files', () => {
     ]);
   });
 
-  it('says that HCL expressions (other than references to variables) are not evaluated', async () => {
-    const err = await specError(hcl(jobWith({ group: 'count = length(["a"])' })));
-    expect(err.problems[0]!.message).toContain('does not evaluate HCL expressions');
+  it('evaluates HCL expressions as Nomad does (count = length(["a", "b"]) is 2)', async () => {
+    expect(await hcl(jobWith({ group: 'count = length(["a", "b"])' }))).toHaveLength(2);
   });
 
   it('reports two leaders, an empty group and an impossible restart policy', async () => {

@@ -55,6 +55,21 @@ describe('agent garbage collection', () => {
     await agent.shutdown();
   });
 
+  it('makes room for a new allocation at once, not at the next pass (Nomad\'s MakeRoomFor): the oldest terminal ones beyond gc_max_allocs', async () => {
+    const dataDir = freshDir();
+    const store = new MemoryStore();
+    const clock = new SimulatedClock(0);
+    const { agent } = await fiveFinished(dataDir, store, clock);
+    expect(clock.now()).toBeLessThan(60_000);
+    agent.run(spec('f', '1h'));
+    // Six held, two allowed: the four that finished first go, with no pass and no clock step.
+    await clock.advanceUntil(() => agent.list().length === 2, 1_000, 0);
+    expect(clock.now()).toBeLessThan(60_000);
+    expect(agent.list().map((r) => r.actor.id).sort()).toEqual(['e', 'f']);
+    expect([...store.records.keys()].sort()).toEqual(['e', 'f']);
+    await agent.shutdown();
+  });
+
   it('never collects a running allocation, however many there are', async () => {
     const dataDir = freshDir();
     const clock = new SimulatedClock(0);

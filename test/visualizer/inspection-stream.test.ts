@@ -262,6 +262,65 @@ describe('the inspection stream', () => {
     actor.stop();
   });
 
+  it('sends the state value whenever the states change, also back to earlier ones, and not for a step that stays or re-enters', async () => {
+    // XState keeps a snapshot's active-node list while the states stay (the stream's shortcut) and makes a new
+    // one when a step leaves the states and comes back to them (BLINK: on, blinking, on again in one
+    // macrostep): the value must be compared then.
+    const toggle = createMachine({
+      id: 'toggle',
+      context: { n: 0 },
+      type: 'parallel',
+      states: {
+        light: {
+          initial: 'off',
+          states: {
+            off: { on: { FLIP: 'on', AGAIN: { target: 'off', reenter: true } } },
+            on: { on: { FLIP: 'off', AGAIN: { target: 'on', reenter: true }, BLINK: 'blinking' } },
+            blinking: { always: 'on' },
+          },
+        },
+        count: { on: { BUMP: { actions: assign({ n: ({ context }) => context.n + 1 }) } } },
+      },
+    });
+    const { stream, messages } = collect();
+    const actor = createActor(toggle, { inspect: stream.inspect }).start();
+    await flushMicrotasks();
+    const values: unknown[] = [];
+    for (const type of ['FLIP', 'BUMP', 'AGAIN', 'FLIP', 'AGAIN', 'BUMP', 'FLIP', 'BLINK']) {
+      messages.length = 0;
+      actor.send({ type });
+      await flushMicrotasks();
+      const mine = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === actor.sessionId);
+      values.push(mine.length === 0 ? 'no message' : (mine.at(-1)!.value ?? 'no value'));
+    }
+    const light = (l: string) => ({ light: l, count: {} });
+    // A re-entry or a blink is a message (its edges), with no value: the states are the same.
+    expect(values).toEqual([light('on'), 'no value', 'no value', light('off'), 'no value', 'no value', light('on'), 'no value']);
+    actor.stop();
+  });
+
+  it('maps what was queued before the first reader came, for that reader: state and context from the first transition on', () => {
+    const counter = createMachine({
+      id: 'counter',
+      context: { n: 0 },
+      initial: 'idle',
+      states: { idle: { on: { GO: 'busy' } }, busy: { on: { BUMP: { actions: assign({ n: ({ context }) => context.n + 1 }) } } } },
+    });
+    let flush: (() => void) | undefined;
+    const stream = createInspectionStream({ schedule: (fn) => void (flush = fn) });
+    const actor = createActor(counter, { inspect: stream.inspect }).start();
+    actor.send({ type: 'GO' });
+    actor.send({ type: 'BUMP' });
+    // Nobody read those yet; the reader comes before the flush.
+    const messages: InspectMessage[] = [];
+    stream.subscribe((b) => messages.push(...b));
+    flush!();
+    const mine = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === actor.sessionId);
+    expect(mine.map((m) => m.value)).toEqual(['idle', 'busy', undefined]);
+    expect(mine.at(-1)!.context).toEqual({ n: 1 });
+    actor.stop();
+  });
+
   it('gives a late joiner definitions, actors and each actor’s latest state with its context', async () => {
     const { stream } = collect();
     const actor = createActor(worker, { inspect: stream.inspect }).start();

@@ -223,10 +223,9 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     expect((await call(agent.socket, 'GET', '/v1/job/constraint-no/allocations')).json()).toEqual([]);
   });
 
-  it.concurrent('script-check and parameterized are refused before anything runs, with the reason and where', async () => {
+  it.concurrent('script-check is refused before anything runs, with the reason and where', async () => {
     const refused: [string, string][] = [
       ['script-check.nomad', 'job.script-check.group.g.service[0].check[0].type: check type "script" is not supported: Nomad-native service checks are "http" or "tcp"'],
-      ['parameterized.nomad', 'job.parameterized.parameterized: parameterized jobs are not supported'],
     ];
     const runs = await Promise.all(refused.map(([name]) => cli('job', 'run', jobFile(name))));
     refused.forEach(([name, why], i) => {
@@ -235,7 +234,35 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
       expect(runs[i]!.stderr).toContain(why);
       expect(runs[i]!.stderr).not.toMatch(/\n\s+at /); // no stack trace
     });
-    for (const id of ['script-check', 'parameterized']) expect((await call(agent.socket, 'GET', `/v1/job/${id}`)).status).toBe(404);
+    expect((await call(agent.socket, 'GET', '/v1/job/script-check')).status).toBe(404);
+  });
+
+  it.concurrent('parameterized.nomad: registering places nothing; job dispatch with -meta and a payload file runs a child that sees both', async () => {
+    const run = await cli('job', 'run', jobFile('parameterized.nomad'));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe('Job registration successful\n');
+    expect((await call(agent.socket, 'GET', '/v1/job/parameterized/allocations')).json()).toEqual([]);
+    const payload = join(work, 'payload.txt');
+    writeFileSync(payload, 'from the payload\n');
+    const [refused, dispatched] = await Promise.all([cli('job', 'dispatch', 'parameterized'), cli('job', 'dispatch', '-meta', 'target=prod', 'parameterized', payload)]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Failed to dispatch job: Dispatch did not provide required meta keys: [target]');
+    expect(dispatched.code, dispatched.stderr).toBe(0);
+    const child = /^Dispatched Job ID = (parameterized\/dispatch-\d+-[0-9a-f]{8})\nEvaluation ID     = [0-9a-f]{8}\n\n/.exec(dispatched.stdout)?.[1];
+    expect(child, dispatched.stdout).toBeDefined();
+    const [a] = await waitForAllocs(agent.socket, `/v1/job/${encodeURIComponent(child!)}/allocations`, (l) => l.length > 0 && l[0]!.ClientStatus === 'complete');
+    expect(await logs(a!.ID, 't')).toBe('target=prod\nfrom the payload\n');
+    const status = await cli('job', 'status', 'parameterized');
+    expect(status.stdout).toContain('Parameterized = true');
+    expect(status.stdout).toContain('Parameterized Job\nPayload           = optional\nRequired Metadata = target\n');
+    expect(status.stdout).toContain(`Dispatched Jobs\nID${' '.repeat(child!.length)}Status\n${child}  dead`);
+    // A payload from stdin; the same idempotency token twice: one child, and the second answer has no evaluation to monitor.
+    const once = await runCli(['job', 'dispatch', '-detach', '-idempotency-token', 'walk', '-meta', 'target=x', 'parameterized', '-', '--data-dir', agent.dataDir], { input: 'from stdin\n', timeoutMs: 120_000 });
+    const twice = await cli('job', 'dispatch', '-idempotency-token', 'walk', '-meta', 'target=x', 'parameterized');
+    expect([once.code, twice.code], once.stderr + twice.stderr).toEqual([0, 0]);
+    expect(twice.stdout).toBe(once.stdout.split('\n')[0] + '\n');
+    const stdinChild = /^Dispatched Job ID = (\S+)/.exec(twice.stdout)![1]!;
+    expect((await call(agent.socket, 'GET', `/v1/job/${encodeURIComponent(stdinChild)}`)).json()).toMatchObject({ Payload: Buffer.from('from stdin\n').toString('base64'), DispatchIdempotencyToken: 'walk' });
   });
 
   it.concurrent('periodic.nomad: registering places nothing and says the next launch; job periodic force launches a child that runs', async () => {

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { BUILTIN_DRIVER_CHECKS } from '../../drivers/config-checks.ts';
 import { formatProblem, isSpecError, parseJob, type LoadedJob } from '../../jobspec/index.ts';
+import { parameterizedUpdateRefusal } from '../../jobspec/parameterized.ts';
 import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.ts';
 import { canonicalJob, withoutDefaults } from '../job-canonical.ts';
 import { jobToApiJson, type Json } from '../job-json.ts';
@@ -55,6 +56,8 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return registry.serialize(job.ID, async () => {
       const loaded = await loadApiJob(withoutDefaults(job));
       const current = registry.getJob(job.ID);
+      const transition = current && parameterizedUpdateRefusal(current.versions.at(-1)!.job, job);
+      if (transition) throw new HttpError(400, transition);
       const refused = body.EnforceIndex ? enforceIndexRefusal(body.JobModifyIndex ?? 0, current?.jobModifyIndex) : undefined;
       if (refused) throw new HttpError(400, refused);
       const { Index, ...result } = await registry.register(job, loaded.allocs, warningText(loaded));

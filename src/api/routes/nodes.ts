@@ -16,8 +16,8 @@ const clientStatsQuery = z.looseObject({ node_id: z.string().optional() });
 export function nodeRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const reg = () => nodeRegistration(ctx);
   const nodeCtx = (): NodeContext => nodeContextOf(ctx);
-  // The node itself changes only when it registers: its index is its create index.
-  const nodeIndex = () => reg().createIndex;
+  // The node changes when it registers and when its dynamic meta does (routes/node-meta.ts).
+  const nodeIndex = () => Math.max(reg().createIndex, reg().modifyIndex ?? 0);
   const ours = (id: string) => {
     if (id !== ctx.registry.node.id) throw new HttpError(404, 'node not found');
   };

@@ -1,4 +1,5 @@
-# A parameterized batch job: Nomad registers it and runs it only when dispatched.
+# A parameterized batch job: Nomad registers it and runs it only when dispatched; each dispatch's meta is
+# in the task's env and its payload in the task's local/ directory.
 job "parameterized" {
   type = "batch"
 
@@ -17,7 +18,7 @@ job "parameterized" {
 
       config {
         command = "/bin/sh"
-        args    = ["-c", "echo target=${NOMAD_META_target}"]
+        args    = ["-c", "echo target=${NOMAD_META_target}; cat ${NOMAD_TASK_DIR}/input.txt 2>/dev/null || echo no payload"]
       }
     }
   }
