@@ -112,6 +112,17 @@ const kill: Drive = async (exit, send, started) => {
   await exit('cleanup', { exitCode: 0, signal: 0 });
 };
 
+/** Runs `input` the old way (`oldWay`'s guards) and as the machines are: the same reports and hook calls, fewer microsteps. */
+async function sameRunInFewerMicrosteps(input: AllocRunnerInput, oldWay: Record<string, () => boolean>, drive: Drive): Promise<string[]> {
+  const before = await run(input, oldWay, drive);
+  const now = await run(input, {}, drive);
+  expect(before.final).toBe('terminal');
+  expect(now.seen).toEqual(before.seen);
+  expect(now.calls).toEqual(before.calls);
+  expect(now.microsteps).toBeLessThan(before.microsteps);
+  return now.calls;
+}
+
 describe('a lifecycle going around empty phases', () => {
   it.each([
     ['no hooks, run to completion', {}, {}, finish],
@@ -119,13 +130,7 @@ describe('a lifecycle going around empty phases', () => {
     ['some phases with hooks, run to completion', { prerun: ['alloc_dir'] }, { main: { poststart: ['stats'], stop: ['logmon'] } }, finish],
     ['some phases with hooks, killed', { postrun: ['checks'] }, { side: { prestart: ['task_dir'], exited: ['logmon'] } }, kill],
   ] as [string, AllocRunnerInput['hooks'], AllocRunnerInput['taskHooks'], Drive][])('%s: reports what entering them reported, in fewer microsteps', async (_what, hooks, taskHooks, drive) => {
-    const input: AllocRunnerInput = { alloc, hooks, taskHooks };
-    const entered = await run(input, { phaseEmpty: () => false }, drive);
-    const skipped = await run(input, {}, drive);
-    expect(entered.final).toBe('terminal');
-    expect(skipped.seen).toEqual(entered.seen);
-    expect(skipped.calls).toEqual(entered.calls);
-    expect(skipped.microsteps).toBeLessThan(entered.microsteps);
+    await sameRunInFewerMicrosteps({ alloc, hooks, taskHooks }, { phaseEmpty: () => false }, drive);
   });
 });
 
@@ -136,13 +141,7 @@ describe("a phase's last hook ending it at once", () => {
     ['hooks in every phase, run to completion', { prerun: ['alloc_dir'], postrun: ['checks'] }, { main: { prestart: ['validate', 'task_dir'], poststart: ['stats'], exited: ['stats'], stop: ['logmon'] }, cleanup: { prestart: ['task_dir'] } }, finish],
     ['hooks in every phase, killed', { prerun: ['alloc_dir'], preKill: ['checks'], postrun: ['checks'] }, { main: { prestart: ['task_dir'], poststart: ['stats'], preKilling: ['services'], exited: ['stats'], stop: ['logmon'] }, side: { prestart: ['task_dir'], exited: ['logmon'] } }, kill],
   ] as [string, AllocRunnerInput['hooks'], AllocRunnerInput['taskHooks'], Drive][])('%s: reports what going through `next` reported, in fewer microsteps', async (_what, hooks, taskHooks, drive) => {
-    const input: AllocRunnerInput = { alloc, hooks, taskHooks };
-    const looped = await run(input, { atLastHook: () => false }, drive);
-    const ended = await run(input, {}, drive);
-    expect(looped.final).toBe('terminal');
-    expect(ended.seen).toEqual(looped.seen);
-    expect(ended.calls).toEqual(looped.calls);
-    expect(ended.calls.length).toBeGreaterThanOrEqual(8);
-    expect(ended.microsteps).toBeLessThan(looped.microsteps);
+    const calls = await sameRunInFewerMicrosteps({ alloc, hooks, taskHooks }, { atLastHook: () => false }, drive);
+    expect(calls.length).toBeGreaterThanOrEqual(8);
   });
 });
