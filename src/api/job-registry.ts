@@ -1132,6 +1132,8 @@ export class JobRegistry {
       if (error && !failing) this.log(`allocation ${a.id}: its runner's state could not be saved (${error.message}); the API shows it all the same, and the next change saves again`);
       else if (!error && failing) this.log(`allocation ${a.id}: its runner's state is saved again`);
       failing = error !== undefined;
+      // Collected: its final state is recorded (recordCollection); a save still settling is of an earlier one.
+      if (a.collectedState) return;
       if (shown === undefined) {
         shown = a.lastState = state;
         return;
@@ -1141,6 +1143,8 @@ export class JobRegistry {
       // Applied in index order: behind the writes of lower indexes still committing (a stop of this allocation
       // whose commit has not ended sets its ModifyIndex when it applies, which must not be past this change's).
       this.index.order.applyNext((index) => {
+        // Collected while this waited for its turn: the collection's state stands.
+        if (a.collectedState) return;
         // What it held is free once its tasks are gone: blocked evaluations try again, as Nomad unblocks them.
         if (this.blocked.size > 0 && isTerminal(state) && !isTerminal(a.lastState)) queueMicrotask(() => this.unblock());
         const job = this.jobs.get(a.jobId);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import type { AgentOptions, AgentRecord } from '../../src/runtime/create-agent.ts';
+import type { StateStore } from '../../src/state/store.ts';
 import { runCli } from '../cli/spawn-cli.ts';
 import { call, type Alloc } from './agent-process.ts';
 import { cleanUp, freshDir, mockJob, serve, until, type Served } from './in-process-agent.ts';
@@ -129,6 +130,38 @@ describe('the client garbage collection routes', () => {
     void long.done.finally(() => (ended = true));
     await until(async () => (ended || (await clock.advance(1_000)), ended), (e) => e, 'the long allocation killed');
   }, 60_000);
+
+  it('shows a collected allocation as it ended, though a save of an earlier state settled after the collection was recorded', async () => {
+    // The runner's records, with one save held: the running state's, still in flight when the allocation ends.
+    let runners: StateStore | undefined;
+    let release: (() => void) | undefined;
+    let held: Promise<void> | undefined;
+    const holding: StateStore = {
+      save: async (id, record) => {
+        if (!held && record.state.clientStatus === 'running') {
+          held = new Promise((resolve) => (release = resolve));
+          await held;
+        }
+        return runners!.save(id, record);
+      },
+      load: (id) => runners!.load(id),
+      list: () => runners!.list(),
+      remove: (id) => runners!.remove(id),
+    };
+    const clock = new SimulatedClock(Date.now());
+    const s = await serve(freshDir(), async (store) => void (runners = store.runners()), { agent: { clock, store: holding, gc: { maxAllocs: 50, intervalMs: 60_000, usage: noDisk } } });
+    expect((await call(s.socket, 'PUT', '/v1/jobs', batch('brief', '1s'))).status).toBe(200);
+    const id = await until(async () => s.api.registry.allocsOfJob('brief')[0]?.id, (v) => v !== undefined && held !== undefined, 'the running state being saved');
+    await until(async () => (await clock.advance(500), s.agent.gc.isTerminal(id!)), (ok) => ok, 'the allocation ended');
+    // The collection is recorded (its final state, durably) before the runner's saves are halted; the held save
+    // lands after that record, with the state it was saving.
+    const collecting = call(s.socket, 'PUT', `/v1/client/allocation/${id}/gc`);
+    await until(async () => (s.store.get('allocs', id!) as { collectedState?: unknown } | undefined)?.collectedState, (v) => v !== undefined, 'the collection recorded');
+    release!();
+    expect((await collecting).status).toBe(200);
+    // The held save's state has been heard (it settled before the collection went on); what is shown is the end.
+    expect((await call(s.socket, 'GET', `/v1/allocation/${id}`)).json<Alloc>().ClientStatus).toBe('complete');
+  });
 
   it.each([
     ['its terminal snapshot on disk: the next agent collects it at start', false],
