@@ -16,6 +16,7 @@ import { isPlainObject as isObject } from './normalize.ts';
 import type { LineIndex } from './positions.ts';
 import { SpecError, formatPath, isSpecError, type PathSegment, type SpecProblem } from './spec-error.ts';
 import { mentionsVariables, templateParts } from './hcl-references.ts';
+import { expandDynamic, mergeBlocks, type DynamicHost, type ExpandedBlocks } from './hcl-dynamic.ts';
 import { AlreadyReported, ExprError, evaluateParts, hasExpressions, parseTemplate, referencesIn, type EvalScope } from './hcl-expr/index.ts';
 import { convertToType, describe, parseTypeConstraint, TypeSyntaxError, typeName, type HclType } from './hcl-type-constraint.ts';
 
@@ -96,6 +97,8 @@ class Resolver {
   private readonly locals = new Map<string, { raw: unknown; path: PathSegment[] }>();
   private readonly localValues = new Map<string, unknown>();
   private readonly evaluating: string[] = [];
+  /** The iterators of the dynamic blocks being expanded, innermost last. */
+  private readonly iterators: Map<string, unknown>[] = [];
   /** Variables whose default or given value was refused (already reported): not also "unset". */
   private readonly invalid = new Set<string>();
 
@@ -408,12 +411,36 @@ class Resolver {
     if (Array.isArray(value)) return value.map((v, i) => this.substitute(v, [...path, i]));
     if (!isObject(value)) return value;
     const out: [string, unknown][] = [];
+    let expanded: ExpandedBlocks | undefined;
     for (const [key, inner] of Object.entries(value)) {
+      if (key === 'dynamic' && isObject(inner) && path.length > 0) {
+        expanded = expandDynamic(inner, path, this.dynamicHost());
+        continue;
+      }
       const k = key.includes('{') ? this.template(key, path) : key;
       out.push([typeof k === 'string' ? k : key, this.substitute(inner, [...path, key])]);
       if (typeof k !== 'string' && k !== FAILED) this.report({ path: [...path, key] }, `a key must be a string; ${key} is ${describe(k)}`);
     }
-    return Object.fromEntries(out);
+    const body = Object.fromEntries(out);
+    if (expanded) mergeBlocks(body, expanded);
+    return body;
+  }
+
+  /** How dynamic blocks are expanded here: content evaluated like any value, with the iterator in scope. */
+  private dynamicHost(): DynamicHost {
+    return {
+      evaluate: (value, path) => this.substitute(value, path),
+      withIterator: (name, binding, fn) => {
+        this.iterators.push(new Map([[name, binding]]));
+        try {
+          return fn();
+        } finally {
+          this.iterators.pop();
+        }
+      },
+      report: (path, message) => this.report({ path }, message),
+      failed: FAILED,
+    };
   }
 
   /**
@@ -447,6 +474,7 @@ class Resolver {
   private scopeFor(path: PathSegment[]): EvalScope {
     return {
       ...(this.source.baseDir !== undefined && { baseDir: this.source.baseDir }),
+      variable: (root) => this.iterators.findLast((f) => f.has(root))?.get(root),
       reference: (root, name, at) => {
         let value: unknown;
         if (root === 'local') {

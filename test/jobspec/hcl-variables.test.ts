@@ -166,6 +166,26 @@ describe('expressions, evaluated as Nomad evaluates them', () => {
   });
 });
 
+describe('dynamic blocks, expanded as jobspec2 expands them', () => {
+  const files = 'variable "files" {\n  default = { a = "1", b = "2" }\n}\n';
+  const dynamicTemplates = (forEach: string) =>
+    jobFile(files, 'network {\n      dynamic "port" {\n        for_each = ["http", "admin"]\n        labels   = [port.value]\n        content {\n          to = 8080 + port.key\n        }\n      }\n    }', `dynamic "template" {\n        for_each = ${forEach}\n        iterator = f\n        content {\n          data        = "v=\${f.value}"\n          destination = "local/\${f.key}.txt"\n        }\n      }\n      template {\n        data        = "x"\n        destination = "local/x"\n      }`);
+
+  it('one block per element, beside the static ones; labels from `labels`', async () => {
+    const l = await load(dynamicTemplates('var.files'));
+    expect(task(l).template).toEqual([
+      { destination: 'local/x', data: 'x' },
+      { destination: 'local/a.txt', data: 'v=1' },
+      { destination: 'local/b.txt', data: 'v=2' },
+    ]);
+    expect(l.job.body.group['api']!.network).toMatchObject({ port: { http: { to: 8080 }, admin: { to: 8081 } } });
+  });
+
+  it('refuses a for_each that is not a collection, at its line', async () => {
+    expect(await lines(dynamicTemplates('"x"'))).toEqual(['web.nomad:23:9: job.web.group.api.task.app.dynamic.template.for_each: Invalid dynamic for_each value: for_each needs a list, set, map or object, got "x"']);
+  });
+});
+
 describe('validation blocks', () => {
   const validated = (condition: string, message = 'Must be between 1 and 9.') =>
     jobFile(`variable "n" {\n  type    = number\n  default = 2\n  validation {\n    condition     = ${condition}\n    error_message = "${message}"\n  }\n}\n`, 'count = var.n');
