@@ -7,7 +7,7 @@ import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
 import { childErrorOf, hookActorId } from './hook-calls.ts';
 import { currentHook, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
-import { clientStatusOf, isLive, isPoststop, isSidecar, reduceTaskStates } from './task-state-reducer.ts';
+import { clientStatusOf, isLive, isPoststop, isSidecar, reduceTaskStates, sameStages } from './task-state-reducer.ts';
 import { taskRunnerMachine } from './task-runner.ts';
 import { nextChecks } from './alloc-checks.ts';
 import { rejectFinished, restartCommand, restartTasks, setDeploymentHealth, signalCommand } from './alloc-runner-commands.ts';
@@ -116,31 +116,32 @@ const allocRunnerBase = setup({
       });
       for (const t of context.alloc.tasks) enqueue.sendTo(t.name, { type: 'FAIL_SETUP', reason } satisfies TaskRunnerEvent);
     }),
-    /** Mirrors a child's TaskState, then runs Nomad's task-state reducer and the coordinator. */
+    /**
+     * Mirrors a child's TaskState, then runs Nomad's task-state reducer and the coordinator. The alloc hears
+     * 11 to 14 of these per three-task lifecycle: the flags are copied only where they change, and the one
+     * assign names only the fields that do (XState copies the context and then each named field).
+     */
     taskChanged: enqueueActions(({ enqueue, context, event, system }) => {
       if (event.type !== 'TASK_CHANGED' || !taskSpec(context, event.task)) return;
       const name = event.task;
-      const tc = event;
-      const taskStates = { ...context.taskStates, [name]: tc.taskState };
+      const taskStates = { ...context.taskStates, [name]: event.taskState };
       const flags = context.taskFlags;
-      const restartPending = { ...flags.restartPending };
+      let taskFlags = flags;
       // The runner has shown the restart (no longer dead) or refused it (a new rejection).
-      if (tc.taskState.state !== 'dead' || tc.rejections > (flags.rejections[name] ?? 0)) delete restartPending[name];
+      if (flags.restartPending[name] !== undefined && (event.taskState.state !== 'dead' || event.rejections > (flags.rejections[name] ?? 0))) {
+        const restartPending = { ...flags.restartPending };
+        delete restartPending[name];
+        taskFlags = { ...taskFlags, restartPending };
+      }
       // (A released task keeps its flag: its release KILL ends its run, and a runner whose run is complete refuses
       // every restart with ErrTaskRunComplete, so it never runs again to be released anew.)
-      const next: AllocRunnerContext = {
-        ...context,
-        taskStates,
-        taskFlags: {
-          ...flags,
-          restartPending,
-          rejections: { ...flags.rejections, [name]: tc.rejections },
-          runComplete: { ...flags.runComplete, [name]: tc.runComplete },
-        },
-      };
-      next.clientStatus = clientStatusOf(taskStates, next.forcedStatus);
+      if (flags.rejections[name] !== event.rejections) taskFlags = { ...taskFlags, rejections: { ...flags.rejections, [name]: event.rejections } };
+      if (flags.runComplete[name] !== event.runComplete) taskFlags = { ...taskFlags, runComplete: { ...flags.runComplete, [name]: event.runComplete } };
+      const clientStatus = clientStatusOf(taskStates, context.forcedStatus);
+      const mirrored = { ...context, taskStates, taskFlags, clientStatus };
       // One assign for the mirror and the reducer's answer: each assign is a new snapshot of the alloc.
-      enqueue.assign({ ...next, ...applyReducer(next, enqueue, clockNow(system)) });
+      const update: Partial<AllocRunnerContext> = { taskStates, clientStatus, ...(taskFlags !== flags && { taskFlags }) };
+      enqueue.assign(Object.assign(update, applyReducer(mirrored, enqueue, clockNow(system))));
     }),
     taskDetached: assign(({ context, event }) => ({
       taskFlags: { ...context.taskFlags, detached: { ...context.taskFlags.detached, [event.type.slice('xstate.done.actor.'.length)]: true } },
@@ -271,9 +272,6 @@ function applyReducer(ctx: AllocRunnerContext, enqueue: Enqueue, now: number): P
   return update;
 }
 
-function sameStages(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((s, i) => s === b[i]);
-}
 
 /** The alloc runner's complete setup: its own actions and the hook loop. */
 export const allocRunnerSetup = allocRunnerBase.extend({

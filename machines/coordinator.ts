@@ -93,29 +93,32 @@ function nextState(current: CoordinatorState, tasks: CoordinatedTask[]): Coordin
   }
 }
 
-function inStage(tasks: CoordinatedTask[], ...stages: Stage[]): CoordinatedTask[] {
-  return tasks.filter((t) => stages.includes(stageOf(t.lifecycle)));
-}
+// The checks below run on every task runner's news: plain loops, nothing built.
 
 /** Every ephemeral prestart task dead and not failed (so a failed init keeps main blocked), every sidecar running. */
 function prestartDone(tasks: CoordinatedTask[]): boolean {
-  return (
-    inStage(tasks, 'preEph').every((t) => t.state === 'dead' && !t.failed) &&
-    inStage(tasks, 'preSide').every((t) => t.state === 'running')
-  );
+  for (const t of tasks) {
+    const stage = stageOf(t.lifecycle);
+    if (stage === 'preEph' && (t.state !== 'dead' || t.failed)) return false;
+    if (stage === 'preSide' && t.state !== 'running') return false;
+  }
+  return true;
 }
 
 /** No main task still pending (running or dead both count as started). */
 function mainDone(tasks: CoordinatedTask[]): boolean {
-  return inStage(tasks, 'main').every((t) => t.state !== 'pending');
+  for (const t of tasks) if (t.state === 'pending' && stageOf(t.lifecycle) === 'main') return false;
+  return true;
 }
 
 /** Every ephemeral poststart task dead; poststart sidecars never hold the state. */
 function poststartDone(tasks: CoordinatedTask[]): boolean {
-  return inStage(tasks, 'postEph').every((t) => t.state === 'dead');
+  for (const t of tasks) if (t.state !== 'dead' && stageOf(t.lifecycle) === 'postEph') return false;
+  return true;
 }
 
 /** Every non-poststop task dead. */
 function allocDone(tasks: CoordinatedTask[]): boolean {
-  return tasks.every((t) => stageOf(t.lifecycle) === 'poststop' || t.state === 'dead');
+  for (const t of tasks) if (t.state !== 'dead' && stageOf(t.lifecycle) !== 'poststop') return false;
+  return true;
 }

@@ -7,7 +7,7 @@
  *   ├─ next ──[phaseComplete]──────────────────────────────▶ where the phase ends (`next` argument)
  *   │    └──[skip guard]── skip actions, advance ─▶ next     (prestart hooks that reported Done)
  *   └─ calling: spawn `<phase>:<hook>`
- *        ├─ done  ── onDone actions, advance ──▶ next
+ *        ├─ done  ── onDone actions, advance ──▶ next        (the last hook's: straight to where the phase ends)
  *        └─ error ── onError actions, advance ─▶ next        (record the error and go on), or
  *                 ── onError actions ─────────▶ onError.target  (fail the phase: prestart, prerun)
  *
@@ -19,6 +19,7 @@
  * and keep its output. The `hookPhase` meta lets the statechart walker fold the loop into one box.
  */
 import { and, assign, enqueueActions, stopChild, type EventObject } from 'xstate';
+import { assignContext } from './context-assign.ts';
 import { hookActorId } from './hook-calls.ts';
 
 /** What the loop keeps in a runner's context: each phase's hook names (the plan) and where it is. */
@@ -48,6 +49,8 @@ export const hookLoopGuards = {
   phaseEmpty: ({ context }: { context: HookLoopContext }, p: PhaseParams) => !context.hooks[p.phase]?.length,
   /** Every hook of the phase has run. */
   phaseComplete: ({ context }: { context: HookLoopContext }, p: PhaseParams) => currentHook(context, p.phase) === undefined,
+  /** The phase is at its last hook: once it has answered, the phase is complete. */
+  atLastHook: ({ context }: { context: HookLoopContext }, p: PhaseParams) => (context.cursor[p.phase] ?? 0) + 1 === (context.hooks[p.phase]?.length ?? 0),
   /** The event is the current hook's done or error (a stale child's late answer is not). */
   isCurrentHook: ({ context, event }: { context: HookLoopContext; event: EventObject }, p: PhaseParams) => {
     const name = currentHook(context, p.phase);
@@ -67,7 +70,7 @@ export function hookLoopActions<TContext extends HookLoopContext, TEvent extends
     resetCursor: enqueueActions<TContext, TEvent, PhaseParams, TEvent, never, never, never, never, never>(({ enqueue, context }, p) => {
       if ((context.cursor[p.phase] ?? 0) !== 0) enqueue.assign({ cursor: { ...context.cursor, [p.phase]: 0 } } as Partial<TContext>);
     }),
-    advanceCursor: assign<TContext, TEvent, PhaseParams, TEvent, never>(({ context }, p) => ({ cursor: advancedCursor(context, p.phase) }) as Partial<TContext>),
+    advanceCursor: (assignContext as typeof assign)<TContext, TEvent, PhaseParams, TEvent, never>(({ context }, p) => ({ cursor: advancedCursor(context, p.phase) }) as Partial<TContext>),
     /** Leaving `calling` (the hook answered, or a kill or shutdown cut it short) stops the hook's child: its signal aborts. */
     stopHook: stopChild<TContext, TEvent, PhaseParams, TEvent>(({ context }, p) => hookActorId(p.phase, currentHook(context, p.phase) ?? '')),
   };
@@ -102,7 +105,10 @@ export function hookPhase<P extends string, TAction extends string, TGuard exten
   const act = (type: TAction) => ({ type, params });
   const advance = { type: 'advanceCursor' as const, params };
   const isCurrent = { type: 'isCurrentHook' as const, params };
+  const isLast = and([isCurrent, { type: 'atLastHook' as const, params }]);
   const skip = o.skip ? [{ guard: { type: o.skip.guard, params }, actions: [...o.skip.actions.map(act), advance] }] : [];
+  const doneActions = [...(o.onDone ?? []).map(act), ...(o.onDoneAdvances ? [] : [advance])];
+  const endsPhase: EndsPhaseMeta = { endsPhase: true };
   return {
     meta: { hookPhase: phase },
     initial: 'next' as const,
@@ -115,7 +121,12 @@ export function hookPhase<P extends string, TAction extends string, TGuard exten
         entry: act(o.call),
         exit: { type: 'stopHook' as const, params },
         on: {
-          'xstate.done.actor.*': { guard: isCurrent, actions: [...(o.onDone ?? []).map(act), ...(o.onDoneAdvances ? [] : [advance])], target: 'next' },
+          'xstate.done.actor.*': [
+            // The last hook's answer ends the phase in its own microstep, not in a second one for `next`'s
+            // phaseComplete (each is a machine snapshot and a scan of the eventless transitions).
+            { guard: isLast, actions: doneActions, target: next, meta: endsPhase },
+            { guard: isCurrent, actions: doneActions, target: 'next' },
+          ],
           'xstate.error.actor.*': o.onError.target
             ? { guard: isCurrent, actions: o.onError.actions.map(act), target: o.onError.target }
             : { guard: isCurrent, actions: [...o.onError.actions.map(act), advance], target: 'next' },
@@ -123,6 +134,14 @@ export function hookPhase<P extends string, TAction extends string, TGuard exten
       },
     },
   };
+}
+
+/**
+ * The meta of a hook's done that ends its phase at once (the phase's last hook): it stands for the done into
+ * `next` and `next`'s phaseComplete out, and the walker (src/inspect/statechart.ts) draws it as those two.
+ */
+export interface EndsPhaseMeta {
+  endsPhase: true;
 }
 
 /** The meta of a transition that goes around an empty hook phase: the phase's state id (without `#`). */

@@ -3,7 +3,8 @@
  * task events, the restart decision, kill and restart bookkeeping, commands answered instead of dropped).
  * Every action is a pure update of context on the actor system's clock; none does I/O.
  */
-import { assign, enqueueActions, raise } from 'xstate';
+import { enqueueActions, raise } from 'xstate';
+import { assignContext } from './context-assign.ts';
 import { clockNow } from './clock.ts';
 import { TaskEventType, appendEvent, setStatus, taskEvent } from './task-events.ts';
 import { childErrorOf } from './hook-calls.ts';
@@ -30,7 +31,7 @@ function triggerOf(ctx: TaskRunnerContext): RestartTrigger {
 /** The task runner's complete setup: hook loop, hook calls and lifecycle actions. */
 export const taskRunnerSetup = taskRunnerHookSetup.extend({
   actions: {
-    taskSetup: assign(({ context, system }) =>
+    taskSetup: assignContext(({ context, system }) =>
       context.setupDone
         ? {}
         : {
@@ -38,15 +39,15 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
             taskState: appendEvent(context.taskState, taskEvent(TaskEventType.Setup, clockNow(system), { message: 'Building Task Directory' })),
           },
     ),
-    setGate: assign(({ event }) => (event.type === 'GATE' ? { gateOpen: event.open } : {})),
-    markStarted: assign(({ context, event, system }) => {
+    setGate: assignContext(({ event }) => (event.type === 'GATE' ? { gateOpen: event.open } : {})),
+    markStarted: assignContext(({ context, event, system }) => {
       const out = (event as { output?: DriverStartOutput }).output ?? {};
       return {
         run: { ...context.run, handle: out.handle, startError: undefined },
         taskState: appendEvent(context.taskState, taskEvent(TaskEventType.Started, clockNow(system)), 'running'),
       };
     }),
-    recordDriverFailure: assign(({ context, event, system }) => {
+    recordDriverFailure: assignContext(({ context, event, system }) => {
       const err = childErrorOf(event);
       const validation = err.eventType === TaskEventType.FailedValidation;
       const ev = taskEvent(validation ? TaskEventType.FailedValidation : TaskEventType.DriverFailure, clockNow(system), {
@@ -59,19 +60,19 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       };
     }),
     // A start after a restore finds an unrecorded earlier start itself (the driver's intent record).
-    countStartAttempt: assign(({ context }) => ({ run: { ...context.run, attempt: context.run.attempt + 1, restoredBeforeStart: undefined } })),
-    markRestoredBeforeStart: assign(({ context }) => ({ run: { ...context.run, restoredBeforeStart: true } })),
+    countStartAttempt: assignContext(({ context }) => ({ run: { ...context.run, attempt: context.run.attempt + 1, restoredBeforeStart: undefined } })),
+    markRestoredBeforeStart: assignContext(({ context }) => ({ run: { ...context.run, restoredBeforeStart: true } })),
     /** Back to before the start that was under way when the snapshot was saved: its attempt is the next one again. */
-    rewindStart: assign(({ context }) => ({ run: { ...context.run, attempt: context.run.attempt - 1, restoredBeforeStart: true } })),
+    rewindStart: assignContext(({ context }) => ({ run: { ...context.run, attempt: context.run.attempt - 1, restoredBeforeStart: true } })),
     /** The unrecorded start's workload was found and stopped: its end and the kill, as for a running task. */
-    recordReaped: assign(({ context, event, system }) => {
+    recordReaped: assignContext(({ context, event, system }) => {
       const exit = (event as { output?: DriverReapOutput }).output?.exit ?? { exitCode: 0, signal: 0 };
       const time = clockNow(system);
       let taskState = appendEvent(context.taskState, taskEvent(TaskEventType.Terminated, time, { exitCode: exit.exitCode, signal: exit.signal, message: exit.err }));
       taskState = appendEvent(taskState, taskEvent(TaskEventType.Killed, time));
       return { run: { ...context.run, lastExit: exit, restoredBeforeStart: undefined }, taskState };
     }),
-    recordExit: assign(({ context, event, system }) => {
+    recordExit: assignContext(({ context, event, system }) => {
       const exit = (event as { output?: ExitResult }).output ?? { exitCode: 0, signal: 0 };
       const ev = taskEvent(TaskEventType.Terminated, clockNow(system), {
         exitCode: exit.exitCode,
@@ -97,13 +98,13 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
     }),
     // The workload ended while no agent watched it and its exit status is unknown: a distinct outcome
     // (Nomad's "Failed Restoring Task"), judged by the restart policy as a failed run.
-    recordLostWorkload: assign(({ context, event, system }) => {
+    recordLostWorkload: assignContext(({ context, event, system }) => {
       const err = childErrorOf(event);
       const exit: ExitResult = { exitCode: -1, signal: 0, err: `lost the workload: ${err.message}` };
       const ev = taskEvent(TaskEventType.FailedRestoring, clockNow(system), { message: exit.err });
       return { run: { ...context.run, lastExit: exit, handle: undefined }, taskState: appendEvent(context.taskState, ev) };
     }),
-    recordKillError: assign(({ context, event, system }) => ({
+    recordKillError: assignContext(({ context, event, system }) => ({
       taskState: appendEvent(
         context.taskState,
         taskEvent(TaskEventType.DriverFailure, clockNow(system), { message: `failed to stop the task: ${childErrorOf(event).message}` }),
@@ -117,7 +118,7 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
         killTimeout: killTimeoutOf(context),
       }),
     })),
-    beginKill: assign(({ context, event, system }) => {
+    beginKill: assignContext(({ context, event, system }) => {
       if (event.type !== 'KILL') return {};
       let ev: TaskEvent | undefined = event.event;
       // Like the alloc runner's killTasks: a Killing event unless the task already finished.
@@ -126,7 +127,7 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       }
       return { killRequested: true, run: { ...context.run, stopReason: 'kill' as const }, taskState: appendEvent(context.taskState, ev) };
     }),
-    beginRestart: assign(({ context, event, system }) => {
+    beginRestart: assignContext(({ context, event, system }) => {
       if (event.type !== 'RESTART') return {};
       const ev = event.event ?? taskEvent(TaskEventType.RestartSignal, clockNow(system), { restartReason: 'User requested restart' });
       return {
@@ -136,20 +137,20 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
     }),
     // A parked task's restart is decided at once (the tracker's manual flag is consumed here), so a
     // later exit is judged on its own.
-    forceRestartParked: assign(({ context, event, system }) => {
+    forceRestartParked: assignContext(({ context, event, system }) => {
       if (event.type !== 'RESTART') return {};
       const time = clockNow(system);
       let taskState = appendEvent(context.taskState, event.event ?? taskEvent(TaskEventType.RestartSignal, time, { restartReason: 'User requested restart' }));
       taskState = appendEvent(taskState, taskEvent(TaskEventType.Restarting, time, { startDelay: 0 }), 'pending');
       return { run: { ...context.run, restartRequest: undefined, stopReason: undefined, lastExit: undefined }, taskState };
     }),
-    emitEvent: assign(({ context, event }) => (event.type === 'EMIT_EVENT' ? { taskState: appendEvent(context.taskState, event.event) } : {})),
-    failSetup: assign(({ context, event, system }) => {
+    emitEvent: assignContext(({ context, event }) => (event.type === 'EMIT_EVENT' ? { taskState: appendEvent(context.taskState, event.event) } : {})),
+    failSetup: assignContext(({ context, event, system }) => {
       if (event.type !== 'FAIL_SETUP') return {};
       const ev = taskEvent(TaskEventType.SetupFailure, clockNow(system), { message: event.reason, failsTask: true });
       return { killRequested: true, run: { ...context.run, stopReason: 'kill' as const }, taskState: appendEvent(context.taskState, ev) };
     }),
-    waitShutdownDelay: assign(({ context, system }) => {
+    waitShutdownDelay: assignContext(({ context, system }) => {
       const time = clockNow(system);
       const delay = context.task.shutdownDelay ?? 0;
       const ev = taskEvent(TaskEventType.WaitingShutdownDelay, time, {
@@ -157,8 +158,8 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       });
       return { deadline: time + delay, taskState: appendEvent(context.taskState, ev, 'pending') };
     }),
-    armKillTimeout: assign(({ context, system }) => ({ deadline: clockNow(system) + killTimeoutOf(context) })),
-    decide: assign(({ context, system }) => {
+    armKillTimeout: assignContext(({ context, system }) => ({ deadline: clockNow(system) + killTimeoutOf(context) })),
+    decide: assignContext(({ context, system }) => {
       const now = clockNow(system);
       const rng = mulberry32(context.restarts.seed);
       const d = decideRestart({
@@ -175,36 +176,36 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
         run: { ...context.run, restartRequest: undefined, startError: undefined, stopReason: undefined },
       };
     }),
-    recordKilled: assign(({ context, system }) => ({
+    recordKilled: assignContext(({ context, system }) => ({
       taskState: appendEvent(context.taskState, taskEvent(TaskEventType.Killed, clockNow(system))),
     })),
-    recordNotRestarting: assign(({ context, system }) => ({
+    recordNotRestarting: assignContext(({ context, system }) => ({
       taskState: appendEvent(
         context.taskState,
         taskEvent(TaskEventType.NotRestarting, clockNow(system), { restartReason: context.restarts.decision?.reason, failsTask: true }),
       ),
     })),
-    scheduleRestart: assign(({ context, system }) => {
+    scheduleRestart: assignContext(({ context, system }) => {
       const time = clockNow(system);
       const delay = context.restarts.decision?.delay ?? 0;
       const ev = taskEvent(TaskEventType.Restarting, time, { restartReason: context.restarts.decision?.reason, startDelay: delay });
       return { deadline: time + delay, run: { ...context.run, lastExit: undefined }, taskState: appendEvent(context.taskState, ev, 'pending') };
     }),
-    restartSilently: assign(({ context, system }) => ({
+    restartSilently: assignContext(({ context, system }) => ({
       run: { ...context.run, lastExit: undefined },
       taskState: setStatus(context.taskState, 'pending', clockNow(system)),
     })),
-    markDead: assign(({ context, system }) => ({ taskState: setStatus(context.taskState, 'dead', clockNow(system)) })),
-    markRunComplete: assign({ runComplete: true }),
+    markDead: assignContext(({ context, system }) => ({ taskState: setStatus(context.taskState, 'dead', clockNow(system)) })),
+    markRunComplete: assignContext({ runComplete: true }),
     /** A parked task is killed: it will never be restarted, only stopped. */
-    markKillRequested: assign({ killRequested: true }),
-    storeUpdate: assign(({ context, event }) => {
+    markKillRequested: assignContext({ killRequested: true }),
+    storeUpdate: assignContext(({ context, event }) => {
       if (event.type !== 'UPDATE') return {};
       const task = event.alloc.tasks.find((t) => t.name === context.task.name) ?? context.task;
       return { updates: { ...context.updates, alloc: event.alloc }, task };
     }),
-    queueUpdate: assign(({ context }) => ({ updates: { ...context.updates, queued: true } })),
-    takeUpdate: assign(({ context }) => ({ updates: { ...context.updates, queued: false, updating: context.updates.alloc } })),
+    queueUpdate: assignContext(({ context }) => ({ updates: { ...context.updates, queued: true } })),
+    takeUpdate: assignContext(({ context }) => ({ updates: { ...context.updates, queued: false, updating: context.updates.alloc } })),
     sendSignal: enqueueActions(({ enqueue, context, event, system }) => {
       if (event.type !== 'SIGNAL') return;
       const seq = context.signalSeq + 1;

@@ -3,7 +3,8 @@
  * calls on the shared hook loop. The lifecycle's actions extend this in task-runner-actions.ts; the
  * statechart itself is in task-runner.ts.
  */
-import { enqueueActions, assign, setup } from 'xstate';
+import { enqueueActions, setup } from 'xstate';
+import { assignContext } from './context-assign.ts';
 import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
 import { TaskEventType, appendEvent, taskEvent } from './task-events.ts';
@@ -52,6 +53,8 @@ const taskRunnerBase = setup({
   },
   guards: {
     gateOpen: ({ context }) => context.gateOpen,
+    /** The event is a GATE that opens the gate. */
+    opensGate: ({ event }) => event.type === 'GATE' && event.open,
     /** Prestart hooks that reported Done are not called again after a restart (Nomad's LocalState.Hooks). */
     hookAlreadyDone: ({ context }, p: PhaseParams<TaskHookPhase>) =>
       p.phase === 'prestart' && context.hookStates[currentHook(context, p.phase)!]?.done === true,
@@ -95,7 +98,7 @@ export const taskRunnerHookSetup = taskRunnerBase.extend({
   actions: {
     ...hookLoopActions<TaskRunnerContext, TaskRunnerEvent>(),
     /** Keeps a hook's events; for prestart also its env, its state and whether it is done. Moves the loop to the next hook. */
-    applyHookOutput: assign(({ context, event, system }, p: PhaseParams<TaskHookPhase>) => {
+    applyHookOutput: assignContext(({ context, event, system }, p: PhaseParams<TaskHookPhase>) => {
       const out = ((event as { output?: HookCallOutput }).output ?? {}) as HookCallOutput;
       const name = currentHook(context, p.phase)!;
       const cursor = advancedCursor(context, p.phase);
@@ -113,10 +116,10 @@ export const taskRunnerHookSetup = taskRunnerBase.extend({
       };
     }),
     /** A skipped Done hook's env still applies (Nomad re-applies it from LocalState). */
-    reapplyDoneHook: assign(({ context }, p: PhaseParams<TaskHookPhase>) => ({
+    reapplyDoneHook: assignContext(({ context }, p: PhaseParams<TaskHookPhase>) => ({
       hookEnv: { ...context.hookEnv, ...(context.hookStates[currentHook(context, p.phase)!]?.env ?? {}) },
     })),
-    recordHookError: assign(({ context, event, system }, p: PhaseParams<TaskHookPhase>) => {
+    recordHookError: assignContext(({ context, event, system }, p: PhaseParams<TaskHookPhase>) => {
       const err = childErrorOf(event);
       const name = currentHook(context, p.phase)!;
       const ev = taskEvent(err.eventType ?? TaskEventType.HookFailed, clockNow(system), {
@@ -126,7 +129,7 @@ export const taskRunnerHookSetup = taskRunnerBase.extend({
       return { taskState: appendEvent(context.taskState, ev) };
     }),
     /** A prestart error fails the start; the restart policy decides what follows (validation never retries). */
-    failPrestart: assign(({ context, event, system }, p: PhaseParams<TaskHookPhase>) => {
+    failPrestart: assignContext(({ context, event, system }, p: PhaseParams<TaskHookPhase>) => {
       const err: HookErrorInfo = childErrorOf(event);
       const name = currentHook(context, p.phase)!;
       const validation = err.eventType === TaskEventType.FailedValidation;

@@ -89,6 +89,8 @@ const intoPrestart = skipEmptyPhase('prestart', '#task.pending.prestart', '#task
 const intoPoststart = skipEmptyPhase('poststart', '#task.running.active.poststart.hooks', '#task.running.active.poststart.done');
 const intoExited = skipEmptyPhase('exited', '#task.exited.hooks', '#task.exited.deciding');
 const intoStop = skipEmptyPhase('stop', '#task.terminal.stopping', '#task.terminal.stopped', ['markRunComplete']);
+// Every kill of a running task enters preKill (P2: a kill per task), so it is gone around too.
+const intoPreKill = skipEmptyPhase('preKilling', '#task.running.killing.preKill', '#task.running.killing.shutdownDelay');
 
 const rejectNotRunning = (why: string) => ({ actions: { type: 'reject' as const, params: { code: 'ErrTaskNotRunning' as const, why } } });
 
@@ -154,6 +156,9 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
       states: {
         gate: {
           always: intoPrestart({ guard: 'gateOpen', target: '#task.pending.prestart' }),
+          // The GATE that opens a waiting gate enters the start in its own microstep, not in a second one
+          // for the `always` above (each is a machine snapshot and a scan of the eventless transitions).
+          on: { GATE: [...intoPrestart({ guard: 'opensGate', target: '#task.pending.prestart', actions: 'setGate' }), { actions: 'setGate' }] },
         },
         prestart: {
           ...taskHooks('prestart', '#task.pending.starting', ['taskSetup']),
@@ -170,7 +175,7 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
             input: startInput,
             onDone: [
               // A kill that arrived while the driver was starting is honoured once the workload runs.
-              { guard: 'killRequested', target: '#task.running.killing', actions: 'markStarted' },
+              ...intoPreKill({ guard: 'killRequested', target: '#task.running.killing', actions: 'markStarted' }),
               ...intoPoststart({ target: '#task.running', actions: 'markStarted' }),
             ],
             onError: { target: '#task.exited.deciding', actions: 'recordDriverFailure' },
@@ -234,9 +239,9 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
         active: {
           type: 'parallel',
           on: {
-            KILL: { target: 'killing', actions: 'beginKill' },
-            FAIL_SETUP: { target: 'killing', actions: 'failSetup' },
-            RESTART: { target: 'killing', actions: 'beginRestart' },
+            KILL: intoPreKill({ target: '#task.running.killing', actions: 'beginKill' }),
+            FAIL_SETUP: intoPreKill({ target: '#task.running.killing', actions: 'failSetup' }),
+            RESTART: intoPreKill({ target: '#task.running.killing', actions: 'beginRestart' }),
             UPDATE: [
               { guard: 'taskRemoved', actions: 'raiseRemovalKill' },
               { guard: 'allocStopping', actions: 'storeUpdate' },

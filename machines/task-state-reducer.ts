@@ -3,7 +3,7 @@
  * task's state it decides the alloc-wide kill event, whether to start the ordered kill, which parked
  * tasks to release, and, through the lifecycle coordinator, which tasks' gates are open.
  */
-import { coordinate, isTaskAllowed, type CoordinatorState, type Stage } from './coordinator.ts';
+import { coordinate, isTaskAllowed, type CoordinatedTask, type CoordinatorState, type Stage } from './coordinator.ts';
 import { TaskEventType, taskEvent } from './task-events.ts';
 import type { ClientStatus, TaskEvent, TaskSpec, TaskState } from './model.ts';
 
@@ -42,57 +42,92 @@ export function isLive(t: TaskSpec, r: Pick<ReducerInput, 'taskStates' | 'restar
   return !isPoststop(t) && (r.taskStates[t.name]!.state !== 'dead' || r.restartPending[t.name] === true);
 }
 
-/** Runs the reducer once over a snapshot of every task's state. */
+/**
+ * Runs the reducer once over a snapshot of every task's state. It runs on every task runner's news (11 to 14 per
+ * lifecycle of a three-task allocation), so it walks the tasks in plain loops and builds nothing it does not
+ * return.
+ */
 export function reduceTaskStates(r: ReducerInput): ReducerEffects {
   const fx: ReducerEffects = { emitTo: [], startKill: false, release: [], coordinator: r.coordinator, open: r.open, gates: [] };
-  const live = r.tasks.filter((t) => isLive(t, r));
+  const tasks = r.tasks;
   const quiet = r.killEventSent || r.killing;
 
   let killEvent: TaskEvent | undefined;
+  let anyLive = false;
+  let allLiveSidecars = true;
+  let anySidecar = false;
+  let failed: TaskSpec | undefined;
+  let deadLeader = false;
+  for (const t of tasks) {
+    const ts = r.taskStates[t.name]!;
+    if (isSidecar(t)) anySidecar = true;
+    if (isLive(t, r)) {
+      anyLive = true;
+      if (!isSidecar(t)) allLiveSidecars = false;
+    }
+    if (ts.state === 'dead') {
+      if (ts.failed) failed ??= t;
+      else if (t.leader) deadLeader = true;
+    }
+  }
   if (!quiet) {
-    const failed = r.tasks.find((t) => r.taskStates[t.name]!.state === 'dead' && r.taskStates[t.name]!.failed);
     if (failed) killEvent = taskEvent(TaskEventType.SiblingFailed, r.now, { details: { failed_sibling: failed.name } });
     // A dead leader overrides a failed sibling.
-    const leader = r.tasks.find((t) => t.leader && r.taskStates[t.name]!.state === 'dead' && !r.taskStates[t.name]!.failed);
-    if (leader) killEvent = taskEvent(TaskEventType.LeaderDead, r.now);
+    if (deadLeader) killEvent = taskEvent(TaskEventType.LeaderDead, r.now);
   }
 
-  if (live.length > 0) {
-    if (!killEvent && !quiet && r.tasks.some(isSidecar) && live.every(isSidecar)) {
+  if (anyLive) {
+    if (!killEvent && !quiet && anySidecar && allLiveSidecars) {
       killEvent = taskEvent(TaskEventType.MainDead, r.now);
     }
     if (killEvent) {
       fx.killEvent = killEvent;
-      fx.emitTo = live.map((t) => t.name);
+      for (const t of tasks) if (isLive(t, r)) fx.emitTo.push(t.name);
       fx.startKill = true;
     }
   } else {
-    fx.release = r.tasks.filter((t) => !isPoststop(t) && !r.runComplete[t.name]).map((t) => t.name);
+    for (const t of tasks) if (!isPoststop(t) && !r.runComplete[t.name]) fx.release.push(t.name);
   }
 
-  const coordinated = r.tasks.map((t) => ({
-    name: t.name,
-    lifecycle: t.lifecycle,
-    state: r.restartPending[t.name] ? ('pending' as const) : r.taskStates[t.name]!.state,
-    failed: r.taskStates[t.name]!.failed,
-  }));
+  const coordinated: CoordinatedTask[] = [];
+  for (const t of tasks) {
+    const ts = r.taskStates[t.name]!;
+    coordinated.push({ name: t.name, lifecycle: t.lifecycle, state: r.restartPending[t.name] ? 'pending' : ts.state, failed: ts.failed });
+  }
   const next = coordinate(r.coordinator, coordinated);
   fx.coordinator = next.state;
   fx.open = next.open;
-  for (const t of r.tasks) {
-    const was = isTaskAllowed(r.open, t.lifecycle);
-    const now = isTaskAllowed(next.open, t.lifecycle);
-    if (was !== now) fx.gates.push({ task: t.name, open: now });
+  // The same open stages open and close no gate: the usual case, most news moves the coordinator nowhere.
+  if (!sameStages(r.open, next.open)) {
+    for (const t of tasks) {
+      const was = isTaskAllowed(r.open, t.lifecycle);
+      const now = isTaskAllowed(next.open, t.lifecycle);
+      if (was !== now) fx.gates.push({ task: t.name, open: now });
+    }
   }
   return fx;
+}
+
+/** Whether two lists of open stages are the same, in order. */
+export function sameStages(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Nomad's client status from task states (alloc_runner.go getClientStatus); a forced status wins. */
 export function clientStatusOf(taskStates: Record<string, TaskState>, forced?: ClientStatus): ClientStatus {
   if (forced) return forced;
-  const states = Object.values(taskStates);
-  if (states.some((s) => s.state === 'dead' && s.failed)) return 'failed';
-  if (states.some((s) => s.state === 'running')) return 'running';
-  if (states.some((s) => s.state === 'pending')) return 'pending';
-  return 'complete';
+  // One pass: failed beats running, running beats pending, else complete.
+  let running = false;
+  let pending = false;
+  for (const name in taskStates) {
+    const s = taskStates[name]!;
+    if (s.state === 'dead') {
+      if (s.failed) return 'failed';
+    } else if (s.state === 'running') running = true;
+    else if (s.state === 'pending') pending = true;
+  }
+  return running ? 'running' : pending ? 'pending' : 'complete';
 }

@@ -21,6 +21,8 @@ export interface GraphTransition {
   reenter: boolean;
   /** Goes around this empty hook phase (its state id); drawn as entering it. */
   skipsPhase?: string;
+  /** A hook's done that ends this hook phase (its state id) at once; drawn as the done and the phase's way out. */
+  endsPhase?: string;
 }
 
 /** One state node with its children, by key. */
@@ -73,6 +75,7 @@ function graphStateOf(s: StateNodeDef): GraphState {
       actions: t.actions,
       reenter: t.reenter,
       ...(t.skipsPhase ? { skipsPhase: t.skipsPhase } : {}),
+      ...(t.endsPhase ? { endsPhase: t.endsPhase } : {}),
     })),
     states,
   };
@@ -82,7 +85,7 @@ function defOf(s: GraphState): StateNodeDef {
   return {
     id: s.id, key: s.key, type: s.type, ...(s.initial ? { initial: s.initial } : {}), ...(s.hookPhase ? { hookPhase: s.hookPhase } : {}),
     states: Object.values(s.states).map(defOf),
-    transitions: s.transitions.map((t) => ({ event: t.event === 'always' ? '' : t.event, source: s.id, targets: t.targets, actions: t.actions, reenter: t.reenter, ...(t.guard ? { guard: t.guard } : {}), ...(t.skipsPhase ? { skipsPhase: t.skipsPhase } : {}) })),
+    transitions: s.transitions.map((t) => ({ event: t.event === 'always' ? '' : t.event, source: s.id, targets: t.targets, actions: t.actions, reenter: t.reenter, ...(t.guard ? { guard: t.guard } : {}), ...(t.skipsPhase ? { skipsPhase: t.skipsPhase } : {}), ...(t.endsPhase ? { endsPhase: t.endsPhase } : {}) })),
     invoke: s.invoke, entry: s.entry, exit: s.exit, tags: s.tags,
   };
 }

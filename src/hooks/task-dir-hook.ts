@@ -21,6 +21,10 @@ function umaskTakesOwnerBits(): boolean {
 
 /** `local/` for the task, `secrets/` readable only by it (0700), and `tmp/`. */
 export function taskDirHook(): TaskHook {
+  // Read once per hook (one per allocation), at its first build: reading the umask is two syscalls (Node sets
+  // it to 0 and back, a moment in which another thread's new file would get no mask), and an allocation's
+  // task dirs are built within moments of each other.
+  let ownerBitsTaken: boolean | undefined;
   return {
     name: 'task_dir',
     async prestart(req, res) {
@@ -37,7 +41,7 @@ export function taskDirHook(): TaskHook {
           mkdir(secrets, { recursive: true, mode: 0o700 }),
         ]);
         // A dir mkdir made has 0700 unless the umask takes owner bits; one that was there keeps its mode.
-        if (made === undefined || umaskTakesOwnerBits()) await chmod(secrets, 0o700);
+        if (made === undefined || (ownerBitsTaken ??= umaskTakesOwnerBits())) await chmod(secrets, 0o700);
       }
       res.state = TASK_DIR_BUILT;
       res.env = { NOMAD_TASK_DIR: local, NOMAD_SECRETS_DIR: secrets };

@@ -40,6 +40,8 @@ function transitionOf(t: AnyTransitionDefinition, event: string): TransitionDef 
   if (t.guard !== undefined) def.guard = guardName(t.guard);
   const skips = (t.meta as { skipsPhase?: unknown } | undefined)?.skipsPhase;
   if (typeof skips === 'string') def.skipsPhase = skips;
+  // A hook's done that ends its phase (machines/hook-phase.ts) stands in `<phase>.calling`: the phase is its parent.
+  if ((t.meta as { endsPhase?: unknown } | undefined)?.endsPhase === true && t.source.parent) def.endsPhase = t.source.parent.id;
   return def;
 }
 

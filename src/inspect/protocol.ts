@@ -45,6 +45,8 @@ export interface TransitionDef {
   reenter: boolean;
   /** Set on a transition that goes around an empty hook phase (that phase's state id): drawn as entering it. */
   skipsPhase?: string;
+  /** Set on a hook's done that ends its phase at once (that phase's state id): drawn as the done and the phase's way out. */
+  endsPhase?: string;
 }
 
 /** One state node and its children in document order. */

@@ -10,6 +10,8 @@
  * A transition that goes around an empty hook phase (`skipsPhase`, machines/hook-phase.ts) is drawn as the
  * runner wrote the phase's entry: it joins the arrow of the transition after it into the phase, and the
  * phase's arrows out to where it lands, so the picture is the one without it and taking it lights both.
+ * A hook's done that ends its phase at once (`endsPhase`) is drawn the same way: as the done into the phase's
+ * `next` and `next`'s way out, so the picture is the loop's.
  */
 import type { MachineDef, StateNodeDef, StateValue, TransitionDef } from './protocol.ts';
 
@@ -158,9 +160,10 @@ export function chartOf(def: MachineDef, opts: ChartOptions = {}): Chart {
   const skips: { t: TransitionDef; twin: TransitionDef | undefined }[] = [];
   for (const s of nodes) {
     for (const [i, t] of s.transitions.entries()) {
-      if (t.skipsPhase !== undefined) {
-        // Its twin: the transition after it on the same event, the one that enters the phase.
-        skips.push({ t, twin: s.transitions.slice(i + 1).find((u) => u.event === t.event && u.skipsPhase === undefined) });
+      if (t.skipsPhase !== undefined || t.endsPhase !== undefined) {
+        // Its twin: the transition after it on the same event, the one that enters the phase (a skip) or
+        // goes to the phase's `next` (a hook's done that ends the phase).
+        skips.push({ t, twin: s.transitions.slice(i + 1).find((u) => u.event === t.event && u.skipsPhase === undefined && u.endsPhase === undefined) });
         continue;
       }
       const from = shown.get(t.source);
@@ -183,12 +186,13 @@ export function chartOf(def: MachineDef, opts: ChartOptions = {}): Chart {
   }
   for (const { t, twin } of skips) {
     const key = edgeKeyOf(t);
-    const phase = t.skipsPhase!;
+    const phase = (t.skipsPhase ?? t.endsPhase)!;
     const inside = (id: string) => id === phase || id.startsWith(`${phase}.`);
+    // A phase-ending done's twin, inside the phase, is hidden when the phase is folded: then only the way out shows.
     const ways = [...(twin ? (drawnAs.get(twin) ?? []) : [])];
     const from = shown.get(t.source);
     const to = shown.get(phase);
-    if (ways.length === 0 && from !== undefined && to !== undefined) {
+    if (ways.length === 0 && t.skipsPhase !== undefined && from !== undefined && to !== undefined) {
       // No transition into the phase beside it: drawn on its own into the phase's box, by its event.
       const label = eventLabel(t.event);
       const id = `${from}|${to}|${label}`;

@@ -6,7 +6,7 @@
 import type { AnyActorRef } from 'xstate';
 import { fromCall } from '../../machines/call-actor.ts';
 import { allocRunnerMachine, type AllocHookCallInput, type AllocHookPhase, type AllocHookPlan } from '../../machines/alloc-runner.ts';
-import type { AllocRunnerHook } from '../hooks/types.ts';
+import type { AllocRunnerHook, HookEnv } from '../hooks/types.ts';
 import type { AllocSpec, TaskEvent } from '../jobspec/types.ts';
 import type { TaskRunnerEvent } from '../../machines/task-runner.ts';
 import { attributeTo } from './last-resort.ts';
@@ -39,7 +39,7 @@ const allocHook = fromCall<void, AllocHookCallInput>(async ({ input, signal, sys
   return attributeTo(source, () => {
     switch (input.phase) {
       case 'prerun':
-        return h.prerun!(allocEnv(), signal);
+        return h.prerun!(lazyEnv(allocEnv), signal);
       case 'update':
         return h.update!({ alloc: input.alloc, allocEnv: allocEnv() }, signal);
       default:
@@ -47,6 +47,30 @@ const allocHook = fromCall<void, AllocHookCallInput>(async ({ input, signal, sys
     }
   });
 });
+
+/**
+ * The alloc's env as prerun hooks get it, built on the first read: every allocation runs its prerun hooks, and
+ * most (alloc_dir, checks) never read the env, which costs a walk of the host env and the allocation's ports to
+ * build. Reads as the plain read-only record it stands for (keys, spread, JSON, `in`); writes are refused.
+ */
+export function lazyEnv(build: () => HookEnv): HookEnv {
+  let env: HookEnv | undefined;
+  const real = (): HookEnv => (env ??= build());
+  return new Proxy({} as HookEnv, {
+    get: (_, key) => Reflect.get(real(), key),
+    has: (_, key) => Reflect.has(real(), key),
+    ownKeys: () => Reflect.ownKeys(real()),
+    // Reported configurable: the proxy's own target is an empty extensible object, which a non-configurable
+    // property it does not have may not be reported for.
+    getOwnPropertyDescriptor: (_, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(real(), key);
+      return d && { value: d.value, writable: false, enumerable: d.enumerable, configurable: true };
+    },
+    set: () => false,
+    defineProperty: () => false,
+    deleteProperty: () => false,
+  });
+}
 
 /** Appends `event` to every task of the allocation `alloc` (the alloc actor; its children are the task runners). */
 function recordOnEveryTask(alloc: AnyActorRef | undefined, event: TaskEvent): void {

@@ -352,9 +352,11 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
         current.clientStatus !== ctx.clientStatus ||
         current.taskStates !== ctx.taskStates ||
         current.deploymentStatus !== ctx.deploymentStatus ||
-        (current.hookErrors ?? []).length !== ctx.hookErrors.length;
+        (current.hookErrors?.length ?? 0) !== ctx.hookErrors.length;
       if (changed) state$.next(allocStateOf(ctx));
-      if (snap.status === 'done' || snap.matches('terminal')) resolveDone(allocStateOf(ctx));
+      // (`terminal` is an atomic state of the root: its value is the string. `matches()` parses its argument
+      // on each call, and this runs on every step of the alloc and of its tasks.)
+      if (snap.status === 'done' || snap.value === 'terminal') resolveDone(allocStateOf(ctx));
     },
     error: (err) => rejectDone(err),
   });

@@ -55,6 +55,22 @@ describe('task_dir', () => {
     for (const sub of ['local', 'tmp']) expect(exists(join(taskDir, sub))).toBe(true);
   });
 
+  it('makes secrets 0700 under a umask that takes owner bits, for every task dir the hook builds', async () => {
+    const root = fresh();
+    const hook = taskDirHook();
+    // Masks only the owner's read bit: the dirs stay writable and searchable, and mkdir's 0700 becomes 0300.
+    const was = process.umask(0o477);
+    try {
+      for (const name of ['a', 'b']) {
+        const taskDir = join(root, name);
+        await hook.prestart!({ task: { name, driver: 'mock', config: {} }, taskDir, env: {}, resources: {}, previousState: undefined }, {}, new AbortController().signal);
+        expect(statSync(join(taskDir, 'secrets')).mode & 0o777).toBe(0o700);
+      }
+    } finally {
+      process.umask(was);
+    }
+  });
+
   it.each<[string, unknown, boolean]>([
     ['no previous state', undefined, false],
     ['a null previous state', null, false],

@@ -10,9 +10,13 @@ import { skipEmptyPhase, hookPhase } from '../../machines/hook-phase.ts';
 import { taskRunnerMachine } from '../../machines/task-runner.ts';
 import { allocRunnerMachine } from '../../machines/alloc-runner.ts';
 
-/** The definition without its phase skips: what the machine was before them. */
+/** The definition without its phase skips and phase-ending dones: what the machine was before them. */
 function withoutSkips(def: MachineDef): MachineDef {
-  const strip = (s: StateNodeDef): StateNodeDef => ({ ...s, transitions: s.transitions.filter((t) => t.skipsPhase === undefined), states: s.states.map(strip) });
+  const strip = (s: StateNodeDef): StateNodeDef => ({
+    ...s,
+    transitions: s.transitions.filter((t) => t.skipsPhase === undefined && t.endsPhase === undefined),
+    states: s.states.map(strip),
+  });
   return { ...def, root: strip(def.root) };
 }
 
@@ -73,6 +77,37 @@ describe('a transition around an empty hook phase, in the picture', () => {
   });
 });
 
+const endsOf = (def: MachineDef) => transitionsOf(def).filter((t) => t.endsPhase !== undefined);
+
+// A phase's last hook ends the phase with its done (hook-phase.ts): drawn as the done into `next` and `next`'s
+// way out, so the loop's picture is as it was, and taking it lights the way out (and the done, unfolded).
+describe("a hook's done that ends its phase, in the picture", () => {
+  const m = createMachine({
+    id: 'm',
+    initial: 'gate',
+    states: { gate: { on: { GO: '#m.prestart' } }, prestart: hookPhase('prestart', '#m.running', { call: 'callHook', onError: { actions: [] } }), running: {} },
+  });
+  const def = machineDefinitionOf(m);
+  const views: [string, ChartOptions][] = [['folded', {}], ['unfolded', { folded: () => false }]];
+
+  it('carries its marker into the definition, with its phase', () => {
+    expect(endsOf(def).map((t) => [t.source, t.event, t.targets, t.endsPhase])).toEqual([['m.prestart.calling', 'xstate.done.actor.*', ['m.running'], 'm.prestart']]);
+  });
+
+  it.each(views)('is the picture without it (%s)', (_v, opts) => {
+    expect(picture(chartOf(def, opts))).toEqual(picture(chartOf(withoutSkips(def), opts)));
+  });
+
+  it('lights the way out when folded, and the done into `next` too when not', () => {
+    const key = edgeKeyOf(endsOf(def)[0]!);
+    expect(arrowsLitBy(chartOf(def), key)).toEqual(['m.prestart|m.running|always [phaseComplete(prestart)]']);
+    expect(arrowsLitBy(chartOf(def, { folded: () => false }), key)).toEqual([
+      'm.prestart.calling|m.prestart.next|actor done [isCurrentHook(prestart)]',
+      'm.prestart.next|m.running|always [phaseComplete(prestart)]',
+    ]);
+  });
+});
+
 describe.each([
   ['task', taskRunnerMachine],
   ['alloc', allocRunnerMachine],
@@ -80,8 +115,19 @@ describe.each([
   const def = machineDefinitionOf(machine);
   const views: [string, ChartOptions][] = [['folded', {}], ['unfolded', { folded: () => false }]];
 
-  it('has skips to fold', () => {
+  it('has skips and phase-ending dones to fold', () => {
     expect(skipsOf(def).length).toBeGreaterThan(0);
+    expect(endsOf(def).length).toBeGreaterThan(0);
+  });
+
+  it.each(views)("lights each phase-ending done's way out, and nothing outside its phase (%s)", (_v, opts) => {
+    const c = chartOf(def, opts);
+    for (const t of endsOf(def)) {
+      const lit = c.edges.filter((e) => e.transitions.includes(edgeKeyOf(t)));
+      expect(lit.length, edgeKeyOf(t)).toBeGreaterThan(0);
+      expect(lit.some((e) => e.to === c.shownAs(t.targets[0]!)), edgeKeyOf(t)).toBe(true);
+      for (const e of lit) expect(e.from === c.shownAs(t.endsPhase!) || e.from.startsWith(`${t.endsPhase}.`), edgeKeyOf(t)).toBe(true);
+    }
   });
 
   it.each(views)('is the picture without them (%s)', (_v, opts) => {

@@ -65,6 +65,31 @@ describe('taskRunnerMachine with stub actors', () => {
     expect(value()).toEqual(RUNNING);
   });
 
+  // Each microstep is a machine snapshot and a scan of every eventless transition: the GATE that opens a
+  // waiting gate goes on in its own, not in a second one for the gate's `always`. Task events as before.
+  // With prestart hooks, the hook loop's own step (`next` picks the first hook) follows the opening one.
+  it.each<[string, TaskRunnerInput['hooks'], unknown, number]>([
+    ['no prestart hooks', {}, { pending: 'starting' }, 1],
+    ['prestart hooks', { prestart: ['a'] }, { pending: { prestart: 'calling' } }, 2],
+  ])('opens its gate and goes on in one microstep (%s); a GATE that does not open it stays', (_n, hooks, after, opening) => {
+    const s = stubs();
+    const clock = new SimulatedClock(0);
+    const steps: string[] = [];
+    const actor = createActor(s.machine, {
+      clock,
+      input: { allocId: 'a1', task, jobType: 'batch', parkWhenDead: false, gateOpen: false, hooks },
+      inspect: (e) => void (e.type === '@xstate.microstep' && e.actorRef === actor && steps.push(e.event.type)),
+    }).start();
+    steps.length = 0;
+    actor.send({ type: 'GATE', open: false });
+    expect(actor.getSnapshot().value).toEqual({ pending: 'gate' });
+    actor.send({ type: 'GATE', open: true });
+    expect(steps).toEqual(Array(1 + opening).fill('GATE'));
+    expect(actor.getSnapshot().value).toEqual(after);
+    expect(actor.getSnapshot().context.taskState.events.map((e) => e.type)).toEqual(['Received', 'Task Setup']);
+    actor.stop();
+  });
+
   it('calls prestart hooks one at a time as <phase>:<hook> children before starting', async () => {
     const s = stubs();
     const { actor, value } = start(s.machine, { hooks: { prestart: ['a', 'b'] } });

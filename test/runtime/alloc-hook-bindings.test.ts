@@ -60,4 +60,29 @@ describe('alloc hook calls', () => {
     expect(actor.getSnapshot().context.taskStates.web!.events.map((e) => e.type)).toContain('Started');
     actor.stop();
   });
+
+  it('builds the alloc env for prerun only when a hook reads it, and it reads as the plain read-only record', async () => {
+    let built = 0;
+    const allocEnv = () => {
+      built++;
+      return Object.freeze({ NOMAD_ALLOC_ID: 'a1', NOMAD_JOB_NAME: 'j' });
+    };
+    const seen: unknown[] = [];
+    const quiet = { name: 'quiet', prerun: async () => undefined };
+    const reader = {
+      name: 'reader',
+      prerun: async (env: Readonly<Record<string, string>>) => {
+        const writable = env as Record<string, string>;
+        seen.push(built, { ...env }, Object.keys(env), 'NOMAD_JOB_NAME' in env, 'OTHER' in env, env.NOMAD_ALLOC_ID, JSON.stringify(env), Reflect.set(writable, 'X', 'y'), Reflect.deleteProperty(writable, 'NOMAD_JOB_NAME'), built);
+      },
+    };
+    const first = startAlloc({ prerun: ['quiet'] }, { allocHooks: [quiet], allocEnv });
+    await first.clock.advance(1);
+    expect(built).toBe(0);
+    first.actor.stop();
+    const second = startAlloc({ prerun: ['reader'] }, { allocHooks: [reader], allocEnv });
+    await second.clock.advance(1);
+    expect(seen).toEqual([0, { NOMAD_ALLOC_ID: 'a1', NOMAD_JOB_NAME: 'j' }, ['NOMAD_ALLOC_ID', 'NOMAD_JOB_NAME'], true, false, 'a1', '{"NOMAD_ALLOC_ID":"a1","NOMAD_JOB_NAME":"j"}', false, false, 1]);
+    second.actor.stop();
+  });
 });
