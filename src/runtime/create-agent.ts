@@ -345,7 +345,11 @@ export function createAgent(opts: AgentOptions): Agent {
           const snap = runner.actor.getSnapshot();
           if (snap.status === 'error') throw snap.error;
           // A KILL the dead agent took (its stop signals out) and died before saving: taken again, once.
-          if (unsavedKill(runner, (drivers ??= withDefaultDrivers(opts.drivers, { taskUser: opts.taskUser })))) runner.send({ type: 'KILL' });
+          const killed = unsavedKill(runner, (drivers ??= withDefaultDrivers(opts.drivers, { taskUser: opts.taskUser })));
+          if (killed) {
+            process.stderr.write(`allocrun agent: allocation ${record.spec.id}: task ${JSON.stringify(killed)} was being killed when the last agent stopped, and its record does not say so: killing the allocation again\n`);
+            runner.send({ type: 'KILL' });
+          }
           restored.push(runner);
         } catch (err) {
           const failed = runners.get(record.spec.id);

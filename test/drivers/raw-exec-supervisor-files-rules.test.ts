@@ -320,6 +320,15 @@ describe('the stop marker says an agent began the stop, and why', () => {
     expect(stoppingReason(prefix)).toBe('restart');
   });
 
+  it('a restart is written under another name and renamed: an agent dying mid-write leaves no marker, never an empty one (a kill)', async () => {
+    // What a crash between the create and the write leaves: the other name, empty.
+    const prefix = prefixWith({ '.stop-new': '' });
+    expect(stoppingReason(prefix)).toBeUndefined();
+    await markStopping(prefix, 'restart');
+    expect(stoppingReason(prefix)).toBe('restart');
+    expect(existsSync(`${prefix}.stop-new`), 'nothing left under the other name').toBe(false);
+  });
+
   it('a kill after a restart marker makes it a kill', async () => {
     const prefix = prefixWith({ '.stop': 'restart\n' });
     await markStopping(prefix, 'kill');

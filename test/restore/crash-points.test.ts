@@ -199,7 +199,7 @@ describe("an embedder's KILL the agent died in", () => {
       }
       // The restored agent must end it on its own; one left running would hold it for good (SIGKILLed then).
       const last = await runAgent(bundle, input, 20_000);
-      expect(last.stderr).toBe('');
+      expect(last.stderr, 'the restore says why it kills').toMatch(/^allocrun agent: allocation c-embedder-kill: task "[ab]" was being killed when the last agent stopped, and its record does not say so: killing the allocation again\n$/);
       expect(last, 'the restored agent finished the killed allocation').toMatchObject({ code: 0, stdout: 'ready\nfinished\n' });
 
       const record = (await new FileStateStore(dataDir).load(id))!;

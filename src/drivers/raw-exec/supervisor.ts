@@ -24,7 +24,7 @@
  * `exec-<attempt>.intent` names the token of the attempt's spawn; it is written before the spawn, so a
  * restored agent that finds the task still starting can find (or cancel) the process it started.
  */
-import { chmodSync, close, existsSync, link, lstat, lstatSync, mkdirSync, open, openSync, closeSync, readdirSync, readFileSync, renameSync, rmSync, unlink, writeFile, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, close, existsSync, link, lstat, lstatSync, mkdirSync, open, openSync, closeSync, readdirSync, readFileSync, rename, renameSync, rmSync, writeFile, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isLive, readProcStat } from './proc-stat.ts';
 
@@ -287,8 +287,11 @@ export function markStopping(prefix: string, reason: 'kill' | 'restart' = 'kill'
   return new Promise((resolve) => {
     // Best effort throughout: without a marker a restore judges the exit by its status alone.
     if (reason === 'restart') {
-      // A new file, never written through the old name: that may be a kill's second name for the claim.
-      return unlink(marker, () => writeFile(marker, 'restart\n', { mode: 0o600 }, () => resolve()));
+      // A new file, never written through the old name: that may be a kill's second name for the claim. Written
+      // under another name and renamed over it: an agent dying between a create and its write would leave an
+      // empty marker, which says kill, and a restore takes a kill nothing saved explains for a KILL (restored-kill.ts).
+      const written = `${marker}-new`;
+      return writeFile(written, 'restart\n', { mode: 0o600 }, (err) => (err ? resolve() : rename(written, marker, () => resolve())));
     }
     // An empty file of the agent's own, truncating a restart marker (a kill overrides a restart).
     const emptyFile = () => open(marker, 'w', 0o600, (err, fd) => (err ? resolve() : close(fd, () => resolve())));
