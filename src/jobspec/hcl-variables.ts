@@ -3,11 +3,10 @@
  * description, validation }` (and the older `variables { x = ... }`), `locals { ... }`, and the values a user
  * passes. A variable's value is the last of: its default, `NOMAD_VAR_<name>` in the environment, each
  * `-var-file` in order, each `-var name=value` in order (Nomad's order in jobspec2's
- * collectInputVariableValues). Values convert to the declared type. References (`var.x`, `local.y`, with
- * `.attr` / `[index]` steps) are evaluated wherever they stand: a field that is only a reference takes the
- * value with its type (`count = var.n` is a number), a string template interpolates it. Any other expression
- * that refers to a variable (`upper(var.x)`, `var.n + 1`, conditionals, for-expressions) is refused, naming
- * where it is (npm has HCL parsers but no HCL2 evaluator); Nomad's runtime interpolation (`${NOMAD_PORT_http}`, `${attr.kernel.name}`) is left alone.
+ * collectInputVariableValues). Values convert to the declared type. Then every expression of the file is
+ * evaluated (hcl-expr/: operators, conditionals, for-expressions, Nomad's functions), with `var.` and `local.`
+ * in scope: a field that is one expression takes its value with its type (`count = var.n` is a number), a
+ * string template renders. Nomad's runtime names (`${NOMAD_PORT_http}`, `${attr.kernel.name}`) stay as text.
  */
 import { parseHclSource } from './hcl-source.ts';
 import { scanHcl } from './hcl-locator.ts';
@@ -16,8 +15,9 @@ import type { ParseLimits } from './limits.ts';
 import { isPlainObject as isObject } from './normalize.ts';
 import type { LineIndex } from './positions.ts';
 import { SpecError, formatPath, isSpecError, type PathSegment, type SpecProblem } from './spec-error.ts';
-import { conditionReferences, evaluateCondition, followSteps, mentionsVariables, parseCondition, templateParts } from './hcl-references.ts';
-import { AlreadyReported, ExprError, evaluateParts, hasExpressions, parseTemplate, type EvalScope } from './hcl-expr/index.ts';
+import { mentionsVariables, templateParts } from './hcl-references.ts';
+import { expandDynamic, mergeBlocks, type DynamicHost, type ExpandedBlocks } from './hcl-dynamic.ts';
+import { AlreadyReported, ExprError, evaluateParts, hasExpressions, parseTemplate, referencesIn, type EvalScope } from './hcl-expr/index.ts';
 import { convertToType, describe, parseTypeConstraint, TypeSyntaxError, typeName, type HclType } from './hcl-type-constraint.ts';
 
 /** The values a user passes for a job file's variables. */
@@ -97,6 +97,8 @@ class Resolver {
   private readonly locals = new Map<string, { raw: unknown; path: PathSegment[] }>();
   private readonly localValues = new Map<string, unknown>();
   private readonly evaluating: string[] = [];
+  /** The iterators of the dynamic blocks being expanded, innermost last. */
+  private readonly iterators: Map<string, unknown>[] = [];
   /** Variables whose default or given value was refused (already reported): not also "unset". */
   private readonly invalid = new Set<string>();
 
@@ -193,8 +195,13 @@ class Resolver {
   private defaultOf(name: string, value: unknown, type: HclType | undefined, path: PathSegment[]): Pick<Declared, 'value'> {
     const where = { path };
     const mention = findMention(value);
-    if (mention !== undefined) {
-      this.report({ path, needle: mention }, `a variable's default must be a literal value; it cannot refer to var. or local. (${mention})`);
+    // Nomad reads a default without an evaluation context: no variables, no functions, no operators.
+    const expression = mention ?? findInterpolation(value);
+    if (expression !== undefined) {
+      const why = mention !== undefined ? 'it cannot refer to var. or local.' : 'functions, operators and references are not evaluated there';
+      // A bare expression has no `${` in the source (hcl2json adds it): look for what is inside.
+      const needle = mention ?? expression.replace(/^[$%]\{/, '').replace(/\}$/, '');
+      this.report({ path, needle }, `a variable's default must be a literal value; ${why} (${expression})`);
       this.invalid.add(name);
       return {};
     }
@@ -337,29 +344,27 @@ class Resolver {
       this.report({ path: [...check.path, 'error_message'] }, 'Invalid validation error message: it must be at least one full sentence, starting with an uppercase letter and ending with a period or question mark');
       return;
     }
-    const condition = parseCondition(check.condition);
-    if (!condition) {
-      const text = typeof check.condition === 'string' ? check.condition : JSON.stringify(check.condition);
-      this.report({ path: [...check.path, 'condition'] }, `validation condition ${text} is not supported: allocrun evaluates a reference (var.${v.name}) or one comparison (==, !=, <, <=, >, >=) of references and literals, not functions or other operators`);
+    const where = { path: [...check.path, 'condition'] };
+    const text = typeof check.condition === 'string' ? check.condition : JSON.stringify(check.condition);
+    let result: unknown;
+    try {
+      const parts = parseTemplate(text);
+      const refs = referencesIn(parts);
+      if (refs.length === 0 || refs.some((r) => r.root !== 'var' || r.name !== v.name)) {
+        this.report(where, `Invalid variable validation condition: the condition for variable "${v.name}" must refer to var.${v.name}, and only to it`);
+        return;
+      }
+      result = evaluateParts(text, parts, { reference: () => v.value!.value });
+    } catch (err) {
+      if (!(err instanceof ExprError)) throw err;
+      this.report({ ...where, within: { text, at: err.at } }, `Invalid variable validation result: ${err.message}`);
       return;
     }
-    const refs = conditionReferences(condition);
-    const foreign = refs.find((r) => r.root !== 'var' || r.name !== v.name);
-    if (foreign || refs.length === 0) {
-      this.report({ path: [...check.path, 'condition'] }, `Invalid variable validation condition: the condition for variable "${v.name}" must refer to var.${v.name}, and only to it`);
+    if (typeof result !== 'boolean' && result !== 'true' && result !== 'false') {
+      this.report(where, `Invalid variable validation result: the condition must be true or false, got ${describe(result)}`);
       return;
     }
-    let failed: string | undefined;
-    const result = evaluateCondition(condition, (ref) => {
-      const step = followSteps(v.value!.value, ref);
-      if (!step.ok) failed = step.error;
-      return step.ok ? step.value : null;
-    });
-    if (failed !== undefined || !result.ok) {
-      this.report({ path: [...check.path, 'condition'] }, `Invalid variable validation result: ${failed ?? (result as { error: string }).error}`);
-      return;
-    }
-    if (!result.value) {
+    if (result === false || result === 'false') {
       const rule = this.source.lines.at(this.source.locate(check.path) ?? 0).line;
       const ruleAt = `line ${rule}${this.source.file !== undefined ? ` of ${this.source.file}` : ''}`;
       this.report(v.value!.where, `Invalid value for variable "${v.name}" (${v.value!.from}): ${message.trim()} (checked by the validation rule at ${ruleAt})`);
@@ -406,12 +411,36 @@ class Resolver {
     if (Array.isArray(value)) return value.map((v, i) => this.substitute(v, [...path, i]));
     if (!isObject(value)) return value;
     const out: [string, unknown][] = [];
+    let expanded: ExpandedBlocks | undefined;
     for (const [key, inner] of Object.entries(value)) {
+      if (key === 'dynamic' && isObject(inner) && path.length > 0) {
+        expanded = expandDynamic(inner, path, this.dynamicHost());
+        continue;
+      }
       const k = key.includes('{') ? this.template(key, path) : key;
       out.push([typeof k === 'string' ? k : key, this.substitute(inner, [...path, key])]);
       if (typeof k !== 'string' && k !== FAILED) this.report({ path: [...path, key] }, `a key must be a string; ${key} is ${describe(k)}`);
     }
-    return Object.fromEntries(out);
+    const body = Object.fromEntries(out);
+    if (expanded) mergeBlocks(body, expanded);
+    return body;
+  }
+
+  /** How dynamic blocks are expanded here: content evaluated like any value, with the iterator in scope. */
+  private dynamicHost(): DynamicHost {
+    return {
+      evaluate: (value, path) => this.substitute(value, path),
+      withIterator: (name, binding, fn) => {
+        this.iterators.push(new Map([[name, binding]]));
+        try {
+          return fn();
+        } finally {
+          this.iterators.pop();
+        }
+      },
+      report: (path, message) => this.report({ path }, message),
+      failed: FAILED,
+    };
   }
 
   /**
@@ -445,6 +474,7 @@ class Resolver {
   private scopeFor(path: PathSegment[]): EvalScope {
     return {
       ...(this.source.baseDir !== undefined && { baseDir: this.source.baseDir }),
+      variable: (root) => this.iterators.findLast((f) => f.has(root))?.get(root),
       reference: (root, name, at) => {
         let value: unknown;
         if (root === 'local') {

@@ -148,6 +148,7 @@ describe("Nomad's function table", () => {
     ['${abs(-2)} ${ceil(1.2)} ${floor(1.8)} ${signum(-5)} ${pow(2, 10)} ${log(8, 2)}', '2 2 1 -1 1024 3'],
     ['${max(1, "7", 3)} ${min(4, 2)} ${parseint("ff", 16)} ${parseint("-101", 2)}', '7 2 255 -5'],
     ['${upper("é")} ${lower("AB")} ${title("hello world")} ${strlen("héllo")} ${strrev("abc")} ${reverse("ab")}', 'É ab Hello World 5 cba ba'],
+    ['${title("don\'t-stop me_now")}', "Don'T-Stop Me_now"],
     ['${substr("hello", 1, 3)} ${substr("hello", -3, -1)} ${trim("?!hi?", "?!")} ${trimprefix("ab", "a")} ${trimsuffix("ab", "b")}', 'ell llo hi b a'],
     ['${chomp("x\\n\\n")}|${trimspace("  x ")}|${indent(2, "a\\nb")}', 'x|x|a\n  b'],
     ['${format("%s:%d %05.1f %q %t %v %#v %x %-3s|", var.host, var.port, 3.14159, "q", true, var.n, "s", 255, "a")}', 'db:5432 003.1 "q" true 3 "s" ff a  |'],

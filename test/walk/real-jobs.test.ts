@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -291,5 +291,13 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     expect(await logs(a.ID, 't')).toBe('bye! from 0 of variables.g[0]\n');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Invalid value for variable "instances" (from -var instances=0): At least one instance.');
+  });
+
+  it.concurrent('expressions.nomad: HCL2 functions, a conditional, for-expressions, a %{for} directive and file() beside the job file', async () => {
+    copyFileSync(join(JOBS, 'expressions.txt'), join(work, 'expressions.txt'));
+    const run = await cli('job', 'run', '-var', 'ports=[8080, 80, 8443]', jobFile('expressions.nomad'));
+    expect(run.code, run.stderr).toBe(0);
+    const a = await allocOf('expressions', (x) => x.ClientStatus === 'complete');
+    expect(await logs(a.ID, 't')).toBe('expressions HELLO FROM A FILE 8080/tcp,8443/tcp 512 dev-3 0\nport 0: 8080\nport 1: 80\nport 2: 8443\n');
   });
 });

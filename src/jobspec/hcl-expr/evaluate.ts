@@ -13,6 +13,8 @@ import { asBool, asNumber, asString, equal, isObject, show, sortedKeys, typeOf, 
 export interface EvalScope extends FunctionContext {
   /** The value of `var.NAME` or `local.NAME`; throws ExprError (or AlreadyReported) when there is none. */
   reference(root: 'var' | 'local', name: string, at: number): Value;
+  /** Other names in scope (a dynamic block's iterator), or undefined for none of that name. */
+  variable?(root: string): Value | undefined;
 }
 
 /** A runtime value carried as text (`${attr.kernel.name}`): it cannot be computed with at parse time. */
@@ -82,6 +84,8 @@ export class Evaluator {
       const frame = this.iterators[i]!;
       if (frame.has(e.root)) return this.steps(frame.get(e.root), e, 0, e.root);
     }
+    const bound = this.scope.variable?.(e.root);
+    if (bound !== undefined) return this.steps(bound, e, 0, e.root);
     if (e.root === 'var' || e.root === 'local') {
       const first = e.steps[0];
       if (first === undefined || typeof first.step !== 'string') throw new ExprError(`Invalid reference: ${e.root} must be followed by a name (${e.root}.name)`, e.at);
@@ -251,7 +255,7 @@ export class Evaluator {
   }
 
   private isRuntime(root: string): boolean {
-    return root !== 'var' && root !== 'local' && !this.iterators.some((f) => f.has(root));
+    return root !== 'var' && root !== 'local' && !this.iterators.some((f) => f.has(root)) && this.scope.variable?.(root) === undefined;
   }
 
   /** A runtime reference alone in its `${ }`: the interpolation exactly as written (Nomad keeps it so). */

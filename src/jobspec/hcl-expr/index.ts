@@ -32,3 +32,4 @@ export function evaluateParts(text: string, parts: TemplatePart[], scope: EvalSc
 }
 
 export { ExprError as HclExpressionError };
+export { referencesIn, type NamedReference } from './references.ts';

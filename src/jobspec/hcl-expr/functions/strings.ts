@@ -21,7 +21,7 @@ const reverse = fn(['str:string'], ([s]) => graphemes(s as string).reverse().joi
 export const STRING_FUNCTIONS: Record<string, HclFunction> = {
   upper: fn(['str:string'], ([s]) => (s as string).toUpperCase()),
   lower: fn(['str:string'], ([s]) => (s as string).toLowerCase()),
-  title: fn(['str:string'], ([s]) => (s as string).replace(/(^|[^\p{L}\p{N}_'])(\p{L})/gu, (_m, pre: string, c: string) => pre + c.toUpperCase())),
+  title: fn(['str:string'], ([s]) => (s as string).replace(/(^|[^\p{L}\p{N}_])(\p{L})/gu, (_m, pre: string, c: string) => pre + c.toUpperCase())),
   strlen: fn(['str:string'], ([s]) => graphemes(s as string).length),
   // Nomad registers cty's string ReverseFunc under both names: reverse() reverses a string, not a list.
   reverse,
