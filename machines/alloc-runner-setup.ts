@@ -3,6 +3,7 @@
  * hook loop, and the bridge from Nomad's task-state reducer to events. The statechart is in alloc-runner.ts.
  */
 import { assign, enqueueActions, setup } from 'xstate';
+import { assignContext } from './context-assign.ts';
 import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
 import { childErrorOf, hookActorId } from './hook-calls.ts';
@@ -139,9 +140,10 @@ const allocRunnerBase = setup({
       if (flags.runComplete[name] !== event.runComplete) taskFlags = { ...taskFlags, runComplete: { ...flags.runComplete, [name]: event.runComplete } };
       const clientStatus = clientStatusOf(taskStates, context.forcedStatus);
       const mirrored = { ...context, taskStates, taskFlags, clientStatus };
-      // One assign for the mirror and the reducer's answer: each assign is a new snapshot of the alloc.
+      // One assign for the mirror and the reducer's answer: each assign is a new snapshot of the alloc, made from
+      // the current one (assignContext: the state value and tags of the parallel `running` are not walked again).
       const update: Partial<AllocRunnerContext> = { taskStates, clientStatus, ...(taskFlags !== flags && { taskFlags }) };
-      enqueue.assign(Object.assign(update, applyReducer(mirrored, enqueue, clockNow(system))));
+      enqueue(assignContext(Object.assign(update, applyReducer(mirrored, enqueue, clockNow(system)))));
     }),
     taskDetached: assign(({ context, event }) => ({
       taskFlags: { ...context.taskFlags, detached: { ...context.taskFlags.detached, [event.type.slice('xstate.done.actor.'.length)]: true } },
