@@ -13,6 +13,8 @@ import { shortId } from './format.ts';
 import { formatAllocDetail } from './status.ts';
 import { allocChecksCommand, fetchChecks, formatChecksTable } from './alloc-checks.ts';
 import { allocExecCommand } from './alloc-exec.ts';
+import { allocFsCommand } from './alloc-fs.ts';
+import { startOfLastLines } from './last-lines.ts';
 
 /** The allocation an ID or unique prefix names (Nomad's short IDs); a CliError naming the candidates otherwise. */
 export async function resolveAlloc(client: AgentClient, wanted: string): Promise<ApiAllocation> {
@@ -118,14 +120,6 @@ ${AGENT_FLAGS_HELP}`,
   },
 };
 
-/** The offset where the last `n` lines of `text` begin (a final newline does not start an empty line). */
-export function startOfLastLines(text: Buffer, n: number): number {
-  if (n === 0) return text.length;
-  const end = text.length > 0 && text[text.length - 1] === 0x0a ? text.length - 1 : text.length;
-  let count = 0;
-  for (let i = end - 1; i >= 0; i--) if (text[i] === 0x0a && ++count === n) return i + 1;
-  return 0;
-}
 
 const allocRestart: Command = {
   name: 'alloc restart',
@@ -207,8 +201,5 @@ ${AGENT_FLAGS_HELP}`,
 export const allocCommand = commandGroup(
   'alloc',
   "Inspect and control allocations on a running agent (Nomad's alloc commands).",
-  [allocStatus, allocChecksCommand(resolveAlloc), allocLogs, allocExecCommand(resolveAlloc, taskOf), allocRestart, allocSignal, allocStop],
-  {
-    fs: 'the agent serves its routes (GET /v1/client/fs/ls|stat|cat|readat|stream/:alloc?path=) on D/agent.sock; task output is \'allocrun alloc logs\'',
-  },
+  [allocStatus, allocChecksCommand(resolveAlloc), allocLogs, allocFsCommand(resolveAlloc), allocExecCommand(resolveAlloc, taskOf), allocRestart, allocSignal, allocStop],
 );

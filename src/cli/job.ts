@@ -15,6 +15,7 @@ import { checkIndexOf, enforcedRegistration, notUpdated } from './job-check-inde
 import { jobPlan } from './job-plan.ts';
 import { jobPeriodic, nextLaunchLine, periodicHeader, periodicSections } from './job-periodic.ts';
 import { jobHistory, jobRevert } from './job-history.ts';
+import { jobInspect, jobValidate } from './job-inspect.ts';
 import { jobDispatch, parameterizedSections } from './job-dispatch.ts';
 import type { ParameterizedConfig } from '../jobspec/parameterized.ts';
 import type { PeriodicConfig } from '../jobspec/periodic.ts';
@@ -250,7 +251,4 @@ ${AGENT_FLAGS_HELP}`,
 };
 
 /** The `job` command. */
-export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus, jobHistory, jobRevert(monitor), jobPeriodic(monitor), jobDispatch(monitor)], {
-  validate: "use 'allocrun validate FILE' (the same rules the agent applies)",
-  inspect: "use 'allocrun job status ID --json'",
-});
+export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus, jobHistory, jobRevert(monitor), jobInspect, jobValidate, jobPeriodic(monitor), jobDispatch(monitor)]);

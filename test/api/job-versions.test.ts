@@ -118,6 +118,13 @@ describe('job revert (PUT /v1/job/:id/revert)', () => {
     expect(cli.code, cli.stderr).toBe(0);
     expect(cli.stdout).toContain('==> Job "api" reverted to version 2 (now version 5)');
     expect(cli.stdout).toContain('1 allocation(s) of job "api" version 5: running or complete');
+    // job inspect: the job as the agent holds it, current or a kept version, in the shape job run takes back.
+    const inspected = await runCli(['job', 'inspect', 'api', '--data-dir', s.dataDir], { timeoutMs: 60_000 });
+    expect(inspected.code, inspected.stderr).toBe(0);
+    expect(JSON.parse(inspected.stdout)).toMatchObject({ Job: { ID: 'api', Version: 5, Meta: { rev: 'c' } } });
+    const old = await runCli(['job', 'inspect', '-version', '0', 'api', '--data-dir', s.dataDir], { timeoutMs: 60_000 });
+    expect(old.code, old.stderr).toBe(0);
+    expect(JSON.parse(old.stdout)).toMatchObject({ Job: { ID: 'api', Version: 0, Meta: { rev: 'a' } } });
     const refused = await runCli(['job', 'revert', 'api', 'latest', '--data-dir', s.dataDir], { timeoutMs: 60_000 });
     expect([refused.code, refused.stderr.split('\n')[0]]).toEqual([2, 'allocrun: job revert: version "latest": expected a job version, a whole number']);
   });

@@ -9,9 +9,9 @@ describe('a Nomad subcommand allocrun does not have', () => {
     // alloc exec is one now: what it refuses is named as its own usage errors.
     [allocCommand, ['exec', '5b1e'], 'alloc exec: missing the command to run (after the allocation ID)'],
     [allocCommand, ['exec', '-t', '5b1e', 'ls'], 'alloc exec: -t: allocrun cannot give the command a terminal'],
-    [allocCommand, ['fs', '5b1e', 'web/local'], 'alloc fs is not supported: the agent serves its routes (GET /v1/client/fs/'],
-    [jobCommand, ['validate', 'web.nomad'], "job validate is not supported: use 'allocrun validate FILE'"],
-    [jobCommand, ['histroy', 'web'], 'job: unknown subcommand "histroy"; subcommands: run, plan, stop, status, history, revert, periodic, dispatch'],
+    [allocCommand, ['fs'], 'alloc fs: missing the allocation ID and a path'],
+    [jobCommand, ['validate'], 'job validate: missing the job file'],
+    [jobCommand, ['histroy', 'web'], 'job: unknown subcommand "histroy"; subcommands: run, plan, stop, status, history, revert, inspect, validate, periodic, dispatch'],
   ] as const)('%#: %j', async (cmd, argv, message) => {
     const err = await cmd.run([...argv]).then(() => undefined, (e: unknown) => e);
     expect(err).toBeInstanceOf(UsageError);

@@ -42,4 +42,11 @@ describe.concurrent('allocrun validate', { timeout: 60_000 }, () => {
     expect(res.stderr).toMatch(/no\/such\/job\.nomad/);
     expect(res.stderr).not.toMatch(/\n\s+at /);
   });
+
+  it("job validate: Nomad's words, the same rules", async () => {
+    const [ok, bad] = await Promise.all([runCli(['job', 'validate', fixture('two-groups.nomad')]), runCli(['job', 'validate', fixture('schema-errors.nomad')])]);
+    expect(ok).toMatchObject({ code: 0, stdout: 'Job validation successful\n', stderr: '' });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^Job validation errors:\n2 error\(s\) occurred:\n\t\* .*schema-errors\.nomad:7:\d+: job\.typos\.group\.work\.task\.main\.kill_timeout: /);
+  });
 });

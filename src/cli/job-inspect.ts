@@ -1,0 +1,73 @@
+/**
+ * `allocrun job inspect` and `job validate`: Nomad's `nomad job inspect` (a registered job as the agent holds
+ * it, `{ "Job": … }`, at its current or a kept version) and `nomad job validate` (a job file checked with the
+ * rules the agent applies, without registering it).
+ */
+import { parseCommand, type Command } from './args.ts';
+import { agentClient, ApiError, AGENT_FLAGS, AGENT_FLAGS_HELP } from './api-client.ts';
+import { UsageError } from './errors.ts';
+import { formatProblem, loadJob, specProblemsOf, warningLines } from './job-file.ts';
+import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
+
+export const jobInspect: Command = {
+  name: 'job inspect',
+  usage: 'job inspect <job> [--version N] [--data-dir D | --address URL [--token-file F | --token T]]',
+  details: `
+Print a registered job as the agent holds it, { "Job": … } in Nomad's API JSON, as 'nomad job inspect'
+does: what 'allocrun job run' takes back (save it as a .json job file).
+
+Flags:
+  --version N       a version the agent keeps ('allocrun job history'), not the current one
+${AGENT_FLAGS_HELP}`,
+  async run(argv) {
+    const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, version: { type: 'string' } }, { min: 1, max: 1, names: 'the job ID' });
+    if (!parsed) return 0;
+    const id = parsed.positionals[0]!;
+    const wanted = parsed.values.version;
+    if (wanted !== undefined && !/^\d+$/.test(wanted.trim())) throw new UsageError(`job inspect: --version ${JSON.stringify(wanted)}: expected a job version, a whole number`, 'job inspect');
+    const client = agentClient('job inspect', parsed.values);
+    const notFound = (err: unknown): never => {
+      if (err instanceof ApiError && err.status === 404) throw new ApiError(404, `No job(s) with prefix or id ${JSON.stringify(id)} found on the agent at ${client.label}`);
+      throw err;
+    };
+    let job: unknown;
+    if (wanted === undefined) {
+      job = (await client.get<unknown>(`/v1/job/${encodeURIComponent(id)}`).catch(notFound)).body;
+    } else {
+      const { body } = await client.get<{ Versions: { Version: number }[] }>(`/v1/job/${encodeURIComponent(id)}/versions`).catch(notFound);
+      job = body.Versions.find((v) => v.Version === Number(wanted));
+      if (!job) throw new ApiError(404, `job "${id}" has no version ${Number(wanted)} on the agent at ${client.label} (kept: ${body.Versions.map((v) => v.Version).join(', ')})`);
+    }
+    process.stdout.write(`${JSON.stringify({ Job: job }, null, 4)}\n`);
+    return 0;
+  },
+};
+
+export const jobValidate: Command = {
+  name: 'job validate',
+  usage: 'job validate <jobfile> [-var NAME=VALUE]... [-var-file F]...',
+  details: `
+Check a job file (HCL, JSON or YAML) with the rules the agent applies, without registering it, as
+'nomad job validate' does: "Job validation successful" and exit 0, or every problem with its place
+and exit 1. (The same check as 'allocrun validate', in Nomad's words.)
+
+Flags:
+${VAR_FLAGS_HELP}`,
+  async run(argv) {
+    const parsed = parseCommand(this, argv, VAR_FLAGS, { min: 1, max: 1, names: 'the job file' });
+    if (!parsed) return 0;
+    const file = parsed.positionals[0]!;
+    const variables = await variableInputsOf(parsed.values);
+    try {
+      const { warnings } = await loadJob(file, variables);
+      process.stderr.write(warningLines(warnings));
+      process.stdout.write('Job validation successful\n');
+      return 0;
+    } catch (err) {
+      const problems = specProblemsOf(err);
+      if (!problems) throw err;
+      process.stderr.write(`Job validation errors:\n${problems.length} error(s) occurred:\n${problems.map((p) => `\t* ${formatProblem({ file, ...p })}\n`).join('')}`);
+      return 1;
+    }
+  },
+};
