@@ -6,8 +6,8 @@
 import { parseCommand, type Command } from './args.ts';
 import { agentClient, ApiError, AGENT_FLAGS, AGENT_FLAGS_HELP } from './api-client.ts';
 import { UsageError } from './errors.ts';
-import { formatProblem, loadJob, specProblemsOf, warningLines } from './job-file.ts';
-import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
+import { checkJobFile } from './validate.ts';
+import { VAR_FLAGS, VAR_FLAGS_HELP } from './var-flags.ts';
 
 export const jobInspect: Command = {
   name: 'job inspect',
@@ -56,18 +56,9 @@ ${VAR_FLAGS_HELP}`,
   async run(argv) {
     const parsed = parseCommand(this, argv, VAR_FLAGS, { min: 1, max: 1, names: 'the job file' });
     if (!parsed) return 0;
-    const file = parsed.positionals[0]!;
-    const variables = await variableInputsOf(parsed.values);
-    try {
-      const { warnings } = await loadJob(file, variables);
-      process.stderr.write(warningLines(warnings));
-      process.stdout.write('Job validation successful\n');
-      return 0;
-    } catch (err) {
-      const problems = specProblemsOf(err);
-      if (!problems) throw err;
-      process.stderr.write(`Job validation errors:\n${problems.length} error(s) occurred:\n${problems.map((p) => `\t* ${formatProblem({ file, ...p })}\n`).join('')}`);
-      return 1;
-    }
+    return checkJobFile(parsed.positionals[0]!, parsed.values, {
+      valid: () => 'Job validation successful\n',
+      invalid: (problems) => `Job validation errors:\n${problems.length} error(s) occurred:\n${problems.map((p) => `\t* ${p}\n`).join('')}`,
+    });
   },
 };
