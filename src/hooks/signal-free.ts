@@ -1,0 +1,24 @@
+/**
+ * Built-in hooks whose methods never look at their AbortSignal (alloc_dir, task_dir, validate, stats). A hook
+ * or driver call makes its AbortSignal when it first reads it (machines/call-actor.ts), and the bindings read
+ * it only to hand it on; an allocation with the built-in hooks makes 13 such calls per lifecycle, each an
+ * EventTarget to build and collect. For a hook marked here the bindings hand on one shared signal that never
+ * aborts instead: it would not have read the other. Only for hooks written to ignore the signal; a marked hook
+ * that starts reading it must lose its mark (its call would no longer be cancelled by a stop).
+ */
+
+const marked = new WeakSet<object>();
+
+/** The signal handed to a marked hook: never aborted. */
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+
+/** Marks `hook` as one whose methods ignore their AbortSignal; returns it. */
+export function signalFree<H extends object>(hook: H): H {
+  marked.add(hook);
+  return hook;
+}
+
+/** Whether `hook` was marked with `signalFree`. */
+export function isSignalFree(hook: object): boolean {
+  return marked.has(hook);
+}
