@@ -4,6 +4,7 @@
  * the hook, decides when the stream is open. No stop hook: exited has always run by then, and each hook
  * phase a hook implements costs every task a hook call.
  */
+import { signalFree } from './signal-free.ts';
 import type { StatsSink, TaskHook } from './types.ts';
 
 /**
@@ -12,7 +13,8 @@ import type { StatsSink, TaskHook } from './types.ts';
  */
 export function statsHook(sink: StatsSink, intervalMs = 1_000): TaskHook {
   const untrack = async (req: { task: { name: string } }) => sink.untrack(req.task.name);
-  return {
+  // Each call hands over or takes back at once: nothing to cut short (signal-free.ts).
+  return signalFree<TaskHook>({
     name: 'stats',
     async poststart(req) {
       const stats = req.stats;
@@ -21,5 +23,5 @@ export function statsHook(sink: StatsSink, intervalMs = 1_000): TaskHook {
     },
     exited: untrack,
     shutdown: untrack,
-  };
+  });
 }

@@ -2,10 +2,12 @@
 import { shownName, unsafeNameReason } from '../jobspec/names.ts';
 import type { TaskHook } from './types.ts';
 import { HookError } from './types.ts';
+import { signalFree } from './signal-free.ts';
 
 /** A prestart hook rejecting tasks the runner cannot run; `drivers` are the registered driver names. */
 export function validateHook(drivers: string[]): TaskHook {
-  return {
+  // Synchronous checks: nothing to cut short (signal-free.ts).
+  return signalFree<TaskHook>({
     name: 'validate',
     async prestart(req, res) {
       const t = req.task;
@@ -21,5 +23,5 @@ export function validateHook(drivers: string[]): TaskHook {
       if (problems.length > 0) throw new HookError(`task ${shownName(String(t.name))}: ${problems.join('; ')}`, false, 'Failed Validation');
       res.done = true;
     },
-  };
+  });
 }

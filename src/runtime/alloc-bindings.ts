@@ -9,6 +9,7 @@ import { allocRunnerMachine, type AllocHookCallInput, type AllocHookPhase, type 
 import type { AllocRunnerHook, HookEnv } from '../hooks/types.ts';
 import type { AllocSpec, TaskEvent } from '../jobspec/types.ts';
 import type { TaskRunnerEvent } from '../../machines/task-runner.ts';
+import { isSignalFree, NEVER_ABORTED } from '../hooks/signal-free.ts';
 import { attributeTo } from './last-resort.ts';
 import { runnerOf } from './runner-registry.ts';
 import { providedTaskRunnerMachine, sharedPlan } from './task-bindings.ts';
@@ -21,10 +22,13 @@ export function allocHookPlanOf(hooks: AllocRunnerHook[]): AllocHookPlan {
 }
 
 /** Calls one alloc hook method of the runner's hook named in the input. */
-const allocHook = fromCall<void, AllocHookCallInput>(async ({ input, signal, system, self }) => {
-  const r = runnerOf(system);
+const allocHook = fromCall<void, AllocHookCallInput>(async (call) => {
+  const { input, self } = call;
+  const r = runnerOf(call.system);
   const h = r.allocHooks?.find((x) => x.name === input.hook);
   if (!h) throw new Error(`alloc hook ${JSON.stringify(input.hook)} is not registered`);
+  // The call's signal is read (and so made) only for a hook that may read it (signal-free.ts).
+  const signal = isSignalFree(h) ? NEVER_ABORTED : call.signal;
   const allocEnv = () => r.allocEnv?.(input.alloc) ?? {};
   // An error that escapes the call (last-resort.ts) is the allocation's: every task records it, as Nomad
   // marks every task when the alloc's setup fails.

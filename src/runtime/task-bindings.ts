@@ -5,11 +5,12 @@
  * machine: every task of every allocation shares this one definition.
  */
 import type { ActorSystem, AnyActorRef } from 'xstate';
-import { fromCall } from '../../machines/call-actor.ts';
+import { fromCall, type CallArgs } from '../../machines/call-actor.ts';
 import type { HookCallInput, HookCallOutput, HookPlan, TaskHookPhase } from '../../machines/hook-calls.ts';
 import { taskRunnerMachine, type DriverCallInput, type DriverReapOutput, type DriverShutdownInput, type DriverStartOutput } from '../../machines/task-runner.ts';
 import type { Controller, Driver, DriverContext, DriverHandle } from '../drivers/controller.ts';
 import type { HookEnv, HookEvent, TaskHook, TaskPrestartResponse } from '../hooks/types.ts';
+import { isSignalFree, NEVER_ABORTED } from '../hooks/signal-free.ts';
 import type { ExitResult, TaskSpec } from '../jobspec/types.ts';
 import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { attributeTo, type ErrorSource } from './last-resort.ts';
@@ -168,14 +169,17 @@ function settled<T>(call: () => Promise<T>): Promise<T> {
 // them against the alloc's own calls, which a runner on a simulated clock relies on.
 
 /** Calls one hook method of the runner's hook named in the input. */
-const hook = fromCall<HookCallOutput, HookCallInput>(({ input, signal, system, self }) =>
-  attributeTo(() => errorSource(system, self, input.task, 'hook', input.hook, input.phase), () => callHook(system, input, signal, self)),
+const hook = fromCall<HookCallOutput, HookCallInput>((call) =>
+  attributeTo(() => errorSource(call.system, call.self, call.input.task, 'hook', call.input.hook, call.input.phase), () => callHook(call)),
 );
 
-async function callHook(system: AnyActorSystem, input: HookCallInput, signal: AbortSignal, self?: AnyActorRef): Promise<HookCallOutput> {
-  const r = runnerOf(system);
+/** The call's signal is read (and so made) only for a hook that may read it (signal-free.ts). */
+async function callHook(call: CallArgs<HookCallInput>): Promise<HookCallOutput> {
+  const { input, self } = call;
+  const r = runnerOf(call.system);
   const h = r.hooksFor(input.task).find((x) => x.name === input.hook);
   if (!h) throw new Error(`hook ${JSON.stringify(input.hook)} is not registered for task ${JSON.stringify(input.task.name)}`);
+  const signal = isSignalFree(h) ? NEVER_ABORTED : call.signal;
   const env = () => r.envFor(input.task, input.hookEnv, input.alloc);
   const task = input.task;
   switch (input.phase) {
@@ -184,7 +188,7 @@ async function callHook(system: AnyActorSystem, input: HookCallInput, signal: Ab
       const resources = Object.freeze({ ...task.resources });
       // Straight to the task runner (EMIT_EVENT), not through the hook's output: a failing hook has none.
       const emitEvent = (ev: HookEvent): void => {
-        if (!signal.aborted) self?._parent?.send({ type: 'EMIT_EVENT', event: taskEvent(ev.type, r.clock.now(), { message: ev.message, details: ev.details }) });
+        if (!call.signal.aborted) self._parent?.send({ type: 'EMIT_EVENT', event: taskEvent(ev.type, r.clock.now(), { message: ev.message, details: ev.details }) });
       };
       // Running: a restored runner's restore hooks, beside the workload it reattached to (machines/task-runner.ts).
       const running = input.taskState?.state === 'running';
