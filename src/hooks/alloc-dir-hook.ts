@@ -1,6 +1,6 @@
 /** alloc_dir: builds the shared allocation directory before any task runs; removes it on destroy (Nomad's alloc_dir_hook). */
 import { join } from 'node:path';
-import { makeTree, removeTree } from './dir-calls.ts';
+import { makeDirs, makeTree, removeTree } from './dir-calls.ts';
 import { signalFree } from './signal-free.ts';
 import type { AllocRunnerHook } from './types.ts';
 
@@ -16,7 +16,7 @@ export function allocDirHook(allocDir: string): AllocRunnerHook {
       // again), then two for data and tmp. The alloc dir, alloc/, then the three leaves at once: five jobs,
       // three in a row (when `allocs/` is there, as it is after the first allocation).
       await makeTree(allocDir, ['alloc']);
-      await makeTree(alloc, ['logs', 'data', 'tmp']);
+      await makeDirs(alloc, ['logs', 'data', 'tmp']);
     },
     async destroy() {
       // rm -rf in about half of Node's `rm` file calls (dir-calls.ts): the layout above is known.

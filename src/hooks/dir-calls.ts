@@ -17,20 +17,41 @@ type Done = (err: NodeJS.ErrnoException | null) => void;
  */
 export function makeTree(parent: string, children: readonly string[], modes: Readonly<Record<string, number>> = {}): Promise<(string | undefined)[]> {
   return new Promise((resolve, reject) => {
-    mkdir(parent, { recursive: true }, (err) => {
-      if (err) return reject(err);
-      const made: (string | undefined)[] = [];
-      let left = children.length;
-      let failed: Error | undefined;
-      if (left === 0) return resolve(made);
-      children.forEach((child, i) => {
-        const mode = modes[child];
-        mkdir(join(parent, child), mode === undefined ? { recursive: true } : { recursive: true, mode }, (e, path) => {
-          failed ??= e ?? undefined;
-          made[i] = path;
-          if (--left === 0) return failed ? reject(failed) : resolve(made);
-        });
-      });
+    mkdir(parent, { recursive: true }, (err) => (err ? reject(err) : makeEach(parent, children, modes, resolve, reject)));
+  });
+}
+
+/** `makeTree` for a `parent` that is there (just made): its children only. */
+export function makeDirs(parent: string, children: readonly string[], modes: Readonly<Record<string, number>> = {}): Promise<(string | undefined)[]> {
+  return new Promise((resolve, reject) => makeEach(parent, children, modes, resolve, reject));
+}
+
+function makeEach(
+  parent: string,
+  children: readonly string[],
+  modes: Readonly<Record<string, number>>,
+  resolve: (made: (string | undefined)[]) => void,
+  reject: (err: Error) => void,
+): void {
+  const made: (string | undefined)[] = [];
+  let left = children.length;
+  let failed: Error | undefined;
+  if (left === 0) return resolve(made);
+  children.forEach((child, i) => {
+    const path = join(parent, child);
+    const mode = modes[child] ?? 0o777;
+    const settle = (e: Error | null, made_?: string) => {
+      failed ??= e ?? undefined;
+      made[i] = made_;
+      if (--left === 0) return failed ? reject(failed) : resolve(made);
+    };
+    // The parent is there, so a plain mkdir makes each child in one call (a recursive one does the same call
+    // with more bookkeeping around it). Already there (a run again): the recursive form, which checks it is
+    // a directory and answers undefined, as it would have.
+    mkdir(path, mode, (e) => {
+      if (!e) return settle(null, path);
+      if (e.code !== 'EEXIST') return settle(e);
+      mkdir(path, { recursive: true, mode }, (e2, first) => settle(e2, first));
     });
   });
 }

@@ -32,7 +32,7 @@ vi.mock('node:fs', async (importOriginal) => {
     mkdir: counted('mkdir', real.mkdir),
   };
 });
-const { makeTree, removeTree } = await import('../../src/hooks/dir-calls.ts');
+const { makeDirs, makeTree, removeTree } = await import('../../src/hooks/dir-calls.ts');
 const { allocDirHook } = await import('../../src/hooks/alloc-dir-hook.ts');
 
 afterEach(() => {
@@ -100,7 +100,8 @@ describe('removeTree', () => {
     const hook = allocDirHook(allocDir);
     await hook.prerun!({}, new AbortController().signal);
     expect(existsSync(join(allocDir, 'alloc/logs'))).toBe(true);
-    expect(calls).toEqual(Array(6).fill('mkdir'));
+    // One mkdir per dir: the alloc dir, alloc/, its three leaves.
+    expect({ calls, failed }).toEqual({ calls: Array(5).fill('mkdir'), failed: [] });
     calls.length = 0;
     await hook.destroy!(new AbortController().signal);
     expect(existsSync(allocDir)).toBe(false);
@@ -119,7 +120,18 @@ describe('makeTree', () => {
     expect(statSync(join(parent, 'a')).isDirectory()).toBe(true);
     // Again over what is there: nothing made, nothing failed that the caller sees.
     expect(await makeTree(parent, ['a', 'b', 'c'])).toEqual([undefined, undefined, join(parent, 'c')]);
+    expect(statSync(join(parent, 'b')).mode & 0o777).toBe(0o700 & ~process.umask());
     expect(await makeTree(parent, [])).toEqual([]);
+  });
+
+  it('makeDirs makes each child of a parent that is there in one call, and answers undefined for one already there', async () => {
+    const parent = tempDir('allocrun-maketree-');
+    calls.length = 0;
+    expect(await makeDirs(parent, ['a', 'b'], { b: 0o700 })).toEqual([join(parent, 'a'), join(parent, 'b')]);
+    expect({ calls, failed }).toEqual({ calls: ['mkdir', 'mkdir'], failed: [] });
+    expect(statSync(join(parent, 'b')).mode & 0o777).toBe(0o700 & ~process.umask());
+    expect(await makeDirs(parent, ['b'])).toEqual([undefined]);
+    await expect(makeDirs(join(parent, 'gone'), ['a'])).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('fails with the first error when a child cannot be made (a file in its place)', async () => {
