@@ -147,12 +147,12 @@ function errorSource(system: AnyActorSystem, self: AnyActorRef, task: TaskSpec, 
  */
 async function release(r: RunnerBindings, name: string, ctrl: Controller, self: AnyActorRef): Promise<void> {
   if (r.controllers.get(name) === ctrl) r.controllers.delete(name);
+  const abort = new AbortController();
   const failed = (call: string) => (err: unknown) => {
     const message = `failed to release the task's driver resources (${call}): ${(err as Error)?.message ?? String(err)}`;
     self._parent?.send({ type: 'EMIT_EVENT', event: taskEvent(TaskEventType.DriverFailure, r.clock.now(), { message, details: { call } }) });
   };
-  // Nothing ever cancels a release: the one shared never-aborted signal, not a new AbortController per exit.
-  await settled(() => ctrl.remove(NEVER_ABORTED)).catch(failed('remove'));
+  await settled(() => ctrl.remove(abort.signal)).catch(failed('remove'));
   await settled(() => ctrl.close()).catch(failed('close'));
 }
 

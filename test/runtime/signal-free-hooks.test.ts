@@ -18,8 +18,6 @@ import { validateHook } from '../../src/hooks/validate-hook.ts';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { AllocStatsReporter } from '../../src/runtime/alloc-stats.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
-import { StubController } from '../../src/testing/stub-controller.ts';
-import { capturingDriver } from '../../src/testing/capturing-driver.ts';
 
 /** A task hook whose prestart and poststart record the signal they are handed. */
 function signalTaker(name: string, seen: AbortSignal[]): TaskHook {
@@ -101,17 +99,6 @@ describe('signal-free hooks', () => {
     expect(seen['plain']).toBeInstanceOf(AbortSignal);
     expect(seen['plain']).not.toBe(NEVER_ABORTED);
     actor.stop();
-  });
-
-  it("a released controller's remove is handed the shared never-aborted signal: nothing cancels a release", async () => {
-    const removes: AbortSignal[] = [];
-    const clock = new SimulatedClock(0);
-    const d = capturingDriver({ make: () => new StubController({ wait: async () => ({ exitCode: 0, signal: 0 }), remove: async (signal) => void removes.push(signal) }) });
-    const runner = createTaskRunner({ name: 'web', driver: 'stub', config: {} }, { clock, jobType: 'batch', drivers: { stub: d.driver }, allocDir: '/nonexistent/a' }).start();
-    await clock.advanceUntil(() => runner.getState().state === 'dead');
-    expect(removes).toHaveLength(1);
-    expect(removes[0]).toBe(NEVER_ABORTED);
-    runner.stop();
   });
 
   it('the built-in hooks that never read their signal are marked (alloc_dir, task_dir, validate, stats)', () => {
