@@ -17,6 +17,8 @@ import type { AllocRunner } from '../runtime/create-alloc-runner.ts';
 import { allocJson, allocStubJson, type AllocView } from './alloc-json.ts';
 import { canonicalJob, sameJob } from './job-canonical.ts';
 import { deploymentOf } from './deployment-id.ts';
+import { deploymentsMarkedFailed } from './deployment-marks.ts';
+import { destructiveLimit, maxParallelOf } from './rollout.ts';
 import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
 import type { NodeIdentity } from './node.ts';
@@ -83,7 +85,7 @@ export interface EvalRecord {
   Namespace: string;
   Priority: number;
   Type: string;
-  TriggeredBy: 'job-register' | 'periodic-job' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts';
+  TriggeredBy: 'job-register' | 'periodic-job' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts' | 'deployment-watcher';
   JobID: string;
   JobModifyIndex: number;
   /**
@@ -212,6 +214,8 @@ export class JobRegistry {
   private closed = false;
   /** Set once `heal` has written: blocked evaluations wait for it, so they never plan beside the start's reconcile. */
   private healed = false;
+  /** Jobs whose rollout a health verdict moved before `heal` had written (rollOn): looked at once it has. */
+  private readonly rollOnAfterHeal = new Map<string, AllocEntry>();
   /** What `watch` follows of each runner, until `detach`. */
   private readonly following = new Subscription();
   /** Writes planned and being committed, not yet applied. */
@@ -425,6 +429,11 @@ export class JobRegistry {
     else this.index.order.abandon(change.index);
     // Capacity may differ from the last run's: blocked evaluations try again.
     this.healed = true;
+    for (const [id, a] of this.rollOnAfterHeal) {
+      const job = this.jobs.get(id);
+      if (job) this.rollOn(job, a);
+    }
+    this.rollOnAfterHeal.clear();
     this.unblock();
     // The write told the live runners it stopped (each one it stopped is in the registry once it is applied); the rest are looked at here.
     const told = new Set(change.kills.filter((id) => this.allocs.get(id)!.runner));
@@ -842,7 +851,21 @@ export class JobRegistry {
     if (launchesChildren(version.job)) return;
     const wanted = new Map<string, AllocSpec[]>();
     for (const s of version.allocs) wanted.set(s.group, [...(wanted.get(s.group) ?? []), s]);
-    const live = this.allocsOfJob(entry.id).filter((a) => a.desired === 'run');
+    // In instance order, as Nomad's reconciler takes a group's destructive updates by name.
+    const live = this.allocsOfJob(entry.id).filter((a) => a.desired === 'run').sort((x, y) => x.index - y.index);
+    // Destructive updates each group may still start in this pass (a group with a deployment rolls out max_parallel at a time).
+    const limits = new Map<string, number>();
+    const limitOf = (template: AllocSpec): number => {
+      let limit = limits.get(template.group);
+      if (limit === undefined) {
+        const deployment = deploymentOf(entry, version.version, template);
+        limit = deployment === undefined
+          ? Infinity
+          : destructiveLimit(maxParallelOf(version.job, template.group), deployment, live.filter((a) => a.group === template.group), deploymentsMarkedFailed(this.store).has(deployment));
+        limits.set(template.group, limit);
+      }
+      return limit;
+    };
     for (const a of live) {
       const template = wanted.get(a.group)?.[a.index];
       if (!template) {
@@ -854,6 +877,10 @@ export class JobRegistry {
       // applied in place: the allocation must be replaced, as Nomad's genericAllocUpdateFn decides.
       const update = newVersion && infeasibility(version.job, a.group, this.nodeFacts()) ? 'destructive' : groupUpdate(a.spec, template);
       if (update === 'destructive' && !(a.spec.type === 'batch' && a.lastState.clientStatus === 'complete')) {
+        // Beyond the rollout's limit it keeps running its version: a health change evaluates the job again.
+        const limit = limitOf(template);
+        if (limit <= 0) continue;
+        limits.set(a.group, limit - 1);
         this.replace(change, entry, template, a);
         continue;
       }
@@ -1149,6 +1176,7 @@ export class JobRegistry {
         if (this.blocked.size > 0 && isTerminal(state) && !isTerminal(a.lastState)) queueMicrotask(() => this.unblock());
         const job = this.jobs.get(a.jobId);
         const before = job && this.summarySignature(job);
+        const verdict = a.lastState.deploymentStatus?.healthy;
         a.lastState = state;
         a.modifyIndex = index;
         a.modifyTime = this.now();
@@ -1156,8 +1184,29 @@ export class JobRegistry {
         if (job && this.summarySignature(job) !== before) this.summaryMoved(job.id, index);
         this.events.publish({ Index: index, Events: [this.allocEvent(a, 'AllocationUpdated', index)] });
         this.index.changed(index);
+        if (job && state.deploymentStatus?.healthy === true && verdict !== true) this.rollOn(job, a);
       });
     }));
+  }
+
+  /**
+   * Nomad's deployment watcher: an allocation of the job's current deployment turned healthy, which frees a slot
+   * of its rollout, so while allocations of an earlier version still wait to be replaced the job is evaluated
+   * again (its reconcile replaces the next ones, up to max_parallel). An unhealthy one frees nothing: the
+   * deployment has failed and the rest keep their version.
+   */
+  private rollOn(job: JobEntry, a: AllocEntry): void {
+    if (this.closed || job.stop) return;
+    const version = job.versions.at(-1)!;
+    if (a.spec.deploymentId === undefined || a.spec.deploymentId !== deploymentOf(job, version.version, a.spec)) return;
+    const waiting = this.allocsOfJob(job.id).some((o) => o.desired === 'run' && o.jobVersion !== version.version);
+    if (!waiting) return;
+    // A verdict that came in while the start's reconcile was being planned or written: looked at once it has.
+    if (!this.healed) {
+      this.rollOnAfterHeal.set(job.id, a);
+      return;
+    }
+    this.serialize(job.id, () => this.evaluateJob(job.id, false, 'deployment-watcher')).catch((err: unknown) => this.log(`job ${JSON.stringify(job.id)}: the rollout of version ${version.version} could not go on (${err instanceof Error ? err.message : String(err)}); the next health change or agent start tries again`));
   }
 
   private jobEvent(entry: JobEntry, type: string, index: number): StreamEvent {

@@ -12,26 +12,16 @@ import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.
 import type { StreamEvent } from '../event-broker.ts';
 import type { EvalRecord, JobEntry, JobVersion } from '../job-registry.ts';
 import type { Json } from '../job-json.ts';
-import { StoreDamagedError } from '../../state/agent-store.ts';
 import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
 import { blockingList, ListCache } from '../list-cache.ts';
 import { commitInOrder } from '../ordered-commit.ts';
 import { deploymentId } from '../deployment-id.ts';
+import { deploymentsMarkedFailed, FAILED_KEY } from '../deployment-marks.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
 
-/** Where deployments marked failed through the API (`nomad deployment fail`) are kept: ID → index. */
-const FAILED_KEY = 'deployments.failed';
-
-/** The deployments marked failed, from the store (a damaged value is named, never dropped). */
-function failedByUser(ctx: ApiContext): Map<string, number> {
-  const v = ctx.store.get('meta', FAILED_KEY);
-  if (v === undefined) return new Map();
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || Object.values(v).some((i) => typeof i !== 'number')) {
-    throw new StoreDamagedError(`${ctx.store.path} is damaged: meta/${FAILED_KEY}: expected { deployment ID: index }`, ctx.store.path);
-  }
-  return new Map(Object.entries(v as Record<string, number>));
-}
+/** The deployments marked failed through the API (`nomad deployment fail`): ID → index. */
+const failedByUser = (ctx: ApiContext): Map<string, number> => deploymentsMarkedFailed(ctx.store);
 
 /** Whether version `v` of `job` has a deployment: a service job's groups with an update block, not the stop itself. */
 function hasDeployment(job: JobEntry, v: JobVersion): boolean {
