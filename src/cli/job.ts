@@ -19,6 +19,7 @@ import { jobInspect, jobValidate } from './job-inspect.ts';
 import { jobDispatch, parameterizedSections } from './job-dispatch.ts';
 import type { ParameterizedConfig } from '../jobspec/parameterized.ts';
 import type { PeriodicConfig } from '../jobspec/periodic.ts';
+import { monitorDeployment } from './deployment-monitor.ts';
 import { placementFailureLines, PLACEMENT_FAILED_EXIT, type EvaluationBody } from './placement-failures.ts';
 import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
 
@@ -59,7 +60,9 @@ Submit a job file (HCL, JSON, YAML or Nomad API JSON) to a running agent.
 Registering a job again with changes updates it the way Nomad does: changes that can be applied in
 place (restart policy, kill timeout, ...) update the running allocations; others (driver, config,
 env, meta, resources, tasks) replace them; a count change adds or stops allocations. An unchanged
-job is left as it is. Waits until the allocations run (or finish), unless --detach. Allocations the
+job is left as it is. Waits until the allocations run (or finish), unless --detach; a service job
+with an update block is then followed through its deployment, which replaces max_parallel
+allocations at a time and moves on as each new one is healthy (exit 1 if it fails). Allocations the
 scheduler could not place (ports, CPU, memory) are named with the exhausted dimension; exit status 2.
 
 Flags:
@@ -106,6 +109,9 @@ Example:
     const unplaced = placementFailureLines(evaluation);
     if (unplaced.length > 0) process.stdout.write(`${unplaced.join('\n')}\n`);
     const code = await monitor(client, id, body.Version);
+    // As Nomad's monitor: a deployment is followed to its end, and its outcome is the exit status (its success
+    // overrides unplaced allocations; a failed allocation fails it).
+    if (evaluation.DeploymentID) return monitorDeployment(client, evaluation.DeploymentID);
     return unplaced.length > 0 && code === 0 ? PLACEMENT_FAILED_EXIT : code;
   },
 };
