@@ -18,7 +18,7 @@ import { allocJson, allocStubJson, type AllocView } from './alloc-json.ts';
 import { canonicalJob, sameJob } from './job-canonical.ts';
 import { deploymentOf } from './deployment-id.ts';
 import { deploymentsMarkedFailed } from './deployment-marks.ts';
-import { destructiveLimit, maxParallelOf } from './rollout.ts';
+import { autoRevertOf, deploymentSucceeded, destructiveLimit, maxParallelOf } from './rollout.ts';
 import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
 import type { NodeIdentity } from './node.ts';
@@ -50,6 +50,8 @@ export interface JobVersion {
   allocs: AllocSpec[];
   submitTime: number;
   jobModifyIndex: number;
+  /** Set once the version's deployment succeeded (Nomad's `Stable`): what an auto-revert goes back to. */
+  stable?: boolean;
 }
 
 /** A registered job. */
@@ -214,8 +216,8 @@ export class JobRegistry {
   private closed = false;
   /** Set once `heal` has written: blocked evaluations wait for it, so they never plan beside the start's reconcile. */
   private healed = false;
-  /** Jobs whose rollout a health verdict moved before `heal` had written (rollOn): looked at once it has. */
-  private readonly rollOnAfterHeal = new Map<string, AllocEntry>();
+  /** Jobs whose deployment a health verdict moved before `heal` had written (deploymentMoved): looked at once it has. */
+  private readonly movedBeforeHeal = new Map<string, { a: AllocEntry; healthy: boolean }>();
   /** What `watch` follows of each runner, until `detach`. */
   private readonly following = new Subscription();
   /** Writes planned and being committed, not yet applied. */
@@ -429,11 +431,11 @@ export class JobRegistry {
     else this.index.order.abandon(change.index);
     // Capacity may differ from the last run's: blocked evaluations try again.
     this.healed = true;
-    for (const [id, a] of this.rollOnAfterHeal) {
+    for (const [id, { a, healthy }] of this.movedBeforeHeal) {
       const job = this.jobs.get(id);
-      if (job) this.rollOn(job, a);
+      if (job) this.deploymentMoved(job, a, healthy);
     }
-    this.rollOnAfterHeal.clear();
+    this.movedBeforeHeal.clear();
     this.unblock();
     // The write told the live runners it stopped (each one it stopped is in the registry once it is applied); the rest are looked at here.
     const told = new Set(change.kills.filter((id) => this.allocs.get(id)!.runner));
@@ -635,7 +637,7 @@ export class JobRegistry {
       Status: this.jobStatus(entry),
       StatusDescription: '',
       Stop: isCurrent ? entry.stop : false,
-      Stable: false,
+      Stable: version.stable === true,
       Version: version.version,
       SubmitTime: version.submitTime * 1e6,
       CreateIndex: entry.createIndex,
@@ -1184,29 +1186,67 @@ export class JobRegistry {
         if (job && this.summarySignature(job) !== before) this.summaryMoved(job.id, index);
         this.events.publish({ Index: index, Events: [this.allocEvent(a, 'AllocationUpdated', index)] });
         this.index.changed(index);
-        if (job && state.deploymentStatus?.healthy === true && verdict !== true) this.rollOn(job, a);
+        const healthy = state.deploymentStatus?.healthy;
+        if (job && healthy !== undefined && healthy !== verdict) this.deploymentMoved(job, a, healthy);
       });
     }));
   }
 
   /**
-   * Nomad's deployment watcher: an allocation of the job's current deployment turned healthy, which frees a slot
-   * of its rollout, so while allocations of an earlier version still wait to be replaced the job is evaluated
-   * again (its reconcile replaces the next ones, up to max_parallel). An unhealthy one frees nothing: the
-   * deployment has failed and the rest keep their version.
+   * Nomad's deployment watcher, told that allocation `a` has a health verdict. Only the job's current deployment
+   * moves: a healthy allocation frees a slot of its rollout, so while allocations of an earlier version still
+   * wait to be replaced the job is evaluated again (its reconcile replaces the next ones, up to max_parallel), and
+   * once every allocation it wants is healthy the version is marked stable. An unhealthy one fails the
+   * deployment: the rest keep their version, and a group with `auto_revert` goes back to the latest stable one.
    */
-  private rollOn(job: JobEntry, a: AllocEntry): void {
+  private deploymentMoved(job: JobEntry, a: AllocEntry, healthy: boolean): void {
     if (this.closed || job.stop) return;
     const version = job.versions.at(-1)!;
     if (a.spec.deploymentId === undefined || a.spec.deploymentId !== deploymentOf(job, version.version, a.spec)) return;
-    const waiting = this.allocsOfJob(job.id).some((o) => o.desired === 'run' && o.jobVersion !== version.version);
-    if (!waiting) return;
     // A verdict that came in while the start's reconcile was being planned or written: looked at once it has.
     if (!this.healed) {
-      this.rollOnAfterHeal.set(job.id, a);
+      this.movedBeforeHeal.set(job.id, { a, healthy });
       return;
     }
-    this.serialize(job.id, () => this.evaluateJob(job.id, false, 'deployment-watcher')).catch((err: unknown) => this.log(`job ${JSON.stringify(job.id)}: the rollout of version ${version.version} could not go on (${err instanceof Error ? err.message : String(err)}); the next health change or agent start tries again`));
+    const failed = (what: string) => (err: unknown) => this.log(`job ${JSON.stringify(job.id)}: ${what} (${err instanceof Error ? err.message : String(err)}); the next health change or agent start tries again`);
+    const allocs = this.allocsOfJob(job.id);
+    if (!healthy) {
+      if (a.desired === 'run' && autoRevertOf(version.job, a.group)) {
+        this.serialize(job.id, () => this.autoRevert(job.id, version.version)).catch(failed(`version ${version.version}'s deployment failed and could not be reverted`));
+      }
+      return;
+    }
+    if (allocs.some((o) => o.desired === 'run' && o.jobVersion !== version.version)) {
+      this.serialize(job.id, () => this.evaluateJob(job.id, false, 'deployment-watcher')).catch(failed(`the rollout of version ${version.version} could not go on`));
+    } else if (!version.stable && deploymentSucceeded(version.allocs, version.version, allocs)) {
+      this.serialize(job.id, () => this.markStable(job.id, version.version)).catch(failed(`version ${version.version} could not be marked stable`));
+    }
+  }
+
+  /** Marks `version` of job `id` stable (its deployment succeeded), durably, unless the job has moved on since. */
+  private async markStable(id: string, version: number): Promise<void> {
+    const job = this.jobs.get(id);
+    const current = job?.versions.at(-1);
+    if (!job || job.stop || current?.version !== version || current.stable) return;
+    const { change } = this.planAt(new Map(), (change) => {
+      change.jobs.set(id, { ...job, modifyIndex: change.index, versions: job.versions.map((v) => (v === current ? { ...v, stable: true } : v)) });
+    });
+    await this.write(change);
+  }
+
+  /**
+   * Nomad's auto-revert: version `failed`'s deployment failed, so the latest stable version before it is
+   * registered again as the job's next version, unless the job has moved on since or no earlier version is stable
+   * (or the stable one is the same job).
+   */
+  private async autoRevert(id: string, failed: number): Promise<void> {
+    const job = this.jobs.get(id);
+    const current = job?.versions.at(-1);
+    if (!job || job.stop || current?.version !== failed) return;
+    const target = job.versions.filter((v) => v.version < failed && v.stable).at(-1);
+    if (!target || sameJob(target.job, current.job)) return;
+    this.log(`job ${JSON.stringify(id)}: version ${failed}'s deployment failed; reverting to version ${target.version}, the latest stable one (auto_revert)`);
+    await this.register(target.job, target.allocs, '', { trigger: 'deployment-watcher' });
   }
 
   private jobEvent(entry: JobEntry, type: string, index: number): StreamEvent {

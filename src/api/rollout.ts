@@ -15,13 +15,33 @@ export interface RolloutAlloc {
   lastState: { clientStatus: string; deploymentStatus?: { healthy?: boolean } };
 }
 
-/** Nomad's MaxParallel for `group` of `job` (its API JSON): the group's update block over the job's, default 1. */
-export function maxParallelOf(job: Json, group: string): number {
+/** A field of `group`'s update block in `job` (its API JSON): the group's over the job's. */
+function updateField(job: Json, group: string, field: string): unknown {
   const groups = (job['TaskGroups'] as Json[] | undefined) ?? [];
   const own = groups.find((g) => g['Name'] === group)?.['Update'] as Json | undefined;
-  const jobs = job['Update'] as Json | undefined;
-  const value = own?.['MaxParallel'] ?? jobs?.['MaxParallel'];
+  return own?.[field] ?? (job['Update'] as Json | undefined)?.[field];
+}
+
+/** Nomad's MaxParallel for `group` of `job`: the group's update block over the job's, default 1. */
+export function maxParallelOf(job: Json, group: string): number {
+  const value = updateField(job, group, 'MaxParallel');
   return typeof value === 'number' ? value : 1;
+}
+
+/** Nomad's AutoRevert for `group` of `job`: the group's update block over the job's, default false. */
+export function autoRevertOf(job: Json, group: string): boolean {
+  return updateField(job, group, 'AutoRevert') === true;
+}
+
+/**
+ * Whether the deployment of `version` succeeded: as many of its allocations healthy as the version wants in its
+ * groups with a deployment (`wanted`: the version's instances), as the deployment routes count them.
+ */
+export function deploymentSucceeded(wanted: readonly Pick<AllocSpec, 'update' | 'type'>[], version: number, allocs: Iterable<RolloutAlloc & { jobVersion: number; spec: Pick<AllocSpec, 'update'> }>): boolean {
+  const total = wanted.filter((s) => s.update && s.type === 'service').length;
+  let healthy = 0;
+  for (const a of allocs) if (a.jobVersion === version && a.spec.update && a.lastState.deploymentStatus?.healthy === true) healthy++;
+  return total > 0 && healthy >= total;
 }
 
 /**

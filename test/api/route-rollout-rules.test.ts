@@ -6,7 +6,7 @@
  * until a replacement is healthy, an unhealthy one stops the rollout, and `job plan` says the same.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { destructiveLimit, maxParallelOf, type RolloutAlloc } from '../../src/api/rollout.ts';
+import { autoRevertOf, deploymentSucceeded, destructiveLimit, maxParallelOf, type RolloutAlloc } from '../../src/api/rollout.ts';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
 import { cleanUp, mockJob, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
 
@@ -29,6 +29,24 @@ describe('the destructive updates a group may start (Nomad\'s computeLimit)', ()
     ['never below zero', 1, [alloc('d'), alloc('d'), alloc('d')], false, 0],
   ])('%s', (_what, maxParallel, allocs, markedFailed, limit) => {
     expect(destructiveLimit(maxParallel, 'd', allocs, markedFailed)).toBe(limit);
+  });
+
+  it.each<[string, Json, boolean]>([
+    ['the group\'s own', { Update: { AutoRevert: false }, TaskGroups: [{ Name: 'g', Update: { AutoRevert: true } }] }, true],
+    ['the job\'s, when the group sets none', { Update: { AutoRevert: true }, TaskGroups: [{ Name: 'g', Update: { MaxParallel: 1 } }] }, true],
+    ['off by default', { TaskGroups: [{ Name: 'g', Update: { MaxParallel: 1 } }] }, false],
+  ])('auto_revert is %s', (_what, job, on) => {
+    expect(autoRevertOf(job, 'g')).toBe(on);
+  });
+
+  it.each<[string, number, boolean]>([
+    ['as many healthy as wanted', 2, true],
+    ['one short', 1, false],
+  ])('a deployment succeeded with %s', (_what, healthyCount, ok) => {
+    const wanted = [{ update: {}, type: 'service' }, { update: {}, type: 'service' }, { type: 'service' }] as never[];
+    const mine = (healthy: boolean | undefined, jobVersion = 4) => ({ desired: 'run', jobVersion, spec: { deploymentId: 'd', update: {} }, lastState: { clientStatus: 'running', ...(healthy !== undefined && { deploymentStatus: { healthy } }) } }) as never;
+    const allocs = [...Array.from({ length: healthyCount }, () => mine(true)), mine(undefined), mine(true, 3), mine(true, 3)];
+    expect(deploymentSucceeded(wanted, 4, allocs)).toBe(ok);
   });
 
   it.each<[string, Json, number]>([
@@ -133,5 +151,44 @@ describe('a destructive update of a group with an update block', { timeout: SUIT
     await put('/v1/jobs', rolled('grown', 4, '0', slow(1)));
     const all = await waitForAllocs(s.socket, '/v1/job/grown/allocations', (l) => l.filter((a) => a.ClientStatus === 'running').length === 4);
     expect(all.filter((a) => a.DesiredStatus === 'run').map((a) => a.JobVersion)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('marks a version stable once its deployment succeeds, and only then', async () => {
+    await deployedFirst('steady', 2);
+    await until(() => get('/v1/job/steady'), (j) => j['Stable'] === true, 'version 0 marked stable');
+    await put('/v1/jobs', rolled('steady', 2, '1', slow(1)));
+    const versions = (await get<Json>('/v1/job/steady/versions'))['Versions'] as Json[];
+    expect(versions.map((v) => [v['Version'], v['Stable']])).toEqual([[1, false], [0, true]]);
+  });
+
+  it('reverts to the latest stable version when a deployment with auto_revert fails, as Nomad\'s deployment watcher does', async () => {
+    await deployedFirst('reverted', 3);
+    await until(() => get('/v1/job/reverted'), (j) => j['Stable'] === true, 'version 0 marked stable');
+    await put('/v1/jobs', rolled('reverted', 3, '1', { ...quick, MinHealthyTime: 10e9, AutoRevert: true }, { run_for: '10ms', exit_code: 1 }));
+    // Version 2 is version 0 again, and its deployment brings every instance back to it.
+    const job = await until(() => get('/v1/job/reverted'), (j) => j['Version'] === 2, 'the revert registered as version 2');
+    expect(job['Meta']).toEqual({ v: '0' });
+    await until(() => get('/v1/job/reverted/deployment'), (d) => d?.['JobVersion'] === 2 && d['Status'] === 'successful', 'version 2\'s deployment to succeed');
+    const run = (await allocsOf('reverted')).filter((a) => a.DesiredStatus === 'run');
+    expect(run.map((a) => [a.JobVersion, a.ClientStatus])).toEqual([[2, 'running'], [2, 'running'], [2, 'running']]);
+    const deployments = await get<Json[]>('/v1/job/reverted/deployments');
+    expect(deployments.map((d) => [d['JobVersion'], d['Status']])).toEqual([[2, 'successful'], [1, 'failed'], [0, 'successful']]);
+    const evals = await get<Json[]>('/v1/job/reverted/evaluations');
+    expect(evals.some((e) => e['TriggeredBy'] === 'deployment-watcher' && e['JobModifyIndex'] === job['JobModifyIndex'])).toBe(true);
+  });
+
+  it('does not revert without auto_revert, nor when no earlier version is stable', async () => {
+    await deployedFirst('kept', 2);
+    await put('/v1/jobs', rolled('kept', 2, '1', { ...quick, MinHealthyTime: 10e9 }, { run_for: '10ms', exit_code: 1 }));
+    await settled('kept', 'failed');
+    // Nothing is queued on an unhealthy verdict without auto_revert: an evaluation now still finds version 1 current.
+    await put('/v1/job/kept/evaluate', {});
+    expect((await get('/v1/job/kept'))['Version']).toBe(1);
+
+    const first = rolled('unproven', 2, '0', { ...quick, MinHealthyTime: 10e9, AutoRevert: true }, { run_for: '10ms', exit_code: 1 });
+    await put('/v1/jobs', first);
+    await settled('unproven', 'failed');
+    await put('/v1/job/unproven/evaluate', {});
+    expect((await get('/v1/job/unproven'))['Version']).toBe(0);
   });
 });

@@ -60,14 +60,17 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
       const verdict = a.lastState.deploymentStatus;
       if (verdict?.healthy === true) (g['HealthyAllocs'] = (g['HealthyAllocs'] as number) + 1), healthy++;
       // An allocation stopped before it was healthy (replaced by a newer version, or stopped) ends with an unhealthy
-      // verdict; Nomad gives an allocation the server stops no health, so that verdict fails no deployment.
-      if (verdict?.healthy === false && a.desired === 'run') (g['UnhealthyAllocs'] = (g['UnhealthyAllocs'] as number) + 1), unhealthy++;
+      // verdict; Nomad gives an allocation the server stops no health, so that verdict fails no deployment. One that
+      // failed on its own did, also once a later version (an auto-revert) has stopped it.
+      if (verdict?.healthy === false && (a.desired === 'run' || a.lastState.clientStatus === 'failed')) (g['UnhealthyAllocs'] = (g['UnhealthyAllocs'] as number) + 1), unhealthy++;
     }
     const newer = versions[i + 1] !== undefined;
     const stopped = job.stop && !newer;
     let status: string;
     let description: string;
     if (failed.has(id)) [status, description] = ['failed', 'Deployment marked as failed'];
+    // Marked stable when it succeeded: it stays successful once its allocations are replaced or collected.
+    else if (v.stable) [status, description] = ['successful', 'Deployment completed successfully'];
     else if (unhealthy > 0) [status, description] = ['failed', 'Failed due to unhealthy allocations'];
     else if (healthy >= wanted && wanted > 0) [status, description] = ['successful', 'Deployment completed successfully'];
     else if (newer) [status, description] = ['cancelled', 'Cancelled due to newer version of job'];
