@@ -216,8 +216,6 @@ export class JobRegistry {
   private closed = false;
   /** Set once `heal` has written: blocked evaluations wait for it, so they never plan beside the start's reconcile. */
   private healed = false;
-  /** Jobs whose deployment a health verdict moved before `heal` had written (deploymentMoved): looked at once it has. */
-  private readonly movedBeforeHeal = new Map<string, { a: AllocEntry; healthy: boolean }>();
   /** What `watch` follows of each runner, until `detach`. */
   private readonly following = new Subscription();
   /** Writes planned and being committed, not yet applied. */
@@ -431,11 +429,9 @@ export class JobRegistry {
     else this.index.order.abandon(change.index);
     // Capacity may differ from the last run's: blocked evaluations try again.
     this.healed = true;
-    for (const [id, { a, healthy }] of this.movedBeforeHeal) {
-      const job = this.jobs.get(id);
-      if (job) this.deploymentMoved(job, a, healthy);
-    }
-    this.movedBeforeHeal.clear();
+    // Nomad's deployment watcher looks at every deployment when it starts: one that moved while no agent ran (or
+    // while this one was starting) rolls on, is marked stable, or reverts now.
+    for (const job of this.jobs.values()) this.deploymentRestored(job);
     this.unblock();
     // The write told the live runners it stopped (each one it stopped is in the registry once it is applied); the rest are looked at here.
     const told = new Set(change.kills.filter((id) => this.allocs.get(id)!.runner));
@@ -1203,11 +1199,8 @@ export class JobRegistry {
     if (this.closed || job.stop) return;
     const version = job.versions.at(-1)!;
     if (a.spec.deploymentId === undefined || a.spec.deploymentId !== deploymentOf(job, version.version, a.spec)) return;
-    // A verdict that came in while the start's reconcile was being planned or written: looked at once it has.
-    if (!this.healed) {
-      this.movedBeforeHeal.set(job.id, { a, healthy });
-      return;
-    }
+    // Before the start's reconcile has written, `heal` looks at every deployment once it has (deploymentRestored).
+    if (!this.healed) return;
     const failed = (what: string) => (err: unknown) => this.log(`job ${JSON.stringify(job.id)}: ${what} (${err instanceof Error ? err.message : String(err)}); the next health change or agent start tries again`);
     const allocs = this.allocsOfJob(job.id);
     if (!healthy) {
@@ -1221,6 +1214,19 @@ export class JobRegistry {
     } else if (!version.stable && deploymentSucceeded(version.allocs, version.version, allocs)) {
       this.serialize(job.id, () => this.markStable(job.id, version.version)).catch(failed(`version ${version.version} could not be marked stable`));
     }
+  }
+
+  /**
+   * What `heal` does for each job's current deployment: as if its allocations' verdicts had just come in (an
+   * unhealthy one first), so a rollout, a stable mark or a revert the previous agent did not get to is done now.
+   */
+  private deploymentRestored(job: JobEntry): void {
+    const version = job.versions.at(-1)!;
+    const judged = this.allocsOfJob(job.id).filter((a) => a.spec.deploymentId !== undefined && a.spec.deploymentId === deploymentOf(job, version.version, a.spec) && a.lastState.deploymentStatus?.healthy !== undefined);
+    const sick = judged.find((a) => a.desired === 'run' && a.lastState.deploymentStatus?.healthy === false);
+    const well = judged.find((a) => a.lastState.deploymentStatus?.healthy === true);
+    if (sick) this.deploymentMoved(job, sick, false);
+    else if (well) this.deploymentMoved(job, well, true);
   }
 
   /** Marks `version` of job `id` stable (its deployment succeeded), durably, unless the job has moved on since. */

@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { autoRevertOf, deploymentSucceeded, destructiveLimit, maxParallelOf, type RolloutAlloc } from '../../src/api/rollout.ts';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
-import { cleanUp, mockJob, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
+import { cleanUp, freshDir, mockJob, serve, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
+import type { JobEntry } from '../../src/api/job-registry.ts';
 
 type Json = Record<string, any>;
 
@@ -190,5 +191,23 @@ describe('a destructive update of a group with an update block', { timeout: SUIT
     await settled('unproven', 'failed');
     await put('/v1/job/unproven/evaluate', {});
     expect((await get('/v1/job/unproven'))['Version']).toBe(0);
+  });
+});
+
+describe('an agent started on a data dir with a deployment in it', { timeout: SUITE_TIMEOUT }, () => {
+  it('marks a version stable whose deployment succeeded while no agent could mark it', async () => {
+    const dir = freshDir();
+    const first = await serve(dir);
+    first.api.registry.capacity = { cpu: 0, cores: 64, memoryMB: 1_000_000 };
+    expect((await call(first.socket, 'PUT', '/v1/jobs', rolled('late', 1, '0', quick))).status).toBe(200);
+    await until(async () => (await call(first.socket, 'GET', '/v1/job/late')).json<Json>(), (j) => j['Stable'] === true, 'version 0 marked stable');
+    await first.stop();
+    // As an agent that died between its allocation's healthy save and the mark would leave it (or an older agent).
+    const second = await serve(dir, async (store) => {
+      const job = store.get('jobs', 'late') as JobEntry;
+      delete job.versions[0]!.stable;
+      await store.commit((tx) => tx.put('jobs', 'late', job));
+    });
+    await until(async () => (await call(second.socket, 'GET', '/v1/job/late')).json<Json>(), (j) => j['Stable'] === true, 'version 0 marked stable by the new agent');
   });
 });
