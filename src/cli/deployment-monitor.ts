@@ -2,6 +2,7 @@
  * Following a deployment to its end, as `nomad job run` does after its evaluation: a line each time its groups'
  * placed, healthy or unhealthy counts move (a rollout replaces max_parallel at a time, so this is where it is
  * seen going on), then Nomad's deployment block. Successful is exit 0; failed or cancelled is 1, as in Nomad.
+ * Also the blocks `job status` prints.
  */
 import type { AgentClient } from './api-client.ts';
 import { columns, keyValues, shortId } from './format.ts';
@@ -24,16 +25,25 @@ export function progressLine(d: ApiDeployment): string {
   }).join('; ');
 }
 
-/** Nomad's deployment block (`formatDeployment`): its header, then a row per group. */
-export function deploymentBlock(d: ApiDeployment): string[] {
+/** Nomad's `Deployed` table: a row per group. */
+function deployedTable(d: ApiDeployment): string[] {
   const names = Object.keys(d.TaskGroups).sort();
-  const header = keyValues([['ID', shortId(d.ID)], ['Job ID', d.JobID], ['Job Version', String(d.JobVersion)], ['Status', d.Status], ['Description', d.StatusDescription]]);
-  if (names.length === 0) return header;
+  if (names.length === 0) return [];
   const rows = [['Task Group', 'Desired', 'Placed', 'Healthy', 'Unhealthy'], ...names.map((n) => {
     const g = d.TaskGroups[n]!;
     return [n, String(g.DesiredTotal), String(g.PlacedAllocs), String(g.HealthyAllocs), String(g.UnhealthyAllocs)];
   })];
-  return [...header, '', 'Deployed', ...columns(rows)];
+  return ['', 'Deployed', ...columns(rows)];
+}
+
+/** Nomad's deployment block (`formatDeployment`): its header, then a row per group. */
+export function deploymentBlock(d: ApiDeployment): string[] {
+  return [...keyValues([['ID', shortId(d.ID)], ['Job ID', d.JobID], ['Job Version', String(d.JobVersion)], ['Status', d.Status], ['Description', d.StatusDescription]]), ...deployedTable(d)];
+}
+
+/** `nomad job status`'s *Latest Deployment* section (`formatLatestDeployment`): the job's newest deployment. */
+export function latestDeploymentSection(d: ApiDeployment): string[] {
+  return ['', 'Latest Deployment', ...keyValues([['ID', shortId(d.ID)], ['Status', d.Status], ['Description', d.StatusDescription]]), ...deployedTable(d)];
 }
 
 /** Follows deployment `id` with blocking reads until it is no longer running; returns the exit status. */

@@ -19,7 +19,7 @@ import { jobInspect, jobValidate } from './job-inspect.ts';
 import { jobDispatch, parameterizedSections } from './job-dispatch.ts';
 import type { ParameterizedConfig } from '../jobspec/parameterized.ts';
 import type { PeriodicConfig } from '../jobspec/periodic.ts';
-import { monitorDeployment } from './deployment-monitor.ts';
+import { latestDeploymentSection, monitorDeployment, type ApiDeployment } from './deployment-monitor.ts';
 import { placementFailureLines, PLACEMENT_FAILED_EXIT, type EvaluationBody } from './placement-failures.ts';
 import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
 
@@ -208,10 +208,11 @@ ${AGENT_FLAGS_HELP}`,
       return 0;
     }
     const path = `/v1/job/${encodeURIComponent(id)}`;
-    const [{ body: job }, { body: summary }, { body: allocs }] = await Promise.all([
+    const [{ body: job }, { body: summary }, { body: allocs }, { body: deployment }] = await Promise.all([
       client.get<ApiJob>(path),
       client.get<{ Summary: Record<string, Record<string, number>>; Children?: Record<string, number> }>(`${path}/summary`),
       client.get<ApiAllocation[]>(`${path}/allocations`),
+      client.get<ApiDeployment | null>(`${path}/deployment`),
     ]).catch(namingTheJob(id, client));
     if (parsed.values.json) {
       process.stdout.write(`${JSON.stringify({ ...job, Summary: summary, Allocations: allocs }, null, 2)}\n`);
@@ -239,6 +240,7 @@ ${AGENT_FLAGS_HELP}`,
     }
     const keys = ['Queued', 'Starting', 'Running', 'Failed', 'Complete', 'Lost', 'Unknown'];
     out.push('', 'Summary', ...columns([['Task Group', ...keys], ...Object.entries(summary.Summary).map(([g, s]) => [g, ...keys.map((k) => String(s[k] ?? 0))])]));
+    if (deployment) out.push(...latestDeploymentSection(deployment));
     out.push('', 'Allocations');
     if (allocs.length === 0) out.push('No allocations placed');
     else {

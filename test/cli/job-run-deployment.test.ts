@@ -68,6 +68,12 @@ describe('allocrun job run and a deployment', { timeout: 120_000 }, () => {
     expect(res.stdout).toMatch(/==> Deployment "[0-9a-f]{8}" successful\n {4}ID {10}= [0-9a-f]{8}\n {4}Job ID {6}= rolled\n {4}Job Version = 1\n {4}Status {6}= successful\n {4}Description = Deployment completed successfully\n\n {4}Deployed\n {4}Task Group {2}Desired {2}Placed {2}Healthy {2}Unhealthy\n {4}app {9}3 {8}3 {7}3 {8}0\n$/);
   });
 
+  it('job status shows the job\'s latest deployment, as nomad job status does', async () => {
+    const res = await cli('job', 'status', 'rolled');
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/\n\nLatest Deployment\nID {10}= [0-9a-f]{8}\nStatus {6}= successful\nDescription = Deployment completed successfully\n\nDeployed\nTask Group {2}Desired {2}Placed {2}Healthy {2}Unhealthy\napp {9}3 {8}3 {7}3 {8}0\n\nAllocations\n/);
+  });
+
   it('exits 1 when the deployment fails, the instances not replaced still running their version', async () => {
     expect((await cli('job', 'run', await jobFile('sick', '0'))).code).toBe(0);
     const res = await cli('job', 'run', await jobFile('sick', '1', 'run_for = "10ms"\n        exit_code = 1'));
