@@ -20,8 +20,8 @@ afterAll(async () => {
   await agent?.stop();
 }, 60_000);
 
-/** A service job of three mock instances rolled out one at a time; `v` is its meta (a change replaces), `exit` the task's end. */
-async function jobFile(id: string, v: string, task = 'run_for = "1h"'): Promise<string> {
+/** A service job of three mock instances rolled out one at a time; `v` is its meta (a change replaces), `task` the mock's config. */
+async function jobFile(id: string, v: string, task = 'run_for = "1h"', minHealthy = '200ms'): Promise<string> {
   const file = join(agent.dataDir, `${id}-${v}.nomad`);
   await writeFile(file, `job "${id}" {
   meta {
@@ -31,8 +31,8 @@ async function jobFile(id: string, v: string, task = 'run_for = "1h"'): Promise<
     count = 3
     update {
       max_parallel     = 1
-      min_healthy_time = "200ms"
-      healthy_deadline = "1m"
+      min_healthy_time = "${minHealthy}"
+      healthy_deadline = "5m"
     }
     restart {
       attempts = 0
@@ -72,6 +72,35 @@ describe('allocrun job run and a deployment', { timeout: 120_000 }, () => {
     const res = await cli('job', 'status', 'rolled');
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/\n\nLatest Deployment\nID {10}= [0-9a-f]{8}\nStatus {6}= successful\nDescription = Deployment completed successfully\n\nDeployed\nTask Group {2}Desired {2}Placed {2}Healthy {2}Unhealthy\napp {9}3 {8}3 {7}3 {8}0\n\nAllocations\n/);
+  });
+
+  it('deployment list and status show it by ID or prefix; fail marks a running one failed, and refuses one that ended', async () => {
+    const list = await cli('deployment', 'list');
+    expect(list.code, list.stderr).toBe(0);
+    const rows = list.stdout.trimEnd().split('\n');
+    expect(rows[0]).toMatch(/^ID {8}Job ID {2}Job Version {2}Status {6}Description$/);
+    // Newest first: version 1's deployment, then version 0's.
+    const [newest, oldest] = rows.slice(1).map((r) => r.split(/\s+/));
+    expect([newest![1], newest![2], newest![3], oldest![2]]).toEqual(['rolled', '1', 'successful', '0']);
+
+    const status = await cli('deployment', 'status', newest![0]!.slice(0, 4));
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`^ID {10}= ${newest![0]}\nJob ID {6}= rolled\nJob Version = 1\nStatus {6}= successful\n`));
+    const ended = await cli('deployment', 'fail', newest![0]!);
+    expect(ended.code).toBe(1);
+    expect(ended.stderr).toContain(`deployment "${newest![0]}" (successful): can't fail terminal deployment`);
+    const none = await cli('deployment', 'status', 'ffffffff');
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('no deployment with ID or prefix "ffffffff"');
+
+    // A slow rollout of version 2: one replacement placed, then the deployment failed by hand.
+    await cli('job', 'run', '--detach', await jobFile('rolled', '2', undefined, '1m'));
+    const slow = (await cli('deployment', 'list')).stdout.split('\n')[1]!.split(/\s+/)[0]!;
+    const failed = await cli('deployment', 'fail', slow);
+    expect(failed.code, failed.stderr).toBe(0);
+    expect(failed.stdout).toMatch(/^Deployment "[0-9a-f-]{36}" failed\n$/);
+    const after = await cli('deployment', 'status', slow);
+    expect(after.stdout).toContain('Status      = failed\nDescription = Deployment marked as failed\n');
   });
 
   it('exits 1 when the deployment fails, the instances not replaced still running their version', async () => {
