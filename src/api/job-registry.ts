@@ -650,7 +650,7 @@ export class JobRegistry {
       Type: job['Type'], Priority: job['Priority'], Periodic: periodicOf(job) !== undefined, ParameterizedJob: isParameterizedParent(job), Stop: entry.stop,
       Status: job['Status'], StatusDescription: '', JobSummary: this.summaryJson(entry),
       CreateIndex: entry.createIndex, ModifyIndex: entry.modifyIndex, JobModifyIndex: entry.jobModifyIndex,
-      SubmitTime: job['SubmitTime'], Version: job['Version'],
+      SubmitTime: job['SubmitTime'], Version: job['Version'], Stable: job['Stable'],
     };
   }
 

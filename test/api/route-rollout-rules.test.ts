@@ -157,6 +157,7 @@ describe('a destructive update of a group with an update block', { timeout: SUIT
   it('marks a version stable once its deployment succeeds, and only then', async () => {
     await deployedFirst('steady', 2);
     await until(() => get('/v1/job/steady'), (j) => j['Stable'] === true, 'version 0 marked stable');
+    expect((await get<Json[]>('/v1/jobs')).find((j) => j['ID'] === 'steady')).toMatchObject({ Stable: true, Version: 0 });
     await put('/v1/jobs', rolled('steady', 2, '1', slow(1)));
     const versions = (await get<Json>('/v1/job/steady/versions'))['Versions'] as Json[];
     expect(versions.map((v) => [v['Version'], v['Stable']])).toEqual([[1, false], [0, true]]);
