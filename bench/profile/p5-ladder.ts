@@ -12,20 +12,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PerformanceObserver } from 'node:perf_hooks';
 import type { InspectionEvent } from 'xstate';
 import { createInspectionStream } from '../../src/inspect/inspection-stream.ts';
-import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
-import { spec } from './p5-stream-replay.ts';
+import { timeLifecycles } from './p5-whole-loop.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 10);
 const N = Number(process.argv[3] ?? 200);
-
-let gcMs = 0;
-new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) gcMs += e.duration;
-}).observe({ entryTypes: ['gc'] });
 
 type Rung = 'no-op' | 'unread' | 'read' | 'read + JSON';
 const RUNGS: Rung[] = ['no-op', 'unread', 'read', 'read + JSON'];
@@ -48,21 +41,10 @@ function inspectFor(rung: Rung, clock: SimulatedClock): { inspect: (ev: Inspecti
 }
 
 async function runOnce(rung: Rung, dataDir: string): Promise<{ cpu: number; gc: number; messages: number; bytes: number }> {
-  const clock = new SimulatedClock(0, { fileCallWaitMs: 0 }); // the runtime's own work only: no real-time waits for the pool
-  const probe = inspectFor(rung, clock);
-  const g0 = gcMs;
-  const c0 = process.cpuUsage();
-  const runners = Array.from({ length: N }, (_, i) => createAllocRunner(spec(i), { clock, dataDir, inspect: probe.inspect }).start());
-  let finished = false;
-  void Promise.all(runners.map((r) => r.done)).then(() => (finished = true));
-  while (!finished) await clock.advance(250);
-  const c = process.cpuUsage(c0);
-  for (const r of runners) r.stop();
-  await new Promise((r) => setImmediate(r));
-  // GC entries are delivered asynchronously; this run's are in by now.
-  await new Promise((r) => setTimeout(r, 10));
-  const [messages, bytes] = probe.sent();
-  return { cpu: (c.user + c.system) / 1000, gc: gcMs - g0, messages, bytes };
+  let probe: ReturnType<typeof inspectFor> | undefined;
+  const t = await timeLifecycles(N, dataDir, (clock) => (probe = inspectFor(rung, clock)).inspect);
+  const [messages, bytes] = probe!.sent();
+  return { ...t, messages, bytes };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
