@@ -93,6 +93,9 @@ export class DuplicateAllocError extends Error {
   }
 }
 
+/** How long a Killing save waits for its kill's exit at most (Nomad's client batches its alloc updates to the servers every 200 ms). */
+const KILL_SAVE_WAIT_MS = 500;
+
 /**
  * Persists the newest snapshot of one runner, never two writes at once and never an older after a newer.
  * A save waits for the end of the turn that asked for it (one `setImmediate`), except the allocation's first
@@ -108,9 +111,6 @@ export class DuplicateAllocError extends Error {
  * from the driver's stop marker (restored-kill.ts, killSaveMayWait): one save per kill fewer. Not for long:
  * the API shows the kill once it is saved, so a workload slow to die has it saved KILL_SAVE_WAIT_MS later.
  */
-/** How long a Killing save waits for its kill's exit at most (Nomad's client batches its alloc updates to the servers every 200 ms). */
-const KILL_SAVE_WAIT_MS = 500;
-
 function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner, createdAt: number, drivers: () => Readonly<Record<string, Driver>>) {
   let pending = false;
   let writing: Promise<void> | undefined;
