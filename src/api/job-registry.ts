@@ -17,6 +17,8 @@ import type { AllocRunner } from '../runtime/create-alloc-runner.ts';
 import { allocJson, allocStubJson, type AllocView } from './alloc-json.ts';
 import { canonicalJob, sameJob } from './job-canonical.ts';
 import { deploymentOf } from './deployment-id.ts';
+import { deploymentsMarkedFailed } from './deployment-marks.ts';
+import { autoRevertOf, deploymentSucceeded, destructiveLimit, maxParallelOf } from './rollout.ts';
 import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
 import type { NodeIdentity } from './node.ts';
@@ -48,6 +50,8 @@ export interface JobVersion {
   allocs: AllocSpec[];
   submitTime: number;
   jobModifyIndex: number;
+  /** Set once the version's deployment succeeded (Nomad's `Stable`): what an auto-revert goes back to. */
+  stable?: boolean;
 }
 
 /** A registered job. */
@@ -83,7 +87,7 @@ export interface EvalRecord {
   Namespace: string;
   Priority: number;
   Type: string;
-  TriggeredBy: 'job-register' | 'periodic-job' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts';
+  TriggeredBy: 'job-register' | 'periodic-job' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts' | 'deployment-watcher';
   JobID: string;
   JobModifyIndex: number;
   /**
@@ -425,6 +429,9 @@ export class JobRegistry {
     else this.index.order.abandon(change.index);
     // Capacity may differ from the last run's: blocked evaluations try again.
     this.healed = true;
+    // Nomad's deployment watcher looks at every deployment when it starts: one that moved while no agent ran (or
+    // while this one was starting) rolls on, is marked stable, or reverts now.
+    for (const job of this.jobs.values()) this.deploymentRestored(job);
     this.unblock();
     // The write told the live runners it stopped (each one it stopped is in the registry once it is applied); the rest are looked at here.
     const told = new Set(change.kills.filter((id) => this.allocs.get(id)!.runner));
@@ -626,7 +633,7 @@ export class JobRegistry {
       Status: this.jobStatus(entry),
       StatusDescription: '',
       Stop: isCurrent ? entry.stop : false,
-      Stable: false,
+      Stable: version.stable === true,
       Version: version.version,
       SubmitTime: version.submitTime * 1e6,
       CreateIndex: entry.createIndex,
@@ -643,7 +650,7 @@ export class JobRegistry {
       Type: job['Type'], Priority: job['Priority'], Periodic: periodicOf(job) !== undefined, ParameterizedJob: isParameterizedParent(job), Stop: entry.stop,
       Status: job['Status'], StatusDescription: '', JobSummary: this.summaryJson(entry),
       CreateIndex: entry.createIndex, ModifyIndex: entry.modifyIndex, JobModifyIndex: entry.jobModifyIndex,
-      SubmitTime: job['SubmitTime'], Version: job['Version'],
+      SubmitTime: job['SubmitTime'], Version: job['Version'], Stable: job['Stable'],
     };
   }
 
@@ -842,7 +849,21 @@ export class JobRegistry {
     if (launchesChildren(version.job)) return;
     const wanted = new Map<string, AllocSpec[]>();
     for (const s of version.allocs) wanted.set(s.group, [...(wanted.get(s.group) ?? []), s]);
-    const live = this.allocsOfJob(entry.id).filter((a) => a.desired === 'run');
+    // In instance order, as Nomad's reconciler takes a group's destructive updates by name.
+    const live = this.allocsOfJob(entry.id).filter((a) => a.desired === 'run').sort((x, y) => x.index - y.index);
+    // Destructive updates each group may still start in this pass (a group with a deployment rolls out max_parallel at a time).
+    const limits = new Map<string, number>();
+    const limitOf = (template: AllocSpec): number => {
+      let limit = limits.get(template.group);
+      if (limit === undefined) {
+        const deployment = deploymentOf(entry, version.version, template);
+        limit = deployment === undefined
+          ? Infinity
+          : destructiveLimit(maxParallelOf(version.job, template.group), deployment, live.filter((a) => a.group === template.group), deploymentsMarkedFailed(this.store).has(deployment));
+        limits.set(template.group, limit);
+      }
+      return limit;
+    };
     for (const a of live) {
       const template = wanted.get(a.group)?.[a.index];
       if (!template) {
@@ -854,6 +875,10 @@ export class JobRegistry {
       // applied in place: the allocation must be replaced, as Nomad's genericAllocUpdateFn decides.
       const update = newVersion && infeasibility(version.job, a.group, this.nodeFacts()) ? 'destructive' : groupUpdate(a.spec, template);
       if (update === 'destructive' && !(a.spec.type === 'batch' && a.lastState.clientStatus === 'complete')) {
+        // Beyond the rollout's limit it keeps running its version: a health change evaluates the job again.
+        const limit = limitOf(template);
+        if (limit <= 0) continue;
+        limits.set(a.group, limit - 1);
         this.replace(change, entry, template, a);
         continue;
       }
@@ -1149,6 +1174,7 @@ export class JobRegistry {
         if (this.blocked.size > 0 && isTerminal(state) && !isTerminal(a.lastState)) queueMicrotask(() => this.unblock());
         const job = this.jobs.get(a.jobId);
         const before = job && this.summarySignature(job);
+        const verdict = a.lastState.deploymentStatus?.healthy;
         a.lastState = state;
         a.modifyIndex = index;
         a.modifyTime = this.now();
@@ -1156,8 +1182,77 @@ export class JobRegistry {
         if (job && this.summarySignature(job) !== before) this.summaryMoved(job.id, index);
         this.events.publish({ Index: index, Events: [this.allocEvent(a, 'AllocationUpdated', index)] });
         this.index.changed(index);
+        const healthy = state.deploymentStatus?.healthy;
+        if (job && healthy !== undefined && healthy !== verdict) this.deploymentMoved(job, a, healthy);
       });
     }));
+  }
+
+  /**
+   * Nomad's deployment watcher, told that allocation `a` has a health verdict. Only the job's current deployment
+   * moves: a healthy allocation frees a slot of its rollout, so while allocations of an earlier version still
+   * wait to be replaced the job is evaluated again (its reconcile replaces the next ones, up to max_parallel), and
+   * once every allocation it wants is healthy the version is marked stable. An unhealthy one fails the
+   * deployment: the rest keep their version, and a group with `auto_revert` goes back to the latest stable one.
+   */
+  private deploymentMoved(job: JobEntry, a: AllocEntry, healthy: boolean): void {
+    if (this.closed || job.stop) return;
+    const version = job.versions.at(-1)!;
+    if (a.spec.deploymentId === undefined || a.spec.deploymentId !== deploymentOf(job, version.version, a.spec)) return;
+    // Before the start's reconcile has written, `heal` looks at every deployment once it has (deploymentRestored).
+    if (!this.healed) return;
+    const failed = (what: string) => (err: unknown) => this.log(`job ${JSON.stringify(job.id)}: ${what} (${err instanceof Error ? err.message : String(err)}); the next health change or agent start tries again`);
+    const allocs = this.allocsOfJob(job.id);
+    if (!healthy) {
+      if (a.desired === 'run' && autoRevertOf(version.job, a.group)) {
+        this.serialize(job.id, () => this.autoRevert(job.id, version.version)).catch(failed(`version ${version.version}'s deployment failed and could not be reverted`));
+      }
+      return;
+    }
+    if (allocs.some((o) => o.desired === 'run' && o.jobVersion !== version.version)) {
+      this.serialize(job.id, () => this.evaluateJob(job.id, false, 'deployment-watcher')).catch(failed(`the rollout of version ${version.version} could not go on`));
+    } else if (!version.stable && deploymentSucceeded(version.allocs, version.version, allocs)) {
+      this.serialize(job.id, () => this.markStable(job.id, version.version)).catch(failed(`version ${version.version} could not be marked stable`));
+    }
+  }
+
+  /**
+   * What `heal` does for each job's current deployment: as if its allocations' verdicts had just come in (an
+   * unhealthy one first), so a rollout, a stable mark or a revert the previous agent did not get to is done now.
+   */
+  private deploymentRestored(job: JobEntry): void {
+    const version = job.versions.at(-1)!;
+    const judged = this.allocsOfJob(job.id).filter((a) => a.spec.deploymentId !== undefined && a.spec.deploymentId === deploymentOf(job, version.version, a.spec) && a.lastState.deploymentStatus?.healthy !== undefined);
+    const sick = judged.find((a) => a.desired === 'run' && a.lastState.deploymentStatus?.healthy === false);
+    const well = judged.find((a) => a.lastState.deploymentStatus?.healthy === true);
+    if (sick) this.deploymentMoved(job, sick, false);
+    else if (well) this.deploymentMoved(job, well, true);
+  }
+
+  /** Marks `version` of job `id` stable (its deployment succeeded), durably, unless the job has moved on since. */
+  private async markStable(id: string, version: number): Promise<void> {
+    const job = this.jobs.get(id);
+    const current = job?.versions.at(-1);
+    if (!job || job.stop || current?.version !== version || current.stable) return;
+    const { change } = this.planAt(new Map(), (change) => {
+      change.jobs.set(id, { ...job, modifyIndex: change.index, versions: job.versions.map((v) => (v === current ? { ...v, stable: true } : v)) });
+    });
+    await this.write(change);
+  }
+
+  /**
+   * Nomad's auto-revert: version `failed`'s deployment failed, so the latest stable version before it is
+   * registered again as the job's next version, unless the job has moved on since or no earlier version is stable
+   * (or the stable one is the same job).
+   */
+  private async autoRevert(id: string, failed: number): Promise<void> {
+    const job = this.jobs.get(id);
+    const current = job?.versions.at(-1);
+    if (!job || job.stop || current?.version !== failed) return;
+    const target = job.versions.filter((v) => v.version < failed && v.stable).at(-1);
+    if (!target || sameJob(target.job, current.job)) return;
+    this.log(`job ${JSON.stringify(id)}: version ${failed}'s deployment failed; reverting to version ${target.version}, the latest stable one (auto_revert)`);
+    await this.register(target.job, target.allocs, '', { trigger: 'deployment-watcher' });
   }
 
   private jobEvent(entry: JobEntry, type: string, index: number): StreamEvent {

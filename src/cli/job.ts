@@ -19,6 +19,7 @@ import { jobInspect, jobValidate } from './job-inspect.ts';
 import { jobDispatch, parameterizedSections } from './job-dispatch.ts';
 import type { ParameterizedConfig } from '../jobspec/parameterized.ts';
 import type { PeriodicConfig } from '../jobspec/periodic.ts';
+import { latestDeploymentSection, monitorDeployment, type ApiDeployment } from './deployment-monitor.ts';
 import { placementFailureLines, PLACEMENT_FAILED_EXIT, type EvaluationBody } from './placement-failures.ts';
 import { VAR_FLAGS, VAR_FLAGS_HELP, variableInputsOf } from './var-flags.ts';
 
@@ -59,7 +60,9 @@ Submit a job file (HCL, JSON, YAML or Nomad API JSON) to a running agent.
 Registering a job again with changes updates it the way Nomad does: changes that can be applied in
 place (restart policy, kill timeout, ...) update the running allocations; others (driver, config,
 env, meta, resources, tasks) replace them; a count change adds or stops allocations. An unchanged
-job is left as it is. Waits until the allocations run (or finish), unless --detach. Allocations the
+job is left as it is. Waits until the allocations run (or finish), unless --detach; a service job
+with an update block is then followed through its deployment, which replaces max_parallel
+allocations at a time and moves on as each new one is healthy (exit 1 if it fails). Allocations the
 scheduler could not place (ports, CPU, memory) are named with the exhausted dimension; exit status 2.
 
 Flags:
@@ -106,6 +109,9 @@ Example:
     const unplaced = placementFailureLines(evaluation);
     if (unplaced.length > 0) process.stdout.write(`${unplaced.join('\n')}\n`);
     const code = await monitor(client, id, body.Version);
+    // As Nomad's monitor: a deployment is followed to its end, and its outcome is the exit status (its success
+    // overrides unplaced allocations; a failed allocation fails it).
+    if (evaluation.DeploymentID) return monitorDeployment(client, evaluation.DeploymentID);
     return unplaced.length > 0 && code === 0 ? PLACEMENT_FAILED_EXIT : code;
   },
 };
@@ -202,10 +208,11 @@ ${AGENT_FLAGS_HELP}`,
       return 0;
     }
     const path = `/v1/job/${encodeURIComponent(id)}`;
-    const [{ body: job }, { body: summary }, { body: allocs }] = await Promise.all([
+    const [{ body: job }, { body: summary }, { body: allocs }, { body: deployment }] = await Promise.all([
       client.get<ApiJob>(path),
       client.get<{ Summary: Record<string, Record<string, number>>; Children?: Record<string, number> }>(`${path}/summary`),
       client.get<ApiAllocation[]>(`${path}/allocations`),
+      client.get<ApiDeployment | null>(`${path}/deployment`),
     ]).catch(namingTheJob(id, client));
     if (parsed.values.json) {
       process.stdout.write(`${JSON.stringify({ ...job, Summary: summary, Allocations: allocs }, null, 2)}\n`);
@@ -233,6 +240,7 @@ ${AGENT_FLAGS_HELP}`,
     }
     const keys = ['Queued', 'Starting', 'Running', 'Failed', 'Complete', 'Lost', 'Unknown'];
     out.push('', 'Summary', ...columns([['Task Group', ...keys], ...Object.entries(summary.Summary).map(([g, s]) => [g, ...keys.map((k) => String(s[k] ?? 0))])]));
+    if (deployment) out.push(...latestDeploymentSection(deployment));
     out.push('', 'Allocations');
     if (allocs.length === 0) out.push('No allocations placed');
     else {

@@ -25,6 +25,8 @@ export interface EvaluationBody {
   Status: string;
   FailedTGAllocs?: Record<string, AllocationMetricBody> | null;
   BlockedEval?: string;
+  /** The deployment the registration started (a service job with an update block), else empty. */
+  DeploymentID?: string;
 }
 
 /** Nomad's exit status for a registration whose allocations could not all be placed. */

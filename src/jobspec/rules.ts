@@ -72,7 +72,7 @@ function checkUpdates(body: Record<string, unknown>, path: PathSegment[], type: 
     const merged = mergeUpdate(jobUpdate, own)!;
     const written = own ?? jobUpdate ?? {};
     for (const field of ROLLOUT_FIELDS) {
-      if (written[field] !== undefined && written[field] !== DEFAULT_UPDATE[field]) report.warnings.push({ path: [...at, field], message: `ignored: "${field}" steers a rollout across nodes, which allocrun (one node) does not do` });
+      if (written[field] !== undefined && written[field] !== DEFAULT_UPDATE[field]) report.warnings.push({ path: [...at, field], message: `ignored: allocrun rolls an update out max_parallel at a time as each replacement turns healthy, without "${field}"` });
     }
     if (!deploymentsEnabled(merged)) continue;
     if (type && type !== 'service' && type !== 'system') {

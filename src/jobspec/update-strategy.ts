@@ -22,8 +22,8 @@ export const DEFAULT_UPDATE: ResolvedUpdate = {
   stagger: 30_000,
 };
 
-/** Fields that steer a rollout across allocations: the scheduler's business, so allocrun warns about them. */
-export const ROLLOUT_FIELDS = ['canary', 'auto_revert', 'auto_promote', 'stagger', 'progress_deadline'] as const;
+/** Rollout fields allocrun's scheduler does not act on (it honours max_parallel and auto_revert), so it warns about them. */
+export const ROLLOUT_FIELDS = ['canary', 'auto_promote', 'stagger', 'progress_deadline'] as const;
 
 /** The group's update block over the job's over the defaults, or undefined when neither has one. */
 export function mergeUpdate(job: UpdateBody | undefined, group: UpdateBody | undefined): ResolvedUpdate | undefined {

@@ -87,11 +87,17 @@ describe('blocking list queries', () => {
     const s = await serve();
     const body = mockJob('web');
     (body.Job.TaskGroups[0] as Record<string, unknown>)['Update'] = { MinHealthyTime: 100e6, HealthyDeadline: 60e9, ProgressDeadline: 120e9 };
-    await runJob(s, body);
+    // A second group slow to be healthy: the first one's verdict does not end the deployment (which would mark the
+    // version Stable, a change of the job's stub).
+    body.Job.TaskGroups.push({ Name: 'slow', Count: 1, Update: { MinHealthyTime: 50e9, HealthyDeadline: 60e9, ProgressDeadline: 120e9 }, Tasks: [{ Name: 't', Driver: 'mock', Config: { run_for: '1h' } }] } as never);
+    const res = await call(s.socket, 'PUT', '/v1/jobs', body);
+    expect(res.status, res.text).toBe(200);
+    await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => l.length === 2 && l.every((a) => a.ClientStatus === 'running'));
     const jobs = await call(s.socket, 'GET', '/v1/jobs');
     const index = indexOf(jobs.headers);
     // The health verdict updates the allocation (DeploymentStatus) and nothing the job's stub shows.
-    const [healthy] = await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => (l[0] as { DeploymentStatus?: { Healthy?: boolean } } | undefined)?.DeploymentStatus?.Healthy === true);
+    const healthyOf = (l: unknown[]) => (l as { TaskGroup: string; DeploymentStatus?: { Healthy?: boolean } }[]).find((a) => a.TaskGroup === 'g' && a.DeploymentStatus?.Healthy === true);
+    const healthy = healthyOf(await waitForAllocs(s.socket, '/v1/job/web/allocations', (l) => healthyOf(l) !== undefined)) as unknown as { ModifyIndex: number };
     expect(healthy!.ModifyIndex).toBeGreaterThan(index);
     const again = await call(s.socket, 'GET', `/v1/jobs?index=${index}&wait=1s`);
     expect(indexOf(again.headers)).toBe(index);

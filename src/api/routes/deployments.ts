@@ -12,26 +12,16 @@ import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.
 import type { StreamEvent } from '../event-broker.ts';
 import type { EvalRecord, JobEntry, JobVersion } from '../job-registry.ts';
 import type { Json } from '../job-json.ts';
-import { StoreDamagedError } from '../../state/agent-store.ts';
 import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
 import { blockingList, ListCache } from '../list-cache.ts';
 import { commitInOrder } from '../ordered-commit.ts';
 import { deploymentId } from '../deployment-id.ts';
+import { deploymentsMarkedFailed, FAILED_KEY } from '../deployment-marks.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
 
-/** Where deployments marked failed through the API (`nomad deployment fail`) are kept: ID → index. */
-const FAILED_KEY = 'deployments.failed';
-
-/** The deployments marked failed, from the store (a damaged value is named, never dropped). */
-function failedByUser(ctx: ApiContext): Map<string, number> {
-  const v = ctx.store.get('meta', FAILED_KEY);
-  if (v === undefined) return new Map();
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || Object.values(v).some((i) => typeof i !== 'number')) {
-    throw new StoreDamagedError(`${ctx.store.path} is damaged: meta/${FAILED_KEY}: expected { deployment ID: index }`, ctx.store.path);
-  }
-  return new Map(Object.entries(v as Record<string, number>));
-}
+/** The deployments marked failed through the API (`nomad deployment fail`): ID → index. */
+const failedByUser = (ctx: ApiContext): Map<string, number> => deploymentsMarkedFailed(ctx.store);
 
 /** Whether version `v` of `job` has a deployment: a service job's groups with an update block, not the stop itself. */
 function hasDeployment(job: JobEntry, v: JobVersion): boolean {
@@ -70,14 +60,17 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
       const verdict = a.lastState.deploymentStatus;
       if (verdict?.healthy === true) (g['HealthyAllocs'] = (g['HealthyAllocs'] as number) + 1), healthy++;
       // An allocation stopped before it was healthy (replaced by a newer version, or stopped) ends with an unhealthy
-      // verdict; Nomad gives an allocation the server stops no health, so that verdict fails no deployment.
-      if (verdict?.healthy === false && a.desired === 'run') (g['UnhealthyAllocs'] = (g['UnhealthyAllocs'] as number) + 1), unhealthy++;
+      // verdict; Nomad gives an allocation the server stops no health, so that verdict fails no deployment. One that
+      // failed on its own did, also once a later version (an auto-revert) has stopped it.
+      if (verdict?.healthy === false && (a.desired === 'run' || a.lastState.clientStatus === 'failed')) (g['UnhealthyAllocs'] = (g['UnhealthyAllocs'] as number) + 1), unhealthy++;
     }
     const newer = versions[i + 1] !== undefined;
     const stopped = job.stop && !newer;
     let status: string;
     let description: string;
     if (failed.has(id)) [status, description] = ['failed', 'Deployment marked as failed'];
+    // Marked stable when it succeeded: it stays successful once its allocations are replaced or collected.
+    else if (v.stable) [status, description] = ['successful', 'Deployment completed successfully'];
     else if (unhealthy > 0) [status, description] = ['failed', 'Failed due to unhealthy allocations'];
     else if (healthy >= wanted && wanted > 0) [status, description] = ['successful', 'Deployment completed successfully'];
     else if (newer) [status, description] = ['cancelled', 'Cancelled due to newer version of job'];
