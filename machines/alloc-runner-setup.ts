@@ -94,6 +94,8 @@ const allocRunnerBase = setup({
     killing: ({ context }) => context.killing,
     allocStopping: ({ context }) => isServerTerminal(context.alloc),
     restartPending: ({ context }) => context.pendingRestart !== undefined,
+    /** A restart, kill or update waits for its region of `running.busy` (running.steady has none of them). */
+    runningWorkWaiting: ({ context }) => context.killing || context.pendingRestart !== undefined || context.queuedUpdate !== undefined,
   },
   actions: {
     spawnTasks: enqueueActions(({ enqueue, context }) => {

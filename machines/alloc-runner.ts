@@ -8,12 +8,13 @@
  *   prerun [hooks: prerun] ──(a hook fails: every task gets FAIL_SETUP)──┐                         │
  *     │ done                                                             │                         │
  *     ▼                                                                  ▼                         ▼
- *   running (parallel; opens the gates on entry; ends when every task has run to completion)
- *     ├ restarts: idle ──RESTART (running / all)──▶ preTaskRestart [hooks: preTaskRestart]
- *     │          → restarting (RESTART to the tasks; all: coordinator reset + force) → idle
- *     ├ kill:    idle ──KILL / reducer's kill──▶ preKill [hooks: preKill] → groupShutdownDelay
- *     │          → waitingShutdownDelay → leader → mains → sidecars → done   (poststop tasks run after)
- *     └ updates: idle ⇄ updating: hooks [hooks: update] → tasks (UPDATE to every task runner)
+ *   running (opens the gates on entry; ends when every task has run to completion)
+ *     steady ──a restart, kill or update waits──▶ busy (parallel) ──its regions all idle again──▶ steady
+ *       busy ├ restarts: idle ──RESTART (running / all)──▶ preTaskRestart [hooks: preTaskRestart]
+ *            │          → restarting (RESTART to the tasks; all: coordinator reset + force) → idle
+ *            ├ kill:    idle ──KILL / reducer's kill──▶ preKill [hooks: preKill] → groupShutdownDelay
+ *            │          → waitingShutdownDelay → leader → mains → sidecars → done   (poststop tasks run after)
+ *            └ updates: idle ⇄ updating: hooks [hooks: update] → tasks (UPDATE to every task runner)
  *     │ all tasks complete
  *     ▼
  *   postrun [hooks: postrun] ──▶ terminal ──DESTROY──▶ destroying [hooks: destroy] ──▶ destroyed ◉
@@ -26,7 +27,7 @@
  * DEPLOYMENT_HEALTH): alloc-runner-commands.ts; the checks hook's CHECK_STATUS / CHECKS_REMOVED reports
  * (prerun, running, postrun): alloc-checks.ts.
  */
-import type { ActorRefFrom } from 'xstate';
+import { and, not, stateIn, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import { clockNow } from './clock.ts';
 import { hookPhase, skipEmptyPhase } from './hook-phase.ts';
 import { newTaskState } from './task-events.ts';
@@ -110,7 +111,6 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
       },
     },
     running: {
-      type: 'parallel',
       entry: 'openGates',
       always: intoPostrun({ guard: 'allTasksComplete', target: '#alloc.postrun' }),
       on: {
@@ -120,59 +120,73 @@ const allocRunnerMachineDefinition = allocRunnerSetup.createMachine({
         RESTART: { actions: { type: 'restart', params: {} } },
         ...CHECK_REPORTS,
       },
+      // Most allocations run their tasks to the end with no restart, kill or update: `steady` is one atomic
+      // state, so each task's news (11-14 per lifecycle) is taken by a configuration of three nodes. The
+      // three regions (eight active nodes, each walked and valued on every news) are entered only while one
+      // of them has work: a restart or update done, the alloc is steady again (a kill never ends: its
+      // region stays in `done`). So `steady` is exactly what the regions all idle were, state value included.
+      initial: 'steady',
       states: {
-        // RestartRunning / RestartAll: the preTaskRestart hooks (errors recorded, the restart goes on), then
-        // the tasks. A one-task RESTART goes straight to its runner, as Nomad's RestartTask does.
-        restarts: {
-          initial: 'idle',
+        steady: { always: { guard: 'runningWorkWaiting', target: 'busy' } },
+        busy: {
+          type: 'parallel',
+          // Every region idle again (a restart or update done) and no work waiting.
+          always: { guard: and([stateIn({ running: { busy: { restarts: 'idle', kill: 'idle', updates: 'idle' } } }), not('runningWorkWaiting')]), target: 'steady' },
           states: {
-            idle: { always: { guard: 'restartPending', target: 'preTaskRestart' } },
-            preTaskRestart: allocHooks('preTaskRestart', '#alloc.running.restarts.restarting'),
-            restarting: { entry: 'restartTasks', always: '#alloc.running.restarts.idle' },
-          },
-        },
-        kill: {
-          initial: 'idle',
-          states: {
-            idle: { always: { guard: 'killing', target: 'preKill' } },
-            preKill: allocHooks('preKill', '#alloc.running.kill.groupShutdownDelay'),
-            groupShutdownDelay: {
-              always: [{ guard: 'hasGroupShutdownDelay', target: 'waitingShutdownDelay' }, { target: 'leader' }],
-            },
-            waitingShutdownDelay: {
-              entry: 'armGroupShutdownDelay',
-              invoke: { id: 'groupShutdownDelay', src: 'sleepUntil', input: ({ context }) => ({ until: context.deadline ?? 0 }), onDone: 'leader', onError: 'leader' },
-            },
-            leader: {
-              entry: { type: 'killStep', params: { step: 'leader' } },
-              always: { guard: { type: 'killStepDone', params: { step: 'leader' } }, target: 'mains' },
-            },
-            mains: {
-              entry: { type: 'killStep', params: { step: 'mains' } },
-              always: { guard: { type: 'killStepDone', params: { step: 'mains' } }, target: 'sidecars' },
-            },
-            sidecars: {
-              entry: { type: 'killStep', params: { step: 'sidecars' } },
-              always: { guard: { type: 'killStepDone', params: { step: 'sidecars' } }, target: 'done' },
-            },
-            done: {},
-          },
-        },
-        updates: {
-          initial: 'idle',
-          states: {
-            idle: { always: { guard: 'updateQueued', target: 'updating' } },
-            updating: {
-              entry: 'takeUpdate',
-              initial: 'hooks',
+            // RestartRunning / RestartAll: the preTaskRestart hooks (errors recorded, the restart goes on), then
+            // the tasks. A one-task RESTART goes straight to its runner, as Nomad's RestartTask does.
+            restarts: {
+              initial: 'idle',
               states: {
-                hooks: allocHooks('update', '#alloc.running.updates.updating.tasks'),
-                tasks: {
-                  entry: 'updateTasks',
-                  always: [
-                    { guard: 'allocStopping', target: '#alloc.running.updates.idle', actions: 'killTasks' },
-                    { target: '#alloc.running.updates.idle' },
-                  ],
+                idle: { always: { guard: 'restartPending', target: 'preTaskRestart' } },
+                preTaskRestart: allocHooks('preTaskRestart', '#alloc.running.busy.restarts.restarting'),
+                restarting: { entry: 'restartTasks', always: '#alloc.running.busy.restarts.idle' },
+              },
+            },
+            kill: {
+              initial: 'idle',
+              states: {
+                idle: { always: { guard: 'killing', target: 'preKill' } },
+                preKill: allocHooks('preKill', '#alloc.running.busy.kill.groupShutdownDelay'),
+                groupShutdownDelay: {
+                  always: [{ guard: 'hasGroupShutdownDelay', target: 'waitingShutdownDelay' }, { target: 'leader' }],
+                },
+                waitingShutdownDelay: {
+                  entry: 'armGroupShutdownDelay',
+                  invoke: { id: 'groupShutdownDelay', src: 'sleepUntil', input: ({ context }) => ({ until: context.deadline ?? 0 }), onDone: 'leader', onError: 'leader' },
+                },
+                leader: {
+                  entry: { type: 'killStep', params: { step: 'leader' } },
+                  always: { guard: { type: 'killStepDone', params: { step: 'leader' } }, target: 'mains' },
+                },
+                mains: {
+                  entry: { type: 'killStep', params: { step: 'mains' } },
+                  always: { guard: { type: 'killStepDone', params: { step: 'mains' } }, target: 'sidecars' },
+                },
+                sidecars: {
+                  entry: { type: 'killStep', params: { step: 'sidecars' } },
+                  always: { guard: { type: 'killStepDone', params: { step: 'sidecars' } }, target: 'done' },
+                },
+                done: {},
+              },
+            },
+            updates: {
+              initial: 'idle',
+              states: {
+                idle: { always: { guard: 'updateQueued', target: 'updating' } },
+                updating: {
+                  entry: 'takeUpdate',
+                  initial: 'hooks',
+                  states: {
+                    hooks: allocHooks('update', '#alloc.running.busy.updates.updating.tasks'),
+                    tasks: {
+                      entry: 'updateTasks',
+                      always: [
+                        { guard: 'allocStopping', target: '#alloc.running.busy.updates.idle', actions: 'killTasks' },
+                        { target: '#alloc.running.busy.updates.idle' },
+                      ],
+                    },
+                  },
                 },
               },
             },
@@ -209,6 +223,14 @@ export const allocRunnerMachine: AllocRunnerMachine = allocRunnerMachineDefiniti
 
 /** A running alloc-runner actor. */
 export type AllocRunnerActor = ActorRefFrom<typeof allocRunnerMachine>;
+
+/**
+ * The allocation runs and no kill has begun: `running.steady` (no region entered yet) or `running.busy` with
+ * its kill region idle. What a restored runner asks before it registers services and checks again.
+ */
+export function runningNotKilling(snap: SnapshotFrom<typeof allocRunnerMachine>): boolean {
+  return snap.matches({ running: 'steady' }) || snap.matches({ running: { busy: { kill: 'idle' } } });
+}
 
 /** The alloc's reported state, from the machine's context: deployment health and hook errors once there are any. */
 export function allocStateOf(ctx: AllocRunnerContext): AllocState {

@@ -28,12 +28,16 @@ function inspectFor(make: MakeStream | undefined, clock: SimulatedClock): { insp
   return { inspect: stream.inspect, bytes: () => bytes };
 }
 
-async function runOnce(make: MakeStream | undefined, n: number, dataDir: string): Promise<{ cpu: number; gc: number; bytes: number }> {
+/**
+ * The P5 workload once: `n` allocations run to completion on a simulated clock with `inspectWith(clock)` as their
+ * inspect callback; the process's CPU and GC milliseconds while they ran. Shared with p5-ladder.ts.
+ */
+export async function timeLifecycles(n: number, dataDir: string, inspectWith: (clock: SimulatedClock) => (ev: InspectionEvent) => void): Promise<{ cpu: number; gc: number }> {
   const clock = new SimulatedClock(0, { fileCallWaitMs: 0 }); // the runtime's own work only: no real-time waits for the pool
-  const probe = inspectFor(make, clock);
+  const inspect = inspectWith(clock);
   const g0 = gcMs;
   const c0 = process.cpuUsage();
-  const runners = Array.from({ length: n }, (_, i) => createAllocRunner(spec(i), { clock, dataDir, inspect: probe.inspect }).start());
+  const runners = Array.from({ length: n }, (_, i) => createAllocRunner(spec(i), { clock, dataDir, inspect }).start());
   let finished = false;
   void Promise.all(runners.map((r) => r.done)).then(() => (finished = true));
   while (!finished) await clock.advance(250);
@@ -42,7 +46,13 @@ async function runOnce(make: MakeStream | undefined, n: number, dataDir: string)
   await new Promise((r) => setImmediate(r));
   // GC entries are delivered asynchronously; this run's are in by now.
   await new Promise((r) => setTimeout(r, 10));
-  return { cpu: (c.user + c.system) / 1000, gc: gcMs - g0, bytes: probe.bytes() };
+  return { cpu: (c.user + c.system) / 1000, gc: gcMs - g0 };
+}
+
+async function runOnce(make: MakeStream | undefined, n: number, dataDir: string): Promise<{ cpu: number; gc: number; bytes: number }> {
+  let probe: ReturnType<typeof inspectFor> | undefined;
+  const t = await timeLifecycles(n, dataDir, (clock) => (probe = inspectFor(make, clock)).inspect);
+  return { ...t, bytes: probe!.bytes() };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;

@@ -27,6 +27,8 @@ export interface AllocView {
   nextAllocation?: string;
   /** The evaluation whose write placed it. */
   evalId?: string;
+  /** Placed as a canary of its deployment (Nomad's DeploymentStatus.Canary, shown until the deployment is promoted). */
+  canary?: boolean;
   /** The node it runs on (this agent's). */
   nodeId?: string;
   nodeName?: string;
@@ -78,7 +80,7 @@ function deploymentStatus(a: AllocView): Json | null {
   return {
     Healthy: verdict ? verdict.healthy : null,
     Timestamp: new Date(verdict ? verdict.timestamp : a.modifyTime).toISOString(),
-    Canary: false,
+    Canary: a.canary === true,
     ModifyIndex: a.modifyIndex,
   };
 }

@@ -33,6 +33,8 @@ export interface GroupPlan {
   inPlace: number;
   destructive: number;
   ignore: number;
+  /** Canaries placed beside the allocations they will replace (a deployment whose update block asks for them). */
+  canary?: number;
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -149,7 +151,7 @@ const byName = (list: unknown): Map<string, Json> => new Map((Array.isArray(list
 /** The update names a group's `Updates` uses, Nomad's words. */
 function updatesOf(plan: GroupPlan | undefined): Record<string, number> {
   if (!plan) return {};
-  const all: [string, number][] = [['create', plan.place], ['destroy', plan.stop], ['in-place update', plan.inPlace], ['create/destroy update', plan.destructive], ['ignore', plan.ignore]];
+  const all: [string, number][] = [['create', plan.place], ['destroy', plan.stop], ['in-place update', plan.inPlace], ['create/destroy update', plan.destructive], ['canary', plan.canary ?? 0], ['ignore', plan.ignore]];
   return Object.fromEntries(all.filter(([, n]) => n > 0));
 }
 

@@ -16,9 +16,9 @@ import type { Agent, SavedState } from '../runtime/create-agent.ts';
 import type { AllocRunner } from '../runtime/create-alloc-runner.ts';
 import { allocJson, allocStubJson, type AllocView } from './alloc-json.ts';
 import { canonicalJob, sameJob } from './job-canonical.ts';
-import { deploymentOf } from './deployment-id.ts';
-import { deploymentsMarkedFailed } from './deployment-marks.ts';
-import { autoRevertOf, deploymentSucceeded, destructiveLimit, maxParallelOf } from './rollout.ts';
+import { deploymentId, deploymentOf } from './deployment-id.ts';
+import { deploymentsMarkedFailed, deploymentsPromoted, PROMOTED_KEY } from './deployment-marks.ts';
+import { autoPromoteOf, autoRevertOf, canaryCountOf, deploymentSucceeded, destructiveLimit, maxParallelOf } from './rollout.ts';
 import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
 import type { NodeIdentity } from './node.ts';
@@ -493,12 +493,12 @@ export class JobRegistry {
    * What registering `job` (its API JSON and its instances) would do, per group, as Nomad's plan annotates it:
    * planned exactly as `register` plans, never written.
    */
-  plan(job: Json, allocs: AllocSpec[], hostBusy: HostBusy = new Map()): { groups: Record<string, { place: number; stop: number; inPlace: number; destructive: number; ignore: number }>; jobModifyIndex: number; failed: PlacementFailure[] } {
+  plan(job: Json, allocs: AllocSpec[], hostBusy: HostBusy = new Map()): { groups: Record<string, { place: number; stop: number; inPlace: number; destructive: number; ignore: number; canary: number }>; jobModifyIndex: number; failed: PlacementFailure[] } {
     const id = String(job['ID']);
     const canonical = canonicalJob(job);
     const existing = this.jobs.get(id);
-    const groups: Record<string, { place: number; stop: number; inPlace: number; destructive: number; ignore: number }> = {};
-    const g = (name: string) => (groups[name] ??= { place: 0, stop: 0, inPlace: 0, destructive: 0, ignore: 0 });
+    const groups: Record<string, { place: number; stop: number; inPlace: number; destructive: number; ignore: number; canary: number }> = {};
+    const g = (name: string) => (groups[name] ??= { place: 0, stop: 0, inPlace: 0, destructive: 0, ignore: 0, canary: 0 });
     for (const s of allocs) g(s.group);
     const live = this.allocsOfJob(id).filter((a) => a.desired === 'run');
     // A draft index: nothing planned here is ever written or answered, and the agent's index does not move.
@@ -512,7 +512,11 @@ export class JobRegistry {
     }
     // What the new allocations replace (an undefined in it, of one that replaces nothing, matches no allocation).
     const replaced = new Set(change.starts.map((s) => change.allocs.get(s)!.previousAllocation));
-    for (const s of change.starts) if (!change.allocs.get(s)!.previousAllocation) g(change.allocs.get(s)!.group).place++;
+    for (const s of change.starts) {
+      const a = change.allocs.get(s)!;
+      if (a.canary) g(a.group).canary++;
+      else if (!a.previousAllocation) g(a.group).place++;
+    }
     // A placement that would find no ports is still one the plan wants (Nomad counts it, and reports it in FailedTGAllocs).
     for (const f of change.failed) if (f.previous) replaced.add(f.previous); else g(f.group).place++;
     for (const k of change.kills) (replaced.has(k) ? g(change.allocs.get(k)!.group).destructive++ : g(change.allocs.get(k)!.group).stop++);
@@ -732,7 +736,9 @@ export class JobRegistry {
   }
 
   private view(a: AllocEntry): AllocView {
-    return { ...a, state: a.lastState, nodeId: this.node.id, nodeName: this.node.name };
+    // A canary is shown as one until its deployment is promoted, as Nomad clears DeploymentStatus.Canary then.
+    const canary = a.canary === true && !deploymentsPromoted(this.store).has(a.spec.deploymentId ?? '');
+    return { ...a, canary, state: a.lastState, nodeId: this.node.id, nodeName: this.node.name };
   }
 
   /** Every evaluation, oldest first. */
@@ -843,7 +849,7 @@ export class JobRegistry {
   }
 
   /** Plans what brings the job's allocations in line with its current version. */
-  private reconcile(change: Change, entry: JobEntry): void {
+  private reconcile(change: Change, entry: JobEntry, promoting?: string): void {
     const version = entry.versions.at(-1)!;
     // A periodic or parameterized job's allocations are its children's, each a job of its own.
     if (launchesChildren(version.job)) return;
@@ -851,22 +857,15 @@ export class JobRegistry {
     for (const s of version.allocs) wanted.set(s.group, [...(wanted.get(s.group) ?? []), s]);
     // In instance order, as Nomad's reconciler takes a group's destructive updates by name.
     const live = this.allocsOfJob(entry.id).filter((a) => a.desired === 'run').sort((x, y) => x.index - y.index);
-    // Destructive updates each group may still start in this pass (a group with a deployment rolls out max_parallel at a time).
-    const limits = new Map<string, number>();
-    const limitOf = (template: AllocSpec): number => {
-      let limit = limits.get(template.group);
-      if (limit === undefined) {
-        const deployment = deploymentOf(entry, version.version, template);
-        limit = deployment === undefined
-          ? Infinity
-          : destructiveLimit(maxParallelOf(version.job, template.group), deployment, live.filter((a) => a.group === template.group), deploymentsMarkedFailed(this.store).has(deployment));
-        limits.set(template.group, limit);
-      }
-      return limit;
-    };
+    const promoted = deploymentsPromoted(this.store);
+    if (promoting) promoted.set(promoting, change.index);
+    // The allocations each group's new version replaces, decided once every allocation has been looked at (rollOut).
+    const destructive = new Map<string, { a: AllocEntry; template: AllocSpec }[]>();
     for (const a of live) {
       const template = wanted.get(a.group)?.[a.index];
-      if (!template) {
+      // A canary of a deployment that was never promoted is not needed once another version is current (Nomad's cancelUnneededCanaries).
+      const staleCanary = a.canary && a.spec.deploymentId !== deploymentOf(entry, version.version, a.spec) && !promoted.has(a.spec.deploymentId ?? '');
+      if (!template || staleCanary) {
         this.stop(change, a, 'alloc not needed due to job update', 'PlanResult');
         continue;
       }
@@ -875,11 +874,7 @@ export class JobRegistry {
       // applied in place: the allocation must be replaced, as Nomad's genericAllocUpdateFn decides.
       const update = newVersion && infeasibility(version.job, a.group, this.nodeFacts()) ? 'destructive' : groupUpdate(a.spec, template);
       if (update === 'destructive' && !(a.spec.type === 'batch' && a.lastState.clientStatus === 'complete')) {
-        // Beyond the rollout's limit it keeps running its version: a health change evaluates the job again.
-        const limit = limitOf(template);
-        if (limit <= 0) continue;
-        limits.set(a.group, limit - 1);
-        this.replace(change, entry, template, a);
+        destructive.set(a.group, [...(destructive.get(a.group) ?? []), { a, template }]);
         continue;
       }
       if (newVersion) this.draft(change, a).jobVersion = version.version;
@@ -894,10 +889,51 @@ export class JobRegistry {
         change.events.push(() => this.allocEvent(this.allocs.get(a.id)!, 'PlanResult', change.index));
       }
     }
+    for (const [group, list] of destructive) this.rollOut(change, entry, list, live.filter((a) => a.group === group && change.allocs.get(a.id)?.desired !== 'stop'), promoted);
     for (const [group, templates] of wanted) {
       templates.forEach((template, i) => {
         if (!live.some((a) => a.group === group && a.index === i)) this.place(change, entry, template, i);
       });
+    }
+  }
+
+  /**
+   * Plans a group's destructive updates (`list`, in instance order) as Nomad's reconciler does. Without a deployment
+   * each is replaced at once. With one, a group whose update block asks for canaries first gets them, beside the
+   * allocations they will replace (placed on the instances first in line, none stopped), until the deployment is
+   * promoted; once it is, each canary takes the place of the old allocation of its instance, which is stopped.
+   * Then `max_parallel` at a time are replaced (computeLimit: rollout.ts); the rest keep running their version
+   * until a health change evaluates the job again.
+   */
+  private rollOut(change: Change, entry: JobEntry, list: { a: AllocEntry; template: AllocSpec }[], live: AllocEntry[], promoted: ReadonlyMap<string, number>): void {
+    const version = entry.versions.at(-1)!;
+    const { group } = list[0]!.a;
+    const deployment = deploymentOf(entry, version.version, list[0]!.template);
+    if (deployment === undefined) {
+      for (const { a, template } of list) this.replace(change, entry, template, a);
+      return;
+    }
+    const failed = deploymentsMarkedFailed(this.store).has(deployment);
+    const canaries = live.filter((a) => a.canary && a.spec.deploymentId === deployment);
+    const wantedCanaries = canaryCountOf(version.job, group);
+    if (wantedCanaries > 0 && !promoted.has(deployment)) {
+      if (failed || live.some((a) => a.spec.deploymentId === deployment && a.lastState.deploymentStatus?.healthy === false)) return;
+      const taken = new Set(canaries.map((c) => c.index));
+      for (const { a, template } of list.filter(({ a }) => !taken.has(a.index)).slice(0, Math.max(0, wantedCanaries - canaries.length))) {
+        const placed = this.place(change, entry, template, a.index);
+        if (placed) placed.canary = true;
+      }
+      return;
+    }
+    const rest: typeof list = [];
+    for (const item of list) {
+      if (canaries.some((c) => c.index === item.a.index)) this.stop(change, item.a, 'alloc not needed as deployment was promoted: a canary has taken its place', 'PlanResult');
+      else rest.push(item);
+    }
+    let limit = destructiveLimit(maxParallelOf(version.job, group), deployment, live, failed);
+    for (const { a, template } of rest) {
+      if (limit-- <= 0) return;
+      this.replace(change, entry, template, a);
     }
   }
 
@@ -925,8 +961,8 @@ export class JobRegistry {
     return { id: this.node.id, name: this.node.name, datacenter: this.node.datacenter, class: this.node.class, pool: 'default', attributes: info.attributes, meta: this.node.meta };
   }
 
-  /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given. */
-  private place(change: Change, entry: JobEntry, template: AllocSpec, i: number, previous?: AllocEntry): void {
+  /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given; returns its draft, or undefined when it did not fit. */
+  private place(change: Change, entry: JobEntry, template: AllocSpec, i: number, previous?: AllocEntry): AllocEntry | undefined {
     // What the node holds: the live allocations, then what writes being committed place or stop, then this plan's.
     const started = process.hrtime.bigint();
     const job = change.jobs.get(entry.id) ?? entry;
@@ -937,7 +973,7 @@ export class JobRegistry {
         ? `the job's datacenters do not include the node's datacenter ${JSON.stringify(filter.datacenter)}`
         : `the node does not meet the constraint ${JSON.stringify(filter.constraint)}`;
       change.failed.push({ evalId: change.evalId, group: template.group, dimension: '', datacenter: this.node.datacenter, tasks: [], reason, filter, ...(previous && { previous: previous.id }) });
-      return;
+      return undefined;
     }
     const holders = [...this.allocs.values(), ...[...this.inflight].flatMap((c) => [...c.allocs.values()]), ...change.allocs.values()];
     const ports = template.network && this.ports.assign(template.network, portsHeld(holders), change.hostBusy);
@@ -952,7 +988,7 @@ export class JobRegistry {
         evalId: change.evalId, group: template.group, dimension: fit.dimension, datacenter: this.node.datacenter, reason: fit.reason, tasks,
         allocationTime: Number(process.hrtime.bigint() - started), ...(previous && { previous: previous.id }),
       });
-      return;
+      return undefined;
     }
     const id = randomUUID();
     const now = this.now();
@@ -970,6 +1006,7 @@ export class JobRegistry {
     change.allocs.set(id, a);
     change.starts.push(id);
     change.events.push(() => this.allocEvent(this.allocs.get(id)!, 'PlanResult', index));
+    return a;
   }
 
   /** Plans marking an allocation stopped; its runner is told once the write is durable. */
@@ -1209,11 +1246,59 @@ export class JobRegistry {
       }
       return;
     }
+    const deployment = a.spec.deploymentId;
+    const canaries = this.canariesOf(job.id, deployment);
+    const ready = canaries.size > 0 && [...canaries.values()].every((g) => g.placed.length >= g.wanted && g.placed.every((c) => c.desired !== 'run' || c.lastState.deploymentStatus?.healthy === true));
+    if (ready && !deploymentsPromoted(this.store).has(deployment)) {
+      // Canaries wait for a promotion: Nomad's deployment watcher makes it itself only for groups with auto_promote.
+      if ([...canaries.keys()].every((g) => autoPromoteOf(version.job, g))) {
+        this.serialize(job.id, async () => {
+          if (job.versions.at(-1) === version && !deploymentsPromoted(this.store).has(deployment)) await this.promote(job.id, deployment);
+        }).catch(failed(`version ${version.version}'s canaries could not be promoted`));
+      }
+      return;
+    }
     if (allocs.some((o) => o.desired === 'run' && o.jobVersion !== version.version)) {
       this.serialize(job.id, () => this.evaluateJob(job.id, false, 'deployment-watcher')).catch(failed(`the rollout of version ${version.version} could not go on`));
     } else if (!version.stable && deploymentSucceeded(version.allocs, version.version, allocs)) {
       this.serialize(job.id, () => this.markStable(job.id, version.version)).catch(failed(`version ${version.version} could not be marked stable`));
     }
+  }
+
+  /**
+   * Promotes `deployment`, the current deployment of job `id` (its canaries accepted: `nomad deployment promote`, or
+   * `auto_promote`): the mark and the evaluation it makes (each canary takes its instance's place, the rollout goes
+   * on) in one commit. The caller has checked that the canaries are healthy, in the job's queue (`serialize`).
+   */
+  async promote(id: string, deployment: string): Promise<RegisterResult> {
+    const job = this.jobs.get(id);
+    if (!job) throw new Error(`job ${JSON.stringify(id)} not found`);
+    const hostBusy = await this.probe(job.versions.at(-1)!.allocs);
+    const { change, planned: evalId } = this.planAt(hostBusy, (change) => {
+      const promoted = deploymentsPromoted(this.store);
+      promoted.set(deployment, change.index);
+      change.also.push((tx) => tx.put('meta', PROMOTED_KEY, Object.fromEntries(promoted)));
+      const evalId = this.evaluate(change, job, 'deployment-watcher');
+      this.reconcile(change, job, deployment);
+      return evalId;
+    });
+    await this.write(change);
+    return { EvalID: evalId, EvalCreateIndex: change.index, JobModifyIndex: job.jobModifyIndex, Warnings: '', Index: change.index };
+  }
+
+  /** The canaries of `deployment` in each group of job `id` that asks for them, and how many it asks for. */
+  canariesOf(id: string, deployment: string): Map<string, { wanted: number; placed: AllocEntry[] }> {
+    const job = this.jobs.get(id);
+    const out = new Map<string, { wanted: number; placed: AllocEntry[] }>();
+    const version = job?.versions.find((v) => job && deploymentId(job, v.version) === deployment);
+    if (!job || !version) return out;
+    for (const a of this.allocsOfJob(id)) {
+      if (!a.canary || a.spec.deploymentId !== deployment) continue;
+      const g = out.get(a.group) ?? { wanted: canaryCountOf(version.job, a.group), placed: [] };
+      g.placed.push(a);
+      out.set(a.group, g);
+    }
+    return out;
   }
 
   /**

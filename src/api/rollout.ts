@@ -28,6 +28,17 @@ export function maxParallelOf(job: Json, group: string): number {
   return typeof value === 'number' ? value : 1;
 }
 
+/** Nomad's Canary count for `group` of `job`: the group's update block over the job's, default 0. */
+export function canaryCountOf(job: Json, group: string): number {
+  const value = updateField(job, group, 'Canary');
+  return typeof value === 'number' ? value : 0;
+}
+
+/** Nomad's AutoPromote for `group` of `job`: the group's update block over the job's, default false. */
+export function autoPromoteOf(job: Json, group: string): boolean {
+  return updateField(job, group, 'AutoPromote') === true;
+}
+
 /** Nomad's AutoRevert for `group` of `job`: the group's update block over the job's, default false. */
 export function autoRevertOf(job: Json, group: string): boolean {
   return updateField(job, group, 'AutoRevert') === true;

@@ -14,7 +14,7 @@ export interface ApiDeployment {
   JobVersion: number;
   Status: string;
   StatusDescription: string;
-  TaskGroups: Record<string, { DesiredTotal: number; PlacedAllocs: number; HealthyAllocs: number; UnhealthyAllocs: number; AutoRevert?: boolean }>;
+  TaskGroups: Record<string, { DesiredTotal: number; PlacedAllocs: number; HealthyAllocs: number; UnhealthyAllocs: number; AutoRevert?: boolean; DesiredCanaries?: number; Promoted?: boolean }>;
 }
 
 /** One line of what the deployment's groups have: `app 1/3 placed, 0 healthy, 0 unhealthy`. */
@@ -25,15 +25,22 @@ export function progressLine(d: ApiDeployment): string {
   }).join('; ');
 }
 
-/** Nomad's `Deployed` table: a row per group. */
+/** Nomad's `Deployed` table (`formatDeploymentGroups`): a row per group, with Auto Revert, Promoted and Canaries when any group has them. */
 function deployedTable(d: ApiDeployment): string[] {
   const names = Object.keys(d.TaskGroups).sort();
   if (names.length === 0) return [];
-  const rows = [['Task Group', 'Desired', 'Placed', 'Healthy', 'Unhealthy'], ...names.map((n) => {
-    const g = d.TaskGroups[n]!;
-    return [n, String(g.DesiredTotal), String(g.PlacedAllocs), String(g.HealthyAllocs), String(g.UnhealthyAllocs)];
-  })];
-  return ['', 'Deployed', ...columns(rows)];
+  const groups = names.map((n) => d.TaskGroups[n]!);
+  const autoRevert = groups.some((g) => g.AutoRevert);
+  const canaries = groups.some((g) => (g.DesiredCanaries ?? 0) > 0);
+  const header = ['Task Group', ...(autoRevert ? ['Auto Revert'] : []), ...(canaries ? ['Promoted'] : []), 'Desired', ...(canaries ? ['Canaries'] : []), 'Placed', 'Healthy', 'Unhealthy'];
+  const rows = names.map((n, i) => {
+    const g = groups[i]!;
+    return [
+      n, ...(autoRevert ? [String(g.AutoRevert ?? false)] : []), ...(canaries ? [(g.DesiredCanaries ?? 0) > 0 ? String(g.Promoted ?? false) : 'N/A'] : []),
+      String(g.DesiredTotal), ...(canaries ? [String(g.DesiredCanaries ?? 0)] : []), String(g.PlacedAllocs), String(g.HealthyAllocs), String(g.UnhealthyAllocs),
+    ];
+  });
+  return ['', 'Deployed', ...columns([header, ...rows])];
 }
 
 /** Nomad's deployment block (`formatDeployment`): its header, then a row per group. */
@@ -53,7 +60,8 @@ export async function monitorDeployment(client: AgentClient, id: string, out: (l
   let said = '';
   for (;;) {
     const { body, index: next } = await client.get<ApiDeployment>(`/v1/deployment/${encodeURIComponent(id)}`, { index, wait: '60s' });
-    const line = progressLine(body);
+    // What it waits for, when it is more than its allocations' health (a promotion of its canaries).
+    const line = `${progressLine(body)}${body.StatusDescription !== 'Deployment is running' && body.Status === 'running' ? ` (${body.StatusDescription})` : ''}`;
     if (line !== said && body.Status === 'running') out(`    Deployment "${shortId(id)}": ${line}`);
     said = line;
     if (body.Status !== 'running') {

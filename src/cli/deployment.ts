@@ -94,4 +94,33 @@ ${AGENT_FLAGS_HELP}`,
   },
 };
 
-export const deploymentCommand = commandGroup('deployment', "List, show and fail a running agent's deployments (Nomad's deployment commands).", [deploymentList, deploymentStatus, deploymentFail]);
+const deploymentPromote: Command = {
+  name: 'deployment promote',
+  usage: 'deployment promote <deployment> [--detach] [--data-dir D | --address URL [--token-file F | --token T]]',
+  details: `
+Promote a running deployment's canaries (its ID or a unique prefix) once they are healthy: each takes
+the place of the old allocation of its instance, and the rest of the update rolls out max_parallel at
+a time. Follows the deployment to its end unless --detach (exit 1 unless it succeeds).
+
+Flags:
+  --detach          return once the promotion is registered
+${AGENT_FLAGS_HELP}`,
+  async run(argv) {
+    const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, detach: { type: 'boolean' } }, { min: 1, max: 1, names: 'the deployment ID' });
+    if (!parsed) return 0;
+    const client = agentClient('deployment promote', parsed.values);
+    const d = await findDeployment(client, 'deployment promote', parsed.positionals[0]!);
+    let res: { EvalID: string };
+    try {
+      res = await client.send<{ EvalID: string }>('PUT', `/v1/deployment/promote/${encodeURIComponent(d.ID)}`, { DeploymentID: d.ID, All: true });
+    } catch (err) {
+      // Nomad's words (no canaries, not yet healthy, ended), said with the deployment named.
+      if (err instanceof ApiError) throw new CliError(`deployment promote: deployment "${shortId(d.ID)}" (${d.StatusDescription}): ${err.message}`, err.code);
+      throw err;
+    }
+    process.stdout.write(`Deployment "${d.ID}" promoted\nEvaluation ID: ${res.EvalID}\n`);
+    return parsed.values.detach ? 0 : monitorDeployment(client, d.ID);
+  },
+};
+
+export const deploymentCommand = commandGroup('deployment', "List, show, promote and fail a running agent's deployments (Nomad's deployment commands).", [deploymentList, deploymentStatus, deploymentPromote, deploymentFail]);

@@ -19,7 +19,7 @@ const commands: readonly { name: string; summary: string; load(): Promise<Comman
   { name: 'job', summary: 'Submit, plan, stop and inspect jobs on a running agent (job run|plan|stop|status).', load: async () => (await import('./job.ts')).jobCommand },
   { name: 'alloc', summary: 'Inspect and control allocations on a running agent (alloc status|checks|logs|exec|restart|signal|stop).', load: async () => (await import('./alloc.ts')).allocCommand },
   { name: 'operator', summary: "Save a consistent copy of a running agent's store, or restore one into an empty data dir.", load: async () => (await import('./operator.ts')).operatorCommand },
-  { name: 'deployment', summary: "List, show, follow and fail a running agent's deployments (deployment list|status|fail).", load: async () => (await import('./deployment.ts')).deploymentCommand },
+  { name: 'deployment', summary: "List, show, follow, promote and fail a running agent's deployments (deployment list|status|promote|fail).", load: async () => (await import('./deployment.ts')).deploymentCommand },
   { name: 'service', summary: "List a running agent's Nomad-native services and where they are registered (service list|info).", load: async () => (await import('./service.ts')).serviceCommand },
   { name: 'var', summary: "Read and write a running agent's Nomad Variables (var get|put|list|purge).", load: async () => (await import('./var.ts')).varCommand },
   { name: 'node', summary: "Set, unset and read a running agent's node metadata (node meta apply|read).", load: async () => (await import('./node.ts')).nodeCommand },

@@ -22,8 +22,8 @@ export const DEFAULT_UPDATE: ResolvedUpdate = {
   stagger: 30_000,
 };
 
-/** Rollout fields allocrun's scheduler does not act on (it honours max_parallel and auto_revert), so it warns about them. */
-export const ROLLOUT_FIELDS = ['canary', 'auto_promote', 'stagger', 'progress_deadline'] as const;
+/** Rollout fields allocrun's scheduler does not act on (it honours max_parallel, canary, auto_promote and auto_revert), so it warns about them. */
+export const ROLLOUT_FIELDS = ['stagger', 'progress_deadline'] as const;
 
 /** The group's update block over the job's over the defaults, or undefined when neither has one. */
 export function mergeUpdate(job: UpdateBody | undefined, group: UpdateBody | undefined): ResolvedUpdate | undefined {

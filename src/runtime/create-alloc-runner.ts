@@ -8,7 +8,7 @@ import { BehaviorSubject, Subject, map, throwError, type Observable } from 'rxjs
 import { createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { TaskRunnerActor } from '../../machines/task-runner.ts';
 import type { CommandRejection } from '../../machines/task-runner.ts';
-import { allocStateOf, type AllocCommandRejection, type AllocRunnerActor, type AllocRunnerContext, type AllocRunnerEvent } from '../../machines/alloc-runner.ts';
+import { allocStateOf, runningNotKilling, type AllocCommandRejection, type AllocRunnerActor, type AllocRunnerContext, type AllocRunnerEvent } from '../../machines/alloc-runner.ts';
 import type { HookPlan } from '../../machines/hook-calls.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
 import type { Controller, Driver, ExecSession, LogLine, LogOptions } from '../drivers/controller.ts';
@@ -377,11 +377,11 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       const restoredSnap = actor.getSnapshot();
       // (Only when its persisted hook plan has the hook: one from before it existed would never deregister.)
       const planned = restoredSnap.context.hooks.preKill?.includes(groupServices?.name ?? '') === true;
-      if (opts.snapshot && groupServices && planned && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) groupServices.restore(restoredSnap.context.alloc);
+      if (opts.snapshot && groupServices && planned && restoredSnap.status === 'active' && runningNotKilling(restoredSnap)) groupServices.restore(restoredSnap.context.alloc);
       // Likewise its checks start again, for the allocation as it was last updated, and the health watcher
       // watches again if it had not reached a verdict (Nomad's prerun runs again on restore); each only when
       // the persisted plan calls it later, or nothing would stop it.
-      if (opts.snapshot && restoredSnap.status === 'active' && restoredSnap.matches({ running: { kill: 'idle' } })) {
+      if (opts.snapshot && restoredSnap.status === 'active' && runningNotKilling(restoredSnap)) {
         const inPlan = (name: string) => restoredSnap.context.hooks.preKill?.includes(name) === true || restoredSnap.context.hooks.postrun?.includes(name) === true;
         if (checks && inPlan(checks.name)) checks.resume(restoredSnap.context.alloc);
         if (!restoredSnap.context.deploymentStatus) for (const h of health) if (inPlan(h.name)) void h.prerun?.({}, new AbortController().signal);

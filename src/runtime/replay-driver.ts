@@ -14,6 +14,7 @@ import {
   type ReplaySummary,
 } from '../inspect/replay-format.ts';
 import { ReplayClock } from './replay-clock.ts';
+import { upgradeAllocSnapshot, upgradeAllocValue, upgradeTaskSnapshot } from './snapshot-upgrade.ts';
 import { describeStep, describeTransition, json, taskStateDifference, type TakenTransition } from './replay-compare.ts';
 
 export type { TakenTransition };
@@ -169,7 +170,8 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
     }
     const r = watch('recorded', actor, rec);
     const n = watch('now', actor, now);
-    if (!sameStepEvent(rec.event, now.event) || json(rec.value) !== json(now.value) || rec.status !== now.status) {
+    // A recording from before the alloc's running.steady / running.busy is compared in today's shape.
+    if (!sameStepEvent(rec.event, now.event) || json(upgradeAllocValue(rec.value)) !== json(now.value) || rec.status !== now.status) {
       return { actor, recorded: describeStep(rec), now: describeStep(now), took: now.took, message: `${actor} took a different step on ${now.event}` };
     }
     if (r.taskState !== n.taskState) {
@@ -226,7 +228,8 @@ export async function replayRecording(lines: readonly unknown[], opts: ReplayOpt
             clock,
             inspect,
             ...(line.input !== undefined && { input: line.input }),
-            ...(line.snapshot !== undefined && { snapshot: line.snapshot as never }),
+            // A checkpoint from an older allocrun is restored as the runtime restores its persisted snapshots.
+            ...(line.snapshot !== undefined && { snapshot: (line.machine === 'alloc' ? upgradeAllocSnapshot(line.snapshot) : line.machine === 'task' ? upgradeTaskSnapshot(line.snapshot) : line.snapshot) as never }),
           }),
         );
         continue;

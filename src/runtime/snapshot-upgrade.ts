@@ -3,7 +3,8 @@
  * task runner's `allocId`, `handle`, `decision`… and the alloc runner's `seed`, `runComplete`,
  * `coordinator`… at the top level; they now live under `settings`, `run`, `restarts`, `updates`, and
  * `settings`, `taskFlags`, `gates`). An agent upgraded while its tasks run must still resume them, so old
- * contexts are rewritten into the new shape before the actor is restored. Pure data in, data out.
+ * contexts are rewritten into the new shape before the actor is restored. Likewise the alloc's state value from
+ * before `running` became `steady` / `busy` (its three regions were `running`'s own). Pure data in, data out.
  */
 
 type Json = Record<string, unknown>;
@@ -46,6 +47,23 @@ export function upgradeAllocContext(ctx: Json): Json {
   };
 }
 
+/** The regions an alloc's `running` had at its top before `running.steady` / `running.busy` (all of them). */
+const RUNNING_REGIONS = ['restarts', 'kill', 'updates'] as const;
+
+/**
+ * An alloc runner's state value in the current shape. `running` was parallel (its three regions at its top);
+ * the regions now live under `running.busy`, entered once one has work, and `running.steady` stands for all
+ * three idle. A value already in the current shape (or not an alloc's) is returned as it is.
+ */
+export function upgradeAllocValue(value: unknown): unknown {
+  if (!isObject(value) || !isObject(value.running)) return value;
+  const running = value.running;
+  const keys = Object.keys(running);
+  if (keys.length !== RUNNING_REGIONS.length || !RUNNING_REGIONS.every((r) => r in running)) return value;
+  const idle = RUNNING_REGIONS.every((r) => running[r] === 'idle');
+  return { ...value, running: idle ? 'steady' : { busy: running } };
+}
+
 /** A task runner's persisted snapshot with its context upgraded. */
 export function upgradeTaskSnapshot(snapshot: unknown): unknown {
   if (!isObject(snapshot) || !isObject(snapshot.context)) return snapshot;
@@ -54,16 +72,17 @@ export function upgradeTaskSnapshot(snapshot: unknown): unknown {
 }
 
 /**
- * An alloc runner's persisted snapshot with its context and every task runner child's context upgraded, and
- * its task runners no longer relaying their snapshots (they tell the alloc their news, machines/task-news.ts).
+ * An alloc runner's persisted snapshot with its state value, its context and every task runner child's context
+ * upgraded, and its task runners no longer relaying their snapshots (they tell the alloc their news, machines/task-news.ts).
  */
 export function upgradeAllocSnapshot(snapshot: unknown): unknown {
   if (!isObject(snapshot) || !isObject(snapshot.children) || !isObject(snapshot.context)) return snapshot;
   const context = upgradeAllocContext(snapshot.context);
+  const value = upgradeAllocValue(snapshot.value);
   const tasks = Array.isArray((snapshot.context.alloc as Json | undefined)?.tasks)
     ? ((snapshot.context.alloc as Json).tasks as Json[]).map((t) => t.name)
     : [];
-  let changed = context !== snapshot.context;
+  let changed = context !== snapshot.context || value !== snapshot.value;
   const children: Json = { ...snapshot.children };
   for (const name of tasks) {
     const child = children[name as string];
@@ -77,5 +96,5 @@ export function upgradeAllocSnapshot(snapshot: unknown): unknown {
       changed = true;
     }
   }
-  return changed ? { ...snapshot, context, children } : snapshot;
+  return changed ? { ...snapshot, value, context, children } : snapshot;
 }

@@ -21,7 +21,7 @@ afterAll(async () => {
 }, 60_000);
 
 /** A service job of three mock instances rolled out one at a time; `v` is its meta (a change replaces), `task` the mock's config. */
-async function jobFile(id: string, v: string, task = 'run_for = "1h"', minHealthy = '200ms'): Promise<string> {
+async function jobFile(id: string, v: string, task = 'run_for = "1h"', minHealthy = '200ms', canary = 0): Promise<string> {
   const file = join(agent.dataDir, `${id}-${v}.nomad`);
   await writeFile(file, `job "${id}" {
   meta {
@@ -33,6 +33,7 @@ async function jobFile(id: string, v: string, task = 'run_for = "1h"', minHealth
       max_parallel     = 1
       min_healthy_time = "${minHealthy}"
       healthy_deadline = "5m"
+      canary           = ${canary}
     }
     restart {
       attempts = 0
@@ -101,6 +102,20 @@ describe('allocrun job run and a deployment', { timeout: 120_000 }, () => {
     expect(failed.stdout).toMatch(/^Deployment "[0-9a-f-]{36}" failed\n$/);
     const after = await cli('deployment', 'status', slow);
     expect(after.stdout).toContain('Status      = failed\nDescription = Deployment marked as failed\n');
+  });
+
+  it('deployment promote accepts healthy canaries and follows the rest of the rollout to its end', async () => {
+    expect((await cli('job', 'run', await jobFile('canaried', '0', undefined, undefined, 1))).code).toBe(0);
+    expect((await cli('job', 'run', '--detach', await jobFile('canaried', '1', undefined, undefined, 1))).code).toBe(0);
+    const id = (await cli('deployment', 'list')).stdout.split('\n').find((l) => /\scanaried\s+1\s/.test(l))!.split(/\s+/)[0]!;
+    const end = Date.now() + 30_000;
+    let status = '';
+    while (Date.now() < end && !status.includes('requires manual promotion')) status = (await cli('deployment', 'status', id)).stdout;
+    expect(status).toMatch(/Description = Deployment is running but requires manual promotion\n\nDeployed\nTask Group {2}Promoted {2}Desired {2}Canaries {2}Placed {2}Healthy {2}Unhealthy\napp {9}false {5}3 {8}1 {9}1 {7}1 {8}0\n$/);
+    const res = await cli('deployment', 'promote', id);
+    expect(res.code, res.stdout + res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/^Deployment "[0-9a-f-]{36}" promoted\nEvaluation ID: [0-9a-f-]{36}\n==> Monitoring deployment/);
+    expect(res.stdout).toMatch(/==> Deployment "[0-9a-f]{8}" successful\n[\s\S]*app {9}true {6}3 {8}1 {9}3 {7}3 {8}0\n$/);
   });
 
   it('exits 1 when the deployment fails, the instances not replaced still running their version', async () => {

@@ -50,7 +50,7 @@ describe('item 1: preTaskRestart hooks', () => {
     expect(r.calls()).toEqual(['prerun', 'preTaskRestart']);
     // The task is not touched while the hook runs.
     expect(r.events('web')).toEqual(['Received', 'Task Setup', 'Started']);
-    expect(r.runner.actor.getSnapshot().matches({ running: { restarts: 'preTaskRestart' } })).toBe(true);
+    expect(r.runner.actor.getSnapshot().matches({ running: { busy: { restarts: 'preTaskRestart' } } })).toBe(true);
     release();
     await r.clock.advance(2_000);
     expect(r.events('web')).toEqual(['Received', 'Task Setup', 'Started', 'Restart Signaled', 'Terminated', 'Restarting', 'Started']);

@@ -73,13 +73,13 @@ describe('the update block', () => {
     });
   });
 
-  it('warns about the rollout fields allocrun does not act on (canary), not about auto_revert and max_parallel, which it does', async () => {
-    const { allocs, warnings } = await parseJob(jobWith({ group: 'update {\n canary = 1\n auto_revert = true\n max_parallel = 1\n}' }), {
+  it('warns about the rollout fields allocrun does not act on (stagger), not about canary, auto_revert and max_parallel, which it does', async () => {
+    const { allocs, warnings } = await parseJob(jobWith({ group: 'update {\n canary = 1\n auto_revert = true\n max_parallel = 1\n stagger = "10s"\n}' }), {
       format: 'hcl',
       file: 'job.nomad',
     });
     expect(allocs[0]!.update).toBeDefined();
-    expect(warnings.map((w) => w.path)).toEqual(['job.j.group.g.update.canary']);
+    expect(warnings.map((w) => w.path)).toEqual(['job.j.group.g.update.stagger']);
   });
 
   it('reads Nomad\'s API JSON Update (nanoseconds), without warning about the defaults it always fills in', async () => {

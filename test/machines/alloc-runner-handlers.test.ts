@@ -137,7 +137,8 @@ describe('running: the restarts region', () => {
     await r.clock.advance(1);
     r.runner.send({ type: 'RESTART' });
     await r.clock.advance(1);
-    expect(r.runner.actor.getSnapshot().matches({ running: { restarts: 'idle' } })).toBe(true);
+    // The restart done, its region idle again: running.steady, as all three regions idle were.
+    expect(r.runner.actor.getSnapshot().matches({ running: 'steady' })).toBe(true);
     r.runner.send({ type: 'RESTART' });
     await r.clock.advance(1);
     expect(r.rejections).toEqual([]);
@@ -259,15 +260,15 @@ describe('running: the kill region', () => {
     await r.clock.advance(1);
     r.runner.send({ type: 'KILL' });
     await r.clock.advance(1);
-    expect(r.runner.actor.getSnapshot().matches({ running: { kill: 'leader' } })).toBe(true);
+    expect(r.runner.actor.getSnapshot().matches({ running: { busy: { kill: 'leader' } } })).toBe(true);
     expect(r.types('main')).not.toContain('Killing');
     await r.clock.advance(1_000);
     expect(r.st('leader').state).toBe('dead');
-    expect(r.runner.actor.getSnapshot().matches({ running: { kill: 'mains' } })).toBe(true);
+    expect(r.runner.actor.getSnapshot().matches({ running: { busy: { kill: 'mains' } } })).toBe(true);
     expect(r.types('side')).not.toContain('Killing');
     await r.clock.advance(1_000);
     expect(r.st('main').state).toBe('dead');
-    expect(r.runner.actor.getSnapshot().matches({ running: { kill: 'sidecars' } })).toBe(true);
+    expect(r.runner.actor.getSnapshot().matches({ running: { busy: { kill: 'sidecars' } } })).toBe(true);
     await r.clock.advance(1_000);
     expect((await r.runner.done).clientStatus).toBe('complete');
     expect(r.st('leader').finishedAt!).toBeLessThan(r.st('main').finishedAt!);
@@ -286,7 +287,7 @@ describe('running: the kill region', () => {
     await r.clock.advance(1);
     expect(r.st('side').state).toBe('dead');
     expect(r.st('cleanup').state).toBe('running');
-    expect(r.value()).toEqual({ running: { kill: 'done', restarts: 'idle', updates: 'idle' } });
+    expect(r.value()).toEqual({ running: { busy: { kill: 'done', restarts: 'idle', updates: 'idle' } } });
   });
 
   it('waits out the group shutdown_delay in waitingShutdownDelay, after the preKill hooks', async () => {
@@ -295,7 +296,7 @@ describe('running: the kill region', () => {
     r.runner.send({ type: 'KILL' });
     await r.clock.advance(1);
     expect(r.calls()).toEqual(['rec.prerun', 'rec.preKill']);
-    expect(r.runner.actor.getSnapshot().matches({ running: { kill: 'waitingShutdownDelay' } })).toBe(true);
+    expect(r.runner.actor.getSnapshot().matches({ running: { busy: { kill: 'waitingShutdownDelay' } } })).toBe(true);
     expect(r.runner.actor.getSnapshot().children.groupShutdownDelay).toBeDefined();
     await r.clock.advance(4_998);
     expect(r.st('main').state).toBe('running');

@@ -51,7 +51,8 @@ describe('allocRunnerMachine with stub actors', () => {
     expect(value()).toEqual({ prerun: 'calling' });
     expect(Object.keys(actor.getSnapshot().children)).toEqual(['main', 'prerun:alloc_dir']);
     await settle();
-    expect(value()).toEqual({ running: { kill: 'idle', restarts: 'idle', updates: 'idle' } });
+    // No restart, kill or update yet: the three regions of running.busy are not entered.
+    expect(value()).toEqual({ running: 'steady' });
     expect(status()).toBe('running');
     expect(s.calls).toEqual(['prerun:alloc_dir', 'start:main']);
   });
@@ -86,7 +87,7 @@ describe('allocRunnerMachine with stub actors', () => {
     const { actor, value } = start(s.machine, { alloc: spec([main]), hooks: { preKill: ['consul'], destroy: ['alloc_dir'] } });
     await settle();
     actor.send({ type: 'KILL' });
-    expect(value()).toEqual({ running: { kill: { preKill: 'calling' }, restarts: 'idle', updates: 'idle' } });
+    expect(value()).toEqual({ running: { busy: { kill: { preKill: 'calling' }, restarts: 'idle', updates: 'idle' } } });
     await settle();
     expect(value()).toBe('terminal');
     actor.send({ type: 'DESTROY' });
@@ -94,6 +95,31 @@ describe('allocRunnerMachine with stub actors', () => {
     expect(value()).toBe('destroyed');
     expect(actor.getSnapshot().status).toBe('done');
     expect(s.calls).toEqual(['start:main', 'preKill:consul', 'destroy:alloc_dir']);
+  });
+
+  it('takes its tasks\' news in running.steady, enters running.busy\'s regions for a restart or an update and leaves them when it is done', async () => {
+    for (const [send, during] of [
+      [{ type: 'RESTART' }, { restarts: { preTaskRestart: 'calling' }, kill: 'idle', updates: 'idle' }],
+      [{ type: 'UPDATE', alloc: { ...spec([main]), modifyIndex: 2 } }, { restarts: 'idle', kill: 'idle', updates: { updating: { hooks: 'calling' } } }],
+    ] as const) {
+      const s = stubs();
+      const { actor, value } = start(s.machine, { alloc: spec([main]), hooks: { preTaskRestart: ['consul'], update: ['consul'], preKill: ['consul'] } });
+      await settle();
+      // The main task's news (received, started) came while steady, and left it steady.
+      expect(actor.getSnapshot().context.taskStates.main!.state).toBe('running');
+      expect(value()).toEqual({ running: 'steady' });
+      actor.send(send);
+      expect(value()).toEqual({ running: { busy: during } });
+      await settle();
+      // Done, the regions are idle again: steady, as the three idle regions were.
+      expect(value()).toEqual({ running: 'steady' });
+      actor.send({ type: 'KILL' });
+      // A kill's region never goes back to idle: busy until the tasks are dead.
+      expect(value()).toEqual({ running: { busy: { restarts: 'idle', kill: { preKill: 'calling' }, updates: 'idle' } } });
+      await settle();
+      expect(value()).toBe('terminal');
+      actor.stop();
+    }
   });
 
   it('detaches on SHUTDOWN once every task has detached, then runs its shutdown hooks', async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner, type PersistedAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
-import { upgradeTaskContext } from '../../src/runtime/snapshot-upgrade.ts';
+import { upgradeAllocValue, upgradeTaskContext } from '../../src/runtime/snapshot-upgrade.ts';
 import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
@@ -21,6 +21,8 @@ describe('snapshots written before the runner contexts were grouped', () => {
     await clock.advance(1);
     expect(runner.actor.getSnapshot().status).toBe('active');
     expect(runner.getState().taskStates.web!.state).toBe('running');
+    // Persisted with `running`'s three regions idle at its top: resumed in running.steady.
+    expect(runner.actor.getSnapshot().value).toEqual({ running: 'steady' });
     expect(mock.controllers).toHaveLength(1);
     const web = runner.actor.getSnapshot().children.web!.getSnapshot() as { context: { settings: { allocId: string }; run: { attempt: number } } };
     expect(web.context.settings.allocId).toBe('old-shape');
@@ -51,5 +53,45 @@ describe('snapshots written before the runner contexts were grouped', () => {
       updates: { queued: true },
     });
     expect(upgradeTaskContext(upgraded)).toBe(upgraded);
+  });
+});
+
+/** Written by the machines whose `running` was parallel (before running.steady / running.busy): a kill waiting out its group shutdown_delay. */
+const killing = JSON.parse(readFileSync(new URL('./fixtures/snapshot-before-running-steady.json', import.meta.url), 'utf8')) as {
+  spec: AllocSpec;
+  now: number;
+  persisted: PersistedAllocRunner;
+};
+
+describe('snapshots written while the alloc\'s running was parallel', () => {
+  it('resumes a kill that was waiting out its shutdown_delay where it was, under running.busy, and finishes it', async () => {
+    expect((killing.persisted.snapshot as { value: unknown }).value).toEqual({ running: { restarts: 'idle', kill: 'waitingShutdownDelay', updates: 'idle' } });
+    const clock = new SimulatedClock(killing.now);
+    const mock = createMockDriver();
+    const runner = createAllocRunner(killing.spec, { clock, builtinHooks: false, drivers: { mock }, snapshot: killing.persisted }).start();
+    await clock.advance(1);
+    expect(runner.actor.getSnapshot().value).toEqual({ running: { busy: { restarts: 'idle', kill: 'waitingShutdownDelay', updates: 'idle' } } });
+    // The delay (5 s from the kill, 1 s before the save) is not over: the task still runs, unsignalled.
+    await clock.advance(2_000);
+    expect(runner.getState().taskStates.web!.state).toBe('running');
+    expect(runner.getState().taskStates.web!.events.map((e) => e.type)).not.toContain('Killing');
+    await clock.advance(60_000);
+    const final = await runner.done;
+    expect(final.clientStatus).toBe('complete');
+    const types = final.taskStates.web!.events.map((e) => e.type);
+    expect(types.filter((t) => t === 'Started')).toHaveLength(1);
+    expect(types.slice(-2)).toEqual(['Terminated', 'Killed']);
+  });
+
+  it('maps the old value: three idle regions are running.steady, any other is the same regions under running.busy', () => {
+    expect(upgradeAllocValue({ running: { restarts: 'idle', kill: 'idle', updates: 'idle' } })).toEqual({ running: 'steady' });
+    const preKill = { running: { restarts: 'idle', kill: { preKill: 'calling' }, updates: 'idle' } };
+    expect(upgradeAllocValue(preKill)).toEqual({ running: { busy: preKill.running } });
+    const updating = { running: { restarts: 'preTaskRestart', kill: 'idle', updates: { updating: 'tasks' } } };
+    expect(upgradeAllocValue(updating)).toEqual({ running: { busy: updating.running } });
+    // Current values, other states and the task runner's `running` are not the old shape.
+    for (const v of [{ running: 'steady' }, { running: { busy: preKill.running } }, 'terminal', { prerun: 'calling' }, { running: { active: { poststart: 'done', updates: 'idle' } } }, { running: { kill: 'idle' } }, undefined]) {
+      expect(upgradeAllocValue(v)).toBe(v);
+    }
   });
 });

@@ -3,8 +3,9 @@
  * whose groups have an update block is a deployment of the allocations running that version, its status
  * following their health as the health_watcher reports it (`running` until every wanted allocation is
  * healthy, then `successful`; `failed` once one is unhealthy; `cancelled` when a newer version or a stop
- * replaced it first). `fail` marks the running deployment failed as Nomad's does; `promote` has no
- * canaries to promote on this node and says so.
+ * replaced it first). A group whose update block asks for canaries shows them (`DesiredCanaries`,
+ * `PlacedCanaries`, `Promoted`) and the deployment waits for its promotion. `fail` marks the running deployment
+ * failed as Nomad's does; `promote` accepts its canaries once they are healthy (Nomad's refusals otherwise).
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -16,7 +17,7 @@ import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
 import { blockingList, ListCache } from '../list-cache.ts';
 import { commitInOrder } from '../ordered-commit.ts';
 import { deploymentId } from '../deployment-id.ts';
-import { deploymentsMarkedFailed, FAILED_KEY } from '../deployment-marks.ts';
+import { deploymentsMarkedFailed, deploymentsPromoted, FAILED_KEY } from '../deployment-marks.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
 
@@ -32,6 +33,7 @@ function hasDeployment(job: JobEntry, v: JobVersion): boolean {
 /** Every deployment of `job`, oldest first. */
 function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
   const failed = failedByUser(ctx);
+  const promoted = deploymentsPromoted(ctx.store);
   const allocs = ctx.registry.allocsOfJob(job.id);
   const versions = job.versions.filter((v) => hasDeployment(job, v));
   return versions.map((v, i): Json => {
@@ -64,6 +66,20 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
       // failed on its own did, also once a later version (an auto-revert) has stopped it.
       if (verdict?.healthy === false && (a.desired === 'run' || a.lastState.clientStatus === 'failed')) (g['UnhealthyAllocs'] = (g['UnhealthyAllocs'] as number) + 1), unhealthy++;
     }
+    // Canaries: placed for an update whose group asks for them, waiting for the deployment's promotion.
+    const isPromoted = promoted.has(id);
+    // What an unpromoted deployment waits for: canaries still to be healthy, then a promotion (by hand, or its own).
+    let awaiting: 'canaries' | 'manual' | 'automatic' | undefined;
+    for (const [group, c] of ctx.registry.canariesOf(job.id, id)) {
+      const g = groups[group];
+      if (!g) continue;
+      Object.assign(g, { DesiredCanaries: c.wanted, PlacedCanaries: c.placed.map((a) => a.id), Promoted: isPromoted });
+      if (isPromoted) continue;
+      const ready = c.placed.length >= c.wanted && c.placed.every((a) => a.desired !== 'run' || a.lastState.deploymentStatus?.healthy === true);
+      if (!ready) awaiting = 'canaries';
+      else if (!g['AutoPromote'] && awaiting !== 'canaries') awaiting = 'manual';
+      else awaiting ??= 'automatic';
+    }
     const newer = versions[i + 1] !== undefined;
     const stopped = job.stop && !newer;
     let status: string;
@@ -72,13 +88,15 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
     // Marked stable when it succeeded: it stays successful once its allocations are replaced or collected.
     else if (v.stable) [status, description] = ['successful', 'Deployment completed successfully'];
     else if (unhealthy > 0) [status, description] = ['failed', 'Failed due to unhealthy allocations'];
-    else if (healthy >= wanted && wanted > 0) [status, description] = ['successful', 'Deployment completed successfully'];
+    else if (healthy >= wanted && wanted > 0 && awaiting === undefined) [status, description] = ['successful', 'Deployment completed successfully'];
     else if (newer) [status, description] = ['cancelled', 'Cancelled due to newer version of job'];
     else if (stopped) [status, description] = ['cancelled', 'Cancelled because job is stopped'];
+    else if (awaiting === 'manual') [status, description] = ['running', 'Deployment is running but requires manual promotion'];
+    else if (awaiting === 'automatic') [status, description] = ['running', 'Deployment is running pending automatic promotion'];
     else [status, description] = ['running', 'Deployment is running'];
     // Moved when what it shows moves (its status, its allocations' placement and health), as Nomad updates a
     // deployment, not by every update of its allocations.
-    const modifyIndex = Math.max(v.jobModifyIndex, failed.get(id) ?? 0, announced.get(ctx)?.get(id)?.at ?? 0);
+    const modifyIndex = Math.max(v.jobModifyIndex, failed.get(id) ?? 0, promoted.get(id) ?? 0, announced.get(ctx)?.get(id)?.at ?? 0);
     return {
       ID: id, Namespace: job.namespace, JobID: job.id, JobVersion: v.version, JobModifyIndex: v.jobModifyIndex, JobSpecModifyIndex: v.jobModifyIndex,
       JobCreateIndex: job.createIndex, IsMultiregion: false, TaskGroups: groups, Status: status, StatusDescription: description,
@@ -284,10 +302,24 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
     url: '/v1/deployment/promote/:id',
     schema: { params: idParams },
     handler: async (req) => {
-      const d = find((req.params as { id: string }).id);
-      if (d['Status'] !== 'running') throw new HttpError(400, `can't promote terminal deployment`);
-      // Nomad's words when a deployment has no canaries to promote.
-      throw new HttpError(400, `no canaries to promote`);
+      const found = find((req.params as { id: string }).id);
+      const id = String(found['ID']);
+      const jobId = String(found['JobID']);
+      return ctx.registry.serialize(jobId, async () => {
+        // Looked at again in the job's queue: a write before this one may have moved it.
+        const d = find(id);
+        if (d['Status'] !== 'running') throw new HttpError(400, `can't promote terminal deployment`);
+        const groups = Object.entries(d['TaskGroups'] as Record<string, Json>).filter(([, g]) => (g['DesiredCanaries'] as number) > 0);
+        // Nomad's words when a deployment has no canaries to promote, or some are not yet healthy.
+        if (groups.length === 0 || groups.every(([, g]) => g['Promoted'] === true)) throw new HttpError(400, `no canaries to promote`);
+        for (const [name, g] of groups) {
+          const canaries = ctx.registry.canariesOf(jobId, id).get(name)?.placed ?? [];
+          const healthy = canaries.filter((a) => a.lastState.deploymentStatus?.healthy === true).length;
+          if (healthy < (g['DesiredCanaries'] as number)) throw new HttpError(400, `Task group ${JSON.stringify(name)} has ${healthy}/${g['DesiredCanaries']} healthy allocations`);
+        }
+        const result = await ctx.registry.promote(jobId, id);
+        return { EvalID: result.EvalID, EvalCreateIndex: result.EvalCreateIndex, DeploymentModifyIndex: result.Index, Index: result.Index };
+      });
     },
   });
 }

@@ -51,7 +51,7 @@ export function jobPlanRoutes(app: FastifyInstance, ctx: ApiContext): void {
         const { groups, jobModifyIndex, failed } = registry.plan(job, loaded.allocs, await registry.probe(loaded.allocs));
         const current = registry.getJob(id)?.versions.at(-1)?.job;
         const desired = Object.fromEntries(Object.entries(groups).map(([name, g]) => [name, {
-          Ignore: g.ignore, Place: g.place, Migrate: 0, Stop: g.stop, InPlaceUpdate: g.inPlace, DestructiveUpdate: g.destructive, Canary: 0, Preemptions: 0,
+          Ignore: g.ignore, Place: g.place, Migrate: 0, Stop: g.stop, InPlaceUpdate: g.inPlace, DestructiveUpdate: g.destructive, Canary: g.canary, Preemptions: 0,
         }]));
         return {
           JobModifyIndex: jobModifyIndex,
