@@ -49,7 +49,8 @@ export function killSaveMayWait(
 ): boolean {
   const snap = runner.actor.getSnapshot();
   if (snap.status !== 'active' || !snap.context.killing) return false;
-  const step = (snap.value as { running?: { kill?: string } }).running?.kill;
+  // The alloc's kill region (alloc-runner.ts `running.busy.kill`): past its preKill hooks and the group's shutdown delay.
+  const step = (snap.value as { running?: { busy?: { kill?: string } } }).running?.busy?.kill;
   if (step !== 'leader' && step !== 'mains' && step !== 'sidecars') return false;
   let marked = false;
   for (const task of snap.context.alloc.tasks) {

@@ -114,7 +114,7 @@ function killingRunner(tasks: Record<string, KillRow>, alloc: { killing?: boolea
   );
   const snapshot = {
     status: alloc.status ?? 'active',
-    value: { running: { kill: alloc.step ?? 'mains', restarts: 'idle', updates: 'idle' } },
+    value: { running: { busy: { kill: alloc.step ?? 'mains', restarts: 'idle', updates: 'idle' } } },
     context: {
       killing: alloc.killing ?? true,
       alloc: { tasks: Object.entries(tasks).map(([name, t]) => ({ name, driver: t.driver ?? 'fake' })) },
