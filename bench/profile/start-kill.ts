@@ -63,11 +63,14 @@ const countingStore = (dataDir: string): StateStore => {
   return store;
 };
 /**
- * Waits (untimed) until no save is in flight and none has begun or ended for 300 ms (a runner's next save
- * begins only once its last one is written); returns the saves counted since `from`.
+ * Waits (untimed) until no save is in flight and none has begun or ended for 300 ms, counted from the call at
+ * the earliest (a phase's saves may all begin after it ends: a kill's, once its Killing save waits for the
+ * exit, at the end of the turn that ran the last exit), and a runner's next save begins only once its last one
+ * is written; returns the saves counted since `from`.
  */
 const savesSince = async (from: number): Promise<number> => {
-  while (inFlight > 0 || performance.now() - lastSave < 300) await new Promise((resolve) => setTimeout(resolve, 50));
+  const called = performance.now();
+  while (inFlight > 0 || performance.now() - Math.max(lastSave, called) < 300) await new Promise((resolve) => setTimeout(resolve, 50));
   return saved - from;
 };
 /** Keeps nothing: the agent's saves resolve at once (nothing is restored from it). */

@@ -175,4 +175,9 @@ export interface Driver {
    * a restore can find a kill the dead agent took but never saved (restored-kill.ts).
    */
   stopBegun?(handle: DriverHandle): 'kill' | 'restart' | undefined;
+  /**
+   * Whether a stop of `handle`'s workload leaves that marker (stopBegun) before its first signal, so the agent
+   * may save the kill after its exit instead of before (restored-kill.ts, killSaveMayWait).
+   */
+  marksStop?(handle: DriverHandle): boolean;
 }

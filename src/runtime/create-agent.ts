@@ -15,7 +15,8 @@ import { realClock } from '../drivers/clock.ts';
 import { vouchFor } from './validated-specs.ts';
 import { gateKills } from './kill-gate.ts';
 import { withDefaultDrivers } from './default-drivers.ts';
-import { unsavedKill } from './restored-kill.ts';
+import { killSaveMayWait, stoppingTasks, unsavedKill } from './restored-kill.ts';
+import type { Driver } from '../drivers/controller.ts';
 import { createAllocRunner, persistedView, type AllocRunner, type AllocRunnerOptions, type PersistedAllocRunner } from './create-alloc-runner.ts';
 import { AllocGarbageCollector, statfsUsage, type AgentGc, type DiskUsage, type GcOptions } from './alloc-gc.ts';
 import { collectionOf, finishCollection } from './collect-alloc.ts';
@@ -92,6 +93,9 @@ export class DuplicateAllocError extends Error {
   }
 }
 
+/** How long a Killing save waits for its kill's exit at most (Nomad's client batches its alloc updates to the servers every 200 ms). */
+const KILL_SAVE_WAIT_MS = 500;
+
 /**
  * Persists the newest snapshot of one runner, never two writes at once and never an older after a newer.
  * A save waits for the end of the turn that asked for it (one `setImmediate`), except the allocation's first
@@ -103,8 +107,11 @@ export class DuplicateAllocError extends Error {
  * Each settled save whose state is new (or whose outcome differs from the last) is told on `saved$`, with
  * the state the record holds: the agent's API follows that, never the live runner, so no client reads a
  * state a crash could take back (Nomad's task runner persists its state before it tells the server).
+ * A kill's first save, the Killing one, waits for the kill's exit where a restore would take the KILL again
+ * from the driver's stop marker (restored-kill.ts, killSaveMayWait): one save per kill fewer. Not for long:
+ * the API shows the kill once it is saved, so a workload slow to die has it saved KILL_SAVE_WAIT_MS later.
  */
-function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner, createdAt: number) {
+function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner, createdAt: number, drivers: () => Readonly<Record<string, Driver>>) {
   let pending = false;
   let writing: Promise<void> | undefined;
   let frozen = false;
@@ -119,6 +126,27 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
   const waiting: { upTo: number; resolve: () => void }[] = [];
   /** When each task that is dead on disk died (its finishedAt); a restored runner's record is on disk. */
   let savedDeaths = deathsOf(runner.getState());
+  /** The state the last write put on disk, and the tasks that were stopping then (a restored runner's: its record). */
+  let savedState = runner.getState();
+  let stoppingAtSave = stoppingTasks(runner);
+  /** A Killing save waiting for the kill's exit: its deadline, after which it is written all the same. */
+  let killSaveDue: NodeJS.Timeout | undefined;
+  let killSaveOverdue = false;
+  const mayWait = (): boolean => {
+    if (urgent || killSaveOverdue || waiting.length > 0) return false;
+    if (!killSaveMayWait(runner, drivers(), savedState, stoppingAtSave)) return false;
+    killSaveDue ??= setTimeout(() => {
+      killSaveDue = undefined;
+      killSaveOverdue = true;
+      schedule();
+    }, KILL_SAVE_WAIT_MS).unref();
+    return true;
+  };
+  const stopWaiting = () => {
+    clearTimeout(killSaveDue);
+    killSaveDue = undefined;
+    killSaveOverdue = false;
+  };
   // The runner's state as `state$` last gave it: the same object for the same state, so a save that wrote
   // nothing new is told by reference, not by comparing states. A restored runner's first one is on disk.
   let latest!: AllocState;
@@ -129,6 +157,7 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
     if (state !== last.state || (error === undefined) !== (last.error === undefined)) saved$.next(error ? { state, error } : { state });
   };
   const stopTelling = () => {
+    stopWaiting();
     following.unsubscribe();
     saved$.complete();
   };
@@ -156,15 +185,23 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
       await endOfTurn();
       if (!pending || frozen) break;
       pending = false;
+      // The Killing save of a kill whose stop marker is its record: the exit's save writes it (or the deadline's).
+      if (mayWait()) break;
+      stopWaiting();
       started = true;
       const upTo = asked;
       // The state written is the one told: `state$`'s newest value is the runner's state (it emits every change).
       const shown = latest;
       const record: AgentRecord = { spec, state: shown, createdAt, updatedAt: Date.now(), snapshot: persistedView(runner.actor) };
+      const stopping = stoppingTasks(runner);
       // A failed save is not retried here (the next change saves again); a kill waiting on it goes ahead, and
       // its state is told all the same (as Nomad's task runner logs a failed persist and still tells the server).
       const error = await store.save(spec.id, record).then(() => undefined, (err: unknown) => (err instanceof Error ? err : new Error(String(err))));
-      if (!error) savedDeaths = deathsOf(record.state);
+      if (!error) {
+        savedDeaths = deathsOf(record.state);
+        savedState = shown;
+        stoppingAtSave = stopping;
+      }
       covered = upTo;
       settled(shown, error);
       release();
@@ -257,6 +294,10 @@ export function createAgent(opts: AgentOptions): Agent {
   // The node new allocations see: replaced whole when its meta changes (a node is an immutable value: task-env.ts).
   let node = opts.node;
 
+  // The drivers the runners use, asked whether a task's stop leaves a marker and whether a restored task's stop had begun (restored-kill.ts).
+  let drivers: Record<string, Driver> | undefined;
+  const driversOfRunners = () => (drivers ??= withDefaultDrivers(opts.drivers, { taskUser: opts.taskUser }));
+
   const launch = (spec: AllocSpec, snapshot?: PersistedAllocRunner, createdAt = Date.now(), resume = false, validated = false): AllocRunner => {
     if (runners.has(spec.id)) throw new DuplicateAllocError(spec.id);
     const { store: _store, ...runnerOpts } = opts;
@@ -264,7 +305,7 @@ export function createAgent(opts: AgentOptions): Agent {
     // Validated by run() a moment ago: createAllocRunner need not parse it again (validated-specs.ts).
     if (validated) vouchFor(spec);
     const runner = createAllocRunner(spec, { ...runnerOpts, ...(node && { node }), dataDir: opts.dataDir, snapshot, resume, checks });
-    const persist = persistenceFor(store, spec, runner, createdAt);
+    const persist = persistenceFor(store, spec, runner, createdAt, driversOfRunners);
     runners.set(spec.id, { runner, persist, createdAt });
     gateKills(runner.actor.system, () => persist.deathsDurable());
     // Every snapshot, not only task-state changes: a hook finishing or a start beginning is progress a
@@ -325,8 +366,6 @@ export function createAgent(opts: AgentOptions): Agent {
   return {
     async start() {
       const restored: AllocRunner[] = [];
-      // The drivers the runners use, asked whether a restored task's stop had begun (restored-kill.ts).
-      let drivers: ReturnType<typeof withDefaultDrivers> | undefined;
       const scan = store.scan ? await store.scan({ quarantine: true }) : { records: await store.list(), problems: [] };
       scan.problems.forEach(report);
       for (const record of scan.records as AgentRecord[]) {
@@ -345,7 +384,7 @@ export function createAgent(opts: AgentOptions): Agent {
           const snap = runner.actor.getSnapshot();
           if (snap.status === 'error') throw snap.error;
           // A KILL the dead agent took (its stop signals out) and died before saving: taken again, once.
-          const killed = unsavedKill(runner, (drivers ??= withDefaultDrivers(opts.drivers, { taskUser: opts.taskUser })));
+          const killed = unsavedKill(runner, driversOfRunners());
           if (killed) {
             process.stderr.write(`allocrun agent: allocation ${record.spec.id}: task ${JSON.stringify(killed)} was being killed when the last agent stopped, and its record does not say so: killing the allocation again\n`);
             runner.send({ type: 'KILL' });

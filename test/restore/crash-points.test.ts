@@ -174,21 +174,21 @@ describe('an agent killed at random points', () => {
 });
 
 describe("an embedder's KILL the agent died in", () => {
-  /** Two main tasks that run until stopped (their TERM trap: 0.2 s, a line in NAME.stopped, exit 0). */
-  function twoTaskJob(id: string, markers: string): AllocSpec {
-    const env = { MARKERS: markers };
+  /** Two main tasks that run until stopped (their TERM trap: `stopSeconds`, 0.2 s by default, a line in NAME.stopped, exit 0). */
+  function twoTaskJob(id: string, markers: string, stopSeconds?: number): AllocSpec {
+    const env = { MARKERS: markers, ...(stopSeconds !== undefined && { STOP_SECONDS: String(stopSeconds) }) };
     const task = (name: string): TaskSpec => ({ name, driver: 'raw_exec', config: { command: '/bin/sh', args: [TASK_SH, name, '0', '0', 'sidecar'] }, killSignal: 'SIGTERM', killTimeout: 5_000, env });
     return { id, job: 'crash', group: 'g', type: 'service', restart: { attempts: 0, interval: 60_000, delay: 0, mode: 'fail' }, tasks: [task('a'), task('b')] };
   }
 
-  it('right after the first stop signal, before the Killing save: the restored agent ends the allocation, every task once', async () => {
-    const id = 'c-embedder-kill';
+  /** The agent dies at `crash` in an embedder's KILL; the next one must end the allocation, every task once. */
+  async function killSurvives(id: string, crash: CrashPoint, stopSeconds?: number) {
     const { root, dataDir, markers } = scenarioDirs();
     roots.push(root);
-    const input: AgentProcessInput = { dataDir, spec: twoTaskJob(id, markers) };
+    const input: AgentProcessInput = { dataDir, spec: twoTaskJob(id, markers, stopSeconds) };
     const tasks = ['a', 'b'];
     try {
-      const crashed = await runAgent(bundle, { ...input, crash: { at: 'embedder-kill-signal' } });
+      const crashed = await runAgent(bundle, { ...input, crash });
       expect(crashed.signal, `the agent died at the kill's first signal\n${crashed.stderr}`).toBe('SIGKILL');
       expect(crashed.stdout, 'the stop signal went out before the agent died').toMatch(/^signal (15|SIGTERM) sent to group \d+$/m);
       // The point itself: the disk says running, with no kill, for both tasks.
@@ -199,7 +199,9 @@ describe("an embedder's KILL the agent died in", () => {
       }
       // The restored agent must end it on its own; one left running would hold it for good (SIGKILLed then).
       const last = await runAgent(bundle, input, 20_000);
-      expect(last.stderr, 'the restore says why it kills').toMatch(/^allocrun agent: allocation c-embedder-kill: task "[ab]" was being killed when the last agent stopped, and its record does not say so: killing the allocation again\n$/);
+      expect(last.stderr, 'the restore says why it kills').toMatch(
+        new RegExp(`^allocrun agent: allocation ${id}: task "[ab]" was being killed when the last agent stopped, and its record does not say so: killing the allocation again\\n$`),
+      );
       expect(last, 'the restored agent finished the killed allocation').toMatchObject({ code: 0, stdout: 'ready\nfinished\n' });
 
       const record = (await new FileStateStore(dataDir).load(id))!;
@@ -221,5 +223,14 @@ describe("an embedder's KILL the agent died in", () => {
       for (const g of m.groups) try { process.kill(-g, 'SIGKILL'); } catch { /* gone */ }
       for (const p of supervisorPids(dataDir, id, tasks)) try { process.kill(p, 'SIGKILL'); } catch { /* gone */ }
     }
+  }
+
+  it('right after the first stop signal, before the Killing save: the restored agent ends the allocation, every task once', async () => {
+    await killSurvives('c-embedder-kill', { at: 'embedder-kill-signal' });
+  }, TIMEOUT);
+
+  it('while its Killing save waits for the exits (the stop markers its only record): the restored agent ends the allocation, every task once', async () => {
+    // The tasks' stop traps take 0.6 s, more than the 100 ms the agent lives after the first signal.
+    await killSurvives('c-embedder-kill-waiting', { at: 'embedder-kill-waiting' }, 0.6);
   }, TIMEOUT);
 });

@@ -75,6 +75,7 @@ export interface RawExecDriver extends Driver {
   recover(handle: DriverHandle, task: TaskSpec, ctx: DriverContext): RawExecController;
   findStarted(task: TaskSpec, ctx: DriverContext, signal: AbortSignal): Promise<RawExecController | undefined>;
   stopBegun(handle: DriverHandle): 'kill' | 'restart' | undefined;
+  marksStop(handle: DriverHandle): boolean;
 }
 
 interface Settings {
@@ -589,6 +590,10 @@ export function createRawExecDriver(options: RawExecDriverOptions = {}): RawExec
     stopBegun(handle: DriverHandle): 'kill' | 'restart' | undefined {
       const supervisor = handle.driver === RAW_EXEC ? supervisorOf(handle) : undefined;
       return supervisor ? stoppingReason(supervisor.prefix) : undefined;
+    },
+    /** A supervised workload's stop links its marker before the first signal (shutdown, terminate); an adopted bare pid has none. */
+    marksStop(handle: DriverHandle): boolean {
+      return handle.driver === RAW_EXEC && supervisorOf(handle) !== undefined;
     },
     /**
      * The workload of start `ctx.attempt` if an earlier agent spawned one (its intent file, see
