@@ -140,6 +140,11 @@ export interface AllocSpec {
    * moves it to another clears its health verdict, and its health is watched anew.
    */
   deploymentId?: string;
+  /**
+   * Placed as a canary of its deployment and not yet promoted (Nomad's DeploymentStatus.Canary): its services
+   * register with their `canary_tags`; the promotion's update clears it.
+   */
+  canary?: boolean;
   /** The group's `network` block: the ports it asks for (host networking mode only). */
   network?: NetworkAsk;
   /** The ports the scheduler gave this allocation when it placed it (Nomad's AllocatedResources.Shared.Ports). */

@@ -34,10 +34,10 @@ export function destructiveChange(prev: AllocSpec, next: AllocSpec): string | un
   return undefined;
 }
 
-/** The allocation's spec without what differs between instances and updates (id, desired status, index, ports, deployment). */
-function template(spec: AllocSpec): Omit<AllocSpec, 'id' | 'desiredStatus' | 'modifyIndex' | 'ports' | 'index' | 'deploymentId'> {
-  // The ports, the name's index and the deployment are the placement's, not the group's: a template never has them.
-  const { id: _id, desiredStatus: _d, modifyIndex: _m, ports: _p, index: _i, deploymentId: _dep, ...rest } = spec;
+/** The allocation's spec without what differs between instances and updates (id, desired status, index, ports, deployment, canary). */
+function template(spec: AllocSpec): Omit<AllocSpec, 'id' | 'desiredStatus' | 'modifyIndex' | 'ports' | 'index' | 'deploymentId' | 'canary'> {
+  // The ports, the name's index, the deployment and the canary flag are the placement's, not the group's: a template never has them.
+  const { id: _id, desiredStatus: _d, modifyIndex: _m, ports: _p, index: _i, deploymentId: _dep, canary: _c, ...rest } = spec;
   return rest;
 }
 

@@ -881,9 +881,11 @@ export class JobRegistry {
       // A new version moves the allocation to its deployment, as Nomad updates in place every allocation it does not
       // replace: the runner is told, so its health is watched anew for the new deployment.
       const deployment = deploymentOf(entry, version.version, template);
-      if ((update === 'inplace' || (newVersion && deployment !== a.spec.deploymentId)) && !isTerminal(a.lastState)) {
+      // A canary stays one until its deployment is promoted; the promotion's update tells its runner it no longer is.
+      const canary = a.spec.canary === true && !promoted.has(a.spec.deploymentId ?? '');
+      if ((update === 'inplace' || a.spec.canary !== (canary || undefined) || (newVersion && deployment !== a.spec.deploymentId)) && !isTerminal(a.lastState)) {
         const d = this.draft(change, a);
-        d.spec = { ...template, id: a.id, index: a.index, modifyIndex: change.index, ...(a.spec.ports && { ports: a.spec.ports }), ...(deployment && { deploymentId: deployment }) };
+        d.spec = { ...template, id: a.id, index: a.index, modifyIndex: change.index, ...(a.spec.ports && { ports: a.spec.ports }), ...(deployment && { deploymentId: deployment }), ...(canary && { canary: true }) };
         d.allocModifyIndex = change.index;
         change.updates.push(a.id);
         change.events.push(() => this.allocEvent(this.allocs.get(a.id)!, 'PlanResult', change.index));
@@ -921,7 +923,10 @@ export class JobRegistry {
       const taken = new Set(canaries.map((c) => c.index));
       for (const { a, template } of list.filter(({ a }) => !taken.has(a.index)).slice(0, Math.max(0, wantedCanaries - canaries.length))) {
         const placed = this.place(change, entry, template, a.index);
-        if (placed) placed.canary = true;
+        if (placed) {
+          placed.canary = true;
+          placed.spec = { ...placed.spec, canary: true };
+        }
       }
       return;
     }

@@ -145,6 +145,7 @@ const allocSpec = z.strictObject({
   desiredStatus: z.enum(['run', 'stop', 'evict']).optional(),
   update: updateStrategy.optional(),
   deploymentId: z.string().min(1, 'must not be empty').optional(),
+  canary: z.boolean().optional(),
   modifyIndex: count(0).optional(),
   index: count(0).optional(),
   network: networkAsk.optional(),

@@ -10,7 +10,7 @@ import { makeAllocServiceId, type ServiceRegistrationInput } from './service-reg
 
 /** Where a workload's services are registered from. */
 export interface WorkloadServices {
-  alloc: Pick<AllocSpec, 'id' | 'job' | 'namespace' | 'ports'>;
+  alloc: Pick<AllocSpec, 'id' | 'job' | 'namespace' | 'ports' | 'canary'>;
   /** The task's name, or `group-<group>` for group services (Nomad's WorkloadServices.Name()). */
   workload: string;
   services: readonly ServiceSpec[];
@@ -50,7 +50,8 @@ export function registrationsOf(w: WorkloadServices): ServiceRegistrationInput[]
       Datacenter: w.node.datacenter,
       JobID: w.alloc.job,
       AllocID: w.alloc.id,
-      Tags: (service.tags ?? []).map(text),
+      // A canary's registrations carry the service's canary_tags when it has any (Nomad's canary tags), its tags once promoted.
+      Tags: (w.alloc.canary && service.canaryTags?.length ? service.canaryTags : (service.tags ?? [])).map(text),
       Address: address,
       Port: port,
     };

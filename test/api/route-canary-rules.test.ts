@@ -120,4 +120,25 @@ describe('a canary deployment', { timeout: SUITE_TIMEOUT }, () => {
     expect(plan['Annotations']['DesiredTGUpdates']['g']).toMatchObject({ Place: 0, Stop: 0, DestructiveUpdate: 0, Canary: 1, Ignore: 3 });
     expect(plan['Diff']['TaskGroups'][0]['Updates']).toEqual({ canary: 1, ignore: 3 });
   });
+
+  it('registers a canary\'s services with their canary_tags until the promotion, then with their tags', async () => {
+    const withService = (v: string) => {
+      const body = job('tagged', 2, v, { ...quick, Canary: 1 });
+      Object.assign(body.Job.TaskGroups[0]!, { Services: [{ Name: 'tagged-web', Provider: 'nomad', Tags: ['live', 'v${NOMAD_META_v}'], CanaryTags: ['canary'] }] });
+      return body;
+    };
+    await put('/v1/jobs', withService('0'));
+    await deploymentIs('tagged', (d) => d['Status'] === 'successful', 'successful');
+    await put('/v1/jobs', withService('1'));
+    const d = await deploymentIs('tagged', (x) => x['JobVersion'] === 1 && x['TaskGroups']['g']['HealthyAllocs'] === 1, 'with its canary healthy');
+    const canary = d['TaskGroups']['g']['PlacedCanaries'][0];
+    const tagsByAlloc = async () => new Map((await get<Json[]>('/v1/service/tagged-web')).map((r) => [r['AllocID'], r['Tags']]));
+    const before = await until(tagsByAlloc, (m) => m.size === 3, 'three registrations');
+    expect(before.get(canary)).toEqual(['canary']);
+    expect([...before].filter(([id]) => id !== canary).map(([, tags]) => tags)).toEqual([['live', 'v0'], ['live', 'v0']]);
+    await put(`/v1/deployment/promote/${d['ID']}`, { DeploymentID: d['ID'], All: true });
+    await deploymentIs('tagged', (x) => x['Status'] === 'successful', 'successful');
+    const after = await until(tagsByAlloc, (m) => m.size === 2 && [...m.values()].every((t) => t.join() === 'live,v1'), 'two registrations tagged live, v1');
+    expect(after.get(canary)).toEqual(['live', 'v1']);
+  });
 });
