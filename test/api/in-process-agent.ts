@@ -117,6 +117,13 @@ export async function runJob(s: Served, body: ReturnType<typeof mockJob>): Promi
   return alloc!;
 }
 
+/** GETs `path` from the served agent, expecting 200 (the failure names the path and the answer); its JSON. */
+export async function getOk<T = Record<string, any>>(s: Pick<Served, 'socket'>, path: string): Promise<T> {
+  const res = await call(s.socket, 'GET', path);
+  expect(res.status, `${path}: ${res.text}`).toBe(200);
+  return res.json<T>();
+}
+
 /** Polls `read` until `ok`, failing with `what` and the last value after `timeoutMs`. */
 export async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
   const end = Date.now() + timeoutMs;

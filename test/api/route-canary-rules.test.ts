@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from './agent-process.ts';
-import { cleanUp, mockJob, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
+import { cleanUp, mockJob, type Served, SUITE_TIMEOUT, until, serveWithRoom, getOk } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -17,11 +17,7 @@ beforeAll(async () => {
 });
 afterAll(cleanUp);
 
-const get = async <T = Json>(path: string) => {
-  const res = await call(s.socket, 'GET', path);
-  expect(res.status, `${path}: ${res.text}`).toBe(200);
-  return res.json<T>();
-};
+const get = <T = Json>(path: string) => getOk<T>(s, path);
 const put = async (path: string, body: unknown, status = 200) => {
   const res = await call(s.socket, 'PUT', path, body);
   expect(res.status, res.text).toBe(status);

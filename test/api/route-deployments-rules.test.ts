@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploymentId } from '../../src/api/deployment-id.ts';
 import type { JobEntry } from '../../src/api/job-registry.ts';
 import { call, waitForAllocs } from './agent-process.ts';
-import { cleanUp, freshDir, mockJob, serve, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
+import { cleanUp, freshDir, mockJob, serve, type Served, SUITE_TIMEOUT, until, serveWithRoom, getOk } from './in-process-agent.ts';
 
 type Json = Record<string, any>;
 
@@ -41,11 +41,7 @@ beforeAll(async () => {
 });
 afterAll(cleanUp);
 
-const get = async <T = Json>(path: string) => {
-  const res = await call(s.socket, 'GET', path);
-  expect(res.status, `${path}: ${res.text}`).toBe(200);
-  return res.json<T>();
-};
+const get = <T = Json>(path: string) => getOk<T>(s, path);
 const put = async (body: unknown) => {
   const res = await call(s.socket, 'PUT', '/v1/jobs', body);
   expect(res.status, res.text).toBe(200);

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { autoRevertOf, deploymentSucceeded, destructiveLimit, maxParallelOf, type RolloutAlloc } from '../../src/api/rollout.ts';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
-import { cleanUp, freshDir, mockJob, serve, type Served, SUITE_TIMEOUT, until, serveWithRoom } from './in-process-agent.ts';
+import { cleanUp, freshDir, mockJob, serve, type Served, SUITE_TIMEOUT, until, serveWithRoom, getOk } from './in-process-agent.ts';
 import type { JobEntry } from '../../src/api/job-registry.ts';
 
 type Json = Record<string, any>;
@@ -65,11 +65,7 @@ beforeAll(async () => {
 });
 afterAll(cleanUp);
 
-const get = async <T = Json>(path: string) => {
-  const res = await call(s.socket, 'GET', path);
-  expect(res.status, `${path}: ${res.text}`).toBe(200);
-  return res.json<T>();
-};
+const get = <T = Json>(path: string) => getOk<T>(s, path);
 const put = async (path: string, body: unknown) => {
   const res = await call(s.socket, 'PUT', path, body);
   expect(res.status, res.text).toBe(200);
