@@ -55,6 +55,7 @@ async function runOnce(rung: Rung, dataDir: string): Promise<{ cpu: number; gc: 
 }
 
 void sink;
+const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p5ladder-'));
@@ -80,7 +81,7 @@ try {
     const [messages, bytes] = sent.get(rung)!;
     // The garbage rung is beside the ladder, not on it: the stream's first rung is measured from the no-op.
     const over = rung === 'no-op + garbage' ? 'the no-op' : 'the rung before';
-    const what = rung === 'no-op' ? '' : `; +${((c - before) / N).toFixed(3)} ms over ${over}, ${((noop / c) * 100).toFixed(1)}% of a no-op inspect`;
+    const what = rung === 'no-op' ? '' : `; ${signed((c - before) / N)} ms over ${over}, ${((noop / c) * 100).toFixed(1)}% of a no-op inspect`;
     const said = messages ? `; ${(messages / N).toFixed(0)} messages${bytes ? `, ${(bytes / N / 1024).toFixed(1)} KiB` : ''}` : '';
     console.log(`  ${rung.padEnd(16)} CPU ${(c / N).toFixed(3)} ms, GC ${(median(gc.get(rung)!) / N).toFixed(3)} ms${what}${said}`);
     if (rung !== 'no-op + garbage') before = c;
@@ -89,7 +90,7 @@ try {
   const perRound = RUNGS.slice(1).map((rung) => `${rung}: ${cpu.get(rung)!.map((c, i) => ((cpu.get('no-op')![i]! / c) * 100).toFixed(0)).join(' ')}`);
   console.log(`  % of the no-op per round: ${perRound.join('; ')}`);
   // The median of each rung's per-round difference to the no-op run of its round: drift between rounds cancels.
-  const deltas = RUNGS.slice(1).map((rung) => `${rung} +${(median(cpu.get(rung)!.map((c, i) => c - cpu.get('no-op')![i]!)) / N).toFixed(3)}`);
+  const deltas = RUNGS.slice(1).map((rung) => `${rung} ${signed(median(cpu.get(rung)!.map((c, i) => c - cpu.get('no-op')![i]!)) / N)}`);
   console.log(`  ms per lifecycle over the no-op of the same round (median): ${deltas.join(', ')}`);
 } finally {
   await rm(dataDir, { recursive: true, force: true });
