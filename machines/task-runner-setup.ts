@@ -9,7 +9,7 @@ import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
 import { TaskEventType, appendEvent, taskEvent } from './task-events.ts';
 import { childErrorOf, hookActorId, type HookCallInput, type HookCallOutput, type HookErrorInfo, type TaskHookPhase } from './hook-calls.ts';
-import { advancedCursor, currentHook, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
+import { advancedCursor, currentHook, hookAt, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
 import type { RestartDecisionKind } from './restart-tracker.ts';
 import { isServerTerminal, type ExitResult, type TaskSpec } from './model.ts';
 import type {
@@ -55,9 +55,12 @@ const taskRunnerBase = setup({
     gateOpen: ({ context }) => context.gateOpen,
     /** The event is a GATE that opens the gate. */
     opensGate: ({ event }) => event.type === 'GATE' && event.open,
-    /** Prestart hooks that reported Done are not called again after a restart (Nomad's LocalState.Hooks). */
+    /**
+     * Prestart hooks that reported Done are not called again after a restart (Nomad's LocalState.Hooks). Asked
+     * of the current hook, or (`at`) of the first or following one by a transition that would call it directly.
+     */
     hookAlreadyDone: ({ context }, p: PhaseParams<TaskHookPhase>) =>
-      p.phase === 'prestart' && context.hookStates[currentHook(context, p.phase)!]?.done === true,
+      p.phase === 'prestart' && context.hookStates[hookAt(context, p.phase, p.at) ?? '']?.done === true,
     killRequested: ({ context }) => context.killRequested,
     /** Resumed before a start the dead agent may have made after its last save (see TaskRun.restoredBeforeStart). */
     mayHaveUnrecordedStart: ({ context }) => context.run.restoredBeforeStart === true,

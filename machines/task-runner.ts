@@ -85,7 +85,7 @@ function restoreHooks(next: string) {
 
 // The phases a lifecycle enters every time, gone around when the plan has no hooks for them (hook-phase.ts).
 // Each names where its state is, where it ends and its entry actions, as its `taskHooks(...)` below does.
-const intoPrestart = skipEmptyPhase('prestart', '#task.pending.prestart', '#task.pending.starting', ['taskSetup']);
+const intoPrestart = skipEmptyPhase('prestart', '#task.pending.prestart', '#task.pending.starting', ['taskSetup'], { skip: 'hookAlreadyDone' });
 const intoPoststart = skipEmptyPhase('poststart', '#task.running.active.poststart.hooks', '#task.running.active.poststart.done');
 const intoExited = skipEmptyPhase('exited', '#task.exited.hooks', '#task.exited.deciding');
 const intoStop = skipEmptyPhase('stop', '#task.terminal.stopping', '#task.terminal.stopped', ['markRunComplete']);
