@@ -177,6 +177,16 @@ export interface CallsHookMeta {
   callsHook: true;
 }
 
+/**
+ * The meta of a transition that goes on through a state it would have stopped in for one microstep (`passes`:
+ * that state's id, without `#`), landing where that state's eventless transition with the same target would
+ * have taken it. The walker draws it as the transition after it on its event (the one into that state or its
+ * parent) and that state's way on.
+ */
+export interface PassesMeta {
+  passes: string;
+}
+
 /** The meta of a transition that goes around an empty hook phase: the phase's state id (without `#`). */
 export interface SkipsPhaseMeta {
   skipsPhase: string;

@@ -69,6 +69,9 @@ const taskRunnerBase = setup({
     hasShutdownDelay: ({ context }) => context.run.stopReason === 'kill' && (context.task.shutdownDelay ?? 0) > 0,
     decided: ({ context }, p: { kind: RestartDecisionKind }) => context.restarts.decision?.kind === p.kind,
     leavesPark: ({ context }) => !context.settings.parkWhenDead || context.killRequested || isPoststopTask(context.task),
+    /** `decided` and `leavesPark`: the task ends and goes on to its stop hooks without waiting in the park. */
+    decidedLeavingPark: ({ context }, p: { kind: RestartDecisionKind }) =>
+      context.restarts.decision?.kind === p.kind && (!context.settings.parkWhenDead || context.killRequested || isPoststopTask(context.task)),
     taskRemoved: ({ context, event }) => event.type === 'UPDATE' && !event.alloc.tasks.some((t) => t.name === context.task.name),
     allocStopping: ({ event }) => event.type === 'UPDATE' && isServerTerminal(event.alloc),
     updateQueued: ({ context }) => context.updates.queued,

@@ -45,6 +45,8 @@ function transitionOf(t: AnyTransitionDefinition, event: string): TransitionDef 
   // A transition straight to a phase's `calling` (machines/hook-phase.ts): the phase is its target's parent.
   const called = t.target?.[0]?.parent;
   if ((t.meta as { callsHook?: unknown } | undefined)?.callsHook === true && called) def.callsHook = called.id;
+  const passes = (t.meta as { passes?: unknown } | undefined)?.passes;
+  if (typeof passes === 'string') def.passes = passes;
   return def;
 }
 

@@ -14,7 +14,7 @@ import { allocRunnerMachine } from '../../machines/alloc-runner.ts';
 function withoutSkips(def: MachineDef): MachineDef {
   const strip = (s: StateNodeDef): StateNodeDef => ({
     ...s,
-    transitions: s.transitions.filter((t) => t.skipsPhase === undefined && t.endsPhase === undefined && t.callsHook === undefined),
+    transitions: s.transitions.filter((t) => t.skipsPhase === undefined && t.endsPhase === undefined && t.callsHook === undefined && t.passes === undefined),
     states: s.states.map(strip),
   });
   return { ...def, root: strip(def.root) };
@@ -27,7 +27,8 @@ function picture(c: Chart) {
 
 const arrowsLitBy = (c: Chart, key: string) => c.edges.filter((e) => e.transitions.includes(key)).map((e) => e.id).sort();
 
-const skipsOf = (def: MachineDef) => transitionsOf(def).filter((t) => t.skipsPhase !== undefined);
+// A transition that also passes a state (`passes`) is drawn by that state's way on: its own rows, below.
+const skipsOf = (def: MachineDef) => transitionsOf(def).filter((t) => t.skipsPhase !== undefined && t.passes === undefined);
 
 describe('a transition around an empty hook phase, in the picture', () => {
   const loop = hookPhase('prestart', '#m.running', { call: 'callHook', onError: { actions: [] } });
@@ -108,7 +109,8 @@ describe("a hook's done that ends its phase, in the picture", () => {
   });
 });
 
-const callsOf = (def: MachineDef) => transitionsOf(def).filter((t) => t.callsHook !== undefined);
+const callsOf = (def: MachineDef) => transitionsOf(def).filter((t) => t.callsHook !== undefined && t.passes === undefined);
+const passingOf = (def: MachineDef) => transitionsOf(def).filter((t) => t.passes !== undefined);
 
 // A transition into a phase whose first hook is one to call lands on its `calling` at once, and so does a hook's
 // done whose following hook is one (hook-phase.ts): each drawn as the transition beside it (into the phase, or
@@ -155,6 +157,24 @@ describe.each([
 ])('the %s runner drawn with its phase skips', (_name, machine) => {
   const def = machineDefinitionOf(machine);
   const views: [string, ChartOptions][] = [['folded', {}], ['unfolded', { folded: () => false }]];
+
+  it.each(views)("lights for each transition that passes a state the arrow into that state and what the state's own way on lights (%s)", (_v, opts) => {
+    const c = chartOf(def, opts);
+    const nodes = new Map<string, StateNodeDef>();
+    const walk = (s: StateNodeDef) => (nodes.set(s.id, s), s.states.forEach(walk));
+    walk(def.root);
+    for (const t of passingOf(def)) {
+      const on = nodes.get(t.passes!)!.transitions.find((u) => u.event === '' && u.passes === undefined && u.skipsPhase === t.skipsPhase && u.callsHook === t.callsHook && u.targets.join() === t.targets.join());
+      expect(on, edgeKeyOf(t)).toBeDefined();
+      const lit = c.edges.filter((e) => e.transitions.includes(edgeKeyOf(t)));
+      const onLit = c.edges.filter((e) => e.transitions.includes(edgeKeyOf(on!)));
+      expect(onLit.length, edgeKeyOf(t)).toBeGreaterThan(0);
+      for (const e of onLit) expect(lit, edgeKeyOf(t)).toContain(e);
+      const into = lit.filter((e) => !onLit.includes(e));
+      expect(into.length, edgeKeyOf(t)).toBeGreaterThan(0);
+      for (const e of into) expect(e.from === c.shownAs(t.source) && (t.passes === e.to || t.passes!.startsWith(`${e.to}.`)), `${edgeKeyOf(t)}: ${e.id}`).toBe(true);
+    }
+  });
 
   it('has skips, phase-ending dones and straight hook calls to fold', () => {
     expect(skipsOf(def).length).toBeGreaterThan(0);

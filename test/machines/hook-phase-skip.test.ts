@@ -158,3 +158,17 @@ describe('a hook called at once', () => {
     expect(calls.length).toBeGreaterThanOrEqual(14);
   });
 });
+
+// A decision that ends a task that leaves the park (killed, poststop) goes on to its stop hooks from `deciding`
+// (task-runner.ts, `decidedLeavingPark`), not in a second microstep for `parked`'s `always`: the same runs as
+// with `decidedLeavingPark` never true, the old way. With and without stop hooks (the phase gone around or entered).
+describe('a task that leaves the park stopping at once', () => {
+  it.each([
+    ['no hooks, run to completion', {}, {}, finish],
+    ['no hooks, killed', {}, {}, kill],
+    ['stop hooks, run to completion', {}, { main: { stop: ['logmon', 'dirs'] }, cleanup: { stop: ['logmon'] } }, finish],
+    ['stop hooks, killed', {}, { main: { stop: ['logmon'], exited: ['stats'] }, side: { stop: ['logmon'] }, cleanup: { stop: ['dirs'] } }, kill],
+  ] as [string, AllocRunnerInput['hooks'], AllocRunnerInput['taskHooks'], Drive][])('%s: reports what waiting in the park reported, in fewer microsteps', async (_what, hooks, taskHooks, drive) => {
+    await sameRunInFewerMicrosteps({ alloc, hooks, taskHooks }, { decidedLeavingPark: () => false }, drive);
+  });
+});
