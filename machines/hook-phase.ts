@@ -7,12 +7,14 @@
  *   ├─ next ──[phaseComplete]──────────────────────────────▶ where the phase ends (`next` argument)
  *   │    └──[skip guard]── skip actions, advance ─▶ next     (prestart hooks that reported Done)
  *   └─ calling: spawn `<phase>:<hook>`
- *        ├─ done  ── onDone actions, advance ──▶ next        (the last hook's: straight to where the phase ends)
+ *        ├─ done  ── onDone actions, advance ──▶ next        (the last hook's: straight to where the phase ends;
+ *        │                                                    one whose following hook is to be called: to calling)
  *        └─ error ── onError actions, advance ─▶ next        (record the error and go on), or
  *                 ── onError actions ─────────▶ onError.target  (fail the phase: prestart, prerun)
  *
  *   before ──[guard, phaseEmpty]── actions, the phase's entry ──▶ next   (`skipEmptyPhase`: a phase with no
- *         ──[guard]──────────────────────────────────────────▶ <phase>    hooks is gone around, drawn as entered)
+ *         ──[guard, first hook to call]──────────────────────▶ <phase>.calling   hooks is gone around, one with
+ *         ──[guard]──────────────────────────────────────────▶ <phase>    hooks entered at its call; drawn as entered)
  *
  * The runners register the loop's guards and cursor actions (`hookLoopGuards`, `hookLoopActions`) with
  * `setup().extend()`, and their own `call` / `onDone` / `onError` actions, which build each hook's input

@@ -26,6 +26,7 @@
  *   └─────────────────────────────────────────────────────────────────────────────────────┘
  *   ┌ terminal (TaskState dead) ──────────────────────────────────────────────────────────┐
  *   │  parked ──(killed, poststop, or standalone)──▶ stopping [hooks: stop] ──▶ stopped ◉  │
+ *   │  (a decision for such a task goes on to stopping at once, past parked: one microstep)│
  *   │  parked ──RESTART force (alloc's restart-all)──▶ pending.gate                        │
  *   └─────────────────────────────────────────────────────────────────────────────────────┘
  *   SHUTDOWN from anywhere ──▶ detaching [hooks: shutdown] ──▶ detached ◉ (workload left running)
