@@ -21,6 +21,11 @@ export function isPoststopTask(task: TaskSpec): boolean {
   return task.lifecycle?.hook === 'poststop';
 }
 
+/** A dead task that will never be restarted by its alloc (killed, poststop, or standalone) stops at once. */
+function leavesPark(context: TaskRunnerContext): boolean {
+  return !context.settings.parkWhenDead || context.killRequested || isPoststopTask(context.task);
+}
+
 const provided = <TOutput, TInput>(name: string) => notProvided<TOutput, TInput>('taskRunnerMachine', name, 'createTaskRunner()');
 
 const taskRunnerBase = setup({
@@ -68,10 +73,9 @@ const taskRunnerBase = setup({
     reapedWorkload: ({ event }) => (event as { output?: DriverReapOutput }).output?.exit !== undefined,
     hasShutdownDelay: ({ context }) => context.run.stopReason === 'kill' && (context.task.shutdownDelay ?? 0) > 0,
     decided: ({ context }, p: { kind: RestartDecisionKind }) => context.restarts.decision?.kind === p.kind,
-    leavesPark: ({ context }) => !context.settings.parkWhenDead || context.killRequested || isPoststopTask(context.task),
+    leavesPark: ({ context }) => leavesPark(context),
     /** `decided` and `leavesPark`: the task ends and goes on to its stop hooks without waiting in the park. */
-    decidedLeavingPark: ({ context }, p: { kind: RestartDecisionKind }) =>
-      context.restarts.decision?.kind === p.kind && (!context.settings.parkWhenDead || context.killRequested || isPoststopTask(context.task)),
+    decidedLeavingPark: ({ context }, p: { kind: RestartDecisionKind }) => context.restarts.decision?.kind === p.kind && leavesPark(context),
     taskRemoved: ({ context, event }) => event.type === 'UPDATE' && !event.alloc.tasks.some((t) => t.name === context.task.name),
     allocStopping: ({ event }) => event.type === 'UPDATE' && isServerTerminal(event.alloc),
     updateQueued: ({ context }) => context.updates.queued,

@@ -98,7 +98,7 @@ const intoPreKill = skipEmptyPhase('preKilling', '#task.running.killing.preKill'
  * poststop, or standalone: `leavesPark`): straight on to the stop hooks from `deciding`, as `parked`'s `always`
  * would have taken it in the next microstep (one microstep and snapshot fewer per such task: each kill's
  * tasks, every lifecycle's poststop task). `terminal`'s entry (markDead) still runs on the way. Its edges are
- * marked `leavesPark` (the parked state), and the walker draws each as the edge to `terminal` written after it
+ * marked `passes` (the parked state), and the walker draws each as the edge to `terminal` written after it
  * and `parked`'s way on, so the picture is the one without them.
  */
 function stopsAtOnce(kind: 'killed' | 'notRestarting' | 'terminated', actions?: 'recordKilled' | 'recordNotRestarting') {
