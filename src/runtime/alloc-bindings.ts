@@ -12,6 +12,7 @@ import type { TaskRunnerEvent } from '../../machines/task-runner.ts';
 import { isSignalFree, NEVER_ABORTED } from '../hooks/signal-free.ts';
 import { attributeTo } from './last-resort.ts';
 import { runnerOf } from './runner-registry.ts';
+import { outlivingStop, straysSettled } from './stray-calls.ts';
 import { providedTaskRunnerMachine, sharedPlan } from './task-bindings.ts';
 
 const PHASES: AllocHookPhase[] = ['prerun', 'preKill', 'postrun', 'destroy', 'update', 'preTaskRestart', 'shutdown'];
@@ -40,7 +41,10 @@ const allocHook = fromCall<void, AllocHookCallInput>(async (call) => {
     now: () => r.clock.now(),
     record: (event: TaskEvent) => recordOnEveryTask(self._parent, event),
   });
-  return attributeTo(source, () => {
+  // Destroy removes what the tasks' hooks made: not while a stray call of theirs is still making it.
+  const strays = input.phase === 'destroy' ? straysSettled(r) : undefined;
+  if (strays) await strays;
+  const work = attributeTo(source, () => {
     switch (input.phase) {
       case 'prerun':
         return h.prerun!(lazyEnv(allocEnv), signal);
@@ -50,6 +54,8 @@ const allocHook = fromCall<void, AllocHookCallInput>(async (call) => {
         return (h[input.phase] as (abort: AbortSignal) => Promise<void>)(signal);
     }
   });
+  if (signal === NEVER_ABORTED) outlivingStop(r, call, work);
+  return work;
 });
 
 /**

@@ -46,7 +46,8 @@ import { allocHookPlanOf, providedAllocRunnerMachine } from './alloc-bindings.ts
 import { taskLifecycle, type LifecycleTarget } from './task-lifecycle.ts';
 import { AllocStatsReporter, type AllocResourceUsage } from './alloc-stats.ts';
 import { withDefaultDrivers } from './default-drivers.ts';
-import { registerRunner } from './runner-registry.ts';
+import { registerRunner, type RunnerBindings } from './runner-registry.ts';
+import { straysSettled } from './stray-calls.ts';
 import { upgradeAllocSnapshot } from './snapshot-upgrade.ts';
 import { checkHookNames, hookPlanOf } from './task-bindings.ts';
 import { taskLogs } from './task-logs.ts';
@@ -300,7 +301,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     taskRunner: (task) => actor.getSnapshot().children[task] as TaskRunnerActor | undefined,
   };
   const controllers = new Map<string, Controller>();
-  registerRunner(actor.system, {
+  const bindings: RunnerBindings = {
     allocId: spec.id,
     drivers,
     hooksFor,
@@ -318,7 +319,8 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
     controllers,
     // Restored: each task's first start here may be one the dead runner made and never saved (task-bindings.ts).
     ...((opts.snapshot || opts.resume) && { resumedStarts: new Set(spec.tasks.map((t) => t.name)) }),
-  });
+  };
+  registerRunner(actor.system, bindings);
 
   const state$ = new BehaviorSubject<AllocState>(allocStateOf(actor.getSnapshot().context));
   const events$ = new Subject<{ task: string; event: TaskEvent }>();
@@ -336,6 +338,7 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
   // Most of the alloc's snapshots carry the same task states as the one before (the alloc steps on every
   // task-runner snapshot, most without news): only new states are looked through for new events.
   let lastTaskStates: AllocRunnerContext['taskStates'] | undefined;
+  let ending = false;
   actor.subscribe({
     next: (snap) => {
       const ctx = snap.context;
@@ -356,7 +359,14 @@ export function createAllocRunner(spec: AllocSpec, opts: AllocRunnerOptions = {}
       if (changed) state$.next(allocStateOf(ctx));
       // (`terminal` is an atomic state of the root: its value is the string. `matches()` parses its argument
       // on each call, and this runs on every step of the alloc and of its tasks.)
-      if (snap.status === 'done' || snap.value === 'terminal') resolveDone(allocStateOf(ctx));
+      if ((snap.status === 'done' || snap.value === 'terminal') && !ending) {
+        ending = true;
+        const final = allocStateOf(ctx);
+        // Not done while a hook call a kill cut short is still at work in its dirs (stray-calls.ts).
+        const strays = straysSettled(bindings);
+        if (strays) void strays.then(() => resolveDone(final));
+        else resolveDone(final);
+      }
     },
     error: (err) => rejectDone(err),
   });

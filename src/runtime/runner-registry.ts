@@ -44,6 +44,11 @@ export interface RunnerBindings {
   resumedStarts?: Set<string>;
   /** Tasks whose workload is one such a start found (an earlier agent spawned it), until they start again. */
   adopted?: Set<string>;
+  /**
+   * Signal-free hook calls stopped before they settled, still at work (stray-calls.ts): the runner's `done`
+   * and its destroy hooks wait for them. Made on first use.
+   */
+  strays?: Set<Promise<unknown>>;
 }
 
 type AnySystem = ActorSystem<any>;

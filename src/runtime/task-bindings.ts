@@ -16,6 +16,7 @@ import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { attributeTo, type ErrorSource } from './last-resort.ts';
 import { beforeKill } from './kill-gate.ts';
 import { runnerOf, type RunnerBindings } from './runner-registry.ts';
+import { outlivingStop } from './stray-calls.ts';
 
 type AnyActorSystem = ActorSystem<any>;
 
@@ -173,13 +174,26 @@ const hook = fromCall<HookCallOutput, HookCallInput>((call) =>
   attributeTo(() => errorSource(call.system, call.self, call.input.task, 'hook', call.input.hook, call.input.phase), () => callHook(call)),
 );
 
-/** The call's signal is read (and so made) only for a hook that may read it (signal-free.ts). */
-async function callHook(call: CallArgs<HookCallInput>): Promise<HookCallOutput> {
+/**
+ * The call's signal is read (and so made) only for a hook that may read it (signal-free.ts); a signal-free
+ * call stopped part-way is kept among the runner's strays until it settles (stray-calls.ts).
+ */
+function callHook(call: CallArgs<HookCallInput>): Promise<HookCallOutput> {
+  try {
+    const r = runnerOf(call.system);
+    const h = r.hooksFor(call.input.task).find((x) => x.name === call.input.hook);
+    if (!h) throw new Error(`hook ${JSON.stringify(call.input.hook)} is not registered for task ${JSON.stringify(call.input.task.name)}`);
+    if (!isSignalFree(h)) return runHook(call, r, h, call.signal);
+    const work = runHook(call, r, h, NEVER_ABORTED);
+    outlivingStop(r, call, work);
+    return work;
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+async function runHook(call: CallArgs<HookCallInput>, r: RunnerBindings, h: TaskHook, signal: AbortSignal): Promise<HookCallOutput> {
   const { input, self } = call;
-  const r = runnerOf(call.system);
-  const h = r.hooksFor(input.task).find((x) => x.name === input.hook);
-  if (!h) throw new Error(`hook ${JSON.stringify(input.hook)} is not registered for task ${JSON.stringify(input.task.name)}`);
-  const signal = isSignalFree(h) ? NEVER_ABORTED : call.signal;
   const env = () => r.envFor(input.task, input.hookEnv, input.alloc);
   const task = input.task;
   switch (input.phase) {
