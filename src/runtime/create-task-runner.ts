@@ -12,7 +12,8 @@ import type { Driver } from '../drivers/controller.ts';
 import type { TaskHook } from '../hooks/types.ts';
 import type { AllocSpec, JobType, RestartPolicy, TaskEvent, TaskSpec, TaskState } from '../jobspec/types.ts';
 import { withDefaultDrivers } from './default-drivers.ts';
-import { registerRunner } from './runner-registry.ts';
+import { registerRunner, type RunnerBindings } from './runner-registry.ts';
+import { straysSettled } from './stray-calls.ts';
 import { checkHookNames, hookPlanOf, providedTaskRunnerMachine } from './task-bindings.ts';
 
 export interface TaskRunnerOptions {
@@ -73,7 +74,7 @@ export function createTaskRunner(task: TaskSpec, opts: TaskRunnerOptions = {}): 
       parkWhenDead: false,
     },
   });
-  registerRunner(actor.system, {
+  const bindings: RunnerBindings = {
     allocId,
     drivers: withDefaultDrivers(opts.drivers),
     hooksFor: () => hooks,
@@ -82,11 +83,13 @@ export function createTaskRunner(task: TaskSpec, opts: TaskRunnerOptions = {}): 
     taskDirOf: (t) => join(allocDir, t.name),
     envFor: (t, hookEnv) => frozenEnv(t, allocId, hookEnv),
     controllers: new Map(),
-  });
+  };
+  registerRunner(actor.system, bindings);
 
   const state$ = new BehaviorSubject<TaskState>(actor.getSnapshot().context.taskState);
   const events$ = new Subject<TaskEvent>();
   let seen = 0;
+  let ending = false;
   let resolveDone!: (s: TaskState) => void;
   let rejectDone!: (e: unknown) => void;
   const done = new Promise<TaskState>((res, rej) => {
@@ -100,7 +103,13 @@ export function createTaskRunner(task: TaskSpec, opts: TaskRunnerOptions = {}): 
       const ts = snap.context.taskState;
       for (; seen < ts.events.length; seen++) events$.next(ts.events[seen]!);
       if (state$.value !== ts) state$.next(ts);
-      if (snap.status === 'done' || snap.matches({ terminal: 'stopped' })) resolveDone(ts);
+      if ((snap.status === 'done' || snap.matches({ terminal: 'stopped' })) && !ending) {
+        ending = true;
+        // Not done while a hook call a kill cut short is still at work (stray-calls.ts).
+        const strays = straysSettled(bindings);
+        if (strays) void strays.then(() => resolveDone(ts));
+        else resolveDone(ts);
+      }
     },
     error: (err) => rejectDone(err),
   });

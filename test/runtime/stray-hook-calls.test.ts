@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
+import { createTaskRunner } from '../../src/runtime/create-task-runner.ts';
 import { signalFree } from '../../src/hooks/signal-free.ts';
 import type { AllocRunnerHook, TaskHook } from '../../src/hooks/types.ts';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
@@ -84,6 +85,19 @@ describe('hook calls that outlive their actor', () => {
     await runner.done;
     for (let i = 0; i < 5 && order.length < 2; i++) await new Promise((r) => setImmediate(r));
     expect(order).toEqual(['hook settled', 'destroy']);
+    runner.stop();
+  });
+});
+
+describe('a standalone task runner', () => {
+  it("is done only once a signal-free hook call its kill cut short has settled", async () => {
+    const held = heldPrestart(true);
+    const runner = createTaskRunner({ name: 'web', driver: 'mock', config: { run_for: '1h' } }, { hooks: [held.hook], allocDir: '/nonexistent/stray' }).start();
+    await held.running;
+    runner.send({ type: 'KILL' });
+    expect(await settledSoon(runner.done)).toBe(false);
+    held.release();
+    expect((await runner.done).state).toBe('dead');
     runner.stop();
   });
 });
