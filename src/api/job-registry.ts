@@ -18,7 +18,8 @@ import { allocJson, allocStubJson, type AllocView } from './alloc-json.ts';
 import { canonicalJob, sameJob } from './job-canonical.ts';
 import { deploymentId, deploymentOf } from './deployment-id.ts';
 import { deploymentsMarkedFailed, deploymentsPromoted, PROMOTED_KEY } from './deployment-marks.ts';
-import { autoPromoteOf, autoRevertOf, canaryCountOf, deploymentSucceeded, destructiveLimit, maxParallelOf } from './rollout.ts';
+import { autoPromoteOf, autoRevertOf, canaryCountOf, deploymentSucceeded, destructiveLimit, maxParallelOf, progressDeadlineOf } from './rollout.ts';
+import { PROGRESS_PREFIX, progressRecord, type ProgressRecord } from './progress-deadline.ts';
 import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
 import type { NodeIdentity } from './node.ts';
@@ -174,6 +175,8 @@ class Change {
   readonly failed: PlacementFailure[] = [];
   /** Static ports the host refused to bind, probed before planning. */
   hostBusy: HostBusy = new Map();
+  /** Deployments' progress records this write changes (progress-deadline.ts), written in its transaction. */
+  readonly progress = new Map<string, ProgressRecord>();
 
   constructor(readonly index: number) {}
 }
@@ -225,6 +228,11 @@ export class JobRegistry {
    * jobs a change writes, `applied` is told once they are live.
    */
   periodic?: { written(tx: WriteTx, jobs: ReadonlyMap<string, JobEntry | null>): void; applied(jobs: ReadonlyMap<string, JobEntry | null>): void };
+  /**
+   * The clock progress deadlines are set and judged by (the agent's: serve-agent-api.ts gives the one its deployment
+   * watcher's timers run on).
+   */
+  progressNow: () => number = Date.now;
   /** Where the registry reports what it could not do without failing a request (a runner that would not start). */
   log: (line: string) => void = (line) => process.stderr.write(`allocrun agent: ${line}\n`);
 
@@ -915,7 +923,7 @@ export class JobRegistry {
       for (const { a, template } of list) this.replace(change, entry, template, a);
       return;
     }
-    const failed = deploymentsMarkedFailed(this.store).has(deployment);
+    const failed = this.deploymentFailed(deployment);
     const canaries = live.filter((a) => a.canary && a.spec.deploymentId === deployment);
     const wantedCanaries = canaryCountOf(version.job, group);
     if (wantedCanaries > 0 && !promoted.has(deployment)) {
@@ -1046,6 +1054,7 @@ export class JobRegistry {
   private async write(change: Change): Promise<void> {
     const { index } = change;
     this.trimVersions(change);
+    this.progressStarts(change);
     const touched = new Set([...change.jobs.keys(), ...[...change.allocs.values()].map((a) => a.jobId)]);
     let settled: ReturnType<typeof settleEvaluations>;
     try {
@@ -1068,6 +1077,24 @@ export class JobRegistry {
     } catch (err) {
       this.inflight.delete(change);
       throw err;
+    }
+  }
+
+  /**
+   * Nomad's updateDeploymentWithAlloc: the first allocation `change` places in a group of a deployment (a new one, or
+   * one an in-place update moves into it) starts the group's progress deadline, now + its progress_deadline.
+   */
+  private progressStarts(change: Change): void {
+    for (const d of change.allocs.values()) {
+      const deployment = d.spec.deploymentId;
+      if (deployment === undefined || d.desired !== 'run' || this.allocs.get(d.id)?.spec.deploymentId === deployment) continue;
+      const job = change.jobs.get(d.jobId) ?? this.jobs.get(d.jobId);
+      const version = job?.versions.find((v) => v.version === d.jobVersion);
+      const pd = version ? progressDeadlineOf(version.job, d.group) : 0;
+      if (pd <= 0) continue;
+      const record = change.progress.get(deployment) ?? progressRecord(this.store, deployment);
+      if (record.requireBy[d.group] !== undefined) continue;
+      change.progress.set(deployment, { ...record, requireBy: { ...record.requireBy, [d.group]: this.progressNow() + pd } });
     }
   }
 
@@ -1155,6 +1182,7 @@ export class JobRegistry {
     // A draft planned before the client collected its allocation must not write the record of that away.
     for (const d of change.allocs.values()) tx.put('allocs', d.id, storedOf({ ...d, collectedState: d.collectedState ?? this.allocs.get(d.id)?.collectedState }));
     for (const write of change.also) write(tx);
+    for (const [deployment, record] of change.progress) tx.put('meta', `${PROGRESS_PREFIX}${deployment}`, record);
     if (change.jobs.size > 0) this.periodic?.written(tx, change.jobs);
     tx.index(change.index);
   }
@@ -1252,6 +1280,8 @@ export class JobRegistry {
       return;
     }
     const deployment = a.spec.deploymentId;
+    // A failed deployment (by hand, or by its progress deadline) moves no further: no promotion, rollout or stable mark.
+    if (this.deploymentFailed(deployment)) return;
     const canaries = this.canariesOf(job.id, deployment);
     const ready = canaries.size > 0 && [...canaries.values()].every((g) => g.placed.length >= g.wanted && g.placed.every((c) => c.desired !== 'run' || c.lastState.deploymentStatus?.healthy === true));
     if (ready && !deploymentsPromoted(this.store).has(deployment)) {
@@ -1283,6 +1313,15 @@ export class JobRegistry {
       const promoted = deploymentsPromoted(this.store);
       promoted.set(deployment, change.index);
       change.also.push((tx) => tx.put('meta', PROMOTED_KEY, Object.fromEntries(promoted)));
+      // Nomad's UpdateDeploymentPromotion: each promoted group with a deadline under way gets a new one from now.
+      const record = progressRecord(this.store, deployment);
+      const requireBy = { ...record.requireBy };
+      const current = job.versions.at(-1)!.job;
+      for (const group of this.canariesOf(id, deployment).keys()) {
+        const pd = progressDeadlineOf(current, group);
+        if (pd > 0 && requireBy[group] !== undefined) requireBy[group] = this.progressNow() + pd;
+      }
+      change.progress.set(deployment, { ...record, requireBy });
       const evalId = this.evaluate(change, job, 'deployment-watcher');
       this.reconcile(change, job, deployment);
       return evalId;
@@ -1317,6 +1356,37 @@ export class JobRegistry {
     const well = judged.find((a) => a.lastState.deploymentStatus?.healthy === true);
     if (sick) this.deploymentMoved(job, sick, false);
     else if (well) this.deploymentMoved(job, well, true);
+    // Failed by its progress deadline with the revert not yet registered (the agent stopped between the two writes).
+    const current = deploymentId(job, version.version);
+    if (!job.stop && progressRecord(this.store, current).failed !== undefined && version.allocs.some((s) => autoRevertOf(version.job, s.group))) {
+      this.serialize(job.id, () => this.autoRevert(job.id, version.version)).catch((err: unknown) => this.log(`job ${JSON.stringify(job.id)}: version ${version.version}'s deployment failed and could not be reverted (${err instanceof Error ? err.message : String(err)}); the next agent start tries again`));
+    }
+  }
+
+  /** Whether `deployment` was marked failed by hand (`nomad deployment fail`) or failed by its progress deadline. */
+  deploymentFailed(deployment: string): boolean {
+    return deploymentsMarkedFailed(this.store).has(deployment) || progressRecord(this.store, deployment).failed !== undefined;
+  }
+
+  /**
+   * Nomad's deployment watcher at a passed progress deadline: `deployment`, the deployment of `version` of job `id`,
+   * is failed (the record and an evaluation in one commit), then, with `rollback`, the latest stable version is
+   * registered again. In the job's queue, and only while the job is still at that version and `still()` says the
+   * deadline still fails it (a health verdict may have come in meanwhile).
+   */
+  failByProgressDeadline(id: string, deployment: string, version: number, rollback: boolean, still: () => boolean): Promise<void> {
+    return this.serialize(id, async () => {
+      const job = this.jobs.get(id);
+      if (this.closed || !job || job.stop || job.versions.at(-1)!.version !== version || deploymentId(job, version) !== deployment) return;
+      if (this.deploymentFailed(deployment) || !still()) return;
+      const { change } = this.planAt(new Map(), (change) => {
+        this.evaluate(change, job, 'deployment-watcher');
+        change.progress.set(deployment, { ...progressRecord(this.store, deployment), failed: change.index });
+      });
+      await this.write(change);
+      this.log(`job ${JSON.stringify(id)}: version ${version}'s deployment failed: no allocation turned healthy by its progress deadline`);
+      if (rollback) await this.autoRevert(id, version);
+    });
   }
 
   /** Marks `version` of job `id` stable (its deployment succeeded), durably, unless the job has moved on since. */
