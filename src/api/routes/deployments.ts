@@ -80,7 +80,7 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
     const isPromoted = promoted.has(id);
     // What an unpromoted deployment waits for: canaries still to be healthy, then a promotion (by hand, or its own).
     let awaiting: 'canaries' | 'manual' | 'automatic' | undefined;
-    for (const [group, c] of ctx.registry.canariesOf(job.id, id)) {
+    for (const [group, c] of ctx.registry.deployments.canariesOf(job.id, id)) {
       const g = groups[group];
       if (!g) continue;
       Object.assign(g, { DesiredCanaries: c.wanted, PlacedCanaries: c.placed.map((a) => a.id), Promoted: isPromoted });
@@ -193,7 +193,7 @@ export function watchDeployments(ctx: ApiContext): void {
       const job = jobId === undefined ? undefined : ctx.registry.getJob(jobId);
       return job && deploymentsOf(ctx, job).find((d) => d['ID'] === id);
     },
-    fail: (d, rollback, still) => ctx.registry.failByProgressDeadline(String(d['JobID']), String(d['ID']), Number(d['JobVersion']), rollback, still),
+    fail: (d, rollback, still) => ctx.registry.deployments.failByProgressDeadline(String(d['JobID']), String(d['ID']), Number(d['JobVersion']), rollback, still),
     log: (line) => ctx.registry.log(line),
   });
   progressWatchers.set(ctx, watcher);
@@ -348,11 +348,11 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
         // Nomad's words when a deployment has no canaries to promote, or some are not yet healthy.
         if (groups.length === 0 || groups.every(([, g]) => g['Promoted'] === true)) throw new HttpError(400, `no canaries to promote`);
         for (const [name, g] of groups) {
-          const canaries = ctx.registry.canariesOf(jobId, id).get(name)?.placed ?? [];
+          const canaries = ctx.registry.deployments.canariesOf(jobId, id).get(name)?.placed ?? [];
           const healthy = canaries.filter((a) => a.lastState.deploymentStatus?.healthy === true).length;
           if (healthy < (g['DesiredCanaries'] as number)) throw new HttpError(400, `Task group ${JSON.stringify(name)} has ${healthy}/${g['DesiredCanaries']} healthy allocations`);
         }
-        const result = await ctx.registry.promote(jobId, id);
+        const result = await ctx.registry.deployments.promote(jobId, id);
         return { EvalID: result.EvalID, EvalCreateIndex: result.EvalCreateIndex, DeploymentModifyIndex: result.Index, Index: result.Index };
       });
     },
