@@ -5,12 +5,13 @@
  * wall clock): the deadline fails a deployment without progress, not one whose canaries wait for a promotion; 0 turns
  * it off; auto_revert reverts; an agent started after the deadline fails it at once, one started before re-arms it.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { deadlineVerdict, progressCutoff, requireProgressBy, ZERO_TIME } from '../../src/api/progress-deadline.ts';
 import { progressDeadlineOf } from '../../src/api/rollout.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { call } from './agent-process.ts';
 import { cleanUp, freshDir, mockJob, serve, type Served, SUITE_TIMEOUT, until } from './in-process-agent.ts';
+import { recordPublishedBatches } from './published-batches.ts';
 
 type Json = Record<string, any>;
 
@@ -66,6 +67,9 @@ describe('the deployment watcher at the deadline (getDeploymentProgressCutoff, d
 });
 
 afterAll(cleanUp);
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 /** An agent whose deployment watcher runs on `clock`, with room for any number of mock allocations. */
 async function agentOn(clock: SimulatedClock, dir = freshDir()): Promise<Served> {
@@ -108,6 +112,7 @@ describe('a deployment with a progress deadline', { timeout: SUITE_TIMEOUT }, ()
     // Ahead of the wall clock: what the placement sets is later than any healthy verdict's time + the deadline.
     const clock = new SimulatedClock(Date.now() + 60 * MIN);
     const s = await agentOn(clock);
+    const batches = recordPublishedBatches();
     const { get, put, deployment, deploymentIs } = client(s);
     await put('/v1/jobs', job('slow', 2, '0', quick));
     await deploymentIs('slow', (d) => d['Status'] === 'successful', 'successful');
@@ -123,6 +128,8 @@ describe('a deployment with a progress deadline', { timeout: SUITE_TIMEOUT }, ()
     await clock.advance(1);
     const failed = await deploymentIs('slow', (x) => x['Status'] === 'failed', 'failed');
     expect(failed['StatusDescription']).toBe('Failed due to progress deadline');
+    // Announced on the event stream, as every change of a deployment's status is.
+    await until(async () => batches.flatMap((b) => b.Events).find((e) => e.Topic === 'Deployment' && e.Key === failed['ID'] && (e.Payload['Deployment'] as Json)['Status'] === 'failed'), (e) => e !== undefined, 'the fail announced');
     // Nomad's watcher makes an evaluation with the fail; the rollout stops where it was, also when evaluated again.
     expect(await watcherEvals()).toBe(before + 1);
     await put('/v1/job/slow/evaluate', {});
@@ -207,5 +214,23 @@ describe('a progress deadline across an agent restart', { timeout: SUITE_TIMEOUT
     await clock.advance(1);
     await deploymentIs('down', (x) => x['Status'] === 'failed' && x['StatusDescription'] === 'Failed due to progress deadline', 'failed by the re-armed deadline');
     await early.stop();
+  });
+});
+
+describe('a damaged progress record', { timeout: SUITE_TIMEOUT }, () => {
+  it('is answered 500 naming its store entry, never read as no deadline', async () => {
+    const s = await agentOn(new SimulatedClock(Date.now()));
+    const { put, deploymentIs } = client(s);
+    await put('/v1/jobs', job('damaged', 1, '0', quick));
+    const d = await deploymentIs('damaged', (x) => x['Status'] === 'successful', 'successful');
+    const key = `deployments.progress/${d['ID']}`;
+    await s.store.commit((tx) => tx.put('meta', key, { requireBy: { g: 'soon' } }));
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const res = await call(s.socket, 'GET', '/v1/job/damaged/deployment');
+    stderr.mockRestore();
+    expect([res.status, res.text]).toEqual([500, expect.stringContaining(`meta/${key}: expected { requireBy: { group: ms }, failed?: index }`)]);
+    await s.store.commit((tx) => tx.remove('meta', key));
+    expect((await call(s.socket, 'GET', '/v1/job/damaged/deployment')).json<Json>()['Status']).toBe('successful');
+    await s.stop();
   });
 });

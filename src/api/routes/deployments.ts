@@ -150,12 +150,15 @@ const changedAt = new WeakMap<ApiContext, number>();
  * then come after, so a reader of the lists at one of those would never be woken by the fail.
  */
 const held = new WeakMap<ApiContext, Set<string>>();
-/** Per agent, the progress deadlines' timers (stopped by `closeDeploymentWatch`). */
-const progressWatchers = new WeakMap<ApiContext, ProgressWatcher>();
+/** Per agent, what stops its deployment watch (`closeDeploymentWatch`). */
+const stops = new WeakMap<ApiContext, () => void>();
 
-/** Stops the progress deadlines' timers: the agent is shutting down. */
+/**
+ * Stops the deployment watch: the progress deadlines' timers, and the reads after each change (a write still
+ * settling as the agent shuts down would have them read a store about to close).
+ */
 export function closeDeploymentWatch(ctx: ApiContext): void {
-  progressWatchers.get(ctx)?.close();
+  stops.get(ctx)?.();
 }
 
 /** Per agent, the watcher's read of some jobs' deployments (watchDeployments' readAgain). */
@@ -193,22 +196,29 @@ export function watchDeployments(ctx: ApiContext): void {
       const job = jobId === undefined ? undefined : ctx.registry.getJob(jobId);
       return job && deploymentsOf(ctx, job).find((d) => d['ID'] === id);
     },
-    fail: (d, rollback, still) => ctx.registry.deployments.failByProgressDeadline(String(d['JobID']), String(d['ID']), Number(d['JobVersion']), rollback, still),
+    // Its write carries an evaluation and no job or allocation event: the deployment is read again (and announced) after it.
+    fail: (d, rollback, still) => ctx.registry.deployments.failByProgressDeadline(String(d['JobID']), String(d['ID']), Number(d['JobVersion']), rollback, still).then(() => readAgain(new Set([String(d['JobID'])]))),
     log: (line) => ctx.registry.log(line),
   });
-  progressWatchers.set(ctx, watcher);
   for (const j of ctx.registry.listJobs()) for (const d of deploymentsOf(ctx, j)) known.set(String(d['ID']), { sig: signature(d), at: start, job: j.id });
   for (const j of ctx.registry.listJobs()) for (const d of deploymentsOf(ctx, j)) watcher.look(d);
   changedAt.set(ctx, Math.max(0, ...[...known.values()].map((k) => k.at)));
-  // Evaluations too: the deployment watcher's own writes (a fail by the progress deadline) carry one and nothing else.
-  ctx.events.subscribe({ fromIndex: 0, topics: [{ topic: 'Job', key: '*' }, { topic: 'Allocation', key: '*' }, { topic: 'Evaluation', key: '*' }], namespace: '*' }).subscribe((batch) => {
+  let stopped = false;
+  const following = ctx.events.subscribe({ fromIndex: 0, topics: [{ topic: 'Job', key: '*' }, { topic: 'Allocation', key: '*' }], namespace: '*' }).subscribe((batch) => {
     const jobs = new Set(batch.Events.map((e) => (e.Topic === 'Job' ? e.Key : e.FilterKeys[0])).filter((k): k is string => k !== undefined));
     // After the batch has reached every subscriber: these events come after it, at a later index.
     queueMicrotask(() => readAgain(jobs));
   });
 
+  stops.set(ctx, () => {
+    stopped = true;
+    following.unsubscribe();
+    watcher.close();
+  });
+
   /** Reads the deployments of `jobs` again and announces what changed, or holds them while a fail is committed. */
   function readAgain(jobs: Set<string>): void {
+    if (stopped) return;
     const holding = held.get(ctx);
     if (holding) {
       for (const id of jobs) holding.add(id);
