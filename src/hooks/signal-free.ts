@@ -22,3 +22,25 @@ export function signalFree<H extends object>(hook: H): H {
 export function isSignalFree(hook: object): boolean {
   return marked.has(hook);
 }
+
+/**
+ * The same for single methods of a driver's controller (the mock's): a driver call makes its AbortSignal when the
+ * bindings first read it, and a controller may say which of its calls would never look at theirs. Only a controller
+ * of this project's own drivers is marked; a user's driver gets its call's signal as before.
+ */
+export type SignalFreeCall = 'prepare' | 'start' | 'remove';
+
+const markedCalls = new WeakMap<object, Set<SignalFreeCall>>();
+
+/** Marks `calls` of `controller` as ones that ignore their AbortSignal from now on; returns it. */
+export function signalFreeCalls<C extends object>(controller: C, ...calls: SignalFreeCall[]): C {
+  let set = markedCalls.get(controller);
+  if (!set) markedCalls.set(controller, (set = new Set()));
+  for (const c of calls) set.add(c);
+  return controller;
+}
+
+/** Whether `call` of `controller` was marked with `signalFreeCalls`. */
+export function ignoresSignal(controller: object, call: SignalFreeCall): boolean {
+  return markedCalls.get(controller)?.has(call) === true;
+}

@@ -10,7 +10,7 @@ import type { HookCallInput, HookCallOutput, HookPlan, TaskHookPhase } from '../
 import { taskRunnerMachine, type DriverCallInput, type DriverReapOutput, type DriverShutdownInput, type DriverStartOutput } from '../../machines/task-runner.ts';
 import type { Controller, Driver, DriverContext, DriverHandle } from '../drivers/controller.ts';
 import type { HookEnv, HookEvent, TaskHook, TaskPrestartResponse } from '../hooks/types.ts';
-import { isSignalFree, NEVER_ABORTED } from '../hooks/signal-free.ts';
+import { ignoresSignal, isSignalFree, NEVER_ABORTED, type SignalFreeCall } from '../hooks/signal-free.ts';
 import type { ExitResult, TaskSpec } from '../jobspec/types.ts';
 import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { attributeTo, type ErrorSource } from './last-resort.ts';
@@ -147,12 +147,13 @@ function errorSource(system: AnyActorSystem, self: AnyActorRef, task: TaskSpec, 
  */
 async function release(r: RunnerBindings, name: string, ctrl: Controller, self: AnyActorRef): Promise<void> {
   if (r.controllers.get(name) === ctrl) r.controllers.delete(name);
-  const abort = new AbortController();
+  // A signal of its own that nothing aborts, unless the controller's remove never reads it (signal-free.ts).
+  const signal = ignoresSignal(ctrl, 'remove') ? NEVER_ABORTED : new AbortController().signal;
   const failed = (call: string) => (err: unknown) => {
     const message = `failed to release the task's driver resources (${call}): ${(err as Error)?.message ?? String(err)}`;
     self._parent?.send({ type: 'EMIT_EVENT', event: taskEvent(TaskEventType.DriverFailure, r.clock.now(), { message, details: { call } }) });
   };
-  await settled(() => ctrl.remove(abort.signal)).catch(failed('remove'));
+  await settled(() => ctrl.remove(signal)).catch(failed('remove'));
   await settled(() => ctrl.close()).catch(failed('close'));
 }
 
@@ -236,11 +237,17 @@ function driverCall<T>(system: AnyActorSystem, self: AnyActorRef, task: TaskSpec
 }
 
 /** Interpolates the task's config, builds its controller and prepares and starts it. */
-const driverStart = fromCall<DriverStartOutput, DriverCallInput>(({ input, signal, system, self }) =>
-  driverCall(system, self, input.task, 'start', () => startTask(system, self, input, signal)),
+const driverStart = fromCall<DriverStartOutput, DriverCallInput>((call) =>
+  driverCall(call.system, call.self, call.input.task, 'start', () => startTask(call)),
 );
 
-async function startTask(system: AnyActorSystem, self: AnyActorRef, input: DriverCallInput, signal: AbortSignal): Promise<DriverStartOutput> {
+/** The call's signal for `method` of `ctrl`: read (and so made) only if the controller may read it (signal-free.ts). */
+function signalFor(call: CallArgs<unknown>, ctrl: Controller, method: SignalFreeCall): AbortSignal {
+  return ignoresSignal(ctrl, method) ? NEVER_ABORTED : call.signal;
+}
+
+async function startTask(call: CallArgs<DriverCallInput>): Promise<DriverStartOutput> {
+  const { input, system, self } = call;
   const r = runnerOf(system);
   r.exited?.delete(input.task.name);
   const previous = r.controllers.get(input.task.name);
@@ -262,11 +269,11 @@ async function startTask(system: AnyActorSystem, self: AnyActorRef, input: Drive
   const resumed = r.resumedStarts?.has(name) === true && driver.findStarted !== undefined;
   let ctrl: Controller | undefined;
   try {
-    const found = resumed ? await driver.findStarted!(task, ctx, signal) : undefined;
+    const found = resumed ? await driver.findStarted!(task, ctx, call.signal) : undefined;
     ctrl = found ?? driver.controller(task, ctx);
     r.controllers.set(name, ctrl);
-    await ctrl.prepare(signal);
-    await ctrl.start(signal);
+    await ctrl.prepare(signalFor(call, ctrl, 'prepare'));
+    await ctrl.start(signalFor(call, ctrl, 'start'));
     if (resumed) r.resumedStarts!.delete(name);
     if (found) (r.adopted ??= new Set()).add(name);
   } catch (err) {
