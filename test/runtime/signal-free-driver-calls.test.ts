@@ -29,7 +29,7 @@ function recordingDriver(seen: Record<string, AbortSignal[]>, marks?: ('prepare'
         wait: async (signal) => {
           record('wait', signal);
           await exited;
-          return { exitCode: 0 };
+          return { exitCode: 0, signal: 0 };
         },
         shutdown: async () => undefined,
         terminate: async () => undefined,
