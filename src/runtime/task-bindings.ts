@@ -15,6 +15,7 @@ import type { ExitResult, TaskSpec } from '../jobspec/types.ts';
 import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { attributeTo, type ErrorSource } from './last-resort.ts';
 import { beforeKill } from './kill-gate.ts';
+import { jsonCopy } from './json-copy.ts';
 import { runnerOf, type RunnerBindings } from './runner-registry.ts';
 
 type AnyActorSystem = ActorSystem<any>;
@@ -282,7 +283,8 @@ async function startTask(call: CallArgs<DriverCallInput>): Promise<DriverStartOu
     throw new DriverStartError(e?.message ?? String(err), e?.recoverable ?? false, e?.eventType);
   }
   const handle = ctrl.handle?.();
-  return { handle: handle ? (JSON.parse(JSON.stringify(handle)) as Record<string, unknown>) : undefined };
+  // Copied as JSON would (the handle is persisted as plain data), without the text in between (json-copy.ts).
+  return { handle: handle ? (jsonCopy(handle) as unknown as Record<string, unknown>) : undefined };
 }
 
 /** Waits for the workload's exit, then releases its controller. */
