@@ -44,25 +44,44 @@ const PHASE_METHOD: Record<TaskHookPhase, keyof TaskHook> = {
  * one frozen object instead of one copy per task.
  */
 const plans = new Map<string, HookPlan>();
+/**
+ * The same plans by a key read straight off the hooks (each implementing hook's name and which phases it
+ * implements, in order): every runner asks for its tasks' plans, and building a plan and its JSON key each time
+ * cost more than the rest of the question. A key seen before answers at once; a new one builds the plan and
+ * finds its shared object as before.
+ */
+const plansByHooks = new Map<string, HookPlan>();
 
 /** Which of the hooks implement each phase, in registration order: the machine's hook plan. */
 export function hookPlanOf(hooks: TaskHook[]): HookPlan {
-  return sharedPlan(Object.keys(PHASE_METHOD) as TaskHookPhase[], (phase) => hooks.filter((h) => typeof h[PHASE_METHOD[phase]] === 'function'));
+  return sharedPlan(Object.keys(PHASE_METHOD) as TaskHookPhase[], hooks, (h, phase) => typeof h[PHASE_METHOD[phase]] === 'function');
 }
 
-/** The plan for `phases` given which hooks implement each, as one shared frozen object per distinct plan. */
-export function sharedPlan<P extends string>(phases: P[], implementing: (phase: P) => { name: string }[]): Partial<Record<P, string[]>> {
+/** The plan for `phases` given which of `hooks` implement each, as one shared frozen object per distinct plan. */
+export function sharedPlan<P extends string, H extends { name: string }>(phases: P[], hooks: readonly H[], implementsPhase: (hook: H, phase: P) => boolean): Partial<Record<P, string[]>> {
+  let key = phases.length + ':';
+  for (const h of hooks) {
+    let mask = 0;
+    for (let i = 0; i < phases.length; i++) if (implementsPhase(h, phases[i]!)) mask |= 1 << i;
+    // The name's length first: no two lists of names give one key.
+    if (mask !== 0) key += `${h.name.length}:${h.name}:${mask};`;
+  }
+  const seen = plansByHooks.get(key) as Partial<Record<P, string[]>> | undefined;
+  if (seen) return seen;
   const plan: Partial<Record<P, string[]>> = {};
   for (const phase of phases) {
-    const names = implementing(phase).map((h) => h.name);
+    const names = hooks.filter((h) => implementsPhase(h, phase)).map((h) => h.name);
     if (names.length > 0) plan[phase] = names;
   }
-  const key = JSON.stringify(plan);
-  const known = plans.get(key) as Partial<Record<P, string[]>> | undefined;
-  if (known) return known;
-  for (const names of Object.values(plan) as string[][]) Object.freeze(names);
-  plans.set(key, Object.freeze(plan) as HookPlan);
-  return plan;
+  const json = JSON.stringify(plan);
+  let shared = plans.get(json) as Partial<Record<P, string[]>> | undefined;
+  if (!shared) {
+    for (const names of Object.values(plan) as string[][]) Object.freeze(names);
+    shared = Object.freeze(plan);
+    plans.set(json, shared as HookPlan);
+  }
+  plansByHooks.set(key, shared as HookPlan);
+  return shared;
 }
 
 /** Checks hook names are unique: they are actor ids and keys of persisted hook state. */
