@@ -25,22 +25,23 @@ export function isSignalFree(hook: object): boolean {
 
 /**
  * The same for single methods of a driver's controller (the mock's): a driver call makes its AbortSignal when the
- * bindings first read it, and a controller may say which of its calls would never look at theirs. Only a controller
- * of this project's own drivers is marked; a user's driver gets its call's signal as before.
+ * bindings first read it, and a controller may say which of its methods would never look at theirs. The mark names
+ * the method itself, so a method replaced on the object after (a wrapper that does read its signal) is not
+ * taken for the marked one. Only this project's own drivers mark; a user's driver gets its call's signal as before.
  */
 export type SignalFreeCall = 'prepare' | 'start' | 'remove';
 
-const markedCalls = new WeakMap<object, Set<SignalFreeCall>>();
+type Methods = Partial<Record<SignalFreeCall, unknown>>;
+const markedCalls = new WeakMap<object, Methods>();
 
-/** Marks `calls` of `controller` as ones that ignore their AbortSignal from now on; returns it. */
-export function signalFreeCalls<C extends object>(controller: C, ...calls: SignalFreeCall[]): C {
-  let set = markedCalls.get(controller);
-  if (!set) markedCalls.set(controller, (set = new Set()));
-  for (const c of calls) set.add(c);
+/** Marks `methods` (the functions `controller` has under those names) as ignoring their AbortSignal; returns it. */
+export function signalFreeCalls<C extends object>(controller: C, methods: Methods): C {
+  markedCalls.set(controller, { ...markedCalls.get(controller), ...methods });
   return controller;
 }
 
-/** Whether `call` of `controller` was marked with `signalFreeCalls`. */
+/** Whether `controller`'s `call` is still the method marked with `signalFreeCalls`. */
 export function ignoresSignal(controller: object, call: SignalFreeCall): boolean {
-  return markedCalls.get(controller)?.has(call) === true;
+  const marked = markedCalls.get(controller)?.[call];
+  return marked !== undefined && (controller as Methods)[call] === marked;
 }

@@ -36,7 +36,7 @@ function recordingDriver(seen: Record<string, AbortSignal[]>, marks?: ('prepare'
         remove: async (signal) => void record('remove', signal),
         close: async () => undefined,
       };
-      return marks ? signalFreeCalls(ctrl, ...marks) : ctrl;
+      return marks ? signalFreeCalls(ctrl, Object.fromEntries(marks.map((m) => [m, ctrl[m]]))) : ctrl;
     },
   };
 }
@@ -82,6 +82,18 @@ describe('signal-free driver calls', () => {
     await blocking.prepare(NEVER_ABORTED);
     expect(ignoresSignal(blocking, 'start')).toBe(false);
     expect(ignoresSignal({}, 'start')).toBe(false);
+  });
+
+  it('a marked method replaced on the controller (a wrapper that reads its signal) is not taken for the marked one', async () => {
+    const ctx = { allocId: 'a', taskDir: '/nonexistent/a/t', allocDir: '/nonexistent/a', clock: new SimulatedClock(0), env: {} };
+    const c = createMockDriver().controller({ name: 't', driver: 'mock', config: { run_for: '1s' } }, ctx);
+    const start = c.start.bind(c);
+    c.start = async (signal) => {
+      signal.throwIfAborted();
+      return start(signal);
+    };
+    await c.prepare(NEVER_ABORTED);
+    expect([ignoresSignal(c, 'prepare'), ignoresSignal(c, 'start')]).toEqual([true, false]);
   });
 });
 

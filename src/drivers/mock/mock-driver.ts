@@ -82,7 +82,7 @@ class MockController implements Controller {
     this.allocDir = ctx.allocDir;
     this.logConfig = ctx.logs ?? task.logs ?? DEFAULT_LOG_CONFIG;
     // prepare and remove never read their signal, so the bindings need not make one for them (signal-free.ts).
-    signalFreeCalls(this, 'prepare', 'remove');
+    signalFreeCalls(this, { prepare: MockController.prototype.prepare, remove: MockController.prototype.remove });
     if (recovered) {
       this.config = sharedMockConfig(task.config);
       this.startedAt = recovered.startedAt;
@@ -98,7 +98,7 @@ class MockController implements Controller {
     this.config = sharedMockConfig(this.task.config);
     if (this.config.stdoutString !== undefined || this.config.stderrString !== undefined) validateLogConfig(this.logConfig);
     // start reads its signal only to cut a start_block_for short: without one it never looks at it.
-    if (this.config.startBlockFor === 0) signalFreeCalls(this, 'start');
+    if (this.config.startBlockFor === 0) signalFreeCalls(this, { start: MockController.prototype.start });
     this.phase = 'prepared';
   }
 
