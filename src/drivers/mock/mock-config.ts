@@ -58,49 +58,6 @@ const KEYS = new Set([
 ]);
 const EXEC_KEYS = new Set(['run_for', 'exit_code', 'stdout_string']);
 
-/**
- * Configs parsed already, by their JSON text, for configs of plain values only (strings, booleans, finite numbers
- * other than -0: values JSON writes back as they were, so equal text means an equal config). Every start of a mock
- * task parses its config, and most are a handful of the same few (`run_for = "0s"`): a parse is a dozen closures
- * and a regex per duration, a lookup one string. Bounded; a config that fails is never kept.
- */
-const parsedConfigs = new Map<string, Readonly<MockTaskConfig>>();
-const PARSED_CONFIGS_KEPT = 256;
-
-/** The config's cache key, or undefined when a value is not a plain one (an object, NaN, -0, ...). */
-function plainKey(config: Record<string, unknown>): string | undefined {
-  if (Object.getPrototypeOf(config) !== Object.prototype) return undefined;
-  let keys = 0;
-  for (const k in config) {
-    keys++;
-    const v = config[k];
-    if (typeof v === 'string' || typeof v === 'boolean') continue;
-    if (typeof v === 'number' && Number.isFinite(v) && !Object.is(v, -0)) continue;
-    return undefined;
-  }
-  // A key JSON would not write (not enumerable, a symbol) may still be read by the parse: no key then.
-  if (Reflect.ownKeys(config).length !== keys) return undefined;
-  return JSON.stringify(config);
-}
-
-/**
- * The mock driver's own read of a task's config: parseMockConfig's answer, frozen, and for a config of plain
- * values the one parsed before it when there was one. Throws as parseMockConfig does.
- */
-export function sharedMockConfig(config: Record<string, unknown>): Readonly<MockTaskConfig> {
-  const key = plainKey(config);
-  const known = key === undefined ? undefined : parsedConfigs.get(key);
-  if (known) return known;
-  const parsed = parseMockConfig(config);
-  if (parsed.driverPortMap) Object.freeze(parsed.driverPortMap);
-  Object.freeze(parsed);
-  if (key !== undefined) {
-    if (parsedConfigs.size >= PARSED_CONFIGS_KEPT) parsedConfigs.delete(parsedConfigs.keys().next().value!);
-    parsedConfigs.set(key, parsed);
-  }
-  return parsed;
-}
-
 /** Parses `task.config` for the mock driver; every problem is reported at once, each naming `config.<key>`. */
 export function parseMockConfig(config: Record<string, unknown>): MockTaskConfig {
   const problems: { field: string; message: string }[] = [];

@@ -10,7 +10,7 @@ import { readLogs } from '../raw-exec/log-reader.ts';
 import { allocLogDir, DEFAULT_LOG_CONFIG, validateLogConfig } from '../raw-exec/rotating-log.ts';
 import { killedBy } from '../signals.ts';
 import { signalFreeCalls } from '../../hooks/signal-free.ts';
-import { sharedMockConfig, type MockTaskConfig } from './mock-config.ts';
+import { parseMockConfig, type MockTaskConfig } from './mock-config.ts';
 import { mockExecSession } from './mock-exec-streaming.ts';
 import { hasLogDir, MockLogFiles } from './mock-log-files.ts';
 import { mockTaskOutput, type MockTaskOutput } from './mock-output.ts';
@@ -49,8 +49,7 @@ function workloadKey(allocId: string, task: string, startedAt: number): string {
 
 class MockController implements Controller {
   private phase: Phase = 'new';
-  /** Shared with other tasks of the same config, so never written to (frozen). */
-  private config?: Readonly<MockTaskConfig>;
+  private config?: MockTaskConfig;
   private startedAt?: number;
   private readonly exited: Promise<ExitResult>;
   private resolveExit!: (r: ExitResult) => void;
@@ -84,7 +83,7 @@ class MockController implements Controller {
     // prepare and remove never read their signal, so the bindings need not make one for them (signal-free.ts).
     signalFreeCalls(this, { prepare: MockController.prototype.prepare, remove: MockController.prototype.remove });
     if (recovered) {
-      this.config = sharedMockConfig(task.config);
+      this.config = parseMockConfig(task.config);
       this.startedAt = recovered.startedAt;
       this.phase = 'running';
       this.table().set(workloadKey(allocId, task.name, recovered.startedAt), this);
@@ -95,7 +94,7 @@ class MockController implements Controller {
   async prepare(): Promise<void> {
     this.calls.push('prepare');
     if (this.phase !== 'new') return;
-    this.config = sharedMockConfig(this.task.config);
+    this.config = parseMockConfig(this.task.config);
     if (this.config.stdoutString !== undefined || this.config.stderrString !== undefined) validateLogConfig(this.logConfig);
     // start reads its signal only to cut a start_block_for short: without one it never looks at it.
     if (this.config.startBlockFor === 0) signalFreeCalls(this, { start: MockController.prototype.start });
