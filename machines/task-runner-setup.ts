@@ -9,7 +9,7 @@ import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
 import { TaskEventType, appendEvent, taskEvent } from './task-events.ts';
 import { childErrorOf, hookActorId, type HookCallInput, type HookCallOutput, type HookErrorInfo, type TaskHookPhase } from './hook-calls.ts';
-import { advancedCursor, currentHook, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
+import { advancedCursor, currentHook, hookAt, hookLoopActions, hookLoopGuards, type PhaseParams } from './hook-phase.ts';
 import type { RestartDecisionKind } from './restart-tracker.ts';
 import { isServerTerminal, type ExitResult, type TaskSpec } from './model.ts';
 import type {
@@ -19,6 +19,11 @@ import type {
 /** Whether a task is a poststop task (it runs once, after the others, and is never restarted by its alloc). */
 export function isPoststopTask(task: TaskSpec): boolean {
   return task.lifecycle?.hook === 'poststop';
+}
+
+/** A dead task that will never be restarted by its alloc (killed, poststop, or standalone) stops at once. */
+function leavesPark(context: TaskRunnerContext): boolean {
+  return !context.settings.parkWhenDead || context.killRequested || isPoststopTask(context.task);
 }
 
 const provided = <TOutput, TInput>(name: string) => notProvided<TOutput, TInput>('taskRunnerMachine', name, 'createTaskRunner()');
@@ -55,9 +60,12 @@ const taskRunnerBase = setup({
     gateOpen: ({ context }) => context.gateOpen,
     /** The event is a GATE that opens the gate. */
     opensGate: ({ event }) => event.type === 'GATE' && event.open,
-    /** Prestart hooks that reported Done are not called again after a restart (Nomad's LocalState.Hooks). */
+    /**
+     * Prestart hooks that reported Done are not called again after a restart (Nomad's LocalState.Hooks). Asked
+     * of the current hook, or (`at`) of the first or following one by a transition that would call it directly.
+     */
     hookAlreadyDone: ({ context }, p: PhaseParams<TaskHookPhase>) =>
-      p.phase === 'prestart' && context.hookStates[currentHook(context, p.phase)!]?.done === true,
+      p.phase === 'prestart' && context.hookStates[hookAt(context, p.phase, p.at) ?? '']?.done === true,
     killRequested: ({ context }) => context.killRequested,
     /** Resumed before a start the dead agent may have made after its last save (see TaskRun.restoredBeforeStart). */
     mayHaveUnrecordedStart: ({ context }) => context.run.restoredBeforeStart === true,
@@ -65,7 +73,9 @@ const taskRunnerBase = setup({
     reapedWorkload: ({ event }) => (event as { output?: DriverReapOutput }).output?.exit !== undefined,
     hasShutdownDelay: ({ context }) => context.run.stopReason === 'kill' && (context.task.shutdownDelay ?? 0) > 0,
     decided: ({ context }, p: { kind: RestartDecisionKind }) => context.restarts.decision?.kind === p.kind,
-    leavesPark: ({ context }) => !context.settings.parkWhenDead || context.killRequested || isPoststopTask(context.task),
+    leavesPark: ({ context }) => leavesPark(context),
+    /** `decided` and `leavesPark`: the task ends and goes on to its stop hooks without waiting in the park. */
+    decidedLeavingPark: ({ context }, p: { kind: RestartDecisionKind }) => context.restarts.decision?.kind === p.kind && leavesPark(context),
     taskRemoved: ({ context, event }) => event.type === 'UPDATE' && !event.alloc.tasks.some((t) => t.name === context.task.name),
     allocStopping: ({ event }) => event.type === 'UPDATE' && isServerTerminal(event.alloc),
     updateQueued: ({ context }) => context.updates.queued,

@@ -26,6 +26,7 @@
  *   └─────────────────────────────────────────────────────────────────────────────────────┘
  *   ┌ terminal (TaskState dead) ──────────────────────────────────────────────────────────┐
  *   │  parked ──(killed, poststop, or standalone)──▶ stopping [hooks: stop] ──▶ stopped ◉  │
+ *   │  (a decision for such a task goes on to stopping at once, past parked: one microstep)│
  *   │  parked ──RESTART force (alloc's restart-all)──▶ pending.gate                        │
  *   └─────────────────────────────────────────────────────────────────────────────────────┘
  *   SHUTDOWN from anywhere ──▶ detaching [hooks: shutdown] ──▶ detached ◉ (workload left running)
@@ -43,7 +44,7 @@
  */
 import type { ActorRefFrom } from 'xstate';
 import { clockNow } from './clock.ts';
-import { hookPhase, skipEmptyPhase } from './hook-phase.ts';
+import { hookPhase, skipEmptyPhase, type PassesMeta } from './hook-phase.ts';
 import type { TaskHookPhase } from './hook-calls.ts';
 import { newTaskState } from './task-events.ts';
 import { newRestartTracker } from './restart-tracker.ts';
@@ -85,12 +86,28 @@ function restoreHooks(next: string) {
 
 // The phases a lifecycle enters every time, gone around when the plan has no hooks for them (hook-phase.ts).
 // Each names where its state is, where it ends and its entry actions, as its `taskHooks(...)` below does.
-const intoPrestart = skipEmptyPhase('prestart', '#task.pending.prestart', '#task.pending.starting', ['taskSetup']);
+const intoPrestart = skipEmptyPhase('prestart', '#task.pending.prestart', '#task.pending.starting', ['taskSetup'], { skip: 'hookAlreadyDone' });
 const intoPoststart = skipEmptyPhase('poststart', '#task.running.active.poststart.hooks', '#task.running.active.poststart.done');
 const intoExited = skipEmptyPhase('exited', '#task.exited.hooks', '#task.exited.deciding');
 const intoStop = skipEmptyPhase('stop', '#task.terminal.stopping', '#task.terminal.stopped', ['markRunComplete']);
 // Every kill of a running task enters preKill (P2: a kill per task), so it is gone around too.
 const intoPreKill = skipEmptyPhase('preKilling', '#task.running.killing.preKill', '#task.running.killing.shutdownDelay');
+
+/**
+ * A decision that ends the task (killed, not restarting, terminated) for a task that leaves the park (killed,
+ * poststop, or standalone: `leavesPark`): straight on to the stop hooks from `deciding`, as `parked`'s `always`
+ * would have taken it in the next microstep (one microstep and snapshot fewer per such task: each kill's
+ * tasks, every lifecycle's poststop task). `terminal`'s entry (markDead) still runs on the way. Its edges are
+ * marked `passes` (the parked state), and the walker draws each as the edge to `terminal` written after it
+ * and `parked`'s way on, so the picture is the one without them.
+ */
+function stopsAtOnce(kind: 'killed' | 'notRestarting' | 'terminated', actions?: 'recordKilled' | 'recordNotRestarting') {
+  const meta: PassesMeta = { passes: 'task.terminal.parked' };
+  return intoStop({ guard: { type: 'decidedLeavingPark', params: { kind } }, target: '#task.terminal.stopping', ...(actions && { actions }) }).map((t) => ({
+    ...t,
+    meta: { ...(t as { meta?: object }).meta, ...meta },
+  }));
+}
 
 const rejectNotRunning = (why: string) => ({ actions: { type: 'reject' as const, params: { code: 'ErrTaskNotRunning' as const, why } } });
 
@@ -337,8 +354,11 @@ const taskRunnerMachineDefinition = taskRunnerSetup.createMachine({
         deciding: {
           entry: 'decide',
           always: [
+            ...stopsAtOnce('killed', 'recordKilled'),
             { guard: { type: 'decided', params: { kind: 'killed' } }, target: '#task.terminal', actions: 'recordKilled' },
+            ...stopsAtOnce('notRestarting', 'recordNotRestarting'),
             { guard: { type: 'decided', params: { kind: 'notRestarting' } }, target: '#task.terminal', actions: 'recordNotRestarting' },
+            ...stopsAtOnce('terminated'),
             { guard: { type: 'decided', params: { kind: 'terminated' } }, target: '#task.terminal' },
             { guard: { type: 'decided', params: { kind: 'restart' } }, target: '#task.pending.restartDelay', actions: 'scheduleRestart' },
             // No flag at all (Nomad's empty decision): start again at once, without an event.

@@ -23,6 +23,10 @@ export interface GraphTransition {
   skipsPhase?: string;
   /** A hook's done that ends this hook phase (its state id) at once; drawn as the done and the phase's way out. */
   endsPhase?: string;
+  /** Lands on this hook phase's (its state id) `calling` at once; drawn as the transition into its `next` and `next`'s way on. */
+  callsHook?: string;
+  /** Goes on through this state (its id) without stopping there; drawn as the transition into it and its way on. */
+  passes?: string;
 }
 
 /** One state node with its children, by key. */
@@ -76,6 +80,8 @@ function graphStateOf(s: StateNodeDef): GraphState {
       reenter: t.reenter,
       ...(t.skipsPhase ? { skipsPhase: t.skipsPhase } : {}),
       ...(t.endsPhase ? { endsPhase: t.endsPhase } : {}),
+      ...(t.callsHook ? { callsHook: t.callsHook } : {}),
+      ...(t.passes ? { passes: t.passes } : {}),
     })),
     states,
   };
@@ -85,7 +91,7 @@ function defOf(s: GraphState): StateNodeDef {
   return {
     id: s.id, key: s.key, type: s.type, ...(s.initial ? { initial: s.initial } : {}), ...(s.hookPhase ? { hookPhase: s.hookPhase } : {}),
     states: Object.values(s.states).map(defOf),
-    transitions: s.transitions.map((t) => ({ event: t.event === 'always' ? '' : t.event, source: s.id, targets: t.targets, actions: t.actions, reenter: t.reenter, ...(t.guard ? { guard: t.guard } : {}), ...(t.skipsPhase ? { skipsPhase: t.skipsPhase } : {}), ...(t.endsPhase ? { endsPhase: t.endsPhase } : {}) })),
+    transitions: s.transitions.map((t) => ({ event: t.event === 'always' ? '' : t.event, source: s.id, targets: t.targets, actions: t.actions, reenter: t.reenter, ...(t.guard ? { guard: t.guard } : {}), ...(t.skipsPhase ? { skipsPhase: t.skipsPhase } : {}), ...(t.endsPhase ? { endsPhase: t.endsPhase } : {}), ...(t.callsHook ? { callsHook: t.callsHook } : {}), ...(t.passes ? { passes: t.passes } : {}) })),
     invoke: s.invoke, entry: s.entry, exit: s.exit, tags: s.tags,
   };
 }

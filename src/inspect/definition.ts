@@ -42,6 +42,11 @@ function transitionOf(t: AnyTransitionDefinition, event: string): TransitionDef 
   if (typeof skips === 'string') def.skipsPhase = skips;
   // A hook's done that ends its phase (machines/hook-phase.ts) stands in `<phase>.calling`: the phase is its parent.
   if ((t.meta as { endsPhase?: unknown } | undefined)?.endsPhase === true && t.source.parent) def.endsPhase = t.source.parent.id;
+  // A transition straight to a phase's `calling` (machines/hook-phase.ts): the phase is its target's parent.
+  const called = t.target?.[0]?.parent;
+  if ((t.meta as { callsHook?: unknown } | undefined)?.callsHook === true && called) def.callsHook = called.id;
+  const passes = (t.meta as { passes?: unknown } | undefined)?.passes;
+  if (typeof passes === 'string') def.passes = passes;
   return def;
 }
 

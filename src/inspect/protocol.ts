@@ -47,6 +47,10 @@ export interface TransitionDef {
   skipsPhase?: string;
   /** Set on a hook's done that ends its phase at once (that phase's state id): drawn as the done and the phase's way out. */
   endsPhase?: string;
+  /** Set on a transition that lands on a hook phase's `calling` at once (that phase's state id): drawn as the one into `next` and `next`'s way on. */
+  callsHook?: string;
+  /** Set on a transition that goes on through a state it would have stopped in (that state's id): drawn as the one into it and its way on. */
+  passes?: string;
 }
 
 /** One state node and its children in document order. */

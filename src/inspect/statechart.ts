@@ -11,7 +11,12 @@
  * runner wrote the phase's entry: it joins the arrow of the transition after it into the phase, and the
  * phase's arrows out to where it lands, so the picture is the one without it and taking it lights both.
  * A hook's done that ends its phase at once (`endsPhase`) is drawn the same way: as the done into the phase's
- * `next` and `next`'s way out, so the picture is the loop's.
+ * `next` and `next`'s way out, so the picture is the loop's. So is a transition that lands on a phase's
+ * `calling` at once (`callsHook`: a hook's done that calls the following hook, or an entry into the phase at
+ * its first hook's call): as the transition beside it into the phase or its `next`, and `next`'s way to `calling`.
+ * A transition that goes on through a state it would have stopped in for a microstep (`passes`: the task's
+ * decision straight to its stop hooks, past `terminal.parked`) is drawn as the transition after it into that
+ * state, and what that state's own eventless transition to the same target (with the same marks) lights.
  */
 import type { MachineDef, StateNodeDef, StateValue, TransitionDef } from './protocol.ts';
 
@@ -158,12 +163,19 @@ export function chartOf(def: MachineDef, opts: ChartOptions = {}): Chart {
   const edges = new Map<string, ChartEdge>();
   const drawnAs = new Map<TransitionDef, ChartEdge[]>();
   const skips: { t: TransitionDef; twin: TransitionDef | undefined }[] = [];
+  const passing: { t: TransitionDef; twin: TransitionDef | undefined }[] = [];
+  const marked = (u: TransitionDef) => standsForTwo(u) || u.passes !== undefined;
   for (const s of nodes) {
     for (const [i, t] of s.transitions.entries()) {
-      if (t.skipsPhase !== undefined || t.endsPhase !== undefined) {
-        // Its twin: the transition after it on the same event, the one that enters the phase (a skip) or
-        // goes to the phase's `next` (a hook's done that ends the phase).
-        skips.push({ t, twin: s.transitions.slice(i + 1).find((u) => u.event === t.event && u.skipsPhase === undefined && u.endsPhase === undefined) });
+      if (t.passes !== undefined) {
+        passing.push({ t, twin: s.transitions.slice(i + 1).find((u) => u.event === t.event && !marked(u)) });
+        continue;
+      }
+      if (standsForTwo(t)) {
+        // Its twin: the transition after it on the same event, the one that enters the phase (a skip, or an
+        // entry at the first hook's call) or goes to the phase's `next` (a hook's done that ends the phase or
+        // calls the following hook).
+        skips.push({ t, twin: s.transitions.slice(i + 1).find((u) => u.event === t.event && !marked(u)) });
         continue;
       }
       const from = shown.get(t.source);
@@ -186,7 +198,7 @@ export function chartOf(def: MachineDef, opts: ChartOptions = {}): Chart {
   }
   for (const { t, twin } of skips) {
     const key = edgeKeyOf(t);
-    const phase = (t.skipsPhase ?? t.endsPhase)!;
+    const phase = (t.skipsPhase ?? t.endsPhase ?? t.callsHook)!;
     const inside = (id: string) => id === phase || id.startsWith(`${phase}.`);
     // A phase-ending done's twin, inside the phase, is hidden when the phase is folded: then only the way out shows.
     const ways = [...(twin ? (drawnAs.get(twin) ?? []) : [])];
@@ -200,11 +212,30 @@ export function chartOf(def: MachineDef, opts: ChartOptions = {}): Chart {
       if (!e) edges.set(id, (e = { id, from, to, label, transitions: [] }));
       ways.push(e);
     }
-    // The phase's way out to where the skip lands: its `always` when complete (not a failing hook's error).
+    // The phase's way out to where the skip lands: its `always` when complete (not a failing hook's error); for
+    // a `callsHook`, `next`'s `always` to `calling`.
     for (const [u, arrows] of drawnAs) if (u.event === '' && inside(u.source) && u.targets.some((x) => t.targets.includes(x))) ways.push(...arrows);
     for (const e of ways) if (!e.transitions.includes(key)) e.transitions.push(key);
   }
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const sameMarks = (t: TransitionDef, u: TransitionDef) => t.skipsPhase === u.skipsPhase && t.callsHook === u.callsHook && t.endsPhase === u.endsPhase;
+  for (const { t, twin } of passing) {
+    const key = edgeKeyOf(t);
+    const ways = [...(twin ? (drawnAs.get(twin) ?? []) : [])];
+    // The passed state's way on: its eventless transition to the same target, with what that one lights.
+    const on = byId.get(t.passes!)?.transitions.find((u) => u.event === '' && u.passes === undefined && sameMarks(t, u) && u.targets.join() === t.targets.join());
+    if (on) {
+      const onKey = edgeKeyOf(on);
+      for (const e of edges.values()) if (e.transitions.includes(onKey) && !ways.includes(e)) ways.push(e);
+    }
+    for (const e of ways) if (!e.transitions.includes(key)) e.transitions.push(key);
+  }
   return { machine: def.id, root: def.root.id, boxes, edges: [...edges.values()], shownAs: (id) => shown.get(id) };
+}
+
+/** A transition drawn as two others (its twin, then the phase's eventless way on): see the header. */
+function standsForTwo(t: TransitionDef): boolean {
+  return t.skipsPhase !== undefined || t.endsPhase !== undefined || t.callsHook !== undefined;
 }
 
 /** What a box lists: what it invokes, then the events it handles without leaving. */

@@ -58,7 +58,8 @@ describe('allocrun replay --check', () => {
     expect(res.stdout).toMatch(/diverges at step \d+ \(\S+\/main's step \d+\), after input #\d+ \(result xstate\.done\.actor\.driver:wait to \S+\/main, clock \d{4}-/);
     expect(res.stdout).toContain("/main's TaskState differs after xstate.done.actor.driver:wait");
     expect(res.stdout).toMatch(/\n  recorded: event #3 Terminated: exitCode 2, displayMessage "Exit Code: 2"\n  now: +event #3 Terminated: exitCode 0, displayMessage "Exit Code: 0"\n/);
-    expect(res.stdout).toMatch(/\n  machine:  task\.\S+ → task\.\S+ at machines\/task-runner\.ts:\d+/);
+    // The transition that took the exit (with its guard and actions when it has any) and where it is written.
+    expect(res.stdout).toMatch(/\n  machine:  task\.\S+ → task\.\S+ (\([^)]*\) )?at machines\/task-runner\.ts:\d+/);
   });
 
   it('exits 2 naming the versions for a recording of a newer replay format', async () => {

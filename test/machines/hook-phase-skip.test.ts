@@ -42,7 +42,7 @@ describe.each([
     expect(t.targets).toEqual(done.targets);
     // The transition it stands in for (the next one on its event) runs first, then what entering the phase runs.
     const own = nodes.get(t.source)!.transitions;
-    const twin = own.slice(own.indexOf(t) + 1).find((u) => u.event === t.event && u.skipsPhase === undefined)!;
+    const twin = own.slice(own.indexOf(t) + 1).find((u) => u.event === t.event && u.skipsPhase === undefined && u.callsHook === undefined)!;
     expect(t.actions).toEqual([...twin.actions, ...phase.entry.filter((a) => a !== 'resetCursor')]);
   });
 });
@@ -143,5 +143,32 @@ describe("a phase's last hook ending it at once", () => {
   ] as [string, AllocRunnerInput['hooks'], AllocRunnerInput['taskHooks'], Drive][])('%s: reports what going through `next` reported, in fewer microsteps', async (_what, hooks, taskHooks, drive) => {
     const calls = await sameRunInFewerMicrosteps({ alloc, hooks, taskHooks }, { atLastHook: () => false }, drive);
     expect(calls.length).toBeGreaterThanOrEqual(8);
+  });
+});
+
+// A transition into a phase with hooks enters it at its first hook's call, and a hook's done calls the following
+// hook, each in the microstep that takes it (hook-phase.ts, `hasHook`), not in a second one for `next`'s pick:
+// the same runs as with `hasHook` never true, the old way. Two hooks in a phase, so a done calls the next one.
+describe('a hook called at once', () => {
+  it.each([
+    ['two hooks in every phase, run to completion', { prerun: ['alloc_dir', 'network'], postrun: ['checks', 'services'] }, { main: { prestart: ['validate', 'task_dir'], poststart: ['stats', 'services'], exited: ['stats', 'logmon'], stop: ['logmon', 'dirs'] }, cleanup: { prestart: ['validate', 'task_dir'] } }, finish],
+    ['two hooks in every phase, killed', { prerun: ['alloc_dir', 'network'], preKill: ['checks', 'services'], postrun: ['checks'] }, { main: { prestart: ['validate', 'task_dir'], poststart: ['stats'], preKilling: ['services', 'checks'], exited: ['stats', 'logmon'], stop: ['logmon'] }, side: { prestart: ['task_dir', 'artifacts'], exited: ['logmon'] } }, kill],
+  ] as [string, AllocRunnerInput['hooks'], AllocRunnerInput['taskHooks'], Drive][])('%s: reports what going through `next` reported, in fewer microsteps', async (_what, hooks, taskHooks, drive) => {
+    const calls = await sameRunInFewerMicrosteps({ alloc, hooks, taskHooks }, { hasHook: () => false }, drive);
+    expect(calls.length).toBeGreaterThanOrEqual(14);
+  });
+});
+
+// A decision that ends a task that leaves the park (killed, poststop) goes on to its stop hooks from `deciding`
+// (task-runner.ts, `decidedLeavingPark`), not in a second microstep for `parked`'s `always`: the same runs as
+// with `decidedLeavingPark` never true, the old way. With and without stop hooks (the phase gone around or entered).
+describe('a task that leaves the park stopping at once', () => {
+  it.each([
+    ['no hooks, run to completion', {}, {}, finish],
+    ['no hooks, killed', {}, {}, kill],
+    ['stop hooks, run to completion', {}, { main: { stop: ['logmon', 'dirs'] }, cleanup: { stop: ['logmon'] } }, finish],
+    ['stop hooks, killed', {}, { main: { stop: ['logmon'], exited: ['stats'] }, side: { stop: ['logmon'] }, cleanup: { stop: ['dirs'] } }, kill],
+  ] as [string, AllocRunnerInput['hooks'], AllocRunnerInput['taskHooks'], Drive][])('%s: reports what waiting in the park reported, in fewer microsteps', async (_what, hooks, taskHooks, drive) => {
+    await sameRunInFewerMicrosteps({ alloc, hooks, taskHooks }, { decidedLeavingPark: () => false }, drive);
   });
 });

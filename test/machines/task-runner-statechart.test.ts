@@ -67,10 +67,10 @@ describe('taskRunnerMachine with stub actors', () => {
 
   // Each microstep is a machine snapshot and a scan of every eventless transition: the GATE that opens a
   // waiting gate goes on in its own, not in a second one for the gate's `always`. Task events as before.
-  // With prestart hooks, the hook loop's own step (`next` picks the first hook) follows the opening one.
+  // With prestart hooks it enters the phase at its first hook's call, not at `next` (one step more to pick it).
   it.each<[string, TaskRunnerInput['hooks'], unknown, number]>([
     ['no prestart hooks', {}, { pending: 'starting' }, 1],
-    ['prestart hooks', { prestart: ['a'] }, { pending: { prestart: 'calling' } }, 2],
+    ['prestart hooks', { prestart: ['a'] }, { pending: { prestart: 'calling' } }, 1],
   ])('opens its gate and goes on in one microstep (%s); a GATE that does not open it stays', (_n, hooks, after, opening) => {
     const s = stubs();
     const clock = new SimulatedClock(0);
