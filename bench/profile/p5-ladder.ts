@@ -7,7 +7,7 @@
  * processes per variant (p5-variant.ts) read ±5% apart on this box, which is wider than most rungs.
  *
  *   npx tsx -e "import('./bench/lib/compiled-entry.ts').then(m => m.compiledEntry('bench/profile/p5-ladder.ts')).then(console.log)"
- *   TMPDIR=/dev/shm node <that .mjs> [rounds=10] [n=200]
+ *   TMPDIR=/dev/shm [GARBAGE=bytes] node <that .mjs> [rounds=10] [n=200]
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,12 +20,19 @@ import { timeLifecycles } from './p5-whole-loop.ts';
 const ROUNDS = Number(process.argv[2] ?? 10);
 const N = Number(process.argv[3] ?? 200);
 
-type Rung = 'no-op' | 'unread' | 'read' | 'read + JSON';
-const RUNGS: Rung[] = ['no-op', 'unread', 'read', 'read + JSON'];
+type Rung = 'no-op' | 'no-op + garbage' | 'unread' | 'read' | 'read + JSON';
+// GARBAGE=<bytes per inspection event> adds a rung: the no-op inspect plus that much short-lived garbage per
+// event, no other work. Its cost over the no-op is what allocating as much as the stream does costs the loop's
+// collector (each scavenge copies the runtime's own young survivors), whatever the stream keeps or not.
+const GARBAGE = Number(process.env['GARBAGE'] ?? 0);
+const RUNGS: Rung[] = GARBAGE > 0 ? ['no-op', 'no-op + garbage', 'unread', 'read', 'read + JSON'] : ['no-op', 'unread', 'read', 'read + JSON'];
+let sink: unknown;
 
 /** The rung's inspect callback, and how many messages and JSON bytes it was sent (read rungs). */
 function inspectFor(rung: Rung, clock: SimulatedClock): { inspect: (ev: InspectionEvent) => void; sent: () => [number, number] } {
   if (rung === 'no-op') return { inspect: () => {}, sent: () => [0, 0] };
+  // An array of GARBAGE bytes (8 per slot, header aside), dropped at the next event.
+  if (rung === 'no-op + garbage') return { inspect: () => void (sink = new Array(GARBAGE >> 3)), sent: () => [0, 0] };
   const stream = createInspectionStream({ now: () => clock.now() });
   let messages = 0;
   let bytes = 0;
@@ -47,6 +54,8 @@ async function runOnce(rung: Rung, dataDir: string): Promise<{ cpu: number; gc: 
   return { ...t, messages, bytes };
 }
 
+void sink;
+const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 const dataDir = await mkdtemp(join(tmpdir(), 'allocrun-p5ladder-'));
@@ -70,14 +79,19 @@ try {
   for (const rung of RUNGS) {
     const c = median(cpu.get(rung)!);
     const [messages, bytes] = sent.get(rung)!;
-    const what = rung === 'no-op' ? '' : `; +${((c - before) / N).toFixed(3)} ms over the rung before, ${((noop / c) * 100).toFixed(1)}% of a no-op inspect`;
+    // The garbage rung is beside the ladder, not on it: the stream's first rung is measured from the no-op.
+    const over = rung === 'no-op + garbage' ? 'the no-op' : 'the rung before';
+    const what = rung === 'no-op' ? '' : `; ${signed((c - before) / N)} ms over ${over}, ${((noop / c) * 100).toFixed(1)}% of a no-op inspect`;
     const said = messages ? `; ${(messages / N).toFixed(0)} messages${bytes ? `, ${(bytes / N / 1024).toFixed(1)} KiB` : ''}` : '';
-    console.log(`  ${rung.padEnd(12)} CPU ${(c / N).toFixed(3)} ms, GC ${(median(gc.get(rung)!) / N).toFixed(3)} ms${what}${said}`);
-    before = c;
+    console.log(`  ${rung.padEnd(16)} CPU ${(c / N).toFixed(3)} ms, GC ${(median(gc.get(rung)!) / N).toFixed(3)} ms${what}${said}`);
+    if (rung !== 'no-op + garbage') before = c;
   }
   // Each rung's ratio per round (rungs of one round ran back to back), to show the spread the medians hide.
   const perRound = RUNGS.slice(1).map((rung) => `${rung}: ${cpu.get(rung)!.map((c, i) => ((cpu.get('no-op')![i]! / c) * 100).toFixed(0)).join(' ')}`);
   console.log(`  % of the no-op per round: ${perRound.join('; ')}`);
+  // The median of each rung's per-round difference to the no-op run of its round: drift between rounds cancels.
+  const deltas = RUNGS.slice(1).map((rung) => `${rung} ${signed(median(cpu.get(rung)!.map((c, i) => c - cpu.get('no-op')![i]!)) / N)}`);
+  console.log(`  ms per lifecycle over the no-op of the same round (median): ${deltas.join(', ')}`);
 } finally {
   await rm(dataDir, { recursive: true, force: true });
 }

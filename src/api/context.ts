@@ -4,6 +4,7 @@ import type { DynamicNodeMeta } from './node-meta.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Agent } from '../runtime/create-agent.ts';
 import type { AgentStore } from '../state/agent-store.ts';
+import type { Clock } from '../drivers/clock.ts';
 import type { ServiceRegistry } from '../services/index.ts';
 import type { EventBroker } from './event-broker.ts';
 import type { JobRegistry } from './job-registry.ts';
@@ -27,6 +28,8 @@ export interface ApiContext {
   heartbeatMs: number;
   /** The periodic launcher (periodic-launcher.ts): forced launches. */
   periodic?: PeriodicLauncher;
+  /** The agent's clock: its deployment watcher's progress deadlines run on it (default: the wall clock). */
+  clock?: Clock;
   /** The node's meta as given at the start (`--meta`) and as set over it since (node-meta.ts). */
   nodeMeta?: { static: Readonly<Record<string, string>>; dynamic: DynamicNodeMeta };
 }

@@ -16,9 +16,11 @@ import type { Agent, SavedState } from '../runtime/create-agent.ts';
 import type { AllocRunner } from '../runtime/create-alloc-runner.ts';
 import { allocJson, allocStubJson, type AllocView } from './alloc-json.ts';
 import { canonicalJob, sameJob } from './job-canonical.ts';
-import { deploymentId, deploymentOf } from './deployment-id.ts';
-import { deploymentsMarkedFailed, deploymentsPromoted, PROMOTED_KEY } from './deployment-marks.ts';
-import { autoPromoteOf, autoRevertOf, canaryCountOf, deploymentSucceeded, destructiveLimit, maxParallelOf } from './rollout.ts';
+import { deploymentOf } from './deployment-id.ts';
+import { deploymentsPromoted } from './deployment-marks.ts';
+import { canaryCountOf, destructiveLimit, maxParallelOf, progressDeadlineOf } from './rollout.ts';
+import { PROGRESS_PREFIX, progressRecord, type ProgressRecord } from './progress-deadline.ts';
+import { DeploymentWatcher, type DeploymentHost } from './deployment-watcher.ts';
 import { groupUpdate } from './job-diff.ts';
 import type { Json } from './job-json.ts';
 import type { NodeIdentity } from './node.ts';
@@ -174,6 +176,8 @@ class Change {
   readonly failed: PlacementFailure[] = [];
   /** Static ports the host refused to bind, probed before planning. */
   hostBusy: HostBusy = new Map();
+  /** Deployments' progress records this write changes (progress-deadline.ts), written in its transaction. */
+  readonly progress = new Map<string, ProgressRecord>();
 
   constructor(readonly index: number) {}
 }
@@ -225,6 +229,16 @@ export class JobRegistry {
    * jobs a change writes, `applied` is told once they are live.
    */
   periodic?: { written(tx: WriteTx, jobs: ReadonlyMap<string, JobEntry | null>): void; applied(jobs: ReadonlyMap<string, JobEntry | null>): void };
+  /**
+   * The clock progress deadlines are set and judged by (the agent's: serve-agent-api.ts gives the one its deployment
+   * watcher's timers run on).
+   */
+  progressNow: () => number = Date.now;
+  /**
+   * Nomad's deployment watcher on this registry (deployment-watcher.ts): health verdicts roll deployments on, mark
+   * versions stable or revert them; promotions; fails by the progress deadline.
+   */
+  readonly deployments: DeploymentWatcher;
   /** Where the registry reports what it could not do without failing a request (a runner that would not start). */
   log: (line: string) => void = (line) => process.stderr.write(`allocrun agent: ${line}\n`);
 
@@ -234,7 +248,9 @@ export class JobRegistry {
     private readonly events: EventBroker,
     private readonly store: AgentStore,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.deployments = new DeploymentWatcher(this.host());
+  }
 
   /** Stops background scheduling (blocked evaluations processed again): the agent is shutting down. */
   close(): void {
@@ -431,7 +447,7 @@ export class JobRegistry {
     this.healed = true;
     // Nomad's deployment watcher looks at every deployment when it starts: one that moved while no agent ran (or
     // while this one was starting) rolls on, is marked stable, or reverts now.
-    for (const job of this.jobs.values()) this.deploymentRestored(job);
+    for (const job of this.jobs.values()) this.deployments.restored(job);
     this.unblock();
     // The write told the live runners it stopped (each one it stopped is in the registry once it is applied); the rest are looked at here.
     const told = new Set(change.kills.filter((id) => this.allocs.get(id)!.runner));
@@ -915,7 +931,7 @@ export class JobRegistry {
       for (const { a, template } of list) this.replace(change, entry, template, a);
       return;
     }
-    const failed = deploymentsMarkedFailed(this.store).has(deployment);
+    const failed = this.deployments.failed(deployment);
     const canaries = live.filter((a) => a.canary && a.spec.deploymentId === deployment);
     const wantedCanaries = canaryCountOf(version.job, group);
     if (wantedCanaries > 0 && !promoted.has(deployment)) {
@@ -1046,6 +1062,7 @@ export class JobRegistry {
   private async write(change: Change): Promise<void> {
     const { index } = change;
     this.trimVersions(change);
+    this.progressStarts(change);
     const touched = new Set([...change.jobs.keys(), ...[...change.allocs.values()].map((a) => a.jobId)]);
     let settled: ReturnType<typeof settleEvaluations>;
     try {
@@ -1068,6 +1085,24 @@ export class JobRegistry {
     } catch (err) {
       this.inflight.delete(change);
       throw err;
+    }
+  }
+
+  /**
+   * Nomad's updateDeploymentWithAlloc: the first allocation `change` places in a group of a deployment (a new one, or
+   * one an in-place update moves into it) starts the group's progress deadline, now + its progress_deadline.
+   */
+  private progressStarts(change: Change): void {
+    for (const d of change.allocs.values()) {
+      const deployment = d.spec.deploymentId;
+      if (deployment === undefined || d.desired !== 'run' || this.allocs.get(d.id)?.spec.deploymentId === deployment) continue;
+      const job = change.jobs.get(d.jobId) ?? this.jobs.get(d.jobId);
+      const version = job?.versions.find((v) => v.version === d.jobVersion);
+      const pd = version ? progressDeadlineOf(version.job, d.group) : 0;
+      if (pd <= 0) continue;
+      const record = change.progress.get(deployment) ?? progressRecord(this.store, deployment);
+      if (record.requireBy[d.group] !== undefined) continue;
+      change.progress.set(deployment, { ...record, requireBy: { ...record.requireBy, [d.group]: this.progressNow() + pd } });
     }
   }
 
@@ -1155,6 +1190,7 @@ export class JobRegistry {
     // A draft planned before the client collected its allocation must not write the record of that away.
     for (const d of change.allocs.values()) tx.put('allocs', d.id, storedOf({ ...d, collectedState: d.collectedState ?? this.allocs.get(d.id)?.collectedState }));
     for (const write of change.also) write(tx);
+    for (const [deployment, record] of change.progress) tx.put('meta', `${PROGRESS_PREFIX}${deployment}`, record);
     if (change.jobs.size > 0) this.periodic?.written(tx, change.jobs);
     tx.index(change.index);
   }
@@ -1225,124 +1261,38 @@ export class JobRegistry {
         this.events.publish({ Index: index, Events: [this.allocEvent(a, 'AllocationUpdated', index)] });
         this.index.changed(index);
         const healthy = state.deploymentStatus?.healthy;
-        if (job && healthy !== undefined && healthy !== verdict) this.deploymentMoved(job, a, healthy);
+        if (job && healthy !== undefined && healthy !== verdict) this.deployments.moved(job, a, healthy);
       });
     }));
   }
 
-  /**
-   * Nomad's deployment watcher, told that allocation `a` has a health verdict. Only the job's current deployment
-   * moves: a healthy allocation frees a slot of its rollout, so while allocations of an earlier version still
-   * wait to be replaced the job is evaluated again (its reconcile replaces the next ones, up to max_parallel), and
-   * once every allocation it wants is healthy the version is marked stable. An unhealthy one fails the
-   * deployment: the rest keep their version, and a group with `auto_revert` goes back to the latest stable one.
-   */
-  private deploymentMoved(job: JobEntry, a: AllocEntry, healthy: boolean): void {
-    if (this.closed || job.stop) return;
-    const version = job.versions.at(-1)!;
-    if (a.spec.deploymentId === undefined || a.spec.deploymentId !== deploymentOf(job, version.version, a.spec)) return;
-    // Before the start's reconcile has written, `heal` looks at every deployment once it has (deploymentRestored).
-    if (!this.healed) return;
-    const failed = (what: string) => (err: unknown) => this.log(`job ${JSON.stringify(job.id)}: ${what} (${err instanceof Error ? err.message : String(err)}); the next health change or agent start tries again`);
-    const allocs = this.allocsOfJob(job.id);
-    if (!healthy) {
-      if (a.desired === 'run' && autoRevertOf(version.job, a.group)) {
-        this.serialize(job.id, () => this.autoRevert(job.id, version.version)).catch(failed(`version ${version.version}'s deployment failed and could not be reverted`));
-      }
-      return;
-    }
-    const deployment = a.spec.deploymentId;
-    const canaries = this.canariesOf(job.id, deployment);
-    const ready = canaries.size > 0 && [...canaries.values()].every((g) => g.placed.length >= g.wanted && g.placed.every((c) => c.desired !== 'run' || c.lastState.deploymentStatus?.healthy === true));
-    if (ready && !deploymentsPromoted(this.store).has(deployment)) {
-      // Canaries wait for a promotion: Nomad's deployment watcher makes it itself only for groups with auto_promote.
-      if ([...canaries.keys()].every((g) => autoPromoteOf(version.job, g))) {
-        this.serialize(job.id, async () => {
-          if (job.versions.at(-1) === version && !deploymentsPromoted(this.store).has(deployment)) await this.promote(job.id, deployment);
-        }).catch(failed(`version ${version.version}'s canaries could not be promoted`));
-      }
-      return;
-    }
-    if (allocs.some((o) => o.desired === 'run' && o.jobVersion !== version.version)) {
-      this.serialize(job.id, () => this.evaluateJob(job.id, false, 'deployment-watcher')).catch(failed(`the rollout of version ${version.version} could not go on`));
-    } else if (!version.stable && deploymentSucceeded(version.allocs, version.version, allocs)) {
-      this.serialize(job.id, () => this.markStable(job.id, version.version)).catch(failed(`version ${version.version} could not be marked stable`));
-    }
-  }
-
-  /**
-   * Promotes `deployment`, the current deployment of job `id` (its canaries accepted: `nomad deployment promote`, or
-   * `auto_promote`): the mark and the evaluation it makes (each canary takes its instance's place, the rollout goes
-   * on) in one commit. The caller has checked that the canaries are healthy, in the job's queue (`serialize`).
-   */
-  async promote(id: string, deployment: string): Promise<RegisterResult> {
-    const job = this.jobs.get(id);
-    if (!job) throw new Error(`job ${JSON.stringify(id)} not found`);
-    const hostBusy = await this.probe(job.versions.at(-1)!.allocs);
-    const { change, planned: evalId } = this.planAt(hostBusy, (change) => {
-      const promoted = deploymentsPromoted(this.store);
-      promoted.set(deployment, change.index);
-      change.also.push((tx) => tx.put('meta', PROMOTED_KEY, Object.fromEntries(promoted)));
-      const evalId = this.evaluate(change, job, 'deployment-watcher');
-      this.reconcile(change, job, deployment);
-      return evalId;
-    });
-    await this.write(change);
-    return { EvalID: evalId, EvalCreateIndex: change.index, JobModifyIndex: job.jobModifyIndex, Warnings: '', Index: change.index };
-  }
-
-  /** The canaries of `deployment` in each group of job `id` that asks for them, and how many it asks for. */
-  canariesOf(id: string, deployment: string): Map<string, { wanted: number; placed: AllocEntry[] }> {
-    const job = this.jobs.get(id);
-    const out = new Map<string, { wanted: number; placed: AllocEntry[] }>();
-    const version = job?.versions.find((v) => job && deploymentId(job, v.version) === deployment);
-    if (!job || !version) return out;
-    for (const a of this.allocsOfJob(id)) {
-      if (!a.canary || a.spec.deploymentId !== deployment) continue;
-      const g = out.get(a.group) ?? { wanted: canaryCountOf(version.job, a.group), placed: [] };
-      g.placed.push(a);
-      out.set(a.group, g);
-    }
-    return out;
-  }
-
-  /**
-   * What `heal` does for each job's current deployment: as if its allocations' verdicts had just come in (an
-   * unhealthy one first), so a rollout, a stable mark or a revert the previous agent did not get to is done now.
-   */
-  private deploymentRestored(job: JobEntry): void {
-    const version = job.versions.at(-1)!;
-    const judged = this.allocsOfJob(job.id).filter((a) => a.spec.deploymentId !== undefined && a.spec.deploymentId === deploymentOf(job, version.version, a.spec) && a.lastState.deploymentStatus?.healthy !== undefined);
-    const sick = judged.find((a) => a.desired === 'run' && a.lastState.deploymentStatus?.healthy === false);
-    const well = judged.find((a) => a.lastState.deploymentStatus?.healthy === true);
-    if (sick) this.deploymentMoved(job, sick, false);
-    else if (well) this.deploymentMoved(job, well, true);
-  }
-
-  /** Marks `version` of job `id` stable (its deployment succeeded), durably, unless the job has moved on since. */
-  private async markStable(id: string, version: number): Promise<void> {
-    const job = this.jobs.get(id);
-    const current = job?.versions.at(-1);
-    if (!job || job.stop || current?.version !== version || current.stable) return;
-    const { change } = this.planAt(new Map(), (change) => {
-      change.jobs.set(id, { ...job, modifyIndex: change.index, versions: job.versions.map((v) => (v === current ? { ...v, stable: true } : v)) });
-    });
-    await this.write(change);
-  }
-
-  /**
-   * Nomad's auto-revert: version `failed`'s deployment failed, so the latest stable version before it is
-   * registered again as the job's next version, unless the job has moved on since or no earlier version is stable
-   * (or the stable one is the same job).
-   */
-  private async autoRevert(id: string, failed: number): Promise<void> {
-    const job = this.jobs.get(id);
-    const current = job?.versions.at(-1);
-    if (!job || job.stop || current?.version !== failed) return;
-    const target = job.versions.filter((v) => v.version < failed && v.stable).at(-1);
-    if (!target || sameJob(target.job, current.job)) return;
-    this.log(`job ${JSON.stringify(id)}: version ${failed}'s deployment failed; reverting to version ${target.version}, the latest stable one (auto_revert)`);
-    await this.register(target.job, target.allocs, '', { trigger: 'deployment-watcher' });
+  /** The deployment watcher's part (deployment-watcher.ts): what a health verdict, a promotion or a passed deadline moves. */
+  private host(): DeploymentHost {
+    return {
+      store: this.store,
+      isClosed: () => this.closed,
+      isHealed: () => this.healed,
+      progressNow: () => this.progressNow(),
+      log: (line) => this.log(line),
+      getJob: (id) => this.jobs.get(id),
+      allocsOfJob: (id) => this.allocsOfJob(id),
+      serialize: (id, fn) => this.serialize(id, fn),
+      evaluateJob: (id, force, trigger) => this.evaluateJob(id, force, trigger),
+      register: (job, allocs, warnings, opts) => this.register(job, allocs, warnings, opts),
+      probe: (specs) => this.probe(specs),
+      write: async (hostBusy, plan) => {
+        const { change, planned } = this.planAt(hostBusy, (change) => plan({
+          index: change.index,
+          evaluate: (job, trigger) => this.evaluate(change, job, trigger),
+          reconcile: (job, promoting) => this.reconcile(change, job, promoting),
+          setJob: (id, entry) => change.jobs.set(id, entry),
+          setProgress: (deployment, record) => change.progress.set(deployment, record),
+          also: (write) => change.also.push(write),
+        }));
+        await this.write(change);
+        return { index: change.index, planned };
+      },
+    };
   }
 
   private jobEvent(entry: JobEntry, type: string, index: number): StreamEvent {

@@ -44,6 +44,12 @@ export function autoRevertOf(job: Json, group: string): boolean {
   return updateField(job, group, 'AutoRevert') === true;
 }
 
+/** Nomad's ProgressDeadline for `group` of `job`, in ms: the group's update block over the job's, default 10m; 0 turns it off. */
+export function progressDeadlineOf(job: Json, group: string): number {
+  const value = updateField(job, group, 'ProgressDeadline');
+  return typeof value === 'number' ? value / 1e6 : 600_000;
+}
+
 /**
  * Whether the deployment of `version` succeeded: as many of its allocations healthy as the version wants in its
  * groups with a deployment (`wanted`: the version's instances), as the deployment routes count them.

@@ -23,7 +23,7 @@ import { PeriodicLauncher } from './periodic-launcher.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
 import { NODE_DATACENTER } from './alloc-metric.ts';
 import { loadNodeId, registerNode } from './node.ts';
-import { watchDeployments } from './routes/deployments.ts';
+import { closeDeploymentWatch, watchDeployments } from './routes/deployments.ts';
 import { publishServiceEvents } from './routes/services.ts';
 import { publishVariableEvents } from './routes/variables.ts';
 import { buildApi } from './server.ts';
@@ -75,7 +75,7 @@ export interface ServeOptions {
   ui?: AgentUi;
   /** The server garbage collector's thresholds, interval and clock (gc.ts; Nomad's defaults). */
   gc?: ServerGcOptions;
-  /** The clock periodic jobs launch by (the agent's; tests give a simulated one). Default: the wall clock. */
+  /** The clock periodic jobs launch by and progress deadlines run on (the agent's; tests give a simulated one). Default: the wall clock. */
   clock?: Clock;
   /** The node's datacenter (`allocrun agent --dc`; default `dc1`): jobs are placed only when they name it. */
   datacenter?: string;
@@ -196,14 +196,17 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   if (opts.gc?.jobTrackedVersions !== undefined) registry.trackedVersions = opts.gc.jobTrackedVersions;
   registry.load();
   registry.adopt(opts.found ?? []);
-  const periodic = new PeriodicLauncher(registry, store, opts.clock ?? realClock);
+  const clock = opts.clock ?? realClock;
+  const periodic = new PeriodicLauncher(registry, store, clock);
   registry.periodic = periodic;
+  // Progress deadlines are set on the clock the deployment watcher judges them on.
+  registry.progressNow = () => clock.now();
   // Before the API answers anyone: what a crash left half done is made good first.
   await registry.heal();
   // Then launches missed while no agent ran are made up (one per job, as Nomad's leader does), and the schedule set.
   await periodic.start();
   const address = tcp ? `${tcp.host}:${tcp.port}` : socketPath;
-  const ctx = { agent: opts.agent, registry, index, events, services, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000, ui: opts.ui, periodic, nodeMeta };
+  const ctx = { agent: opts.agent, registry, index, events, services, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000, ui: opts.ui, periodic, nodeMeta, clock };
   // Its event waits for the TCP listener: it carries the bound address (`host:0` asks for any free port).
   const announceNode = registerNode(ctx);
   watchDeployments(ctx);
@@ -218,6 +221,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
     stopVariableEvents();
     announceNode.abandon();
     periodic.close();
+    closeDeploymentWatch(ctx);
     registry.close();
     registry.detach();
     await stopGc();

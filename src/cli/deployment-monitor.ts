@@ -5,7 +5,7 @@
  * Also the blocks `job status` prints.
  */
 import type { AgentClient } from './api-client.ts';
-import { columns, keyValues, shortId } from './format.ts';
+import { columns, formatTime, keyValues, shortId } from './format.ts';
 
 /** A deployment as the API answers it (the fields printed here). */
 export interface ApiDeployment {
@@ -14,7 +14,7 @@ export interface ApiDeployment {
   JobVersion: number;
   Status: string;
   StatusDescription: string;
-  TaskGroups: Record<string, { DesiredTotal: number; PlacedAllocs: number; HealthyAllocs: number; UnhealthyAllocs: number; AutoRevert?: boolean; DesiredCanaries?: number; Promoted?: boolean }>;
+  TaskGroups: Record<string, { DesiredTotal: number; PlacedAllocs: number; HealthyAllocs: number; UnhealthyAllocs: number; AutoRevert?: boolean; DesiredCanaries?: number; Promoted?: boolean; ProgressDeadline?: number; RequireProgressBy?: string }>;
 }
 
 /** One line of what the deployment's groups have: `app 1/3 placed, 0 healthy, 0 unhealthy`. */
@@ -25,19 +25,30 @@ export function progressLine(d: ApiDeployment): string {
   }).join('; ');
 }
 
-/** Nomad's `Deployed` table (`formatDeploymentGroups`): a row per group, with Auto Revert, Promoted and Canaries when any group has them. */
+/** A group's RequireProgressBy as Nomad prints it: its local time, or N/A while it is not set (Go's zero time). */
+function progressDeadlineCell(by: string | undefined): string {
+  const at = by === undefined ? NaN : Date.parse(by);
+  return Number.isFinite(at) && at > 0 ? formatTime(at) : 'N/A';
+}
+
+/**
+ * Nomad's `Deployed` table (`formatDeploymentGroups`): a row per group, with Auto Revert, Promoted and Canaries when any
+ * group has them, and Progress Deadline (the group's RequireProgressBy) when any group's progress_deadline is not 0.
+ */
 function deployedTable(d: ApiDeployment): string[] {
   const names = Object.keys(d.TaskGroups).sort();
   if (names.length === 0) return [];
   const groups = names.map((n) => d.TaskGroups[n]!);
   const autoRevert = groups.some((g) => g.AutoRevert);
   const canaries = groups.some((g) => (g.DesiredCanaries ?? 0) > 0);
-  const header = ['Task Group', ...(autoRevert ? ['Auto Revert'] : []), ...(canaries ? ['Promoted'] : []), 'Desired', ...(canaries ? ['Canaries'] : []), 'Placed', 'Healthy', 'Unhealthy'];
+  const deadline = groups.some((g) => (g.ProgressDeadline ?? 0) !== 0);
+  const header = ['Task Group', ...(autoRevert ? ['Auto Revert'] : []), ...(canaries ? ['Promoted'] : []), 'Desired', ...(canaries ? ['Canaries'] : []), 'Placed', 'Healthy', 'Unhealthy', ...(deadline ? ['Progress Deadline'] : [])];
   const rows = names.map((n, i) => {
     const g = groups[i]!;
     return [
       n, ...(autoRevert ? [String(g.AutoRevert ?? false)] : []), ...(canaries ? [(g.DesiredCanaries ?? 0) > 0 ? String(g.Promoted ?? false) : 'N/A'] : []),
       String(g.DesiredTotal), ...(canaries ? [String(g.DesiredCanaries ?? 0)] : []), String(g.PlacedAllocs), String(g.HealthyAllocs), String(g.UnhealthyAllocs),
+      ...(deadline ? [progressDeadlineCell(g.RequireProgressBy)] : []),
     ];
   });
   return ['', 'Deployed', ...columns([header, ...rows])];

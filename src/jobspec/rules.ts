@@ -10,7 +10,7 @@ import type { DriverChecks } from './driver-config.ts';
 import { checkArtifacts } from './artifact-rules.ts';
 import { envKeyProblem } from './env-names.ts';
 import { IGNORED_KEYS, JOB_TYPES, MAX_COUNT, restartSchema, updateSchema, type UpdateBody } from './jobspec-schema.ts';
-import { DEFAULT_UPDATE, ROLLOUT_FIELDS, deploymentsEnabled, mergeUpdate, updateProblems } from './update-strategy.ts';
+import { DEFAULT_UPDATE, ROLLOUT_FIELDS, STAGGER_IGNORED, deploymentsEnabled, mergeUpdate, updateProblems } from './update-strategy.ts';
 import { isPlainObject, type NormalizedJob, type Report } from './normalize.ts';
 import type { PathSegment } from './spec-error.ts';
 import { checkGroupServices } from './service-rules.ts';
@@ -72,7 +72,7 @@ function checkUpdates(body: Record<string, unknown>, path: PathSegment[], type: 
     const merged = mergeUpdate(jobUpdate, own)!;
     const written = own ?? jobUpdate ?? {};
     for (const field of ROLLOUT_FIELDS) {
-      if (written[field] !== undefined && written[field] !== DEFAULT_UPDATE[field]) report.warnings.push({ path: [...at, field], message: `ignored: allocrun rolls an update out max_parallel at a time as each replacement turns healthy, without "${field}"` });
+      if (written[field] !== undefined && written[field] !== DEFAULT_UPDATE[field]) report.warnings.push({ path: [...at, field], message: STAGGER_IGNORED });
     }
     if (!deploymentsEnabled(merged)) continue;
     if (type && type !== 'service' && type !== 'system') {

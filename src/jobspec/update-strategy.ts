@@ -22,8 +22,18 @@ export const DEFAULT_UPDATE: ResolvedUpdate = {
   stagger: 30_000,
 };
 
-/** Rollout fields allocrun's scheduler does not act on (it honours max_parallel, canary, auto_promote and auto_revert), so it warns about them. */
-export const ROLLOUT_FIELDS = ['stagger', 'progress_deadline'] as const;
+/**
+ * Rollout fields allocrun's scheduler does not act on (it honours max_parallel, canary, auto_promote, auto_revert and
+ * progress_deadline), so it warns about them, with the reason.
+ */
+export const ROLLOUT_FIELDS = ['stagger'] as const;
+
+/**
+ * Why `stagger` is not acted on, in Nomad's terms: Nomad applies it only to a system job's rolling update (the delay
+ * between its sets of max_parallel updates); a service job's deployment is paced by its allocations' health. allocrun
+ * has no deployments of system jobs and updates their allocations at once.
+ */
+export const STAGGER_IGNORED = 'ignored: Nomad applies "stagger" only between the max_parallel sets of a system job\'s update (a service job\'s deployment is paced by its allocations\' health); allocrun updates a system job\'s allocations at once';
 
 /** The group's update block over the job's over the defaults, or undefined when neither has one. */
 export function mergeUpdate(job: UpdateBody | undefined, group: UpdateBody | undefined): ResolvedUpdate | undefined {

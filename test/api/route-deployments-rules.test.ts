@@ -61,13 +61,16 @@ describe('a deployment', { timeout: SUITE_TIMEOUT }, () => {
     const reg = await put(deployed('shown', { MinHealthyTime: 1e6, HealthyDeadline: 300e9, AutoRevert: true, ProgressDeadline: 900e9 }, undefined, { Priority: 65 }));
     const d = await settled('shown', 'successful');
     const job = await get('/v1/job/shown');
+    // Its progress deadline: the healthy verdict's time + progress_deadline (15m), later than the placement's now + 15m.
+    const [alloc] = await get<Json[]>('/v1/job/shown/allocations');
+    const requireBy = new Date(Date.parse(alloc!['DeploymentStatus']['Timestamp']) + 900e3).toISOString();
     expect(d).toMatchObject({
       ID: deploymentId(s.api.registry.getJob('shown')!, 0), Namespace: 'default', JobID: 'shown', JobVersion: 0, JobModifyIndex: reg['JobModifyIndex'],
       JobSpecModifyIndex: reg['JobModifyIndex'], JobCreateIndex: job['CreateIndex'], IsMultiregion: false, EvalPriority: 65,
       CreateIndex: reg['JobModifyIndex'], StatusDescription: 'Deployment completed successfully',
     });
     expect(d['TaskGroups']).toEqual({
-      g: { AutoRevert: true, AutoPromote: false, ProgressDeadline: 900e9, RequireProgressBy: '0001-01-01T00:00:00Z', Promoted: false, PlacedCanaries: null, DesiredCanaries: 0, DesiredTotal: 1, PlacedAllocs: 1, HealthyAllocs: 1, UnhealthyAllocs: 0 },
+      g: { AutoRevert: true, AutoPromote: false, ProgressDeadline: 900e9, RequireProgressBy: requireBy, Promoted: false, PlacedCanaries: null, DesiredCanaries: 0, DesiredTotal: 1, PlacedAllocs: 1, HealthyAllocs: 1, UnhealthyAllocs: 0 },
     });
     expect(d['ModifyIndex']).toBeGreaterThan(d['CreateIndex']);
   });

@@ -66,13 +66,13 @@ describe('allocrun job run and a deployment', { timeout: 120_000 }, () => {
     for (let i = 1; i < progress.length; i++) expect(progress[i]![0]! + progress[i]![1]!).toBeGreaterThan(progress[i - 1]![0]! + progress[i - 1]![1]!);
     // One at a time: never more placed than healthy and the one being watched.
     for (const [placed, healthy] of progress) expect(placed).toBeLessThanOrEqual(healthy! + 1);
-    expect(res.stdout).toMatch(/==> Deployment "[0-9a-f]{8}" successful\n {4}ID {10}= [0-9a-f]{8}\n {4}Job ID {6}= rolled\n {4}Job Version = 1\n {4}Status {6}= successful\n {4}Description = Deployment completed successfully\n\n {4}Deployed\n {4}Task Group {2}Desired {2}Placed {2}Healthy {2}Unhealthy\n {4}app {9}3 {8}3 {7}3 {8}0\n$/);
+    expect(res.stdout).toMatch(/==> Deployment "[0-9a-f]{8}" successful\n {4}ID {10}= [0-9a-f]{8}\n {4}Job ID {6}= rolled\n {4}Job Version = 1\n {4}Status {6}= successful\n {4}Description = Deployment completed successfully\n\n {4}Deployed\n {4}Task Group {2}Desired {2}Placed {2}Healthy {2}Unhealthy {2}Progress Deadline\n {4}app {9}3 {8}3 {7}3 {8}0 {10}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)\n$/);
   });
 
   it('job status shows the job\'s latest deployment, as nomad job status does', async () => {
     const res = await cli('job', 'status', 'rolled');
     expect(res.code, res.stderr).toBe(0);
-    expect(res.stdout).toMatch(/\n\nLatest Deployment\nID {10}= [0-9a-f]{8}\nStatus {6}= successful\nDescription = Deployment completed successfully\n\nDeployed\nTask Group {2}Desired {2}Placed {2}Healthy {2}Unhealthy\napp {9}3 {8}3 {7}3 {8}0\n\nAllocations\n/);
+    expect(res.stdout).toMatch(/\n\nLatest Deployment\nID {10}= [0-9a-f]{8}\nStatus {6}= successful\nDescription = Deployment completed successfully\n\nDeployed\nTask Group {2}Desired {2}Placed {2}Healthy {2}Unhealthy {2}Progress Deadline\napp {9}3 {8}3 {7}3 {8}0 {10}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)\n\nAllocations\n/);
   });
 
   it('deployment list and status show it by ID or prefix; fail marks a running one failed, and refuses one that ended', async () => {
@@ -111,18 +111,18 @@ describe('allocrun job run and a deployment', { timeout: 120_000 }, () => {
     const end = Date.now() + 30_000;
     let status = '';
     while (Date.now() < end && !status.includes('requires manual promotion')) status = (await cli('deployment', 'status', id)).stdout;
-    expect(status).toMatch(/Description = Deployment is running but requires manual promotion\n\nDeployed\nTask Group {2}Promoted {2}Desired {2}Canaries {2}Placed {2}Healthy {2}Unhealthy\napp {9}false {5}3 {8}1 {9}1 {7}1 {8}0\n$/);
+    expect(status).toMatch(/Description = Deployment is running but requires manual promotion\n\nDeployed\nTask Group {2}Promoted {2}Desired {2}Canaries {2}Placed {2}Healthy {2}Unhealthy {2}Progress Deadline\napp {9}false {5}3 {8}1 {9}1 {7}1 {8}0 {10}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)\n$/);
     const res = await cli('deployment', 'promote', id);
     expect(res.code, res.stdout + res.stderr).toBe(0);
     expect(res.stdout).toMatch(/^Deployment "[0-9a-f-]{36}" promoted\nEvaluation ID: [0-9a-f-]{36}\n==> Monitoring deployment/);
-    expect(res.stdout).toMatch(/==> Deployment "[0-9a-f]{8}" successful\n[\s\S]*app {9}true {6}3 {8}1 {9}3 {7}3 {8}0\n$/);
+    expect(res.stdout).toMatch(/==> Deployment "[0-9a-f]{8}" successful\n[\s\S]*app {9}true {6}3 {8}1 {9}3 {7}3 {8}0 {10}\S+\n$/);
   });
 
   it('exits 1 when the deployment fails, the instances not replaced still running their version', async () => {
     expect((await cli('job', 'run', await jobFile('sick', '0'))).code).toBe(0);
     const res = await cli('job', 'run', await jobFile('sick', '1', 'run_for = "10ms"\n        exit_code = 1'));
     expect(res.code, res.stdout + res.stderr).toBe(1);
-    expect(res.stdout).toMatch(/==> Deployment "[0-9a-f]{8}" failed\n[\s\S]*Description = Failed due to unhealthy allocations\n[\s\S]*app {9}3 {8}1 {7}0 {8}1\n$/);
+    expect(res.stdout).toMatch(/==> Deployment "[0-9a-f]{8}" failed\n[\s\S]*Description = Failed due to unhealthy allocations\n[\s\S]*app {9}3 {8}1 {7}0 {8}1 {10}\S+\n$/);
     const allocs = await waitForAllocs(agent.socket, '/v1/job/sick/allocations', () => true);
     expect(allocs.filter((a) => a.DesiredStatus === 'run').map((a) => `${a.JobVersion} ${a.ClientStatus}`).sort()).toEqual(['0 running', '0 running', '1 failed']);
   });

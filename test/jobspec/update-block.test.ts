@@ -73,13 +73,21 @@ describe('the update block', () => {
     });
   });
 
-  it('warns about the rollout fields allocrun does not act on (stagger), not about canary, auto_revert and max_parallel, which it does', async () => {
-    const { allocs, warnings } = await parseJob(jobWith({ group: 'update {\n canary = 1\n auto_revert = true\n max_parallel = 1\n stagger = "10s"\n}' }), {
+  it('warns about the rollout fields allocrun does not act on (stagger, with Nomad\'s reason), not about canary, auto_revert, max_parallel and progress_deadline, which it does', async () => {
+    const { allocs, warnings } = await parseJob(jobWith({ group: 'update {\n canary = 1\n auto_revert = true\n max_parallel = 1\n progress_deadline = "15m"\n stagger = "10s"\n}' }), {
       format: 'hcl',
       file: 'job.nomad',
     });
     expect(allocs[0]!.update).toBeDefined();
     expect(warnings.map((w) => w.path)).toEqual(['job.j.group.g.update.stagger']);
+    expect(warnings[0]!.message).toContain('Nomad applies "stagger" only between the max_parallel sets of a system job\'s update');
+  });
+
+  it('takes progress_deadline = 0 (no deadline) with any healthy_deadline, and refuses one not above a healthy_deadline set at the job level', async () => {
+    const off = await parseJob(jobWith({ group: 'update {\n healthy_deadline = "20m"\n progress_deadline = "0s"\n}' }), { format: 'hcl', file: 'job.nomad' });
+    expect(off.warnings).toEqual([]);
+    const err = await specError(hcl(jobWith({ job: 'update {\n healthy_deadline = "6m"\n}', group: 'update {\n progress_deadline = "6m"\n}' })));
+    expect(err.problems).toEqual([expect.objectContaining({ path: 'job.j.group.g.update', message: 'healthy_deadline (6m0s) must be less than progress_deadline (6m0s)' })]);
   });
 
   it('reads Nomad\'s API JSON Update (nanoseconds), without warning about the defaults it always fills in', async () => {

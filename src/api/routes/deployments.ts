@@ -18,6 +18,9 @@ import { blockingList, ListCache } from '../list-cache.ts';
 import { commitInOrder } from '../ordered-commit.ts';
 import { deploymentId } from '../deployment-id.ts';
 import { deploymentsMarkedFailed, deploymentsPromoted, FAILED_KEY } from '../deployment-marks.ts';
+import { PROGRESS_DEADLINE_FAILED, progressRecord, requireProgressBy, ZERO_TIME } from '../progress-deadline.ts';
+import { ProgressWatcher } from '../progress-watcher.ts';
+import { realClock } from '../../drivers/clock.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
 
@@ -39,6 +42,7 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
   return versions.map((v, i): Json => {
     const id = deploymentId(job, v.version);
     const mine = allocs.filter((a) => a.jobVersion === v.version && a.spec.update);
+    const progress = progressRecord(ctx.store, id);
     const jobJson = ctx.registry.jobJson(job, v);
     const groupsJson = new Map(((jobJson['TaskGroups'] as Json[] | undefined) ?? []).map((g) => [String(g['Name']), g]));
     const groups: Record<string, Json> = {};
@@ -48,10 +52,16 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
       const update = (groupsJson.get(s.group)?.['Update'] ?? {}) as Json;
       const g = (groups[s.group] ??= {
         AutoRevert: update['AutoRevert'] ?? false, AutoPromote: update['AutoPromote'] ?? false, ProgressDeadline: update['ProgressDeadline'] ?? 600e9,
-        RequireProgressBy: '0001-01-01T00:00:00Z', Promoted: false, PlacedCanaries: null, DesiredCanaries: 0, DesiredTotal: 0, PlacedAllocs: 0, HealthyAllocs: 0, UnhealthyAllocs: 0,
+        RequireProgressBy: ZERO_TIME, Promoted: false, PlacedCanaries: null, DesiredCanaries: 0, DesiredTotal: 0, PlacedAllocs: 0, HealthyAllocs: 0, UnhealthyAllocs: 0,
       });
       g['DesiredTotal'] = (g['DesiredTotal'] as number) + 1;
       wanted++;
+    }
+    // Each group's progress deadline: what its placement or promotion set, pushed out by each healthy verdict.
+    for (const [group, g] of Object.entries(groups)) {
+      const healthyAt = mine.flatMap((a) => (a.group === group && a.spec.deploymentId === id && a.lastState.deploymentStatus?.healthy === true ? [a.lastState.deploymentStatus.timestamp] : []));
+      const by = requireProgressBy(Number(g['ProgressDeadline']) / 1e6, progress.requireBy[group], healthyAt);
+      if (by !== undefined) g['RequireProgressBy'] = new Date(by).toISOString();
     }
     let healthy = 0;
     let unhealthy = 0;
@@ -70,7 +80,7 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
     const isPromoted = promoted.has(id);
     // What an unpromoted deployment waits for: canaries still to be healthy, then a promotion (by hand, or its own).
     let awaiting: 'canaries' | 'manual' | 'automatic' | undefined;
-    for (const [group, c] of ctx.registry.canariesOf(job.id, id)) {
+    for (const [group, c] of ctx.registry.deployments.canariesOf(job.id, id)) {
       const g = groups[group];
       if (!g) continue;
       Object.assign(g, { DesiredCanaries: c.wanted, PlacedCanaries: c.placed.map((a) => a.id), Promoted: isPromoted });
@@ -85,6 +95,7 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
     let status: string;
     let description: string;
     if (failed.has(id)) [status, description] = ['failed', 'Deployment marked as failed'];
+    else if (progress.failed !== undefined) [status, description] = ['failed', PROGRESS_DEADLINE_FAILED];
     // Marked stable when it succeeded: it stays successful once its allocations are replaced or collected.
     else if (v.stable) [status, description] = ['successful', 'Deployment completed successfully'];
     else if (unhealthy > 0) [status, description] = ['failed', 'Failed due to unhealthy allocations'];
@@ -96,7 +107,7 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
     else [status, description] = ['running', 'Deployment is running'];
     // Moved when what it shows moves (its status, its allocations' placement and health), as Nomad updates a
     // deployment, not by every update of its allocations.
-    const modifyIndex = Math.max(v.jobModifyIndex, failed.get(id) ?? 0, promoted.get(id) ?? 0, announced.get(ctx)?.get(id)?.at ?? 0);
+    const modifyIndex = Math.max(v.jobModifyIndex, failed.get(id) ?? 0, promoted.get(id) ?? 0, progress.failed ?? 0, announced.get(ctx)?.get(id)?.at ?? 0);
     return {
       ID: id, Namespace: job.namespace, JobID: job.id, JobVersion: v.version, JobModifyIndex: v.jobModifyIndex, JobSpecModifyIndex: v.jobModifyIndex,
       JobCreateIndex: job.createIndex, IsMultiregion: false, TaskGroups: groups, Status: status, StatusDescription: description,
@@ -139,6 +150,17 @@ const changedAt = new WeakMap<ApiContext, number>();
  * then come after, so a reader of the lists at one of those would never be woken by the fail.
  */
 const held = new WeakMap<ApiContext, Set<string>>();
+/** Per agent, what stops its deployment watch (`closeDeploymentWatch`). */
+const stops = new WeakMap<ApiContext, () => void>();
+
+/**
+ * Stops the deployment watch: the progress deadlines' timers, and the reads after each change (a write still
+ * settling as the agent shuts down would have them read a store about to close).
+ */
+export function closeDeploymentWatch(ctx: ApiContext): void {
+  stops.get(ctx)?.();
+}
+
 /** Per agent, the watcher's read of some jobs' deployments (watchDeployments' readAgain). */
 const reads = new WeakMap<ApiContext, (jobs: Set<string>) => void>();
 
@@ -165,16 +187,38 @@ export function watchDeployments(ctx: ApiContext): void {
   // as changed at the index this agent starts from, past every index the last one handed out, so neither a
   // deployment's ModifyIndex nor the lists' index goes back over a restart.
   const start = ctx.index.current;
+  // The progress deadlines' timers (progress-watcher.ts): armed from what the store holds, each deployment looked at
+  // again whenever it is read again below.
+  const watcher = new ProgressWatcher({
+    clock: ctx.clock ?? realClock,
+    read: (id) => {
+      const jobId = known.get(id)?.job;
+      const job = jobId === undefined ? undefined : ctx.registry.getJob(jobId);
+      return job && deploymentsOf(ctx, job).find((d) => d['ID'] === id);
+    },
+    // Its write carries an evaluation and no job or allocation event: the deployment is read again (and announced) after it.
+    fail: (d, rollback, still) => ctx.registry.deployments.failByProgressDeadline(String(d['JobID']), String(d['ID']), Number(d['JobVersion']), rollback, still).then(() => readAgain(new Set([String(d['JobID'])]))),
+    log: (line) => ctx.registry.log(line),
+  });
   for (const j of ctx.registry.listJobs()) for (const d of deploymentsOf(ctx, j)) known.set(String(d['ID']), { sig: signature(d), at: start, job: j.id });
+  for (const j of ctx.registry.listJobs()) for (const d of deploymentsOf(ctx, j)) watcher.look(d);
   changedAt.set(ctx, Math.max(0, ...[...known.values()].map((k) => k.at)));
-  ctx.events.subscribe({ fromIndex: 0, topics: [{ topic: 'Job', key: '*' }, { topic: 'Allocation', key: '*' }], namespace: '*' }).subscribe((batch) => {
+  let stopped = false;
+  const following = ctx.events.subscribe({ fromIndex: 0, topics: [{ topic: 'Job', key: '*' }, { topic: 'Allocation', key: '*' }], namespace: '*' }).subscribe((batch) => {
     const jobs = new Set(batch.Events.map((e) => (e.Topic === 'Job' ? e.Key : e.FilterKeys[0])).filter((k): k is string => k !== undefined));
     // After the batch has reached every subscriber: these events come after it, at a later index.
     queueMicrotask(() => readAgain(jobs));
   });
 
+  stops.set(ctx, () => {
+    stopped = true;
+    following.unsubscribe();
+    watcher.close();
+  });
+
   /** Reads the deployments of `jobs` again and announces what changed, or holds them while a fail is committed. */
   function readAgain(jobs: Set<string>): void {
+    if (stopped) return;
     const holding = held.get(ctx);
     if (holding) {
       for (const id of jobs) holding.add(id);
@@ -191,6 +235,7 @@ export function watchDeployments(ctx: ApiContext): void {
         continue;
       }
       for (const d of deploymentsOf(ctx, job)) {
+        watcher.look(d);
         const before = known.get(String(d['ID']))?.sig;
         const now = signature(d);
         if (before === now) continue;
@@ -313,11 +358,11 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
         // Nomad's words when a deployment has no canaries to promote, or some are not yet healthy.
         if (groups.length === 0 || groups.every(([, g]) => g['Promoted'] === true)) throw new HttpError(400, `no canaries to promote`);
         for (const [name, g] of groups) {
-          const canaries = ctx.registry.canariesOf(jobId, id).get(name)?.placed ?? [];
+          const canaries = ctx.registry.deployments.canariesOf(jobId, id).get(name)?.placed ?? [];
           const healthy = canaries.filter((a) => a.lastState.deploymentStatus?.healthy === true).length;
           if (healthy < (g['DesiredCanaries'] as number)) throw new HttpError(400, `Task group ${JSON.stringify(name)} has ${healthy}/${g['DesiredCanaries']} healthy allocations`);
         }
-        const result = await ctx.registry.promote(jobId, id);
+        const result = await ctx.registry.deployments.promote(jobId, id);
         return { EvalID: result.EvalID, EvalCreateIndex: result.EvalCreateIndex, DeploymentModifyIndex: result.Index, Index: result.Index };
       });
     },
