@@ -22,3 +22,26 @@ export function signalFree<H extends object>(hook: H): H {
 export function isSignalFree(hook: object): boolean {
   return marked.has(hook);
 }
+
+/**
+ * The same for single methods of a driver's controller (the mock's): a driver call makes its AbortSignal when the
+ * bindings first read it, and a controller may say which of its methods would never look at theirs. The mark names
+ * the method itself, so a method replaced on the object after (a wrapper that does read its signal) is not
+ * taken for the marked one. Only this project's own drivers mark; a user's driver gets its call's signal as before.
+ */
+export type SignalFreeCall = 'prepare' | 'start' | 'remove';
+
+type Methods = Partial<Record<SignalFreeCall, unknown>>;
+const markedCalls = new WeakMap<object, Methods>();
+
+/** Marks `methods` (the functions `controller` has under those names) as ignoring their AbortSignal; returns it. */
+export function signalFreeCalls<C extends object>(controller: C, methods: Methods): C {
+  markedCalls.set(controller, { ...markedCalls.get(controller), ...methods });
+  return controller;
+}
+
+/** Whether `controller`'s `call` is still the method marked with `signalFreeCalls`. */
+export function ignoresSignal(controller: object, call: SignalFreeCall): boolean {
+  const marked = markedCalls.get(controller)?.[call];
+  return marked !== undefined && (controller as Methods)[call] === marked;
+}

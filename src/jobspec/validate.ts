@@ -3,6 +3,7 @@
  * problem at once with its path (`tasks[1].killTimeout`), as a SpecError.
  */
 import { payloadFileProblem } from './parameterized.ts';
+import { plainlyValid } from './plain-spec.ts';
 import { constants as osConstants } from 'node:os';
 import { z } from 'zod';
 import { templateProblems } from '../template/validate-template.ts';
@@ -201,6 +202,13 @@ export function validateAllocSpec(value: unknown): AllocSpec {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new SpecError([{ path: '', message: `expected an AllocSpec object, got ${describeValue(value, 'code')}` }]);
   }
+  // The plainest specs are passed at a glance; anything else, or any doubt, goes through the schema (plain-spec.ts).
+  if (plainlyValid(value)) return value as AllocSpec;
+  return validateBySchema(value);
+}
+
+/** validateAllocSpec without the quick yes: the schema and the cross-task rules always (exported for its test). */
+export function validateBySchema(value: object): AllocSpec {
   const problems: RawProblem[] = [];
   const result = allocSpec.safeParse(value, { reportInput: true });
   if (!result.success) for (const issue of result.error.issues) problems.push(...issueToProblems(issue, [], keysAt, 'code'));

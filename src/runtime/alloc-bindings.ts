@@ -19,7 +19,7 @@ const PHASES: AllocHookPhase[] = ['prerun', 'preKill', 'postrun', 'destroy', 'up
 
 /** Which alloc hooks implement each phase, in registration order (one shared object per distinct plan). */
 export function allocHookPlanOf(hooks: AllocRunnerHook[]): AllocHookPlan {
-  return sharedPlan(PHASES, (phase) => hooks.filter((h) => typeof h[phase] === 'function'));
+  return sharedPlan(PHASES, hooks, (h, phase) => typeof h[phase] === 'function');
 }
 
 /** Calls one alloc hook method of the runner's hook named in the input. */

@@ -10,11 +10,12 @@ import type { HookCallInput, HookCallOutput, HookPlan, TaskHookPhase } from '../
 import { taskRunnerMachine, type DriverCallInput, type DriverReapOutput, type DriverShutdownInput, type DriverStartOutput } from '../../machines/task-runner.ts';
 import type { Controller, Driver, DriverContext, DriverHandle } from '../drivers/controller.ts';
 import type { HookEnv, HookEvent, TaskHook, TaskPrestartResponse } from '../hooks/types.ts';
-import { isSignalFree, NEVER_ABORTED } from '../hooks/signal-free.ts';
+import { ignoresSignal, isSignalFree, NEVER_ABORTED, type SignalFreeCall } from '../hooks/signal-free.ts';
 import type { ExitResult, TaskSpec } from '../jobspec/types.ts';
 import { TaskEventType, taskEvent } from '../../machines/task-events.ts';
 import { attributeTo, type ErrorSource } from './last-resort.ts';
 import { beforeKill } from './kill-gate.ts';
+import { jsonCopy } from './json-copy.ts';
 import { runnerOf, type RunnerBindings } from './runner-registry.ts';
 import { outlivingStop } from './stray-calls.ts';
 
@@ -44,25 +45,44 @@ const PHASE_METHOD: Record<TaskHookPhase, keyof TaskHook> = {
  * one frozen object instead of one copy per task.
  */
 const plans = new Map<string, HookPlan>();
+/**
+ * The same plans by a key read straight off the hooks (each implementing hook's name and which phases it
+ * implements, in order): every runner asks for its tasks' plans, and building a plan and its JSON key each time
+ * cost more than the rest of the question. A key seen before answers at once; a new one builds the plan and
+ * finds its shared object as before.
+ */
+const plansByHooks = new Map<string, HookPlan>();
 
 /** Which of the hooks implement each phase, in registration order: the machine's hook plan. */
 export function hookPlanOf(hooks: TaskHook[]): HookPlan {
-  return sharedPlan(Object.keys(PHASE_METHOD) as TaskHookPhase[], (phase) => hooks.filter((h) => typeof h[PHASE_METHOD[phase]] === 'function'));
+  return sharedPlan(Object.keys(PHASE_METHOD) as TaskHookPhase[], hooks, (h, phase) => typeof h[PHASE_METHOD[phase]] === 'function');
 }
 
-/** The plan for `phases` given which hooks implement each, as one shared frozen object per distinct plan. */
-export function sharedPlan<P extends string>(phases: P[], implementing: (phase: P) => { name: string }[]): Partial<Record<P, string[]>> {
+/** The plan for `phases` given which of `hooks` implement each, as one shared frozen object per distinct plan. */
+export function sharedPlan<P extends string, H extends { name: string }>(phases: P[], hooks: readonly H[], implementsPhase: (hook: H, phase: P) => boolean): Partial<Record<P, string[]>> {
+  let key = phases.length + ':';
+  for (const h of hooks) {
+    let mask = 0;
+    for (let i = 0; i < phases.length; i++) if (implementsPhase(h, phases[i]!)) mask |= 1 << i;
+    // The name's length first: no two lists of names give one key.
+    if (mask !== 0) key += `${h.name.length}:${h.name}:${mask};`;
+  }
+  const seen = plansByHooks.get(key) as Partial<Record<P, string[]>> | undefined;
+  if (seen) return seen;
   const plan: Partial<Record<P, string[]>> = {};
   for (const phase of phases) {
-    const names = implementing(phase).map((h) => h.name);
+    const names = hooks.filter((h) => implementsPhase(h, phase)).map((h) => h.name);
     if (names.length > 0) plan[phase] = names;
   }
-  const key = JSON.stringify(plan);
-  const known = plans.get(key) as Partial<Record<P, string[]>> | undefined;
-  if (known) return known;
-  for (const names of Object.values(plan) as string[][]) Object.freeze(names);
-  plans.set(key, Object.freeze(plan) as HookPlan);
-  return plan;
+  const json = JSON.stringify(plan);
+  let shared = plans.get(json) as Partial<Record<P, string[]>> | undefined;
+  if (!shared) {
+    for (const names of Object.values(plan) as string[][]) Object.freeze(names);
+    shared = Object.freeze(plan);
+    plans.set(json, shared as HookPlan);
+  }
+  plansByHooks.set(key, shared as HookPlan);
+  return shared;
 }
 
 /** Checks hook names are unique: they are actor ids and keys of persisted hook state. */
@@ -90,6 +110,17 @@ function driverContext(
   hookEnv: Record<string, string>,
   start: Pick<DriverCallInput, 'attempt' | 'mounts' | 'devices'> = {},
 ): DriverContext {
+  // The usual starts (no mounts or devices) as one literal with its getter: the same keys in the same order as
+  // below, without the conditional spreads and the defineProperty, which cost a few microseconds a call.
+  if (!start.mounts && !start.devices) {
+    let env: HookEnv | undefined;
+    const allocId = r.allocId;
+    const taskDir = r.taskDirOf(task);
+    if (start.attempt === undefined) {
+      return { allocId, taskDir, allocDir: r.allocDir, logs: task.logs, clock: r.clock, get env() { return (env ??= r.envFor(task, hookEnv)); } };
+    }
+    return { attempt: start.attempt, allocId, taskDir, allocDir: r.allocDir, logs: task.logs, clock: r.clock, get env() { return (env ??= r.envFor(task, hookEnv)); } };
+  }
   return withLazyEnv({
     ...(start.attempt !== undefined && { attempt: start.attempt }),
     allocId: r.allocId,
@@ -148,12 +179,13 @@ function errorSource(system: AnyActorSystem, self: AnyActorRef, task: TaskSpec, 
  */
 async function release(r: RunnerBindings, name: string, ctrl: Controller, self: AnyActorRef): Promise<void> {
   if (r.controllers.get(name) === ctrl) r.controllers.delete(name);
-  const abort = new AbortController();
+  // A signal of its own that nothing aborts, unless the controller's remove never reads it (signal-free.ts).
+  const signal = ignoresSignal(ctrl, 'remove') ? NEVER_ABORTED : new AbortController().signal;
   const failed = (call: string) => (err: unknown) => {
     const message = `failed to release the task's driver resources (${call}): ${(err as Error)?.message ?? String(err)}`;
     self._parent?.send({ type: 'EMIT_EVENT', event: taskEvent(TaskEventType.DriverFailure, r.clock.now(), { message, details: { call } }) });
   };
-  await settled(() => ctrl.remove(abort.signal)).catch(failed('remove'));
+  await settled(() => ctrl.remove(signal)).catch(failed('remove'));
   await settled(() => ctrl.close()).catch(failed('close'));
 }
 
@@ -207,15 +239,12 @@ async function runHook(call: CallArgs<HookCallInput>, r: RunnerBindings, h: Task
       // Running: a restored runner's restore hooks, beside the workload it reattached to (machines/task-runner.ts).
       const running = input.taskState?.state === 'running';
       await h.prestart!(withLazyEnv({ task, taskDir: r.taskDirOf(task), previousState: input.previousState, resources, emitEvent, running }, env), res, signal);
-      return {
-        env: res.env,
-        state: res.state,
-        done: res.done,
-        events: res.events,
-        // Copied as plain data: the response object belongs to the hook.
-        ...(res.mounts && { mounts: res.mounts.map((m) => ({ ...m })) }),
-        ...(res.devices && { devices: res.devices.map((d) => ({ ...d })) }),
-      };
+      const out: HookCallOutput = { env: res.env, state: res.state, done: res.done, events: res.events };
+      // Copied as plain data: the response object belongs to the hook. (Set when there, not spread in: a
+      // conditional spread costs microseconds, and every task's prestart hooks answer here.)
+      if (res.mounts) out.mounts = res.mounts.map((m) => ({ ...m }));
+      if (res.devices) out.devices = res.devices.map((d) => ({ ...d }));
+      return out;
     }
     case 'poststart': {
       const ctrl = r.controllers.get(task.name);
@@ -223,7 +252,12 @@ async function runHook(call: CallArgs<HookCallInput>, r: RunnerBindings, h: Task
       const driverNetwork = ctrl?.network?.();
       const driverExec = ctrl?.exec ? { exec: ctrl.exec.bind(ctrl) } : undefined;
       const adopted = r.adopted?.has(task.name) === true;
-      await h.poststart!(withLazyEnv({ task, stats, ...(driverNetwork && { driverNetwork }), ...(driverExec && { driverExec }), ...(adopted && { adopted }) }, env), signal);
+      // Optional fields set when there, in the order they had as spreads (which cost microseconds a call).
+      const req: Record<string, unknown> = { task, stats };
+      if (driverNetwork) req['driverNetwork'] = driverNetwork;
+      if (driverExec) req['driverExec'] = driverExec;
+      if (adopted) req['adopted'] = adopted;
+      await h.poststart!(withLazyEnv(req as unknown as Parameters<NonNullable<TaskHook['poststart']>>[0], env), signal);
       return {};
     }
     case 'preKilling':
@@ -250,11 +284,17 @@ function driverCall<T>(system: AnyActorSystem, self: AnyActorRef, task: TaskSpec
 }
 
 /** Interpolates the task's config, builds its controller and prepares and starts it. */
-const driverStart = fromCall<DriverStartOutput, DriverCallInput>(({ input, signal, system, self }) =>
-  driverCall(system, self, input.task, 'start', () => startTask(system, self, input, signal)),
+const driverStart = fromCall<DriverStartOutput, DriverCallInput>((call) =>
+  driverCall(call.system, call.self, call.input.task, 'start', () => startTask(call)),
 );
 
-async function startTask(system: AnyActorSystem, self: AnyActorRef, input: DriverCallInput, signal: AbortSignal): Promise<DriverStartOutput> {
+/** The call's signal for `method` of `ctrl`: read (and so made) only if the controller may read it (signal-free.ts). */
+function signalFor(call: CallArgs<unknown>, ctrl: Controller, method: SignalFreeCall): AbortSignal {
+  return ignoresSignal(ctrl, method) ? NEVER_ABORTED : call.signal;
+}
+
+async function startTask(call: CallArgs<DriverCallInput>): Promise<DriverStartOutput> {
+  const { input, system, self } = call;
   const r = runnerOf(system);
   r.exited?.delete(input.task.name);
   const previous = r.controllers.get(input.task.name);
@@ -276,11 +316,11 @@ async function startTask(system: AnyActorSystem, self: AnyActorRef, input: Drive
   const resumed = r.resumedStarts?.has(name) === true && driver.findStarted !== undefined;
   let ctrl: Controller | undefined;
   try {
-    const found = resumed ? await driver.findStarted!(task, ctx, signal) : undefined;
+    const found = resumed ? await driver.findStarted!(task, ctx, call.signal) : undefined;
     ctrl = found ?? driver.controller(task, ctx);
     r.controllers.set(name, ctrl);
-    await ctrl.prepare(signal);
-    await ctrl.start(signal);
+    await ctrl.prepare(signalFor(call, ctrl, 'prepare'));
+    await ctrl.start(signalFor(call, ctrl, 'start'));
     if (resumed) r.resumedStarts!.delete(name);
     if (found) (r.adopted ??= new Set()).add(name);
   } catch (err) {
@@ -289,7 +329,8 @@ async function startTask(system: AnyActorSystem, self: AnyActorRef, input: Drive
     throw new DriverStartError(e?.message ?? String(err), e?.recoverable ?? false, e?.eventType);
   }
   const handle = ctrl.handle?.();
-  return { handle: handle ? (JSON.parse(JSON.stringify(handle)) as Record<string, unknown>) : undefined };
+  // Copied as JSON would (the handle is persisted as plain data), without the text in between (json-copy.ts).
+  return { handle: handle ? (jsonCopy(handle) as unknown as Record<string, unknown>) : undefined };
 }
 
 /** Waits for the workload's exit, then releases its controller. */

@@ -48,6 +48,18 @@ describe("hook plans (Nomad's task runner builds its hook list once)", () => {
     expect(hookPlanOf([recordingTaskHook('y', log, {}, ['prestart'])])).not.toBe(a);
   });
 
+  it('shares one plan between hook lists that plan alike, and never between lists whose names would run together', () => {
+    const ab = hookPlanOf([recordingTaskHook('a', log, {}, ['prestart']), recordingTaskHook('b', log, {}, ['poststart'])]);
+    // Another order, and a hook that implements no phase: the same plan, so the same object.
+    const ba = hookPlanOf([recordingTaskHook('b', log, {}, ['poststart']), { name: 'idle' }, recordingTaskHook('a', log, {}, ['prestart'])]);
+    expect(ba).toBe(ab);
+    expect(hookPlanOf([recordingTaskHook('a', log, {}, ['prestart']), recordingTaskHook('b', log, {}, ['poststart'])])).toBe(ab);
+    const two = hookPlanOf([recordingTaskHook('p', log, {}, ['prestart']), recordingTaskHook('q', log, {}, ['prestart'])]);
+    const one = hookPlanOf([recordingTaskHook('p:1;1:q', log, {}, ['prestart'])]);
+    expect(two).toEqual({ prestart: ['p', 'q'] });
+    expect(one).toEqual({ prestart: ['p:1;1:q'] });
+  });
+
   it("plans an alloc's hooks by Nomad's alloc runner phases", () => {
     const plan = allocHookPlanOf([
       recordingAllocHook('alloc_dir', log, {}, ['prerun', 'destroy']),

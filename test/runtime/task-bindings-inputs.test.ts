@@ -46,6 +46,7 @@ describe("the driver's context for each start (Nomad's TaskConfig)", () => {
     await clock.advance(1);
     expect(contexts[0]!.mounts).toEqual([{ hostPath: '/srv/data', taskPath: '/data', readOnly: true }]);
     expect(contexts[0]!.devices).toEqual([{ hostPath: '/dev/fuse', taskPath: '/dev/fuse' }]);
+    expect(Object.keys(contexts[0]!)).toEqual(['attempt', 'allocId', 'taskDir', 'allocDir', 'logs', 'clock', 'mounts', 'devices', 'env']);
   });
 
   it('gives the driver no mounts or devices at all when no prestart hook asked for any', async () => {
@@ -53,6 +54,19 @@ describe("the driver's context for each start (Nomad's TaskConfig)", () => {
     await clock.advance(1);
     expect(contexts[0]).not.toHaveProperty('mounts');
     expect(contexts[0]).not.toHaveProperty('devices');
+  });
+
+  it('hands every start the same context: its keys in one order, and an env built only when the driver reads it', async () => {
+    const { clock, runner, contexts } = run(() => new StubController({ wait: async () => ({ exitCode: 1, signal: 0 }) }), { groupRestart: RESTART_ONCE }, { env: { A: '1' } });
+    await clock.advanceUntil(() => runner.getState().state === 'dead');
+    expect(contexts).toHaveLength(2);
+    for (const ctx of contexts) {
+      expect(Object.keys(ctx)).toEqual(['attempt', 'allocId', 'taskDir', 'allocDir', 'logs', 'clock', 'env']);
+      expect(Object.getOwnPropertyDescriptor(ctx, 'env')).toMatchObject({ enumerable: true, set: undefined });
+      expect(ctx.env['A']).toBe('1');
+      expect(ctx.env).toBe(ctx.env);
+      expect(Object.isFrozen(ctx.env)).toBe(true);
+    }
   });
 
   it("keeps a prestart hook's mounts as they were returned: a hook changing its response later changes nothing", async () => {

@@ -9,6 +9,7 @@ import type { Controller, Driver, DriverContext, DriverHandle, DriverNetwork, Ex
 import { readLogs } from '../raw-exec/log-reader.ts';
 import { allocLogDir, DEFAULT_LOG_CONFIG, validateLogConfig } from '../raw-exec/rotating-log.ts';
 import { killedBy } from '../signals.ts';
+import { signalFreeCalls } from '../../hooks/signal-free.ts';
 import { parseMockConfig, type MockTaskConfig } from './mock-config.ts';
 import { mockExecSession } from './mock-exec-streaming.ts';
 import { hasLogDir, MockLogFiles } from './mock-log-files.ts';
@@ -79,6 +80,8 @@ class MockController implements Controller {
     this.exited = new Promise((r) => (this.resolveExit = r));
     this.allocDir = ctx.allocDir;
     this.logConfig = ctx.logs ?? task.logs ?? DEFAULT_LOG_CONFIG;
+    // prepare and remove never read their signal, so the bindings need not make one for them (signal-free.ts).
+    signalFreeCalls(this, { prepare: MockController.prototype.prepare, remove: MockController.prototype.remove });
     if (recovered) {
       this.config = parseMockConfig(task.config);
       this.startedAt = recovered.startedAt;
@@ -93,6 +96,8 @@ class MockController implements Controller {
     if (this.phase !== 'new') return;
     this.config = parseMockConfig(this.task.config);
     if (this.config.stdoutString !== undefined || this.config.stderrString !== undefined) validateLogConfig(this.logConfig);
+    // start reads its signal only to cut a start_block_for short: without one it never looks at it.
+    if (this.config.startBlockFor === 0) signalFreeCalls(this, { start: MockController.prototype.start });
     this.phase = 'prepared';
   }
 
