@@ -3,8 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { createAllocRunner, type PersistedAllocRunner } from '../../src/runtime/create-alloc-runner.ts';
 import { upgradeAllocValue, upgradeTaskContext } from '../../src/runtime/snapshot-upgrade.ts';
 import { createMockDriver } from '../../src/drivers/mock/mock-driver.ts';
-import type { AllocSpec } from '../../src/jobspec/types.ts';
+import type { AllocSpec, AllocState } from '../../src/jobspec/types.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
+
+/** The resumed allocation ended complete, its task started once (never again by the resume) and killed. */
+function expectKilledAfterOneStart(final: AllocState): void {
+  expect(final.clientStatus).toBe('complete');
+  const types = final.taskStates.web!.events.map((e) => e.type);
+  expect(types.filter((t) => t === 'Started')).toHaveLength(1);
+  expect(types.slice(-2)).toEqual(['Terminated', 'Killed']);
+}
 
 /** Written by allocrun 0.1.0 (flat task context): a service alloc whose prestart task ran and whose `web` task runs. */
 const fixture = JSON.parse(readFileSync(new URL('./fixtures/snapshot-before-context-groups.json', import.meta.url), 'utf8')) as {
@@ -35,10 +43,7 @@ describe('snapshots written before the runner contexts were grouped', () => {
     runner.send({ type: 'KILL' });
     await clock.advance(60_000);
     const final = await runner.done;
-    expect(final.clientStatus).toBe('complete');
-    const types = final.taskStates.web!.events.map((e) => e.type);
-    expect(types.filter((t) => t === 'Started')).toHaveLength(1);
-    expect(types.slice(-2)).toEqual(['Terminated', 'Killed']);
+    expectKilledAfterOneStart(final);
   });
 
   it('moves every old key under its group and leaves a current context alone', () => {
@@ -77,10 +82,7 @@ describe('snapshots written while the alloc\'s running was parallel', () => {
     expect(runner.getState().taskStates.web!.events.map((e) => e.type)).not.toContain('Killing');
     await clock.advance(60_000);
     const final = await runner.done;
-    expect(final.clientStatus).toBe('complete');
-    const types = final.taskStates.web!.events.map((e) => e.type);
-    expect(types.filter((t) => t === 'Started')).toHaveLength(1);
-    expect(types.slice(-2)).toEqual(['Terminated', 'Killed']);
+    expectKilledAfterOneStart(final);
   });
 
   it('maps the old value: three idle regions are running.steady, any other is the same regions under running.busy', () => {
