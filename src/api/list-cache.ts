@@ -52,7 +52,7 @@ export class ListCache {
     const prefix = typeof query['prefix'] === 'string' ? query['prefix'] : '';
     const matching = prefix === '' ? list.items : list.items.filter((i) => typeof i.ID === 'string' && i.ID.startsWith(prefix));
     const { items, nextToken } = applyListOptions(matching, query);
-    const body: Body = { index, body: JSON.stringify(items), ...(nextToken !== undefined && { nextToken }) };
+    const body: Body = { index, body: listText(items), ...(nextToken !== undefined && { nextToken }) };
     if (kept) this.bytes -= kept.body.length;
     this.bytes += body.body.length;
     remember(this.bodies, key, body);
@@ -63,6 +63,31 @@ export class ListCache {
     }
     return body;
   }
+}
+
+/**
+ * The texts of entries a StubMemo made, each kept with its entry (null: made, not yet serialised). A memo's entry
+ * is never changed once made (a change makes a new one), so its text stands for as long as it does: a list rebuilt
+ * for one changed entry of two hundred serialises that one, not all (JSON.stringify of the whole list was the
+ * largest item of the agent's profile under 50 watchers, issue #31).
+ */
+const stubTexts = new WeakMap<object, string | null>();
+
+/** `JSON.stringify(items)`, from the kept texts of the memo's entries (the same text: an array's items joined by commas). */
+function listText(items: readonly unknown[]): string {
+  const parts = new Array<string>(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    const kept = typeof item === 'object' && item !== null ? stubTexts.get(item) : undefined;
+    if (typeof kept === 'string') parts[i] = kept;
+    else {
+      // An array's JSON writes null for what JSON.stringify leaves out (undefined, functions).
+      const text = JSON.stringify(item) ?? 'null';
+      if (kept === null) stubTexts.set(item as object, text);
+      parts[i] = text;
+    }
+  }
+  return `[${parts.join(',')}]`;
 }
 
 /** Sets `key` as the newest entry, dropping the oldest past MAX_ENTRIES. */
@@ -118,8 +143,9 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
 }
 
 /**
- * Each entry's list form, kept with the index it was made at: a list rebuilt for a change remakes only
- * the entries that change touched. `at` must move whenever anything the form shows changes.
+ * Each entry's list form, kept with the index it was made at: a list rebuilt for a change remakes (and
+ * serialises again) only the entries that change touched. `at` must move whenever anything the form shows
+ * changes, and a form, once made, is not changed (a list's text keeps its first serialisation).
  */
 export class StubMemo<E extends object, S> {
   private readonly made = new WeakMap<E, { at: number; stub: S }>();
@@ -132,6 +158,7 @@ export class StubMemo<E extends object, S> {
     if (kept?.at === at) return kept.stub;
     const stub = this.make(entry);
     this.made.set(entry, { at, stub });
+    if (typeof stub === 'object' && stub !== null) stubTexts.set(stub, null);
     return stub;
   }
 }

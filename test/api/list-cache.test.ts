@@ -97,6 +97,32 @@ describe('StubMemo', () => {
     expect(memo.of(entry, 4)).toEqual({ ID: 'a', n: 2 });
     expect(memo.of({ id: 'a' }, 4)).toEqual({ ID: 'a', n: 3 });
   });
+
+  it('has a list rebuilt at a new index serialise only the entries remade, in the same text as the whole list’s JSON', () => {
+    // toJSON counts how often JSON.stringify reads a form (it reads it once per serialisation).
+    let serialised = 0;
+    const memo = new StubMemo((e: { id: string; at: number }) => ({ ID: e.id, At: e.at, Gone: undefined, toJSON() { serialised++; return { ID: this.ID, At: this.At, Gone: this.Gone }; } }));
+    const entries = [{ id: 'a', at: 1 }, { id: 'b', at: 1 }, { id: 'c', at: 1 }];
+    const cache = new ListCache();
+    const build = () => entries.map((e) => memo.of(e, e.at));
+    const first = cache.answer('allocs', 1, {}, build);
+    expect(serialised).toBe(3);
+    entries[1]!.at = 2;
+    const second = cache.answer('allocs', 2, {}, build);
+    expect(serialised).toBe(4);
+    expect(second.body).toBe(JSON.stringify(build()));
+    expect(JSON.parse(second.body)).toEqual([{ ID: 'a', At: 1 }, { ID: 'b', At: 2 }, { ID: 'c', At: 1 }]);
+    expect(first.body).toBe('[{"ID":"a","At":1},{"ID":"b","At":1},{"ID":"c","At":1}]');
+  });
+
+  it('serialises entries no memo made each time, as JSON.stringify of the list would', () => {
+    const cache = new ListCache();
+    const list = [{ ID: 'x', N: 1 }];
+    expect(cache.answer('deployments', 1, {}, () => list).body).toBe('[{"ID":"x","N":1}]');
+    // The same object changed in place (a list that is not a memo's): its new text at the next index.
+    list[0]!.N = 2;
+    expect(cache.answer('deployments', 2, {}, () => list).body).toBe('[{"ID":"x","N":2}]');
+  });
 });
 
 describe('acceptsGzip', () => {
