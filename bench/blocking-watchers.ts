@@ -10,6 +10,7 @@
  *
  *   npx tsx bench/blocking-watchers.ts [jobs=200] [concurrency=1] [--watchers 50] [--streams 10] [--no-gzip] [--all-lists] [--quick] [--baseline DIR]
  */
+import { readFileSync } from 'node:fs';
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +51,22 @@ interface Figures {
   answers: number;
   /** Of `bytes`, what the list watchers received (the rest went to the streams). */
   listBytes: number;
+  /** The agent's CPU time (user + system, all its threads) from the first registration until every allocation ran, ms; NaN without /proc. */
+  agentCpu: number;
+}
+
+/**
+ * A process's CPU time so far (user + system), ms, from /proc (Linux); NaN elsewhere. On a box shared with other
+ * work the response times move with the neighbours, the CPU the agent spends per registration much less.
+ */
+function cpuMs(pid: number | undefined): number {
+  try {
+    // Fields 14 and 15 (utime, stime) in clock ticks (USER_HZ, 100 on Linux), counted after the `(comm)` field, which may hold spaces.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 /** A client blocked on `path`, asking again with each answer's X-Nomad-Index until stopped. */
@@ -137,6 +154,7 @@ async function measure(bin: string, watchers: number, streams: number): Promise<
   }
 
   const response: number[] = [];
+  const cpuBefore = cpuMs(agent.pid);
   counting = true;
   const start = performance.now();
   let next = 0;
@@ -154,13 +172,14 @@ async function measure(bin: string, watchers: number, streams: number): Promise<
   const registered = performance.now() - start;
   await everyoneRuns;
   counting = false;
+  const agentCpu = cpuMs(agent.pid) - cpuBefore;
 
   for (const stop of stops) stop();
   for (const s of opened) s.destroy();
   agent.kill('SIGTERM');
   await new Promise((r) => agent.once('exit', r));
   await discard(dataDir);
-  return { response, registered, bytes, changes: streams > 0 ? indexes.size : 0, answers, listBytes };
+  return { response, registered, bytes, changes: streams > 0 ? indexes.size : 0, answers, listBytes, agentCpu };
 }
 
 const mib = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MiB`;
@@ -169,6 +188,7 @@ const kib = (b: number) => `${(b / 1024).toFixed(1)} KiB`;
 function report(label: string, f: Figures): void {
   console.log(`  ${label}`);
   console.log(`    register response   p50 ${ms(pct(f.response, 50))}  p99 ${ms(pct(f.response, 99))}  max ${ms(Math.max(...f.response))}  (${(JOBS / (f.registered / 1000)).toFixed(0)} jobs/s)`);
+  if (!Number.isNaN(f.agentCpu)) console.log(`    agent CPU           ${(f.agentCpu / JOBS).toFixed(2)} ms per registration (${(f.agentCpu / 1000).toFixed(2)} s until every allocation ran)`);
   if (f.bytes > 0) {
     const perChange = f.changes > 0 ? `, ${kib(f.bytes / f.changes)} per change (${f.changes} changes)` : '';
     console.log(`    sent to watchers    ${mib(f.bytes)} in ${(f.registered / 1000).toFixed(1)} s of registering${perChange}`);
