@@ -4,7 +4,7 @@
  * JSON for the first of them and the others get the same text. The scope's index says when an entry is
  * stale: everything a list shows moves its scope's index, so the same index means the same list.
  */
-import { constants, gzipSync } from 'node:zlib';
+import { constants, gzip } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { blockingQuery, type ApiContext } from './context.ts';
 import { applyListOptions } from './query-options.ts';
@@ -26,8 +26,8 @@ interface Body {
   index: number;
   body: string;
   nextToken?: string;
-  /** The body gzipped, made for the first client that accepts it and shared as the text is. */
-  gzipped?: Buffer;
+  /** The body gzipped, started for the first client that accepts it and shared as the text is. */
+  gzipped?: Promise<Buffer>;
 }
 
 /** The built lists (per scope) and the serialised answers (per scope and query), each kept for one index. */
@@ -124,10 +124,20 @@ export async function blockingList(
   if (answer.body.length < GZIP_MIN_BYTES) return answer.body;
   void reply.header('Vary', 'Accept-Encoding');
   if (!acceptsGzip(req.headers['accept-encoding'])) return answer.body;
-  // Level 1: lists are repetitive JSON, so the fastest level already shrinks them about tenfold.
-  answer.gzipped ??= gzipSync(answer.body, { level: constants.Z_BEST_SPEED });
+  answer.gzipped ??= gzipped(answer.body);
+  const zipped = await answer.gzipped;
   void reply.header('Content-Encoding', 'gzip');
-  return answer.gzipped;
+  return zipped;
+}
+
+/**
+ * `body` gzipped in libuv's thread pool, not on the event loop: a list of 200 allocations takes about a
+ * millisecond to compress, once per change, and on the loop that millisecond delayed every registration
+ * answered behind it (a twentieth of the agent's loop under 50 watchers, issue #31). Level 1: lists are
+ * repetitive JSON, so the fastest level already shrinks them about tenfold.
+ */
+function gzipped(body: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => gzip(body, { level: constants.Z_BEST_SPEED }, (err, out) => (err ? reject(err) : resolve(out))));
 }
 
 /** Whether an Accept-Encoding header takes gzip: `gzip` listed without `;q=0`, or else `*` without it. */

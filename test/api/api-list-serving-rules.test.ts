@@ -3,12 +3,19 @@
  * app.inject: `X-Nomad-Index` at least 1, the next page's token, `Vary` and gzip from 1,400 bytes for a
  * client that accepts gzip, and the Accept-Encoding weights read as Nomad's gzip handler reads them.
  */
+import * as zlib from 'node:zlib';
 import { gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ApiContext } from '../../src/api/context.ts';
 import { acceptsGzip, blockingList, GZIP_MIN_BYTES, ListCache } from '../../src/api/list-cache.ts';
 import { StateIndex } from '../../src/api/state-index.ts';
+
+// zlib as it is, its two gzip calls counted: the list cache must compress off the event loop (issue #31).
+vi.mock('node:zlib', async (original) => {
+  const z = await original<typeof import('node:zlib')>();
+  return { ...z, gzip: vi.fn(z.gzip), gzipSync: vi.fn(z.gzipSync) };
+});
 
 let app: FastifyInstance;
 let index = 0;
@@ -70,6 +77,17 @@ describe('serving a cached list', () => {
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(plain.headers['vary']).toBe('Accept-Encoding');
     expect(plain.body).toBe(JSON.stringify(items));
+  });
+
+  it('compresses a list once, in zlib\'s thread pool (not gzipSync on the event loop), for clients asking together', async () => {
+    items = listOf(5 * GZIP_MIN_BYTES);
+    index = 11;
+    vi.mocked(zlib.gzip).mockClear();
+    vi.mocked(zlib.gzipSync).mockClear();
+    const answers = await Promise.all([1, 2, 3].map(() => app.inject({ url: '/list', headers: { 'accept-encoding': 'gzip' } })));
+    for (const a of answers) expect(gunzipSync(a.rawPayload).toString('utf8')).toBe(JSON.stringify(items));
+    expect(vi.mocked(zlib.gzip)).toHaveBeenCalledTimes(1);
+    expect(vi.mocked(zlib.gzipSync)).not.toHaveBeenCalled();
   });
 });
 
