@@ -194,22 +194,41 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   if (Object.keys(nodeMeta.dynamic).length > 0) opts.agent.setNodeMeta(meta);
   registry.node = { id: await loadNodeId(store), name: hostname(), datacenter: opts.datacenter ?? NODE_DATACENTER, class: opts.nodeClass ?? '', meta };
   if (opts.gc?.jobTrackedVersions !== undefined) registry.trackedVersions = opts.gc.jobTrackedVersions;
-  registry.load();
-  registry.adopt(opts.found ?? []);
   const clock = opts.clock ?? realClock;
   const periodic = new PeriodicLauncher(registry, store, clock);
-  registry.periodic = periodic;
-  // Progress deadlines are set on the clock the deployment watcher judges them on.
-  registry.progressNow = () => clock.now();
-  // Before the API answers anyone: what a crash left half done is made good first.
-  await registry.heal();
-  // Then launches missed while no agent ran are made up (one per job, as Nomad's leader does), and the schedule set.
-  await periodic.start();
+  // Refused (a damaged record) once the registry follows the adopted runners: their saves go on after the caller
+  // closes the store, and the registry must hear none of them then.
+  const refused = (err: unknown): unknown => {
+    periodic.close();
+    registry.close();
+    registry.detach();
+    return err;
+  };
+  try {
+    registry.load();
+    registry.adopt(opts.found ?? []);
+    registry.periodic = periodic;
+    // Progress deadlines are set on the clock the deployment watcher judges them on.
+    registry.progressNow = () => clock.now();
+    // Before the API answers anyone: what a crash left half done is made good first.
+    await registry.heal();
+    // Then launches missed while no agent ran are made up (one per job, as Nomad's leader does), and the schedule set.
+    await periodic.start();
+  } catch (err) {
+    throw refused(err);
+  }
   const address = tcp ? `${tcp.host}:${tcp.port}` : socketPath;
   const ctx = { agent: opts.agent, registry, index, events, services, dataDir: opts.dataDir, store, address, version: opts.version, heartbeatMs: opts.heartbeatMs ?? 10_000, ui: opts.ui, periodic, nodeMeta, clock };
   // Its event waits for the TCP listener: it carries the bound address (`host:0` asks for any free port).
   const announceNode = registerNode(ctx);
-  watchDeployments(ctx);
+  try {
+    // It reads the deployments' stored marks (a damaged one refuses the start).
+    watchDeployments(ctx);
+  } catch (err) {
+    announceNode.abandon();
+    closeDeploymentWatch(ctx);
+    throw refused(err);
+  }
   const stopServiceEvents = publishServiceEvents(ctx);
   const stopVariableEvents = publishVariableEvents(ctx);
   const stopGc = wireGarbageCollection(ctx, opts.gc);
