@@ -8,11 +8,47 @@
  *
  * Prints, per lifecycle, each variant's median CPU and the median of its per-round difference to that round's
  * no-op (drift between rounds cancels), and each round's figures.
+ *
+ * With `replay` after the arguments it resolves the stream's own compute instead (as p5-stream-ab.ts does, on
+ * one recorded round replayed to each version in turn), unread and read + JSON: no collector work of the
+ * loop's, no drift between separate rounds, so a change of a few hundredths of a millisecond shows.
+ *
+ *   TMPDIR=/dev/shm npx tsx bench/profile/p5-unread-ab.ts main 30 200 replay
  */
 import { runAgainst } from './p5-against.ts';
 
-const [rev = 'main', rounds = '10', n = '200'] = process.argv.slice(2);
-process.exitCode = await runAgainst(rev, 'p5-unread-ab', `import { mkdtemp, rm } from 'node:fs/promises';
+const [rev = 'main', rounds = '10', n = '200', mode = 'whole'] = process.argv.slice(2);
+if (mode !== 'whole' && mode !== 'replay') throw new Error(`p5-unread-ab: the mode is whole or replay, not ${mode}`);
+
+// Each replay starts on a collected heap (a full GC before it), so the collection of one version's garbage does
+// not land in the other's window: what a replay is charged is its own work and the collections it triggers.
+const REPLAY = `import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { median, record, replay as replayOnce, type MakeStream } from '../../../../bench/profile/p5-stream-replay.ts';
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const replay = (...args: Parameters<typeof replayOnce>) => (gc(), replayOnce(...args));
+const ROUNDS = ${Number(rounds)};
+const N = ${Number(n)};
+const rec = await record(N);
+const other = base as unknown as MakeStream;
+const kinds = [['unread', false], ['read + JSON', true]] as const;
+for (const [kind, read] of kinds) {
+  for (let w = 0; w < 3; w++) { replay(rec, read, other, read); replay(rec, read, undefined, read); }
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let k = 0; k < ROUNDS; k++) {
+    // Alternating which goes first, so each follows the other as often as it precedes it.
+    if (k % 2) { b.push(replay(rec, read, undefined, read).cpu / N); a.push(replay(rec, read, other, read).cpu / N); }
+    else { a.push(replay(rec, read, other, read).cpu / N); b.push(replay(rec, read, undefined, read).cpu / N); }
+  }
+  const d = median(b.map((x, i) => x - a[i]!));
+  console.log(\`\${kind}, replayed \${ROUNDS}× (ms of the stream's CPU per lifecycle, medians): ${rev} \${median(a).toFixed(4)}, this tree \${median(b).toFixed(4)}, per pair \${d >= 0 ? '+' : ''}\${d.toFixed(4)}\`);
+  console.log(\`  pairs (${rev} / tree): \${a.map((x, i) => \`\${x.toFixed(3)}/\${b[i]!.toFixed(3)}\`).join(' ')}\`);
+}
+`;
+
+process.exitCode = await runAgainst(rev, 'p5-unread-ab', mode === 'replay' ? REPLAY : `import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InspectionEvent } from 'xstate';
