@@ -21,7 +21,7 @@ export interface InspectionStreamOptions {
   limits?: SanitizeLimits;
   /** How much history a late joiner gets. */
   picture?: Partial<PictureLimits>;
-  /** Called when a subscriber throws; default `console.error`. */
+  /** Called when a subscriber throws, or the picture's upkeep while nobody reads does; default `console.error`. */
   onError?: (err: unknown) => void;
 }
 
@@ -240,7 +240,7 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
   const now = opts.now ?? Date.now;
   const schedule = opts.schedule ?? ((fn: () => void) => void setImmediate(fn));
   const limits = opts.limits ?? DEFAULT_LIMITS;
-  const onError = opts.onError ?? ((err: unknown) => console.error('allocrun inspect: a subscriber threw', err));
+  const onError = opts.onError ?? ((err: unknown) => console.error('allocrun inspect: a subscriber or the picture threw', err));
   const picture = createPicture(
     { maxFinishedActors: 1_000, recentEvents: 300, ...opts.picture },
     // A late joiner gets each task's latest events, as many as the page keeps: a long-flapping task's full
@@ -540,7 +540,15 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
       if (!worthQueueing(ev)) return;
       // Nobody reads and nothing is queued before it: the event goes into the picture now, so nothing is
       // queued, timed in a batch or scheduled for it. (Queued events left by the last reader go first.)
-      if (subscribers.size === 0 && queue.length === 0) return keepPicture(ev, now());
+      // This runs inside XState's send: a failure of the picture's goes to onError, not into the machines.
+      if (subscribers.size === 0 && queue.length === 0) {
+        try {
+          keepPicture(ev, now());
+        } catch (err) {
+          onError(err);
+        }
+        return;
+      }
       let t: Tracked | undefined;
       if (ev.type === '@xstate.snapshot' && subscribers.size > 0 && machineOf(ev.actorRef as InspectedRef)) queued((t = trackedOf(ev.actorRef.sessionId)), queue.length);
       queueTracked.push(t);

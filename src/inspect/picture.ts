@@ -62,8 +62,8 @@ export function createPicture(limits: PictureLimits, json: PictureJson): Picture
   // compacted now and then rather than shifted on every finish.
   let finished: string[] = [];
   let head = 0;
-  // The recent events: messages, or raw events (`eventLater`) with their time beside them in `eventAt`; a
-  // message's slot there is NaN. Parallel arrays, so keeping a raw event allocates nothing of its own.
+  // The recent events: messages (`kind: 'event'`), or raw events (`eventLater`) with their time beside them in
+  // `eventAt` (a message's slot there is unused). Parallel arrays: keeping a raw event allocates nothing of its own.
   let events: unknown[] = [];
   let eventAt: number[] = [];
   const keepEvent = (entry: unknown, at: number) => {
@@ -79,12 +79,9 @@ export function createPicture(limits: PictureLimits, json: PictureJson): Picture
   const recentEvents = (): EventMessage[] => {
     const out: EventMessage[] = [];
     for (let i = Math.max(0, events.length - limits.recentEvents); i < events.length; i++) {
-      const at = eventAt[i]!;
-      if (!Number.isNaN(at)) {
-        events[i] = json.event(events[i], at);
-        eventAt[i] = NaN;
-      }
-      out.push(events[i] as EventMessage);
+      let e = events[i] as EventMessage;
+      if (e.kind !== 'event') events[i] = e = json.event(e, eventAt[i]!);
+      out.push(e);
     }
     return out;
   };
@@ -119,7 +116,7 @@ export function createPicture(limits: PictureLimits, json: PictureJson): Picture
       actors.set(msg.sessionId, msg);
     },
     event(msg) {
-      keepEvent(msg, NaN);
+      keepEvent(msg, msg.at);
     },
     eventLater(at, raw) {
       keepEvent(raw, at);

@@ -349,6 +349,17 @@ describe('the inspection stream', () => {
     actor.stop();
   });
 
+  it('keeps a failure of the picture while nobody reads out of the machines: it goes to onError', () => {
+    const errors: unknown[] = [];
+    const stream = createInspectionStream({ schedule: () => {}, now: () => { throw new Error('no clock'); }, onError: (err) => errors.push(err) });
+    const actor = createActor(counter, { inspect: stream.inspect }).start();
+    actor.send({ type: 'GO' });
+    expect(actor.getSnapshot().value).toBe('busy');
+    expect(errors.length).toBeGreaterThan(0);
+    expect((errors[0] as Error).message).toBe('no clock');
+    actor.stop();
+  });
+
   it('builds the message of an event sent while nobody reads only when a late joiner asks, and only for the recent ones', () => {
     const stream = createInspectionStream({ schedule: () => {}, picture: { recentEvents: 2 } });
     const echo = createMachine({ id: 'echo', on: { SAY: {} } });
