@@ -89,7 +89,7 @@ export interface EvalRecord {
   Namespace: string;
   Priority: number;
   Type: string;
-  TriggeredBy: 'job-register' | 'periodic-job' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts' | 'deployment-watcher';
+  TriggeredBy: 'job-register' | 'periodic-job' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts' | 'deployment-watcher' | 'job-scaling';
   JobID: string;
   JobModifyIndex: number;
   /**
