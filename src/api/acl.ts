@@ -63,6 +63,8 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/job/:id/scale': 'read',
   'PUT /v1/job/:id/scale': 'submit',
   'POST /v1/job/:id/scale': 'submit',
+  'GET /v1/scaling/policies': 'read',
+  'GET /v1/scaling/policy/:id': 'read',
   // Nomad: dispatch needs dispatch-job, which Nomad's write policy grants beside submit-job: allocrun's submit.
   'PUT /v1/job/:id/dispatch': 'submit',
   'POST /v1/job/:id/dispatch': 'submit',
