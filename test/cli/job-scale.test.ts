@@ -3,9 +3,9 @@
  * output captured: the group chosen as Nomad's CLI chooses it, the new count monitored to its allocations, Nomad's
  * refusals with their exit status, and the events table (plain and --verbose) newest first.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobCommand } from '../../src/cli/job.ts';
-import { CliError } from '../../src/cli/errors.ts';
+import { runInProcess } from './in-process-command.ts';
 import { chosenGroup, countArg, scalingEventLines } from '../../src/cli/job-scale.ts';
 import { call } from '../api/agent-process.ts';
 import { cleanUp, mockJob, serveWithRoom, SUITE_TIMEOUT, type Served } from '../api/in-process-agent.ts';
@@ -16,23 +16,8 @@ beforeAll(async () => {
 });
 afterAll(cleanUp);
 
-/** Runs `allocrun job ...args --data-dir <the agent's>` in process: its exit status (a thrown CliError's) and output. */
-async function job(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((c) => ((stdout += String(c)), true));
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((c) => ((stderr += String(c)), true));
-  try {
-    const code = await jobCommand.run([...args, '--data-dir', s.dataDir]);
-    return { code, stdout, stderr };
-  } catch (e) {
-    if (!(e instanceof CliError)) throw e;
-    return { code: e.exitCode, stdout, stderr: stderr + e.message };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+/** Runs `allocrun job ...args --data-dir <the agent's>` in process. */
+const job = (...args: string[]) => runInProcess(jobCommand, args, s.dataDir);
 
 async function register(id: string, groups: string[], scaling?: { Min: number; Max: number }): Promise<void> {
   const body = mockJob(id);

@@ -3,9 +3,9 @@
  * captured: Nomad's columns and target text, IDs cut to 8 characters unless --verbose, info by a unique prefix with
  * the policy block, and Nomad's words for a prefix that matches none.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scalingCommand, policyLines, targetText } from '../../src/cli/scaling.ts';
-import { CliError } from '../../src/cli/errors.ts';
+import { runInProcess } from './in-process-command.ts';
 import { call } from '../api/agent-process.ts';
 import { cleanUp, mockJob, serveWithRoom, SUITE_TIMEOUT, type Served } from '../api/in-process-agent.ts';
 
@@ -18,18 +18,7 @@ beforeAll(async () => {
 });
 afterAll(cleanUp);
 
-async function scaling(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((c) => ((stdout += String(c)), true));
-  try {
-    return { code: await scalingCommand.run([...args, '--data-dir', s.dataDir]), stdout, stderr: '' };
-  } catch (e) {
-    if (!(e instanceof CliError)) throw e;
-    return { code: e.exitCode, stdout, stderr: e.message };
-  } finally {
-    out.mockRestore();
-  }
-}
+const scaling = (...args: string[]) => runInProcess(scalingCommand, args, s.dataDir);
 
 describe('scaling policy', { timeout: SUITE_TIMEOUT }, () => {
   it('lists the policies, and shows one by a prefix of its ID', async () => {
