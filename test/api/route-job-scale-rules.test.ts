@@ -94,6 +94,15 @@ describe('job scale', { timeout: SUITE_TIMEOUT }, () => {
     expect((await call(s.socket, 'GET', '/v1/job/ghost/scale')).status).toBe(404);
   });
 
+  it('does not start a stopped job by scaling it', async () => {
+    await put(job('halted', 1));
+    expect((await call(s.socket, 'DELETE', '/v1/job/halted')).status).toBe(200);
+    const res = await scale('halted', { Count: 2, Target: { Group: 'g' } });
+    expect([res.status, res.text]).toEqual([400, 'job "halted" is stopped: register it again (job run) to start it, then scale it']);
+    expect(await getOk(s, '/v1/job/halted')).toMatchObject({ Stop: true, Version: 1 });
+    expect((await getOk(s, '/v1/job/halted/scale'))['JobStopped']).toBe(true);
+  });
+
   it('scales a system job to 1 or 0 only', async () => {
     await put(job('sys', 1, {}, { Type: 'system' }));
     const res = await scale('sys', { Count: 2, Target: { Group: 'g' } });

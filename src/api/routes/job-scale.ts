@@ -53,6 +53,9 @@ function jobRefusal(ctx: ApiContext, entry: JobEntry, group: string, count: numb
   const tg = ((job['TaskGroups'] as Json[] | undefined) ?? []).find((g) => g['Name'] === group);
   if (!tg) return { status: 400, message: `task group ${JSON.stringify(group)} specified for scaling does not exist in job` };
   if (count === undefined) return undefined;
+  // Nomad registers the new count into the stopped job, which stays stopped; allocrun's registration of a version
+  // starts a job, so it refuses rather than start what was stopped (a report without a count is still recorded).
+  if (entry.stop) return { status: 400, message: `job ${JSON.stringify(entry.id)} is stopped: register it again (job run) to start it, then scale it` };
   const scaling = tg['Scaling'] as { Min?: number; Max?: number } | undefined;
   if (scaling && typeof scaling.Min === 'number' && count < scaling.Min) return { status: 400, message: `group count was less than scaling policy minimum: ${count} < ${scaling.Min}` };
   if (scaling && typeof scaling.Max === 'number' && scaling.Max < count) return { status: 400, message: `group count was greater than scaling policy maximum: ${count} > ${scaling.Max}` };
