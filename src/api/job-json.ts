@@ -129,8 +129,7 @@ function networksJson(n: GroupBody['network']): Json[] | undefined {
 function scalingJson(g: GroupBody, target: { Namespace: string; Job: string; Group: string }): Json | undefined {
   const s = g.scaling;
   if (!s) return undefined;
-  const policy = Array.isArray(s.policy) && s.policy.length === 1 ? s.policy[0] : s.policy;
-  return { Type: 'horizontal', Target: target, Min: s.min ?? g.count, Max: s.max, Enabled: s.enabled ?? true, Policy: policy ?? null };
+  return { Type: 'horizontal', Target: target, Min: s.min ?? g.count, Max: s.max, Enabled: s.enabled ?? true, Policy: s.policy ?? null };
 }
 
 function groupJson(name: string, g: GroupBody, job: { id: string; namespace: string }): Json {

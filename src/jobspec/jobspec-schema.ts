@@ -213,8 +213,6 @@ export type TaskBody = z.output<typeof taskSchema>;
 export type ArtifactBody = z.output<typeof artifactSchema>;
 /** One parsed update block (partial: merged later). */
 export type UpdateBody = z.output<typeof updateSchema>;
-/** One parsed group scaling block. */
-export type ScalingBody = z.output<typeof scalingSchema>;
 /** One parsed restart block (partial: merged later). */
 export type RestartBody = z.output<typeof restartSchema>;
 
