@@ -67,7 +67,7 @@ Flags:
   --detach          return once the new count is registered, printing its evaluation
 ${AGENT_FLAGS_HELP}`,
     async run(argv) {
-      const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, detach: { type: 'boolean' }, verbose: { type: 'boolean' } }, { min: 2, max: 3, names: 'the job, the group (optional) and the count' });
+      const parsed = parseCommand(this, argv, { ...AGENT_FLAGS, detach: { type: 'boolean' } }, { min: 2, max: 3, names: 'the job, the group (optional) and the count' });
       if (!parsed) return 0;
       const [id, ...rest] = parsed.positionals as [string, ...string[]];
       const count = countArg(rest.at(-1)!);
