@@ -4,6 +4,7 @@
  */
 import { assign, enqueueActions, setup } from 'xstate';
 import { assignContext } from './context-assign.ts';
+import { spawnCall } from './child-actions.ts';
 import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
 import { childErrorOf, hookActorId } from './hook-calls.ts';
@@ -99,12 +100,12 @@ const allocRunnerBase = setup({
   },
   actions: {
     spawnTasks: enqueueActions(({ enqueue, context }) => {
-      context.alloc.tasks.forEach((task, i) => enqueue.spawnChild('taskRunner', { id: task.name, input: taskRunnerInputOf(context, task, i) }));
+      context.alloc.tasks.forEach((task, i) => enqueue(spawnCall('taskRunner', { id: task.name, input: taskRunnerInputOf(context, task, i) })));
     }),
     /** Spawns the phase's current alloc hook as `<phase>:<hook>`. */
     callHook: enqueueActions(({ enqueue, context }, p: PhaseParams<AllocHookPhase>) => {
       const name = currentHook(context, p.phase)!;
-      enqueue.spawnChild('allocHook', { id: hookActorId(p.phase, name), input: { phase: p.phase, hook: name, alloc: context.alloc } });
+      enqueue(spawnCall('allocHook', { id: hookActorId(p.phase, name), input: { phase: p.phase, hook: name, alloc: context.alloc } }));
     }),
     recordHookError: assign(({ context, event }, p: PhaseParams<AllocHookPhase>) => ({
       hookErrors: [...context.hookErrors, { phase: p.phase, hook: currentHook(context, p.phase)!, message: childErrorOf(event).message }],
@@ -216,7 +217,8 @@ const allocRunnerBase = setup({
       // Every runner was spawned behind a closed gate and none has been opened: the reducer's gate changes
       // from no open stage are exactly the gates to open.
       const enabled = { ...context, gates: { ...context.gates, enabled: true } };
-      enqueue.assign({ gates: enabled.gates, ...applyReducer(enabled, enqueue, clockNow(system)) });
+      // assignContext: the alloc's snapshot with its context replaced, not computed again (context-assign.ts).
+      enqueue(assignContext({ gates: enabled.gates, ...applyReducer(enabled, enqueue, clockNow(system)) }));
     }),
     signal: enqueueActions((args) => signalCommand(args)),
   },

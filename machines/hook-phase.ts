@@ -22,6 +22,7 @@
  */
 import { and, assign, enqueueActions, not, stopChild, type EventObject } from 'xstate';
 import { assignContext } from './context-assign.ts';
+import { stopCall } from './child-actions.ts';
 import { hookActorId } from './hook-calls.ts';
 
 /** What the loop keeps in a runner's context: each phase's hook names (the plan) and where it is. */
@@ -90,7 +91,7 @@ export function hookLoopActions<TContext extends HookLoopContext, TEvent extends
     }),
     advanceCursor: (assignContext as typeof assign)<TContext, TEvent, PhaseParams, TEvent, never>(({ context }, p) => ({ cursor: advancedCursor(context, p.phase) }) as Partial<TContext>),
     /** Leaving `calling` (the hook answered, or a kill or shutdown cut it short) stops the hook's child: its signal aborts. */
-    stopHook: stopChild<TContext, TEvent, PhaseParams, TEvent>(({ context }, p) => hookActorId(p.phase, currentHook(context, p.phase) ?? '')),
+    stopHook: (stopCall as typeof stopChild)<TContext, TEvent, PhaseParams, TEvent>(({ context }, p) => hookActorId(p.phase, currentHook(context, p.phase) ?? '')),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { enqueueActions, setup } from 'xstate';
 import { assignContext } from './context-assign.ts';
+import { spawnCall } from './child-actions.ts';
 import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
 import { TaskEventType, appendEvent, taskEvent } from './task-events.ts';
@@ -97,7 +98,8 @@ const taskRunnerBase = setup({
         alloc,
         taskState: context.taskState,
       };
-      enqueue.spawnChild('hook', { id: hookActorId(p.phase, name), input });
+      // spawnCall: XState's spawnChild without a recomputed snapshot (child-actions.ts).
+      enqueue(spawnCall('hook', { id: hookActorId(p.phase, name), input }));
     }),
   },
 });

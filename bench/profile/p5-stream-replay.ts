@@ -63,18 +63,23 @@ export async function record(n: number): Promise<Recording> {
 /** A stream factory: this tree's `createInspectionStream`, or another version's for an A/B. */
 export type MakeStream = typeof createInspectionStream;
 
-/** Feeds the recording to a fresh stream from `make`, flushing where the round did; CPU in ms, JSON bytes, messages. */
-export function replay(rec: Recording, json: boolean, make: MakeStream = createInspectionStream): { cpu: number; bytes: number; messages: number } {
+/**
+ * Feeds the recording to a fresh stream from `make`, flushing where the round did; CPU in ms, JSON bytes, messages.
+ * `read` false: nobody subscribes (the unread rung: only the late joiner's picture is kept).
+ */
+export function replay(rec: Recording, json: boolean, make: MakeStream = createInspectionStream, read = true): { cpu: number; bytes: number; messages: number } {
   let i = 0;
   let flushNow: (() => void) | undefined;
   const stream = make({ now: () => rec.times[i]!, schedule: (f) => void (flushNow = f) });
   let bytes = 0;
   let messages = 0;
   let seq = 0;
-  stream.subscribe((b) => {
-    messages += b.length;
-    if (json) bytes += JSON.stringify({ type: 'batch', seq: seq++, messages: b }).length;
-  });
+  if (read) {
+    stream.subscribe((b) => {
+      messages += b.length;
+      if (json) bytes += JSON.stringify({ type: 'batch', seq: seq++, messages: b }).length;
+    });
+  }
   const c0 = process.cpuUsage();
   let f = 0;
   for (; i < rec.events.length; i++) {

@@ -21,7 +21,7 @@ export interface InspectionStreamOptions {
   limits?: SanitizeLimits;
   /** How much history a late joiner gets. */
   picture?: Partial<PictureLimits>;
-  /** Called when a subscriber throws; default `console.error`. */
+  /** Called when a subscriber throws, or the picture's upkeep while nobody reads does; default `console.error`. */
   onError?: (err: unknown) => void;
 }
 
@@ -105,6 +105,28 @@ function settlesAtParent(ev: InspectionEvent & { type: '@xstate.event' }): boole
   if (id === undefined || source!._parent?.sessionId !== (ev.actorRef as InspectedRef).sessionId || !t.endsWith(id)) return false;
   const prefix = t.length - id.length;
   return (prefix === 18 && t.startsWith('xstate.done.actor.')) || (prefix === 19 && t.startsWith('xstate.error.actor.'));
+}
+
+const isSettling = (t: string) => t.startsWith('xstate.done.actor.') || t.startsWith('xstate.error.actor.');
+
+/**
+ * The event message for `ev`. An invoked actor's done (error) event says it finished, with its output
+ * (error) as `{ output }` (`{ error }`), once: its own final transition then leaves that out, or is not
+ * sent at all for a promise (the page reads it from here, model.ts).
+ */
+function eventMessageOf(ev: InspectionEvent & { type: '@xstate.event' }, at: number, settles: boolean): EventMessage {
+  const event = ev.event as { type: string; output?: unknown; error?: unknown };
+  const msg: EventMessage = { kind: 'event', at, target: ev.actorRef.sessionId, type: event.type };
+  const source = ev.sourceRef?.sessionId;
+  if (source !== undefined) msg.source = source;
+  if (settles) {
+    const raw = event.type.startsWith('xstate.done.') ? event.output : event.error;
+    if (raw !== undefined) msg.payload = event.type.startsWith('xstate.done.') ? { output: sanitize(raw, PAYLOAD_LIMITS) } : { error: sanitize(raw, PAYLOAD_LIMITS) };
+  } else {
+    const payload = payloadOf(event);
+    if (payload !== undefined) msg.payload = payload;
+  }
+  return msg;
 }
 
 /** The machine's transitions in document order (as definition.ts lists them), by identity: edges travel as indices. */
@@ -218,12 +240,19 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
   const now = opts.now ?? Date.now;
   const schedule = opts.schedule ?? ((fn: () => void) => void setImmediate(fn));
   const limits = opts.limits ?? DEFAULT_LIMITS;
-  const onError = opts.onError ?? ((err: unknown) => console.error('allocrun inspect: a subscriber threw', err));
+  const onError = opts.onError ?? ((err: unknown) => console.error('allocrun inspect: a subscriber or the picture threw', err));
   const picture = createPicture(
     { maxFinishedActors: 1_000, recentEvents: 300, ...opts.picture },
     // A late joiner gets each task's latest events, as many as the page keeps: a long-flapping task's full
     // list (up to the sanitizer's 500) made every picture, and so every history checkpoint, huge.
-    { context: (raw) => shortenTaskEvents(sanitize(raw, limits)) ?? null, payload: (raw) => sanitize(raw, PAYLOAD_LIMITS) },
+    {
+      context: (raw) => shortenTaskEvents(sanitize(raw, limits)) ?? null,
+      payload: (raw) => sanitize(raw, PAYLOAD_LIMITS),
+      event: (raw, at) => {
+        const ev = raw as InspectionEvent & { type: '@xstate.event' };
+        return eventMessageOf(ev, at, isSettling(ev.event.type));
+      },
+    },
   );
   const subscribers = new Set<(batch: InspectMessage[]) => void>();
   const rawSubscribers = new Set<(ev: InspectionEvent) => void>();
@@ -364,43 +393,24 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     return [def, msg];
   };
 
-  /**
-   * The event message for `ev`. An invoked actor's done (error) event says it finished, with its output
-   * (error) as `{ output }` (`{ error }`), once: its own final transition then leaves that out, or is not
-   * sent at all for a promise (the page reads it from here, model.ts).
-   */
+  /** The event message for `ev` (eventMessageOf), kept in the picture's recent events. */
   const eventMessage = (ev: InspectionEvent & { type: '@xstate.event' }, at: number, settles: boolean): EventMessage => {
-    const event = ev.event as { type: string; output?: unknown; error?: unknown };
-    const msg: EventMessage = { kind: 'event', at, target: ev.actorRef.sessionId, type: event.type };
-    const source = ev.sourceRef?.sessionId;
-    if (source !== undefined) msg.source = source;
-    if (settles) {
-      const raw = event.type.startsWith('xstate.done.') ? event.output : event.error;
-      if (raw !== undefined) msg.payload = event.type.startsWith('xstate.done.') ? { output: sanitize(raw, PAYLOAD_LIMITS) } : { error: sanitize(raw, PAYLOAD_LIMITS) };
-    } else {
-      const payload = payloadOf(event);
-      if (payload !== undefined) msg.payload = payload;
-    }
+    const msg = eventMessageOf(ev, at, settles);
     picture.event(msg);
     return msg;
   };
 
-  const isSettling = (t: string) => t.startsWith('xstate.done.actor.') || t.startsWith('xstate.error.actor.');
-
   /**
    * Nobody reads the stream (no page connected, no recorder): keep the late joiner's picture current, a
-   * field write per snapshot, and build no messages.
+   * field write per snapshot, and build no messages. An event is kept as it came: the picture builds its
+   * message only if a late joiner comes while it is still among the recent ones, and most scroll out unseen.
    */
-  const keepPicture = (events: readonly InspectionEvent[], at: readonly number[]) => {
-    for (let i = 0; i < events.length; i++) {
-      const ev = events[i]!;
-      if (ev.type === '@xstate.actor') actorMessages(ev, at[i]!);
-      else if (ev.type === '@xstate.event') eventMessage(ev, at[i]!, isSettling(ev.event.type));
-      else if (ev.type === '@xstate.snapshot') {
-        const snap = ev.snapshot as { status: ActorStatus; value?: StateValue; context?: unknown; output?: unknown; error?: unknown };
-        picture.snapshot(ev.actorRef.sessionId, at[i]!, ev.event.type, snap.status, snap.value, snap.context, snap.status === 'done' ? snap.output : undefined, snap.status === 'error' ? snap.error : undefined);
-      }
-    }
+  const keepPicture = (ev: InspectionEvent, at: number) => {
+    if (ev.type === '@xstate.snapshot') {
+      const snap = ev.snapshot as { status: ActorStatus; value?: StateValue; context?: unknown; output?: unknown; error?: unknown };
+      picture.snapshot(ev.actorRef.sessionId, at, ev.event.type, snap.status, snap.value, snap.context, snap.status === 'done' ? snap.output : undefined, snap.status === 'error' ? snap.error : undefined);
+    } else if (ev.type === '@xstate.event') picture.eventLater(at, ev);
+    else if (ev.type === '@xstate.actor') actorMessages(ev, at);
   };
 
   const flush = () => {
@@ -412,7 +422,11 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
     queue = [];
     queueTracked = [];
     times = [];
-    if (subscribers.size === 0) return keepPicture(events, at);
+    // The last reader left with these queued: into the picture, in order, before anything newer.
+    if (subscribers.size === 0) {
+      for (let i = 0; i < events.length; i++) keepPicture(events[i]!, at[i]!);
+      return;
+    }
     // Promise and callback actors created in this batch, and those of them that also settled in it: each of
     // those is sent as one actor message saying both (`settled`), where its done (error) event falls.
     const bornHere = new Set<string>();
@@ -524,6 +538,17 @@ export function createInspectionStream(opts: InspectionStreamOptions = {}): Insp
       }
       // What the page is never sent is dropped here, so the queue holds only what the flush maps.
       if (!worthQueueing(ev)) return;
+      // Nobody reads and nothing is queued before it: the event goes into the picture now, so nothing is
+      // queued, timed in a batch or scheduled for it. (Queued events left by the last reader go first.)
+      // This runs inside XState's send: a failure of the picture's goes to onError, not into the machines.
+      if (subscribers.size === 0 && queue.length === 0) {
+        try {
+          keepPicture(ev, now());
+        } catch (err) {
+          onError(err);
+        }
+        return;
+      }
       let t: Tracked | undefined;
       if (ev.type === '@xstate.snapshot' && subscribers.size > 0 && machineOf(ev.actorRef as InspectedRef)) queued((t = trackedOf(ev.actorRef.sessionId)), queue.length);
       queueTracked.push(t);

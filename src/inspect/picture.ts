@@ -18,6 +18,8 @@ export interface PictureLimits {
 export interface PictureJson {
   context(raw: unknown): JsonValue;
   payload(raw: unknown): JsonValue;
+  /** The message for an event kept as it came (`eventLater`), stamped `at`. */
+  event(raw: unknown, at: number): EventMessage;
 }
 
 /** An actor's latest state as the stream saw it: raw values, reduced to JSON only in `messages()`. */
@@ -36,6 +38,11 @@ export interface Picture {
   definition(msg: DefinitionMessage): void;
   actor(msg: ActorMessage): void;
   event(msg: EventMessage): void;
+  /**
+   * An event kept as it came, its message built (by `PictureJson.event`) only if a late joiner asks while it
+   * is still among the recent ones: while nobody reads, most events scroll out unseen. `raw` must not change.
+   */
+  eventLater(at: number, raw: unknown): void;
   /** The actor's state now; `value`, `context`, `output` and `error` left undefined keep what the last call said. */
   snapshot(sessionId: string, at: number, event: string, status: ActorStatus, value?: StateValue, context?: unknown, output?: unknown, error?: unknown): void;
   /** Messages that rebuild the picture: definitions, actors, recent events, then latest transitions. */
@@ -55,7 +62,29 @@ export function createPicture(limits: PictureLimits, json: PictureJson): Picture
   // compacted now and then rather than shifted on every finish.
   let finished: string[] = [];
   let head = 0;
-  let events: EventMessage[] = [];
+  // The recent events: messages (`kind: 'event'`), or raw events (`eventLater`) with their time beside them in
+  // `eventAt` (a message's slot there is unused). Parallel arrays: keeping a raw event allocates nothing of its own.
+  let events: unknown[] = [];
+  let eventAt: number[] = [];
+  const keepEvent = (entry: unknown, at: number) => {
+    events.push(entry);
+    eventAt.push(at);
+    // Trim in chunks so the common push stays O(1).
+    if (events.length > limits.recentEvents * 2) {
+      events = events.slice(-limits.recentEvents);
+      eventAt = eventAt.slice(-limits.recentEvents);
+    }
+  };
+  /** The recent events as messages; raw ones are built now, once (the message replaces them). */
+  const recentEvents = (): EventMessage[] => {
+    const out: EventMessage[] = [];
+    for (let i = Math.max(0, events.length - limits.recentEvents); i < events.length; i++) {
+      let e = events[i] as EventMessage;
+      if (e.kind !== 'event') events[i] = e = json.event(e, eventAt[i]!);
+      out.push(e);
+    }
+    return out;
+  };
 
   const forgetOldest = () => {
     while (finished.length - head > limits.maxFinishedActors) {
@@ -87,9 +116,10 @@ export function createPicture(limits: PictureLimits, json: PictureJson): Picture
       actors.set(msg.sessionId, msg);
     },
     event(msg) {
-      events.push(msg);
-      // Trim in chunks so the common push stays O(1).
-      if (events.length > limits.recentEvents * 2) events = events.slice(-limits.recentEvents);
+      keepEvent(msg, msg.at);
+    },
+    eventLater(at, raw) {
+      keepEvent(raw, at);
     },
     snapshot(sessionId, at, event, status, value, context, output, error) {
       // An actor with a latest state is known (both are forgotten together): one lookup for most snapshots.
@@ -125,7 +155,7 @@ export function createPicture(limits: PictureLimits, json: PictureJson): Picture
     messages() {
       const transitions: TransitionMessage[] = [];
       for (const [sessionId, s] of latest) transitions.push(transitionOf(sessionId, s));
-      return [...definitions.values(), ...actors.values(), ...events.slice(-limits.recentEvents), ...transitions];
+      return [...definitions.values(), ...actors.values(), ...recentEvents(), ...transitions];
     },
   };
 }

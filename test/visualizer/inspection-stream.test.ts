@@ -299,25 +299,97 @@ describe('the inspection stream', () => {
     actor.stop();
   });
 
-  it('maps what was queued before the first reader came, for that reader: state and context from the first transition on', () => {
-    const counter = createMachine({
-      id: 'counter',
-      context: { n: 0 },
-      initial: 'idle',
-      states: { idle: { on: { GO: 'busy' } }, busy: { on: { BUMP: { actions: assign({ n: ({ context }) => context.n + 1 }) } } } },
-    });
+  const counter = createMachine({
+    id: 'counter',
+    context: { n: 0 },
+    initial: 'idle',
+    states: { idle: { on: { GO: 'busy' } }, busy: { on: { BUMP: { actions: assign({ n: ({ context }) => context.n + 1 }) } } } },
+  });
+
+  it('keeps the picture current while nobody reads, without a flush, and says only what changed since it to the reader that comes', () => {
     let flush: (() => void) | undefined;
     const stream = createInspectionStream({ schedule: (fn) => void (flush = fn) });
     const actor = createActor(counter, { inspect: stream.inspect }).start();
     actor.send({ type: 'GO' });
     actor.send({ type: 'BUMP' });
-    // Nobody read those yet; the reader comes before the flush.
+    // Nobody read those: they are in the picture already, and nothing was queued or scheduled for them.
+    expect(flush).toBeUndefined();
+    const picture = stream.snapshotForLateJoiner();
+    expect(picture.filter((m) => m.kind === 'transition' && m.sessionId === actor.sessionId)).toEqual([
+      expect.objectContaining({ event: 'BUMP', value: 'busy', context: { n: 1 } }),
+    ]);
+    expect(picture.filter((m) => m.kind === 'event').map((m) => (m as { type: string }).type)).toEqual(['GO', 'BUMP']);
+    // The reader that comes after the picture is told what changed since it: the context, not the state again.
+    const messages: InspectMessage[] = [];
+    stream.subscribe((b) => messages.push(...b));
+    actor.send({ type: 'BUMP' });
+    flush!();
+    const mine = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === actor.sessionId);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.value).toBeUndefined();
+    expect(mine[0]!.patch).toEqual([{ path: ['n'], value: 2 }]);
+    actor.stop();
+  });
+
+  it('maps what the last reader left queued for the next reader: state and context from the first transition on', () => {
+    let flush: (() => void) | undefined;
+    const stream = createInspectionStream({ schedule: (fn) => void (flush = fn) });
+    const leaving = stream.subscribe(() => {});
+    const actor = createActor(counter, { inspect: stream.inspect }).start();
+    actor.send({ type: 'GO' });
+    leaving();
+    // Queued after the reader left, behind what it left: it waits for the flush too, so the order holds.
+    actor.send({ type: 'BUMP' });
     const messages: InspectMessage[] = [];
     stream.subscribe((b) => messages.push(...b));
     flush!();
     const mine = messages.filter((m): m is TransitionMessage => m.kind === 'transition' && m.sessionId === actor.sessionId);
     expect(mine.map((m) => m.value)).toEqual(['idle', 'busy', undefined]);
     expect(mine.at(-1)!.context).toEqual({ n: 1 });
+    actor.stop();
+  });
+
+  it('keeps a failure of the picture while nobody reads out of the machines: it goes to onError', () => {
+    const errors: unknown[] = [];
+    const stream = createInspectionStream({ schedule: () => {}, now: () => { throw new Error('no clock'); }, onError: (err) => errors.push(err) });
+    const actor = createActor(counter, { inspect: stream.inspect }).start();
+    actor.send({ type: 'GO' });
+    expect(actor.getSnapshot().value).toBe('busy');
+    expect(errors.length).toBeGreaterThan(0);
+    expect((errors[0] as Error).message).toBe('no clock');
+    actor.stop();
+  });
+
+  it('builds the message of an event sent while nobody reads only when a late joiner asks, and only for the recent ones', () => {
+    const stream = createInspectionStream({ schedule: () => {}, picture: { recentEvents: 2 } });
+    const echo = createMachine({ id: 'echo', on: { SAY: {} } });
+    const actor = createActor(echo, { inspect: stream.inspect }).start();
+    let read = 0;
+    // A payload field that counts its reads: mapping an event reads it.
+    const say = (n: number) => Object.defineProperty({ type: 'SAY' }, 'n', { enumerable: true, get: () => (read++, n) }) as { type: 'SAY'; n: number };
+    for (let n = 1; n <= 5; n++) actor.send(say(n));
+    expect(read).toBe(0);
+    const events = () => stream.snapshotForLateJoiner().filter((m) => m.kind === 'event');
+    expect(events()).toEqual([
+      { kind: 'event', at: expect.any(Number), target: actor.sessionId, type: 'SAY', payload: { n: 4 } },
+      { kind: 'event', at: expect.any(Number), target: actor.sessionId, type: 'SAY', payload: { n: 5 } },
+    ]);
+    const once = read;
+    expect(once).toBeGreaterThan(0);
+    // Built once: the next late joiner gets the same messages without reading the events again.
+    expect(events().map((m) => (m as { payload: unknown }).payload)).toEqual([{ n: 4 }, { n: 5 }]);
+    expect(read).toBe(once);
+    actor.stop();
+  });
+
+  it('gives a late joiner of an unread stream the done event of an invoked actor with its output, as a reader would have got it', async () => {
+    const stream = createInspectionStream({ schedule: (fn) => queueMicrotask(fn) });
+    const actor = createActor(worker, { inspect: stream.inspect }).start();
+    await flushMicrotasks();
+    await flushMicrotasks();
+    const picture = stream.snapshotForLateJoiner();
+    const job = picture.find((m) => m.kind === 'actor' && m.id === 'job') as { sessionId: string };
+    expect(picture).toContainEqual({ kind: 'event', at: expect.any(Number), target: actor.sessionId, source: job.sessionId, type: 'xstate.done.actor.job', payload: { output: 42 } });
     actor.stop();
   });
 
