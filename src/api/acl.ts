@@ -59,6 +59,12 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   // Nomad: revert needs submit-job.
   'PUT /v1/job/:id/revert': 'submit',
   'POST /v1/job/:id/revert': 'submit',
+  // Nomad: scaling needs scale-job (or submit-job), reading it read-job (or read-job-scaling): write and read policies grant them.
+  'GET /v1/job/:id/scale': 'read',
+  'PUT /v1/job/:id/scale': 'submit',
+  'POST /v1/job/:id/scale': 'submit',
+  'GET /v1/scaling/policies': 'read',
+  'GET /v1/scaling/policy/:id': 'read',
   // Nomad: dispatch needs dispatch-job, which Nomad's write policy grants beside submit-job: allocrun's submit.
   'PUT /v1/job/:id/dispatch': 'submit',
   'POST /v1/job/:id/dispatch': 'submit',

@@ -122,7 +122,17 @@ function networksJson(n: GroupBody['network']): Json[] | undefined {
   })];
 }
 
-function groupJson(name: string, g: GroupBody): Json {
+/**
+ * A group's scaling policy as Nomad's server canonicalises it: Min defaults to the count, Enabled to true, the
+ * Target names the group; the policy's own block is the autoscaler's, kept with its keys as written.
+ */
+function scalingJson(g: GroupBody, target: { Namespace: string; Job: string; Group: string }): Json | undefined {
+  const s = g.scaling;
+  if (!s) return undefined;
+  return { Type: 'horizontal', Target: target, Min: s.min ?? g.count, Max: s.max, Enabled: s.enabled ?? true, Policy: s.policy ?? null };
+}
+
+function groupJson(name: string, g: GroupBody, job: { id: string; namespace: string }): Json {
   return compact({
     Name: name,
     Count: g.count,
@@ -130,10 +140,11 @@ function groupJson(name: string, g: GroupBody): Json {
     ShutdownDelay: ns(g.shutdown_delay),
     Meta: g.meta,
     Update: updateJson(g.update),
+    Scaling: scalingJson(g, { Namespace: job.namespace, Job: job.id, Group: name }),
     Networks: networksJson(g.network),
     Services: servicesJson(g.service),
     Tasks: Object.entries(g.task).map(([taskName, t]) => taskJson(taskName, t)),
-    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'update', 'task', 'network', 'service']),
+    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'update', 'scaling', 'task', 'network', 'service']),
   });
 }
 
@@ -149,7 +160,7 @@ export function jobToApiJson(name: string, job: JobBody): Json {
     Update: updateJson(job.update),
     Periodic: job.periodic && periodicJson(job.periodic),
     ParameterizedJob: job.parameterized && (parameterizedJson(job.parameterized) as unknown as Json),
-    TaskGroups: Object.entries(job.group).map(([groupName, g]) => groupJson(groupName, g)),
+    TaskGroups: Object.entries(job.group).map(([groupName, g]) => groupJson(groupName, g, { id: name, namespace: job.namespace ?? 'default' })),
     ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'meta', 'update', 'periodic', 'parameterized', 'group', 'id', 'name']),
   });
 }

@@ -38,6 +38,7 @@ import { StoreCommitError } from '../state/agent-store.ts';
 import { commitInOrder, commitVisibleInOrder } from './ordered-commit.ts';
 import { periodicOf } from '../jobspec/periodic.ts';
 import { DEFAULT_JOB_TRACKED_VERSIONS, keptVersions } from './job-versions.ts';
+import { withPolicyIds } from './scaling-policies.ts';
 import { isParameterizedParent } from '../jobspec/parameterized.ts';
 
 /** Nomad's IsPeriodic || IsParameterized: the job places nothing itself, its launches or dispatches do. */
@@ -89,7 +90,7 @@ export interface EvalRecord {
   Namespace: string;
   Priority: number;
   Type: string;
-  TriggeredBy: 'job-register' | 'periodic-job' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts' | 'deployment-watcher';
+  TriggeredBy: 'job-register' | 'periodic-job' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts' | 'deployment-watcher' | 'job-scaling';
   JobID: string;
   JobModifyIndex: number;
   /**
@@ -645,9 +646,10 @@ export class JobRegistry {
   jobJson(entry: JobEntry, version = entry.versions.at(-1)!): Json {
     const job = version.job;
     const isCurrent = version === entry.versions.at(-1);
-    // The canonical job has its Name, Type and Priority (Nomad's defaults filled).
+    // The canonical job has its Name, Type and Priority (Nomad's defaults filled); the current version's scaling
+    // blocks carry their policies' IDs.
     return {
-      ...job,
+      ...(isCurrent ? withPolicyIds(entry, job) : job),
       ID: entry.id,
       Namespace: entry.namespace,
       Status: this.jobStatus(entry),

@@ -29,6 +29,8 @@ import { jobPlanRoutes } from './routes/job-plan.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { nodeRoutes } from './routes/nodes.ts';
 import { jobRevertRoutes } from './routes/job-revert.ts';
+import { jobScaleRoutes } from './routes/job-scale.ts';
+import { scalingRoutes } from './routes/scaling.ts';
 import { nodeMetaRoutes } from './routes/node-meta.ts';
 import { variableRoutes } from './routes/variables.ts';
 import { uiRoutes } from './routes/ui.ts';
@@ -111,6 +113,8 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
 
   jobRoutes(app, ctx);
   jobRevertRoutes(app, ctx);
+  jobScaleRoutes(app, ctx);
+  scalingRoutes(app, ctx);
   periodicRoutes(app, ctx);
   jobDispatchRoutes(app, ctx);
   allocationRoutes(app, ctx);

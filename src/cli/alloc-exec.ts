@@ -12,8 +12,18 @@ import { CliError, UsageError } from './errors.ts';
 
 const NAME = 'alloc exec';
 
-/** The flags that take a value, so the scan for the allocation ID can step over it. */
-const VALUE_FLAGS = new Set(['task', 'address', 'token', 'token-file', 'data-dir']);
+/** This command's flags, as parseArgs takes them. */
+const OPTIONS = { ...AGENT_FLAGS, task: { type: 'string' } } as const;
+
+/**
+ * The flags that take a value, by every name they are spelled with (`data-dir` and its `d`), so the scan for
+ * the allocation ID steps over their values: `-d /srv/d <alloc>` must not take `/srv/d` for the ID.
+ */
+const VALUE_FLAGS = new Set(
+  Object.entries(OPTIONS as Record<string, { type: string; short?: string }>)
+    .filter(([, o]) => o.type === 'string')
+    .flatMap(([name, o]) => (o.short ? [name, o.short] : [name])),
+);
 
 /** A boolean flag Nomad spells `-i`, `-i=false`, `-t=auto`: its value, or undefined when `token` is not it. */
 function boolFlag(token: string, name: string): string | undefined {
@@ -89,7 +99,7 @@ ${AGENT_FLAGS_HELP}`,
     async run(argv) {
       const split = splitExecArgs(argv);
       if (split.tty === 'true') throw new UsageError(`${NAME}: -t: allocrun cannot give the command a terminal (a pseudo-terminal needs a native module); run it without -t`, NAME);
-      const parsed = parseCommand(this, [...split.flags, ...split.rest.slice(0, 1)], { ...AGENT_FLAGS, task: { type: 'string' } }, { min: 1, max: 1, names: 'the allocation ID' });
+      const parsed = parseCommand(this, [...split.flags, ...split.rest.slice(0, 1)], OPTIONS, { min: 1, max: 1, names: 'the allocation ID' });
       if (!parsed) return 0;
       const command = split.rest.slice(1);
       if (command.length === 0) throw new UsageError(`${NAME}: missing the command to run (after the allocation ID)`, NAME);

@@ -17,6 +17,7 @@ import { jobPeriodic, nextLaunchLine, periodicHeader, periodicSections } from '.
 import { jobHistory, jobRevert } from './job-history.ts';
 import { jobInspect, jobValidate } from './job-inspect.ts';
 import { jobDispatch, parameterizedSections } from './job-dispatch.ts';
+import { jobScale, jobScalingEvents } from './job-scale.ts';
 import type { ParameterizedConfig } from '../jobspec/parameterized.ts';
 import type { PeriodicConfig } from '../jobspec/periodic.ts';
 import { latestDeploymentSection, monitorDeployment, type ApiDeployment } from './deployment-monitor.ts';
@@ -104,17 +105,25 @@ Example:
       return 0;
     }
     process.stdout.write(`==> Job "${id}" registered: version ${body.Version}, index ${res.JobModifyIndex}\n`);
-    // Allocations the scheduler could not place never appear: say so, as Nomad's monitor does, and exit 2.
-    const { body: evaluation } = await client.get<EvaluationBody>(`/v1/evaluation/${encodeURIComponent(res.EvalID)}`);
-    const unplaced = placementFailureLines(evaluation);
-    if (unplaced.length > 0) process.stdout.write(`${unplaced.join('\n')}\n`);
-    const code = await monitor(client, id, body.Version);
-    // As Nomad's monitor: a deployment is followed to its end, and its outcome is the exit status (its success
-    // overrides unplaced allocations; a failed allocation fails it).
-    if (evaluation.DeploymentID) return monitorDeployment(client, evaluation.DeploymentID);
-    return unplaced.length > 0 && code === 0 ? PLACEMENT_FAILED_EXIT : code;
+    return monitorEvaluation(client, id, res.EvalID, body.Version);
   },
 };
+
+/**
+ * Follows an evaluation of job `id` as Nomad's monitor does: the allocations of `version` until they run (or
+ * finish), then the deployment it started to its end. Exit 1 when one fails, 2 when some could not be placed.
+ */
+export async function monitorEvaluation(client: AgentClient, id: string, evalId: string, version: number): Promise<number> {
+  // Allocations the scheduler could not place never appear: say so, as Nomad's monitor does, and exit 2.
+  const { body: evaluation } = await client.get<EvaluationBody>(`/v1/evaluation/${encodeURIComponent(evalId)}`);
+  const unplaced = placementFailureLines(evaluation);
+  if (unplaced.length > 0) process.stdout.write(`${unplaced.join('\n')}\n`);
+  const code = await monitor(client, id, version);
+  // As Nomad's monitor: a deployment is followed to its end, and its outcome is the exit status (its success
+  // overrides unplaced allocations; a failed allocation fails it).
+  if (evaluation.DeploymentID) return monitorDeployment(client, evaluation.DeploymentID);
+  return unplaced.length > 0 && code === 0 ? PLACEMENT_FAILED_EXIT : code;
+}
 
 const jobStop: Command = {
   name: 'job stop',
@@ -259,4 +268,4 @@ ${AGENT_FLAGS_HELP}`,
 };
 
 /** The `job` command. */
-export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus, jobHistory, jobRevert(monitor), jobInspect, jobValidate, jobPeriodic(monitor), jobDispatch(monitor)]);
+export const jobCommand = commandGroup('job', 'Submit, plan, stop and inspect jobs on a running agent (Nomad\'s job commands).', [jobRun, jobPlan, jobStop, jobStatus, jobHistory, jobRevert(monitor), jobInspect, jobValidate, jobPeriodic(monitor), jobDispatch(monitor), jobScale(monitorEvaluation), jobScalingEvents]);

@@ -32,7 +32,7 @@ export const IGNORED_KEYS = {
     'reschedule', 'multiregion', 'vault', 'consul', 'node_pool', 'ui', 'vault_token',
     'consul_token'],
   group: ['reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
-    'scaling', 'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
+    'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
     'prevent_reschedule_on_lost'],
   task: ['vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
     'csi_plugin', 'scaling', 'kind', 'action', 'schedule'],
@@ -159,6 +159,21 @@ export const networkSchema = z.strictObject({
   ...ignored(IGNORED_KEYS.network),
 });
 
+/**
+ * The group's `scaling` block (Nomad's horizontal scaling policy): the bounds `job scale` keeps the group's count
+ * in, as Nomad's server does. `policy` is an external autoscaler's (Nomad itself does not read it either): kept as
+ * written. `min` defaults to the group's count (rules.ts), `enabled` to true.
+ */
+export const scalingSchema = z.strictObject({
+  min: int(0, MAX_COUNT).optional(),
+  // Required, as in Nomad: rules.ts says so in Nomad's words.
+  max: int(0, MAX_COUNT).optional(),
+  enabled: z.boolean().optional(),
+  policy: z.record(z.string(), z.unknown()).optional(),
+  // Nomad's API JSON says which kind of policy it is; a group's is always horizontal.
+  type: z.literal('horizontal').optional(),
+});
+
 const groupSchema = z.strictObject({
   network: networkSchema.optional(),
   service: serviceListSchema.optional(),
@@ -167,6 +182,7 @@ const groupSchema = z.strictObject({
   shutdown_delay: durationSchema.optional(),
   meta: stringMapSchema.optional(),
   update: updateSchema.optional(),
+  scaling: scalingSchema.optional(),
   // Optional here so a missing one is reported once, by the rules, as "needs at least one task".
   task: z.record(z.string(), taskSchema).default({}),
   ...ignored(IGNORED_KEYS.group),
@@ -206,6 +222,7 @@ const KEYS = {
   task: Object.keys(taskSchema.shape),
   restart: Object.keys(restartSchema.shape),
   update: Object.keys(updateSchema.shape),
+  scaling: Object.keys(scalingSchema.shape),
   logs: Object.keys(logsSchema.shape),
   resources: Object.keys(resourcesSchema.shape),
   network: Object.keys(networkSchema.shape),
@@ -225,6 +242,7 @@ export function jobKeysAt(path: readonly PathSegment[]): readonly string[] {
     else if ((level === 'group' || level === 'task') && seg === 'restart') [level, i] = ['restart', i + 1];
     else if ((level === 'job' || level === 'group') && seg === 'update') [level, i] = ['update', i + 1];
     else if (level === 'group' && seg === 'network') [level, i] = ['network', i + 1];
+    else if (level === 'group' && seg === 'scaling') [level, i] = ['scaling', i + 1];
     else if (level === 'network' && seg === 'port') [level, i] = ['port', i + 2];
     else if (level === 'task' && seg === 'artifact') [level, i] = ['artifact', i + 2];
     else if ((level === 'group' || level === 'task') && seg === 'service') return serviceKeysAt(path.slice(i + 1)) ?? [];

@@ -79,11 +79,16 @@ const TASK: Table = {
   ScalingPolicies: ['scaling'], Kind: ['kind'], Actions: ['action'], Schedule: ['schedule'],
 };
 
+/** Nomad's ScalingPolicy of a group; its Target (the job, group, namespace) and ID are the server's. */
+const SCALING: Table = {
+  Min: ['min'], Max: ['max'], Enabled: ['enabled'], Policy: ['policy'], Type: ['type'], Target: null, ID: null,
+};
+
 const GROUP: Table = {
   Count: ['count'], RestartPolicy: ['restart', RESTART], ShutdownDelay: ['shutdown_delay', 'ns'], Meta: ['meta'],
   Networks: ['network', 'networks'], Services: ['service', SERVICE], Update: ['update', UPDATE], ReschedulePolicy: ['reschedule'],
   EphemeralDisk: ['ephemeral_disk'], Constraints: ['constraint'], Affinities: ['affinity'], Spreads: ['spread'],
-  Migrate: ['migrate'], Scaling: ['scaling'], Volumes: ['volume'], Consul: ['consul'], Vault: ['vault'],
+  Migrate: ['migrate'], Scaling: ['scaling', SCALING], Volumes: ['volume'], Consul: ['consul'], Vault: ['vault'],
   StopAfterClientDisconnect: ['stop_after_client_disconnect', 'ns'], MaxClientDisconnect: ['max_client_disconnect', 'ns'],
   Disconnect: ['disconnect'], PreventRescheduleOnLost: ['prevent_reschedule_on_lost'],
 };
@@ -211,7 +216,7 @@ function translate(
     const [name, conv] = rule;
     // The API fills every field; an empty one says nothing, so it neither warns nor counts as set.
     // An empty ParameterizedJob is still one (Nomad: a non-nil block, every field defaulted).
-    if (isEmpty(value) && !(value === false && table === PERIODIC) && !(key === 'ParameterizedJob' && isPlainObject(value))) continue;
+    if (isEmpty(value) && !(value === false && (table === PERIODIC || table === SCALING)) && !(key === 'ParameterizedJob' && isPlainObject(value))) continue;
     remember([...to, name], [...from, key]);
     if (conv === 'ns') out[name] = typeof value === 'number' ? value / 1e6 : value;
     else if (conv === 'networks') out[name] = networksFromApi(value, [...to, name], [...from, key], remember);

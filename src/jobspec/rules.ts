@@ -144,6 +144,7 @@ function checkGroup(group: Record<string, unknown>, path: PathSegment[], type: J
   }
 
   checkNetwork(group['network'], [...path, 'network'], report);
+  checkScaling(group, [...path, 'scaling'], report);
 
   if (!type) return;
   const groupRestart = partialRestart(group['restart']);
@@ -156,6 +157,23 @@ function checkGroup(group: Record<string, unknown>, path: PathSegment[], type: J
     if (raw === undefined || !own) continue;
     checkRestart({ ...groupPolicy, ...own }, own, [...path, 'task', name, 'restart'], report);
   }
+}
+
+/**
+ * Nomad's scaling policy rules (ScalingPolicy.Validate, TaskGroup.validateScalingPolicy): min ≤ max, and the
+ * group's count within them (min defaults to the count). Mistyped fields are the schema's to report.
+ */
+function checkScaling(group: Record<string, unknown>, path: PathSegment[], report: Report): void {
+  const scaling = group['scaling'];
+  if (!isPlainObject(scaling)) return;
+  const count = typeof group['count'] === 'number' ? group['count'] : 1;
+  const { min, max } = scaling;
+  if (max === undefined) report.problems.push({ path, message: 'maximum count must be specified: max is the most instances `job scale` may set' });
+  if (typeof max !== 'number') return;
+  const lowest = typeof min === 'number' ? min : count;
+  if (max < lowest && typeof min === 'number') report.problems.push({ path: [...path, 'max'], message: `maximum count must not be less than minimum count (${max} < ${min})` });
+  if (count > max) report.problems.push({ path: [...path, 'max'], message: `task group count must not be greater than maximum count in scaling policy (count ${count} > max ${max})` });
+  if (count < lowest) report.problems.push({ path: [...path, 'min'], message: `task group count must not be less than minimum count in scaling policy (count ${count} < min ${lowest})` });
 }
 
 /**

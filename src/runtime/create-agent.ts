@@ -192,7 +192,7 @@ function persistenceFor(store: StateStore, spec: AllocSpec, runner: AllocRunner,
       const upTo = asked;
       // The state written is the one told: `state$`'s newest value is the runner's state (it emits every change).
       const shown = latest;
-      const record: AgentRecord = { spec, state: shown, createdAt, updatedAt: Date.now(), snapshot: persistedView(runner.actor) };
+      const record: AgentRecord = { spec, state: shown, createdAt, updatedAt: Date.now(), snapshot: savedView(runner.actor) };
       const stopping = stoppingTasks(runner);
       // A failed save is not retried here (the next change saves again); a kill waiting on it goes ahead, and
       // its state is told all the same (as Nomad's task runner logs a failed persist and still tells the server).
@@ -272,12 +272,29 @@ function deathsOf(state: AllocState): Map<string, number | undefined> {
 }
 
 /**
- * Whether a persisted runner has nothing left to do: its postrun hooks ran (`terminal`) or it was
- * destroyed. Anything else, a failed allocation included, is restored and carries on.
+ * Whether a runner's snapshot (live, or as persisted) says it has nothing left to do: its postrun hooks ran
+ * (`terminal`) or it was destroyed. Anything else, a failed allocation included, is restored and carries on.
  */
-function runnerFinished(persisted: PersistedAllocRunner): boolean {
-  const snap = persisted.snapshot as { status?: string; value?: unknown };
+function finishedSnapshot(snap: { status?: string; value?: unknown }): boolean {
   return snap.status === 'done' || snap.value === 'terminal' || snap.value === 'destroyed';
+}
+
+/** Whether a persisted runner has nothing left to do (finishedSnapshot): start() holds its record, never resumes it. */
+function runnerFinished(persisted: PersistedAllocRunner): boolean {
+  return finishedSnapshot(persisted.snapshot as { status?: string; value?: unknown });
+}
+
+/**
+ * What a save keeps of the runner: the persisted snapshot to resume from while it has anything left to do;
+ * once finished, only the status and state value that say so. A finished runner is never resumed: start() reads
+ * nothing else of its snapshot (runnerFinished, by the same rule), so its context and children were written,
+ * read back and held for nothing, and every allocation's last save copied and serialised them (~33 µs of the
+ * agent's thread at each kill; a 4.7 KB record becomes 1.1 KB: docs/benchmarks.md, 2026-11-27 11:10).
+ */
+function savedView(actor: AllocRunner['actor']): PersistedAllocRunner {
+  const snap = actor.getSnapshot() as { status: string; value: unknown };
+  if (!finishedSnapshot(snap)) return persistedView(actor);
+  return { __allocrun: 'alloc-runner', snapshot: { status: snap.status, value: snap.value } };
 }
 
 /** Builds an agent; call `start()` to restore what `dataDir` holds. */

@@ -6,9 +6,9 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobCommand } from '../../src/cli/job.ts';
-import { CliError } from '../../src/cli/errors.ts';
+import { runInProcess } from './in-process-command.ts';
 import { call } from '../api/agent-process.ts';
 import { cleanUp, serveWithRoom, type Served, SUITE_TIMEOUT, freshDir } from '../api/in-process-agent.ts';
 import { runCli } from './spawn-cli.ts';
@@ -19,23 +19,8 @@ beforeAll(async () => {
 });
 afterAll(cleanUp);
 
-/** Runs `allocrun job ...args --data-dir <the agent's>` in process: its exit status (a thrown CliError's) and output. */
-async function job(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((c) => ((stdout += String(c)), true));
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((c) => ((stderr += String(c)), true));
-  try {
-    const code = await jobCommand.run([...args, '--data-dir', s.dataDir]);
-    return { code, stdout, stderr };
-  } catch (e) {
-    if (!(e instanceof CliError)) throw e;
-    return { code: e.exitCode, stdout, stderr: stderr + e.message };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+/** Runs `allocrun job ...args --data-dir <the agent's>` in process. */
+const job = (...args: string[]) => runInProcess(jobCommand, args, s.dataDir);
 
 /** A job file of one mock task in `dir`; `extra` lines go in the job block. */
 async function jobFile(name: string, opts: { count?: number; runFor?: string; extra?: string } = {}): Promise<string> {

@@ -5,7 +5,9 @@
  * raw_exec agent and its files on disk are test/runtime/agent.test.ts and test/restore/.)
  */
 import { describe, expect, it } from 'vitest';
-import { createAgent, DuplicateAllocError, type AgentOptions, type SavedState } from '../../src/runtime/create-agent.ts';
+import { createAgent, DuplicateAllocError, type AgentOptions, type AgentRecord, type SavedState } from '../../src/runtime/create-agent.ts';
+import { FileStateStore } from '../../src/state/file-store.ts';
+import { tempDir } from '../temp-dirs.ts';
 import { StateStoreError, type StateScan, type StateStore } from '../../src/state/store.ts';
 import type { AllocSpec } from '../../src/jobspec/types.ts';
 import { SpecError } from '../../src/jobspec/spec-error.ts';
@@ -88,6 +90,51 @@ describe('agent: persisting each allocation', () => {
     const finished = store.records.get('a')!;
     expect(finished.state.clientStatus).toBe('complete');
     expect(finished.createdAt).toBe(running.createdAt);
+  });
+
+  it('keeps of a finished runner only the status and state value that say so: its context and children are written for nothing, since no agent resumes it', async () => {
+    const clock = new SimulatedClock(0);
+    const store = new MemoryStore();
+    const agent = agentOn(store, clock);
+    agent.run(spec('a', '5s'));
+    await clock.advance(10);
+    // Running: the whole snapshot, to resume from.
+    const running = store.records.get('a')!.snapshot!.snapshot as { value: unknown; context?: unknown; children?: Record<string, unknown> };
+    expect(running.context).toBeDefined();
+    expect(Object.keys(running.children ?? {})).toEqual(['main']);
+    await clock.advance(5_000);
+    await agent.get('a')!.done;
+    await clock.advance(1);
+    const finished = store.records.get('a')!;
+    expect(finished.state.clientStatus).toBe('complete');
+    expect(finished.state.taskStates.main!.state).toBe('dead');
+    expect(finished.snapshot).toEqual({ __allocrun: 'alloc-runner', snapshot: { status: agent.get('a')!.actor.getSnapshot().status, value: 'terminal' } });
+    await agent.shutdown();
+    expect(Object.keys(store.records.get('a')!.snapshot!.snapshot as object).sort()).toEqual(['status', 'value']);
+    // A next agent holds it as finished, as it did the whole snapshot: not restored, no error.
+    const second = agentOn(store, clock);
+    expect(await second.start()).toEqual([]);
+    expect(second.restoreErrors).toEqual([]);
+    expect(second.get('a')).toBeUndefined();
+    await second.shutdown();
+  });
+
+  it('a finished runner\'s record passes the file store\'s checks, and a next agent on the files holds it as finished', async () => {
+    const dataDir = tempDir('allocrun-agent-finished-');
+    const clock = new SimulatedClock(0);
+    const first = createAgent({ dataDir, clock, builtinHooks: false, seed: 1 });
+    first.run(spec('a', '5s'));
+    await clock.advance(10);
+    await clock.advance(5_000);
+    await first.get('a')!.done;
+    await first.shutdown();
+    const record = (await new FileStateStore(dataDir).load('a')) as AgentRecord;
+    expect(record.state.clientStatus).toBe('complete');
+    expect(record.snapshot).toEqual({ __allocrun: 'alloc-runner', snapshot: { status: expect.any(String), value: 'terminal' } });
+    const second = createAgent({ dataDir, clock, builtinHooks: false, seed: 1 });
+    expect(await second.start()).toEqual([]);
+    expect(second.restoreErrors).toEqual([]);
+    await second.shutdown();
   });
 
   it('never runs two saves of one allocation at once, and the last save holds the newest state', async () => {

@@ -116,6 +116,11 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
   });
 }
 
+/** The newest deployment of `job` (Nomad's LatestDeploymentByJobID), if it has any. */
+export function latestDeploymentOf(ctx: ApiContext, job: JobEntry): Json | undefined {
+  return deploymentsOf(ctx, job).at(-1);
+}
+
 /**
  * An evaluation as Nomad's API answers it: with the deployment its job version started (`DeploymentID`,
  * which `nomad job run` follows after the evaluation), and the fields a one-node scheduler leaves empty.
@@ -124,7 +129,10 @@ export function evalJson(ctx: ApiContext, e: EvalRecord): Json {
   const job = ctx.registry.getJob(e.JobID);
   const version = job?.versions.find((v) => v.jobModifyIndex === e.JobModifyIndex);
   // Without building the deployment: its ID is fixed by the job and version, and it exists for the versions deploymentsOf keeps.
-  const deployed = job && version && e.TriggeredBy === 'job-register' && hasDeployment(job, version);
+  // A registration's evaluation starts its version's deployment; so does a scale's that made a new version (one that
+  // left the count as it was evaluated the job as it stands, at a later index, and started none).
+  const starts = e.TriggeredBy === 'job-register' || (e.TriggeredBy === 'job-scaling' && e.CreateIndex === version?.jobModifyIndex);
+  const deployed = job && version && starts && hasDeployment(job, version);
   return {
     ...e, DeploymentID: deployed ? deploymentId(job, version.version) : '', NodeID: '', NodeModifyIndex: 0, Wait: 0, WaitUntil: '0001-01-01T00:00:00Z',
     NextEval: '', PreviousEval: e.PreviousEval ?? '', BlockedEval: e.BlockedEval ?? '', FailedTGAllocs: e.FailedTGAllocs ?? null, ClassEligibility: null, EscapedComputedClass: false,
@@ -305,7 +313,8 @@ export function deploymentRoutes(app: FastifyInstance, ctx: ApiContext): void {
     const { id } = req.params as { id: string };
     await blockingQuery(ctx, req, reply, newest);
     // Nomad answers null when the job has no deployment.
-    return reply.type('application/json').send(JSON.stringify(deploymentsOfJob(id).at(-1) ?? null));
+    const job = registry.getJob(id);
+    return reply.type('application/json').send(JSON.stringify((job && latestDeploymentOf(ctx, job)) ?? null));
   });
 
   app.route({
