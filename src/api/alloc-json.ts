@@ -3,7 +3,7 @@
  * times as Nomad writes them (task event times in nanoseconds, task state times as RFC 3339).
  */
 import type { AllocSpec, AllocState, TaskEvent, TaskState } from '../jobspec/types.ts';
-import type { Json } from './job-json.ts';
+import { ZERO_TIME, type Json } from './job-json.ts';
 
 /** What the registry knows of one allocation besides its runner's state. */
 export interface AllocView {
@@ -36,7 +36,6 @@ export interface AllocView {
 }
 
 /** Nomad's zero time, for task states that have not started or finished. */
-const ZERO_TIME = '0001-01-01T00:00:00Z';
 const iso = (ms: number | undefined): string => (ms === undefined ? ZERO_TIME : new Date(ms).toISOString());
 const nanos = (ms: number): number => Math.round(ms * 1e6);
 

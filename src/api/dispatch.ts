@@ -15,7 +15,7 @@ import { isParameterizedParent, parameterizedOf } from '../jobspec/parameterized
 import { unsafeNameReason } from '../jobspec/names.ts';
 import { HttpError } from './context.ts';
 import type { JobEntry, JobRegistry } from './job-registry.ts';
-import type { Json } from './job-json.ts';
+import { taskGroupsOf, type Json } from './job-json.ts';
 
 /** Nomad's DispatchPayloadSizeLimit: 16 KiB. */
 export const DISPATCH_PAYLOAD_LIMIT = 16 * 1024;
@@ -82,8 +82,7 @@ export function dispatchedJob(parent: JobEntry, childId: string, req: DispatchRe
     ...(payload && { Payload: payload }),
   };
   // Each instance's meta is the job's under its group's, as the job loader merges them (job-to-allocs.ts).
-  const groups = (current.job['TaskGroups'] as Json[] | undefined) ?? [];
-  const groupMeta = new Map(groups.map((g) => [String(g['Name']), (g['Meta'] as Record<string, string> | undefined) ?? {}]));
+  const groupMeta = new Map(taskGroupsOf(current.job).map((g) => [String(g['Name']), (g['Meta'] as Record<string, string> | undefined) ?? {}]));
   const allocs = current.allocs.map((s): AllocSpec => {
     const meta = { ...jobMeta, ...groupMeta.get(s.group) };
     return { ...s, job: childId, parentJob: parent.id, ...(Object.keys(meta).length > 0 && { meta }), ...(payload && { payload }) };

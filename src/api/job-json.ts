@@ -14,6 +14,12 @@ import { parameterizedJson } from '../jobspec/parameterized.ts';
 /** A Nomad API JSON object. */
 export type Json = Record<string, unknown>;
 
+/** The time Nomad's JSON shows for one never set (Go's zero `time.Time`). */
+export const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+/** A job's groups, from its API JSON (none when it has no `TaskGroups`). */
+export const taskGroupsOf = (job: Json): Json[] => (job['TaskGroups'] as Json[] | undefined) ?? [];
+
 const NS_PER_MS = 1e6;
 const ns = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.round(ms * NS_PER_MS));
 

@@ -13,7 +13,7 @@
  * running deployment from what is stored, so an agent that starts after a deadline passed judges it at once.
  */
 import { StoreDamagedError, type AgentStore } from '../state/agent-store.ts';
-import type { Json } from './job-json.ts';
+import { ZERO_TIME, type Json } from './job-json.ts';
 
 /** Where a deployment's record is kept: `meta/deployments.progress/<deployment ID>`. */
 export const PROGRESS_PREFIX = 'deployments.progress/';
@@ -40,8 +40,6 @@ export function progressRecord(store: Pick<AgentStore, 'get' | 'path'>, deployme
   return v;
 }
 
-/** The zero time Nomad's JSON shows for a RequireProgressBy never set. */
-export const ZERO_TIME = '0001-01-01T00:00:00Z';
 
 /**
  * A group's RequireProgressBy (ms), or undefined while it has none: the later of what its placement or promotion

@@ -6,7 +6,7 @@
  * deployment watcher evaluates the job again then: `JobRegistry.watch`).
  */
 import type { AllocSpec } from '../jobspec/types.ts';
-import type { Json } from './job-json.ts';
+import { taskGroupsOf, type Json } from './job-json.ts';
 
 /** What the limit reads of one allocation: whether it runs, in which deployment, and its health verdict. */
 export interface RolloutAlloc {
@@ -17,8 +17,7 @@ export interface RolloutAlloc {
 
 /** A field of `group`'s update block in `job` (its API JSON): the group's over the job's. */
 function updateField(job: Json, group: string, field: string): unknown {
-  const groups = (job['TaskGroups'] as Json[] | undefined) ?? [];
-  const own = groups.find((g) => g['Name'] === group)?.['Update'] as Json | undefined;
+  const own = taskGroupsOf(job).find((g) => g['Name'] === group)?.['Update'] as Json | undefined;
   return own?.[field] ?? (job['Update'] as Json | undefined)?.[field];
 }
 

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { JobEntry } from './job-registry.ts';
-import type { Json } from './job-json.ts';
+import { taskGroupsOf, type Json } from './job-json.ts';
 
 /** A policy as `GET /v1/scaling/policy/:id` answers it. */
 export interface ScalingPolicy {
@@ -29,14 +29,13 @@ export function policyIdOf(namespace: string, job: string, group: string, jobCre
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
-const groupsOf = (job: Json): Json[] => (job['TaskGroups'] as Json[] | undefined) ?? [];
-const scalingOf = (job: Json, group: string): Json | undefined => groupsOf(job).find((g) => g['Name'] === group)?.['Scaling'] as Json | undefined;
+const scalingOf = (job: Json, group: string): Json | undefined => taskGroupsOf(job).find((g) => g['Name'] === group)?.['Scaling'] as Json | undefined;
 
 /** The policies of `entry`'s current version, in its groups' order. */
 export function policiesOfJob(entry: JobEntry): ScalingPolicy[] {
   const current = entry.versions.at(-1)!;
   const out: ScalingPolicy[] = [];
-  for (const g of groupsOf(current.job)) {
+  for (const g of taskGroupsOf(current.job)) {
     const scaling = g['Scaling'] as Json | undefined;
     if (!scaling) continue;
     const group = String(g['Name']);
@@ -81,7 +80,7 @@ export function withPolicyIds(entry: JobEntry, job: Json): Json {
   if (policies.size === 0) return job;
   return {
     ...job,
-    TaskGroups: groupsOf(job).map((g) => {
+    TaskGroups: taskGroupsOf(job).map((g) => {
       const p = policies.get(String(g['Name']));
       return p && g['Scaling'] ? { ...g, Scaling: { ...(g['Scaling'] as Json), ID: p.ID, CreateIndex: p.CreateIndex, ModifyIndex: p.ModifyIndex } } : g;
     }),

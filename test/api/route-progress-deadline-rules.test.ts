@@ -6,7 +6,8 @@
  * it off; auto_revert reverts; an agent started after the deadline fails it at once, one started before re-arms it.
  */
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { deadlineVerdict, progressCutoff, requireProgressBy, ZERO_TIME } from '../../src/api/progress-deadline.ts';
+import { deadlineVerdict, progressCutoff, requireProgressBy } from '../../src/api/progress-deadline.ts';
+import { ZERO_TIME } from '../../src/api/job-json.ts';
 import { progressDeadlineOf } from '../../src/api/rollout.ts';
 import { SimulatedClock } from '../../src/testing/simulated-clock.ts';
 import { call } from './agent-process.ts';

@@ -12,13 +12,13 @@ import { z } from 'zod';
 import { blockingQuery, HttpError, notFound, type ApiContext } from '../context.ts';
 import type { StreamEvent } from '../event-broker.ts';
 import type { EvalRecord, JobEntry, JobVersion } from '../job-registry.ts';
-import type { Json } from '../job-json.ts';
+import { taskGroupsOf, ZERO_TIME, type Json } from '../job-json.ts';
 import { blockingQuery as blockingQuerySchema } from '../schemas.ts';
 import { blockingList, ListCache } from '../list-cache.ts';
 import { commitInOrder } from '../ordered-commit.ts';
 import { deploymentId } from '../deployment-id.ts';
 import { deploymentsMarkedFailed, deploymentsPromoted, FAILED_KEY } from '../deployment-marks.ts';
-import { PROGRESS_DEADLINE_FAILED, progressRecord, requireProgressBy, ZERO_TIME } from '../progress-deadline.ts';
+import { PROGRESS_DEADLINE_FAILED, progressRecord, requireProgressBy } from '../progress-deadline.ts';
 import { ProgressWatcher } from '../progress-watcher.ts';
 import { realClock } from '../../drivers/clock.ts';
 
@@ -44,7 +44,7 @@ function deploymentsOf(ctx: ApiContext, job: JobEntry): Json[] {
     const mine = allocs.filter((a) => a.jobVersion === v.version && a.spec.update);
     const progress = progressRecord(ctx.store, id);
     const jobJson = ctx.registry.jobJson(job, v);
-    const groupsJson = new Map(((jobJson['TaskGroups'] as Json[] | undefined) ?? []).map((g) => [String(g['Name']), g]));
+    const groupsJson = new Map(taskGroupsOf(jobJson).map((g) => [String(g['Name']), g]));
     const groups: Record<string, Json> = {};
     let wanted = 0;
     for (const s of v.allocs) {

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { HttpError, notFound, type ApiContext } from '../context.ts';
 import { withoutDefaults } from '../job-canonical.ts';
-import type { Json } from '../job-json.ts';
+import { ZERO_TIME, type Json } from '../job-json.ts';
 import { jobDiff } from '../job-plan-diff.ts';
 import { failedTGAllocs } from '../blocked-evals.ts';
 import { goBody } from '../schemas.ts';
@@ -17,7 +17,7 @@ import { loadApiJob, warningText } from './jobs.ts';
 /** Nomad's plan's NextPeriodicLaunch: the job's next launch from now when it is an active periodic job, else Go's zero time. */
 function nextPeriodicLaunch(job: Json, now: number): string {
   const next = isPeriodicActive(job, false) ? nextLaunch(periodicOf(job)!, now) : undefined;
-  return next === undefined ? '0001-01-01T00:00:00Z' : new Date(next).toISOString().replace('.000Z', 'Z');
+  return next === undefined ? ZERO_TIME : new Date(next).toISOString().replace('.000Z', 'Z');
 }
 
 const idParams = z.object({ id: z.string().min(1) });

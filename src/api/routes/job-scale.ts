@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { withoutDefaults } from '../job-canonical.ts';
 import { blockingQuery, HttpError, type ApiContext } from '../context.ts';
 import type { JobEntry, RegisterResult } from '../job-registry.ts';
-import type { Json } from '../job-json.ts';
+import { taskGroupsOf, type Json } from '../job-json.ts';
 import { commitVisibleInOrder } from '../ordered-commit.ts';
 import { goBody, blockingQuery as blockingQuerySchema } from '../schemas.ts';
 import { scalingEvents, scalingEventsKey, withScalingEvent, type ScalingEvent } from '../scaling-events.ts';
@@ -47,10 +47,8 @@ function requestRefusal(id: string, namespace: string, body: ScaleBody): string 
 }
 
 /** Nomad's refusals that need the job: its type, the group, the scaling policy's bounds, a running deployment. */
-function jobRefusal(ctx: ApiContext, entry: JobEntry, group: string, count: number | undefined): { status: number; message: string } | undefined {
-  const job = entry.versions.at(-1)!.job;
-  if (count !== undefined && job['Type'] === 'system' && count > 1) return { status: 400, message: 'jobs of type "system" can only be scaled to 1 or 0' };
-  const tg = ((job['TaskGroups'] as Json[] | undefined) ?? []).find((g) => g['Name'] === group);
+function jobRefusal(ctx: ApiContext, entry: JobEntry, group: string, tg: Json | undefined, count: number | undefined): { status: number; message: string } | undefined {
+  if (count !== undefined && entry.versions.at(-1)!.job['Type'] === 'system' && count > 1) return { status: 400, message: 'jobs of type "system" can only be scaled to 1 or 0' };
   if (!tg) return { status: 400, message: `task group ${JSON.stringify(group)} specified for scaling does not exist in job` };
   if (count === undefined) return undefined;
   // Nomad registers the new count into the stopped job, which stays stopped; allocrun's registration of a version
@@ -66,7 +64,7 @@ function jobRefusal(ctx: ApiContext, entry: JobEntry, group: string, count: numb
 /** The job's current version with `group`'s count set to `count`, as a registration sends it. */
 function scaledJob(entry: JobEntry, group: string, count: number): Json {
   const job = entry.versions.at(-1)!.job;
-  const groups = ((job['TaskGroups'] as Json[] | undefined) ?? []).map((g) => (g['Name'] === group ? { ...g, Count: count } : g));
+  const groups = taskGroupsOf(job).map((g) => (g['Name'] === group ? { ...g, Count: count } : g));
   return { ...job, TaskGroups: groups };
 }
 
@@ -75,7 +73,7 @@ function scaleStatus(ctx: ApiContext, entry: JobEntry): { status: Json; index: n
   const job = ctx.registry.jobJson(entry);
   const events = scalingEvents(ctx.store, entry.id, entry.createIndex);
   const groups: Record<string, Json & { Placed: number; Running: number; Healthy: number; Unhealthy: number }> = {};
-  for (const tg of (job['TaskGroups'] as Json[] | undefined) ?? []) {
+  for (const tg of taskGroupsOf(job)) {
     const name = String(tg['Name']);
     groups[name] = { Desired: tg['Count'], Placed: 0, Running: 0, Healthy: 0, Unhealthy: 0, Events: events.groups[name] ?? null };
   }
@@ -130,13 +128,13 @@ export function jobScaleRoutes(app: FastifyInstance, ctx: ApiContext): void {
         if (refused) throw new HttpError(400, refused);
         if (!entry) throw new HttpError(404, `job ${JSON.stringify(id)} not found`);
         const group = body.Target!['Group']!;
-        const jobRefused = jobRefusal(ctx, entry, group, body.Count);
+        const tg = taskGroupsOf(entry.versions.at(-1)!.job).find((g) => g['Name'] === group);
+        const jobRefused = jobRefusal(ctx, entry, group, tg, body.Count);
         if (jobRefused) throw new HttpError(jobRefused.status, jobRefused.message);
         if (body.JobModifyIndex !== undefined && body.JobModifyIndex > 0 && body.JobModifyIndex !== entry.jobModifyIndex) {
           throw new HttpError(400, `Enforcing job modify index ${body.JobModifyIndex}: job exists with conflicting job modify index: ${entry.jobModifyIndex}`);
         }
-        const tg = ((entry.versions.at(-1)!.job['TaskGroups'] as Json[] | undefined) ?? []).find((g) => g['Name'] === group)!;
-        const previous = Number(tg['Count']);
+        const previous = Number(tg!['Count']);
         let result: RegisterResult = { EvalID: '', EvalCreateIndex: 0, JobModifyIndex: entry.jobModifyIndex, Warnings: '', Index: entry.modifyIndex };
         if (body.Count !== undefined) {
           const job = scaledJob(entry, group, body.Count);
