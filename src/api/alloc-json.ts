@@ -4,6 +4,7 @@
  */
 import type { AllocSpec, AllocState, TaskEvent, TaskState } from '../jobspec/types.ts';
 import { ZERO_TIME, type Json } from './job-json.ts';
+import type { RescheduleTracker } from './reschedule-policy.ts';
 
 /** What the registry knows of one allocation besides its runner's state. */
 export interface AllocView {
@@ -27,6 +28,12 @@ export interface AllocView {
   nextAllocation?: string;
   /** The evaluation whose write placed it. */
   evalId?: string;
+  /** The pending evaluation that reschedules it, once it failed (Nomad's FollowupEvalID). */
+  followupEvalId?: string;
+  /** When the agent's clock saw it fail (ms): what its next reschedule delay is counted from. */
+  failedAt?: number;
+  /** The reschedule attempts that led to it (Nomad's RescheduleTracker), on a replacement of a failed allocation. */
+  rescheduleTracker?: RescheduleTracker;
   /** Placed as a canary of its deployment (Nomad's DeploymentStatus.Canary, shown until the deployment is promoted). */
   canary?: boolean;
   /** The node it runs on (this agent's). */
@@ -108,7 +115,8 @@ export function allocStubJson(a: AllocView): Json {
     ClientDescription: clientDescription(a.state),
     TaskStates: Object.fromEntries(Object.entries(a.state.taskStates).map(([name, ts]) => [name, taskStateJson(ts)])),
     DeploymentStatus: deploymentStatus(a),
-    FollowupEvalID: '',
+    FollowupEvalID: a.followupEvalId ?? '',
+    RescheduleTracker: a.rescheduleTracker ?? null,
     PreviousAllocation: a.previousAllocation ?? '',
     NextAllocation: a.nextAllocation ?? '',
     CreateIndex: a.createIndex,

@@ -94,6 +94,8 @@ export function settleEvaluations(evals: readonly EvalRecord[], failed: readonly
     out.push({ ...e, Status: 'canceled', StatusDescription: why, ModifyIndex: index, ModifyTime: now });
   };
   for (const e of evals) {
+    // A follow-up waiting for its time (reschedule-timer.ts) has placed nothing yet and settles nothing.
+    if (e.Status === 'pending') continue;
     const mine = failed.filter((f) => f.evalId === e.ID);
     const queued = Object.fromEntries([...byGroup(mine)].map(([g, fs]) => [g, fs.length]));
     if (e.Status === 'blocked') {

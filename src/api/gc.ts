@@ -56,8 +56,8 @@ export interface JobRecords {
  */
 export function chooseGarbage(r: JobRecords, now: number, t: { evalGcThresholdMs: number; jobGcThresholdMs: number }): Reaped {
   const { job, evals, allocs } = r;
-  const evalOld = (e: EvalRecord) => e.Status !== 'blocked' && now - e.ModifyTime / 1e6 >= t.evalGcThresholdMs;
-  if (job && job.status === 'dead' && (job.stop || job.type === 'batch') && allocs.every(isTerminal) && !evals.some((e) => e.Status === 'blocked')) {
+  const evalOld = (e: EvalRecord) => e.Status !== 'blocked' && e.Status !== 'pending' && now - e.ModifyTime / 1e6 >= t.evalGcThresholdMs;
+  if (job && job.status === 'dead' && (job.stop || job.type === 'batch') && allocs.every(isTerminal) && !evals.some((e) => e.Status === 'blocked' || e.Status === 'pending')) {
     const lastChange = Math.max(job.versions.at(-1)!.submitTime, ...allocs.map((a) => a.modifyTime), ...evals.map((e) => e.ModifyTime / 1e6));
     if (now - lastChange >= t.jobGcThresholdMs) return { jobs: [job.id], evals: evals.map((e) => e.ID), allocs: allocs.map((a) => a.id) };
   }

@@ -71,18 +71,20 @@ export function canonicalJob(job: Json): Json {
   }
   const type = String(j['Type']);
   const ids = { job: String(j['Name'] ?? j['ID']), namespace: String(j['Namespace']) };
-  if (Array.isArray(j['TaskGroups'])) j['TaskGroups'] = j['TaskGroups'].map((g) => (isObject(g) ? canonicalGroup(g, type, ids) : g));
+  // Nomad's TaskGroup.Canonicalize: the type's reschedule policy, then the job's block, then the group's.
+  const reschedule = rescheduleDefault(type);
+  const jobReschedule = reschedule && merged(reschedule, j['Reschedule']);
+  if (Array.isArray(j['TaskGroups'])) j['TaskGroups'] = j['TaskGroups'].map((g) => (isObject(g) ? canonicalGroup(g, type, ids, jobReschedule) : g));
   return j;
 }
 
-function canonicalGroup(group: Json, type: string, ids: { job: string; namespace: string }): Json {
+function canonicalGroup(group: Json, type: string, ids: { job: string; namespace: string }, reschedule: Json | undefined): Json {
   const g: Json = { ...group };
   const groupIds = { ...ids, group: String(g['Name']) };
   if (g['Services'] !== undefined) g['Services'] = canonicalServices(g['Services'], groupIds);
   fill(g, 'Count', 1);
   g['EphemeralDisk'] = merged(EPHEMERAL_DISK, g['EphemeralDisk']);
   g['RestartPolicy'] = merged(restartDefault(type), g['RestartPolicy']);
-  const reschedule = rescheduleDefault(type);
   if (reschedule) g['ReschedulePolicy'] = merged(reschedule, g['ReschedulePolicy']);
   if (type === 'service') g['Migrate'] = merged(MIGRATE, g['Migrate']);
   if (isObject(g['Meta']) && Object.keys(g['Meta']).length === 0) delete g['Meta'];

@@ -70,6 +70,12 @@ function updateJson(u: GroupBody['update']): Json | undefined {
   });
 }
 
+/** A reschedule block as Nomad's ReschedulePolicy (the group's) or Reschedule (the job's): durations in ns. */
+function rescheduleJson(r: GroupBody['reschedule']): Json | undefined {
+  if (!r) return undefined;
+  return compact({ Attempts: r.attempts, Interval: ns(r.interval), Delay: ns(r.delay), DelayFunction: r.delay_function, MaxDelay: ns(r.max_delay), Unlimited: r.unlimited });
+}
+
 /** One artifact block as Nomad's TaskArtifact, its defaults (mode, destination) filled as Nomad's Canonicalize does. */
 function artifactJson(a: NonNullable<TaskBody['artifact']>[number]): Json {
   const spec = artifactSpecOf(a);
@@ -146,11 +152,12 @@ function groupJson(name: string, g: GroupBody, job: { id: string; namespace: str
     ShutdownDelay: ns(g.shutdown_delay),
     Meta: g.meta,
     Update: updateJson(g.update),
+    ReschedulePolicy: rescheduleJson(g.reschedule),
     Scaling: scalingJson(g, { Namespace: job.namespace, Job: job.id, Group: name }),
     Networks: networksJson(g.network),
     Services: servicesJson(g.service),
     Tasks: Object.entries(g.task).map(([taskName, t]) => taskJson(taskName, t)),
-    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'update', 'scaling', 'task', 'network', 'service']),
+    ...ignoredFields('group', g, ['count', 'restart', 'shutdown_delay', 'meta', 'update', 'reschedule', 'scaling', 'task', 'network', 'service']),
   });
 }
 
@@ -164,9 +171,10 @@ export function jobToApiJson(name: string, job: JobBody): Json {
     Datacenters: job.datacenters,
     Meta: job.meta,
     Update: updateJson(job.update),
+    Reschedule: rescheduleJson(job.reschedule),
     Periodic: job.periodic && periodicJson(job.periodic),
     ParameterizedJob: job.parameterized && (parameterizedJson(job.parameterized) as unknown as Json),
     TaskGroups: Object.entries(job.group).map(([groupName, g]) => groupJson(groupName, g, { id: name, namespace: job.namespace ?? 'default' })),
-    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'meta', 'update', 'periodic', 'parameterized', 'group', 'id', 'name']),
+    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'meta', 'update', 'reschedule', 'periodic', 'parameterized', 'group', 'id', 'name']),
   });
 }

@@ -40,6 +40,8 @@ import { periodicOf } from '../jobspec/periodic.ts';
 import { DEFAULT_JOB_TRACKED_VERSIONS, keptVersions } from './job-versions.ts';
 import { withPolicyIds } from './scaling-policies.ts';
 import { isParameterizedParent } from '../jobspec/parameterized.ts';
+import { batchFollowups, nextDelay, nextReschedule, reschedulePolicyOf, trackerAfter } from './reschedule-policy.ts';
+import type { FollowupTimer } from './reschedule-timer.ts';
 
 /** Nomad's IsPeriodic || IsParameterized: the job places nothing itself, its launches or dispatches do. */
 const launchesChildren = (job: Json): boolean => periodicOf(job) !== undefined || isParameterizedParent(job);
@@ -90,15 +92,16 @@ export interface EvalRecord {
   Namespace: string;
   Priority: number;
   Type: string;
-  TriggeredBy: 'job-register' | 'periodic-job' | 'job-deregister' | 'alloc-stop' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts' | 'deployment-watcher' | 'job-scaling';
+  TriggeredBy: 'job-register' | 'periodic-job' | 'job-deregister' | 'alloc-stop' | 'alloc-failure' | 'failed-follow-up' | 'reconnect' | 'queued-allocs' | 'max-plan-attempts' | 'deployment-watcher' | 'job-scaling';
   JobID: string;
   JobModifyIndex: number;
   /**
    * `complete` once planned and written (with FailedTGAllocs when groups could not be placed); `blocked` for
    * the evaluation made to place them when capacity frees; `canceled` for a blocked one superseded; `failed`
-   * for one whose plan could not be written after Nomad's number of attempts (blocked-evals.ts).
+   * for one whose plan could not be written after Nomad's number of attempts (blocked-evals.ts); `pending` for a
+   * follow-up that reschedules failed allocations at its `WaitUntil` (reschedule-timer.ts).
    */
-  Status: 'complete' | 'blocked' | 'canceled' | 'failed';
+  Status: 'complete' | 'blocked' | 'canceled' | 'failed' | 'pending';
   StatusDescription: string;
   /** Nomad's AllocMetric per group that could not be placed. */
   FailedTGAllocs?: Record<string, Json>;
@@ -106,6 +109,8 @@ export interface EvalRecord {
   /** The blocked evaluation this one made, and (on that one) the evaluation that made it. */
   BlockedEval?: string;
   PreviousEval?: string;
+  /** When a pending follow-up is processed (RFC 3339, as Nomad's API shows it). */
+  WaitUntil?: string;
   CreateIndex: number;
   ModifyIndex: number;
   CreateTime: number;
@@ -143,7 +148,7 @@ const isTerminal = (s: AllocState) => s.clientStatus === 'complete' || s.clientS
 
 /** The jobs and allocations of one agent. */
 /** Fields of an allocation a write may change: what `apply` copies from a draft onto the live entry. */
-const WRITABLE = ['desired', 'desiredDescription', 'spec', 'allocModifyIndex', 'modifyTime', 'jobVersion', 'nextAllocation', 'previousAllocation', 'evalId'] as const;
+const WRITABLE = ['desired', 'desiredDescription', 'spec', 'allocModifyIndex', 'modifyTime', 'jobVersion', 'nextAllocation', 'previousAllocation', 'evalId', 'followupEvalId', 'failedAt'] as const;
 
 /**
  * A placement that did not fit (ports, CPU, cores, memory): its evaluation, group, Nomad's exhausted dimension,
@@ -240,6 +245,8 @@ export class JobRegistry {
    * versions stable or revert them; promotions; fails by the progress deadline.
    */
   readonly deployments: DeploymentWatcher;
+  /** The follow-up evaluations' timers, on the agent's clock (reschedule-timer.ts; set by serve-agent-api.ts before `heal`). */
+  followups?: FollowupTimer;
   /** Where the registry reports what it could not do without failing a request (a runner that would not start). */
   log: (line: string) => void = (line) => process.stderr.write(`allocrun agent: ${line}\n`);
 
@@ -256,6 +263,7 @@ export class JobRegistry {
   /** Stops background scheduling (blocked evaluations processed again): the agent is shutting down. */
   close(): void {
     this.closed = true;
+    this.followups?.close();
   }
 
   /**
@@ -356,7 +364,8 @@ export class JobRegistry {
       const job = this.jobs.get(a.jobId);
       const template = job && !job.stop ? job.versions.at(-1)!.allocs.filter((s) => s.group === a.group)[a.index] : undefined;
       const evalId = job ? this.evaluate(change, job, 'alloc-stop') : '';
-      if (job && template) this.place(change, job, template, a.index, a);
+      // A failed allocation already rescheduled has its replacement (Nomad's reconciler ignores it).
+      if (job && template && !a.nextAllocation) this.place(change, job, template, a.index, a);
       return evalId;
     });
     await this.write(change);
@@ -450,6 +459,7 @@ export class JobRegistry {
     // while this one was starting) rolls on, is marked stable, or reverts now.
     for (const job of this.jobs.values()) this.deployments.restored(job);
     this.unblock();
+    this.resumeRescheduling();
     // The write told the live runners it stopped (each one it stopped is in the registry once it is applied); the rest are looked at here.
     const told = new Set(change.kills.filter((id) => this.allocs.get(id)!.runner));
     for (const a of this.allocs.values()) {
@@ -494,9 +504,9 @@ export class JobRegistry {
         const templates = job.versions.at(-1)!.allocs;
         for (const a of this.allocsOfJob(id)) {
           const template = templates.filter((s) => s.group === a.group)[a.index];
-          if (a.desired !== 'run' || a.lastState.clientStatus !== 'failed' || !template) continue;
+          if (a.desired !== 'run' || a.lastState.clientStatus !== 'failed' || a.nextAllocation || !template) continue;
           this.stop(change, a, 'alloc was rescheduled because it failed', 'PlanResult');
-          this.place(change, job, template, a.index, a);
+          this.reschedule(change, job, template, a);
         }
       }
       this.reconcile(change, job);
@@ -839,6 +849,106 @@ export class JobRegistry {
     });
   }
 
+  /**
+   * Once the agent has healed: every pending follow-up evaluation the store holds is armed (processed at once when
+   * its `WaitUntil` has passed), and failures no follow-up covers yet (the agent was down, or stopped between the
+   * failure and its write) get one.
+   */
+  private resumeRescheduling(): void {
+    this.followups?.applied(this.listEvals().filter((e) => e.Status === 'pending'));
+    for (const id of this.jobs.keys()) this.noticeFailed(id);
+  }
+
+  /** An allocation of job `id` failed: its reschedule is planned in the job's queue (Nomad's alloc-failure evaluation). */
+  private noticeFailed(id: string): void {
+    if (!this.healed || this.closed) return;
+    this.serialize(id, () => this.rescheduleLater(id)).catch((err: unknown) => this.log(`job ${JSON.stringify(id)}: the reschedule of its failed allocations could not be recorded (${err instanceof Error ? err.message : String(err)}); the next agent start tries again`));
+  }
+
+  /**
+   * Nomad's reconciler on a failure (updateByReschedulable, createRescheduleLaterEvals): each failed allocation still
+   * wanted whose policy allows another attempt, and that no follow-up covers, gets a pending follow-up evaluation at
+   * its fail time + its next delay (failures due within 5s of each other share one), named on it as FollowupEvalID,
+   * all in one commit. The fail time is when the agent's clock saw it.
+   */
+  private async rescheduleLater(id: string): Promise<void> {
+    const job = this.jobs.get(id);
+    if (this.closed || !job || job.stop) return;
+    const now = this.progressNow();
+    const due = this.allocsOfJob(id).flatMap((a) => {
+      if (a.desired !== 'run' || a.lastState.clientStatus !== 'failed' || a.followupEvalId || a.nextAllocation) return [];
+      const version = job.versions.find((v) => v.version === a.jobVersion) ?? job.versions.at(-1)!;
+      const policy = reschedulePolicyOf(version.job, a.group);
+      const next = policy && nextReschedule(policy, a.rescheduleTracker?.Events ?? [], now);
+      return next?.eligible ? [{ a, at: next.at }] : [];
+    });
+    if (due.length === 0) return;
+    const { change } = this.planAt(new Map(), (change) => {
+      const created = this.now() * 1e6;
+      for (const batch of batchFollowups(due)) {
+        const e: EvalRecord = {
+          ID: randomUUID(), Namespace: job.namespace, Priority: Number(job.versions.at(-1)!.job['Priority'] ?? 50), Type: String(job.versions.at(-1)!.job['Type'] ?? 'service'),
+          TriggeredBy: 'alloc-failure', JobID: job.id, JobModifyIndex: job.jobModifyIndex, Status: 'pending', StatusDescription: 'created for delayed rescheduling',
+          WaitUntil: new Date(batch.at).toISOString(), CreateIndex: change.index, ModifyIndex: change.index, CreateTime: created, ModifyTime: created,
+        };
+        change.evals.push(e);
+        for (const { a } of batch.members) {
+          const d = this.draft(change, a);
+          Object.assign(d, { followupEvalId: e.ID, failedAt: now, allocModifyIndex: change.index, modifyTime: this.now() });
+          change.events.push(() => this.allocEvent(this.allocs.get(a.id)!, 'PlanResult', change.index));
+        }
+      }
+    });
+    await this.write(change);
+  }
+
+  /** A follow-up evaluation's `WaitUntil` has come (reschedule-timer.ts): processed in its job's queue. */
+  followupDue(evalId: string): Promise<void> {
+    const e = this.evals.get(evalId);
+    return e ? this.serialize(e.JobID, () => this.followUp(evalId)) : Promise.resolve();
+  }
+
+  /**
+   * Processes a pending follow-up evaluation once (a complete one is left alone): each failed allocation it names that
+   * is still wanted and not yet replaced gets a replacement (rescheduled), and the evaluation is complete, in one
+   * commit. A job stopped, purged or moved on meanwhile leaves nothing to place: it completes with no placement.
+   */
+  private async followUp(evalId: string): Promise<void> {
+    const job = this.jobs.get(this.evals.get(evalId)?.JobID ?? '');
+    const hostBusy = await this.probe(job && !job.stop ? job.versions.at(-1)!.allocs : []);
+    const e = this.evals.get(evalId);
+    if (this.closed || !e || e.Status !== 'pending') return;
+    const { change } = this.planAt(hostBusy, (change) => {
+      change.evals.push({ ...e, Status: 'complete', StatusDescription: '', ModifyIndex: change.index, ModifyTime: this.now() * 1e6 });
+      change.evalId = e.ID;
+      const entry = this.jobs.get(e.JobID);
+      if (!entry || entry.stop) return;
+      const templates = entry.versions.at(-1)!.allocs;
+      for (const a of this.allocsOfJob(entry.id)) {
+        if (a.followupEvalId !== e.ID || a.desired !== 'run' || a.lastState.clientStatus !== 'failed' || a.nextAllocation) continue;
+        const template = templates.filter((t) => t.group === a.group)[a.index];
+        if (template) this.reschedule(change, entry, template, a);
+      }
+    });
+    await this.write(change);
+  }
+
+  /**
+   * Plans the replacement of failed allocation `a` (Nomad's computePlacements with a reschedule): placed with `a` as
+   * its PreviousAllocation and a RescheduleTracker of `a`'s attempts and this one; `a` keeps its desired status, its
+   * NextAllocation set.
+   */
+  private reschedule(change: Change, job: JobEntry, template: AllocSpec, a: AllocEntry): void {
+    const placed = this.place(change, job, template, a.index, a);
+    if (!placed) return;
+    const version = job.versions.find((v) => v.version === a.jobVersion) ?? job.versions.at(-1)!;
+    const policy = reschedulePolicyOf(version.job, a.group);
+    const now = this.progressNow();
+    if (policy) placed.rescheduleTracker = trackerAfter(policy, { id: a.id, nodeId: this.node.id, tracker: a.rescheduleTracker }, now, nextDelay(policy, a.rescheduleTracker?.Events ?? [], a.failedAt ?? now));
+    Object.assign(this.draft(change, a), { allocModifyIndex: change.index, modifyTime: this.now() });
+    change.events.push(() => this.allocEvent(this.allocs.get(a.id)!, 'PlanResult', change.index));
+  }
+
   /** The static ports `specs` ask for that the host will not let this agent bind (those its allocations hold aside). */
   probe(specs: AllocSpec[]): Promise<HostBusy> {
     const ports = staticPortsToProbe(specs, this.allocs.values());
@@ -874,7 +984,8 @@ export class JobRegistry {
     const wanted = new Map<string, AllocSpec[]>();
     for (const s of version.allocs) wanted.set(s.group, [...(wanted.get(s.group) ?? []), s]);
     // In instance order, as Nomad's reconciler takes a group's destructive updates by name.
-    const live = this.allocsOfJob(entry.id).filter((a) => a.desired === 'run').sort((x, y) => x.index - y.index);
+    // A failed allocation already rescheduled is not counted: its replacement is (Nomad's filterByRescheduleable).
+    const live = this.allocsOfJob(entry.id).filter((a) => a.desired === 'run' && !(a.nextAllocation && isTerminal(a.lastState))).sort((x, y) => x.index - y.index);
     const promoted = deploymentsPromoted(this.store);
     if (promoting) promoted.set(promoting, change.index);
     // The allocations each group's new version replaces, decided once every allocation has been looked at (rollOut).
@@ -1146,6 +1257,7 @@ export class JobRegistry {
     }
     for (const e of change.evals) this.evals.set(e.ID, e);
     if (change.evals.length > 0) this.evalsIndex = index;
+    this.followups?.applied(change.evals);
     if (change.jobs.size > 0) this.periodic?.applied(change.jobs);
     for (const [id, d] of change.allocs) {
       const live = this.allocs.get(id);
@@ -1255,6 +1367,7 @@ export class JobRegistry {
         const job = this.jobs.get(a.jobId);
         const before = job && this.summarySignature(job);
         const verdict = a.lastState.deploymentStatus?.healthy;
+        const failedNow = state.clientStatus === 'failed' && a.lastState.clientStatus !== 'failed';
         a.lastState = state;
         a.modifyIndex = index;
         a.modifyTime = this.now();
@@ -1264,6 +1377,7 @@ export class JobRegistry {
         this.index.changed(index);
         const healthy = state.deploymentStatus?.healthy;
         if (job && healthy !== undefined && healthy !== verdict) this.deployments.moved(job, a, healthy);
+        if (job && failedNow) this.noticeFailed(job.id);
       });
     }));
   }

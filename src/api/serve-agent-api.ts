@@ -21,6 +21,7 @@ import { EventBroker } from './event-broker.ts';
 import { JobRegistry } from './job-registry.ts';
 import { PeriodicLauncher } from './periodic-launcher.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
+import { FollowupTimer } from './reschedule-timer.ts';
 import { NODE_DATACENTER } from './alloc-metric.ts';
 import { loadNodeId, registerNode } from './node.ts';
 import { closeDeploymentWatch, watchDeployments } from './routes/deployments.ts';
@@ -210,6 +211,8 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
     registry.periodic = periodic;
     // Progress deadlines are set on the clock the deployment watcher judges them on.
     registry.progressNow = () => clock.now();
+    // Follow-up evaluations reschedule failed allocations on the same clock (armed as `heal` ends).
+    registry.followups = new FollowupTimer(clock, (id) => registry.followupDue(id), (line) => registry.log(line));
     // Before the API answers anyone: what a crash left half done is made good first.
     await registry.heal();
     // Then launches missed while no agent ran are made up (one per job, as Nomad's leader does), and the schedule set.

@@ -15,6 +15,7 @@ import { allocChecksCommand, fetchChecks, formatChecksTable } from './alloc-chec
 import { allocExecCommand } from './alloc-exec.ts';
 import { allocFsCommand } from './alloc-fs.ts';
 import { startOfLastLines } from './last-lines.ts';
+import { fetchRescheduleLines, type RescheduledAlloc } from './alloc-reschedule.ts';
 
 /** The allocation an ID or unique prefix names (Nomad's short IDs); a CliError naming the candidates otherwise. */
 export async function resolveAlloc(client: AgentClient, wanted: string): Promise<ApiAllocation> {
@@ -61,7 +62,8 @@ ${AGENT_FLAGS_HELP}`,
       return 0;
     }
     const checks = formatChecksTable(await fetchChecks(client, alloc.ID));
-    process.stdout.write(formatAllocDetail(recordOfApiAlloc(alloc), { verbose: parsed.values.verbose, placement: placementOfApiAlloc(alloc) }) + (checks.length > 0 ? `${checks.join('\n')}\n` : ''));
+    const reschedule = await fetchRescheduleLines(client, alloc as RescheduledAlloc, { verbose: parsed.values.verbose });
+    process.stdout.write(formatAllocDetail(recordOfApiAlloc(alloc), { verbose: parsed.values.verbose, placement: { ...placementOfApiAlloc(alloc), reschedule } }) + (checks.length > 0 ? `${checks.join('\n')}\n` : ''));
     return 0;
   },
 };

@@ -107,6 +107,8 @@ export interface Placement {
   jobVersion: number;
   clientDescription: string;
   desiredDescription: string;
+  /** `alloc status`'s rescheduling lines (alloc-reschedule.ts), after Created and Modified. */
+  reschedule?: [string, string][];
 }
 
 /** What the agent knows of an allocation beyond its record: the header lines Nomad's `alloc status` has besides. */

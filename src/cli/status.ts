@@ -45,6 +45,7 @@ export function formatAllocDetail(r: AllocRecord, opts: { verbose?: boolean; now
     ...(p ? [['Desired Description', p.desiredDescription || '<none>'] as [string, string]] : []),
     ['Created', opts.verbose ? formatTime(r.createdAt ?? r.updatedAt) : timeAgo(r.createdAt ?? r.updatedAt, now)],
     ['Modified', opts.verbose ? formatTime(r.updatedAt) : timeAgo(r.updatedAt, now)],
+    ...(p?.reschedule ?? []),
   ]);
   if (spec.ports && spec.ports.length > 0) {
     // Nomad's "Allocation Addresses": where each port of the group's network is reached (`-> to` when mapped).

@@ -29,9 +29,9 @@ export const MAX_COUNT = 1000;
  */
 export const IGNORED_KEYS = {
   job: ['id', 'name', 'region', 'priority', 'all_at_once', 'constraint', 'affinity', 'spread', 'migrate',
-    'reschedule', 'multiregion', 'vault', 'consul', 'node_pool', 'ui', 'vault_token',
+    'multiregion', 'vault', 'consul', 'node_pool', 'ui', 'vault_token',
     'consul_token'],
-  group: ['reschedule', 'ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
+  group: ['ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
     'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
     'prevent_reschedule_on_lost'],
   task: ['vault', 'consul', 'constraint', 'affinity', 'volume_mount', 'identity',
@@ -115,6 +115,20 @@ const taskSchema = z.strictObject({
   ...ignored(IGNORED_KEYS.task),
 });
 
+/**
+ * The `reschedule` block (job or group level; the group's fields win, over the job type's defaults): how the
+ * scheduler replaces a failed allocation (src/api/reschedule-policy.ts). `delay_function` is checked by the rules,
+ * in Nomad's words, on the merged policy.
+ */
+export const rescheduleSchema = z.strictObject({
+  attempts: int(0).optional(),
+  interval: durationSchema.optional(),
+  delay: durationSchema.optional(),
+  delay_function: z.string().optional(),
+  max_delay: durationSchema.optional(),
+  unlimited: z.boolean().optional(),
+});
+
 /** Nomad's `health_check` modes for deployments. */
 export const HEALTH_CHECKS = ['checks', 'task_states', 'manual'] as const;
 
@@ -182,6 +196,7 @@ const groupSchema = z.strictObject({
   shutdown_delay: durationSchema.optional(),
   meta: stringMapSchema.optional(),
   update: updateSchema.optional(),
+  reschedule: rescheduleSchema.optional(),
   scaling: scalingSchema.optional(),
   // Optional here so a missing one is reported once, by the rules, as "needs at least one task".
   task: z.record(z.string(), taskSchema).default({}),
@@ -195,6 +210,7 @@ export const jobSchema = z.strictObject({
   datacenters: z.array(z.string()).optional(),
   meta: stringMapSchema.optional(),
   update: updateSchema.optional(),
+  reschedule: rescheduleSchema.optional(),
   periodic: periodicSchema.optional(),
   parameterized: parameterizedSchema.optional(),
   group: z.record(z.string(), groupSchema).default({}),
@@ -213,6 +229,8 @@ export type TaskBody = z.output<typeof taskSchema>;
 export type ArtifactBody = z.output<typeof artifactSchema>;
 /** One parsed update block (partial: merged later). */
 export type UpdateBody = z.output<typeof updateSchema>;
+/** One parsed reschedule block (partial: merged later). */
+export type RescheduleBody = z.output<typeof rescheduleSchema>;
 /** One parsed restart block (partial: merged later). */
 export type RestartBody = z.output<typeof restartSchema>;
 
@@ -222,6 +240,7 @@ const KEYS = {
   task: Object.keys(taskSchema.shape),
   restart: Object.keys(restartSchema.shape),
   update: Object.keys(updateSchema.shape),
+  reschedule: Object.keys(rescheduleSchema.shape),
   scaling: Object.keys(scalingSchema.shape),
   logs: Object.keys(logsSchema.shape),
   resources: Object.keys(resourcesSchema.shape),
@@ -241,6 +260,7 @@ export function jobKeysAt(path: readonly PathSegment[]): readonly string[] {
     else if (level === 'group' && seg === 'task') [level, i] = ['task', i + 2];
     else if ((level === 'group' || level === 'task') && seg === 'restart') [level, i] = ['restart', i + 1];
     else if ((level === 'job' || level === 'group') && seg === 'update') [level, i] = ['update', i + 1];
+    else if ((level === 'job' || level === 'group') && seg === 'reschedule') [level, i] = ['reschedule', i + 1];
     else if (level === 'group' && seg === 'network') [level, i] = ['network', i + 1];
     else if (level === 'group' && seg === 'scaling') [level, i] = ['scaling', i + 1];
     else if (level === 'network' && seg === 'port') [level, i] = ['port', i + 2];

@@ -84,9 +84,14 @@ const SCALING: Table = {
   Min: ['min'], Max: ['max'], Enabled: ['enabled'], Policy: ['policy'], Type: ['type'], Target: null, ID: null,
 };
 
+/** Nomad's ReschedulePolicy (the group's) and the job's Reschedule: durations in ns. */
+const RESCHEDULE: Table = {
+  Attempts: ['attempts'], Interval: ['interval', 'ns'], Delay: ['delay', 'ns'], DelayFunction: ['delay_function'], MaxDelay: ['max_delay', 'ns'], Unlimited: ['unlimited'],
+};
+
 const GROUP: Table = {
   Count: ['count'], RestartPolicy: ['restart', RESTART], ShutdownDelay: ['shutdown_delay', 'ns'], Meta: ['meta'],
-  Networks: ['network', 'networks'], Services: ['service', SERVICE], Update: ['update', UPDATE], ReschedulePolicy: ['reschedule'],
+  Networks: ['network', 'networks'], Services: ['service', SERVICE], Update: ['update', UPDATE], ReschedulePolicy: ['reschedule', RESCHEDULE],
   EphemeralDisk: ['ephemeral_disk'], Constraints: ['constraint'], Affinities: ['affinity'], Spreads: ['spread'],
   Migrate: ['migrate'], Scaling: ['scaling', SCALING], Volumes: ['volume'], Consul: ['consul'], Vault: ['vault'],
   StopAfterClientDisconnect: ['stop_after_client_disconnect', 'ns'], MaxClientDisconnect: ['max_client_disconnect', 'ns'],
@@ -101,7 +106,7 @@ const PERIODIC: Table = {
 const JOB: Table = {
   Type: ['type'], Namespace: ['namespace'], Datacenters: ['datacenters'], Meta: ['meta'], Region: ['region'],
   Priority: ['priority'], AllAtOnce: ['all_at_once'], Update: ['update', UPDATE], Constraints: ['constraint'],
-  Affinities: ['affinity'], Spreads: ['spread'], Migrate: ['migrate'], Reschedule: ['reschedule'],
+  Affinities: ['affinity'], Spreads: ['spread'], Migrate: ['migrate'], Reschedule: ['reschedule', RESCHEDULE],
   Multiregion: ['multiregion'], Periodic: ['periodic', PERIODIC], ParameterizedJob: ['parameterized', { Payload: ['payload'], MetaRequired: ['meta_required'], MetaOptional: ['meta_optional'] }], Vault: ['vault'],
   Consul: ['consul'], NodePool: ['node_pool'], UI: ['ui'],
 };
@@ -216,7 +221,8 @@ function translate(
     const [name, conv] = rule;
     // The API fills every field; an empty one says nothing, so it neither warns nor counts as set.
     // An empty ParameterizedJob is still one (Nomad: a non-nil block, every field defaulted).
-    if (isEmpty(value) && !(value === false && (table === PERIODIC || table === SCALING)) && !(key === 'ParameterizedJob' && isPlainObject(value))) continue;
+    // A reschedule policy's 0 and false are said: `attempts = 0` turns rescheduling off, over the type's default of 1.
+    if (isEmpty(value) && !(value === false && (table === PERIODIC || table === SCALING)) && !(table === RESCHEDULE && (value === 0 || value === false)) && !(key === 'ParameterizedJob' && isPlainObject(value))) continue;
     remember([...to, name], [...from, key]);
     if (conv === 'ns') out[name] = typeof value === 'number' ? value / 1e6 : value;
     else if (conv === 'networks') out[name] = networksFromApi(value, [...to, name], [...from, key], remember);

@@ -14,6 +14,7 @@ import { DEFAULT_UPDATE, ROLLOUT_FIELDS, STAGGER_IGNORED, deploymentsEnabled, me
 import { isPlainObject, type NormalizedJob, type Report } from './normalize.ts';
 import type { PathSegment } from './spec-error.ts';
 import { checkGroupServices } from './service-rules.ts';
+import { checkReschedule } from './reschedule-rules.ts';
 
 /** Nomad's RestartPolicyMinInterval. */
 const MIN_RESTART_INTERVAL_MS = 5_000;
@@ -42,6 +43,7 @@ export function checkJobRules(job: NormalizedJob, report: Report, drivers?: Driv
   }
   checkSize(groups, path, report);
   checkUpdates(job.body, path, type, report);
+  checkReschedule(job.body, groups, path, type, report);
   const periodic = job.body['periodic'];
   // Nomad's Job.Validate: a periodic job launches children that run to completion.
   if (isPlainObject(periodic) && periodic['enabled'] !== false && type !== undefined && type !== 'batch' && type !== 'sysbatch') {

@@ -134,7 +134,7 @@ export function evalJson(ctx: ApiContext, e: EvalRecord): Json {
   const starts = e.TriggeredBy === 'job-register' || (e.TriggeredBy === 'job-scaling' && e.CreateIndex === version?.jobModifyIndex);
   const deployed = job && version && starts && hasDeployment(job, version);
   return {
-    ...e, DeploymentID: deployed ? deploymentId(job, version.version) : '', NodeID: '', NodeModifyIndex: 0, Wait: 0, WaitUntil: '0001-01-01T00:00:00Z',
+    ...e, DeploymentID: deployed ? deploymentId(job, version.version) : '', NodeID: '', NodeModifyIndex: 0, Wait: 0, WaitUntil: e.WaitUntil ?? '0001-01-01T00:00:00Z',
     NextEval: '', PreviousEval: e.PreviousEval ?? '', BlockedEval: e.BlockedEval ?? '', FailedTGAllocs: e.FailedTGAllocs ?? null, ClassEligibility: null, EscapedComputedClass: false,
     QueuedAllocations: { ...Object.fromEntries([...new Set((version ?? job?.versions.at(-1))?.allocs.map((a) => a.group) ?? [])].map((g) => [g, 0])), ...e.QueuedAllocations },
     SnapshotIndex: e.CreateIndex,
