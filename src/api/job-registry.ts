@@ -945,6 +945,8 @@ export class JobRegistry {
     const policy = reschedulePolicyOf(version.job, a.group);
     const now = this.progressNow();
     if (policy) placed.rescheduleTracker = trackerAfter(policy, { id: a.id, nodeId: this.node.id, tracker: a.rescheduleTracker }, now, nextDelay(policy, a.rescheduleTracker?.Events ?? [], a.failedAt ?? now));
+    // One stopped in this plan (a forced reschedule) already changes, with its event.
+    if (change.kills.includes(a.id)) return;
     Object.assign(this.draft(change, a), { allocModifyIndex: change.index, modifyTime: this.now() });
     change.events.push(() => this.allocEvent(this.allocs.get(a.id)!, 'PlanResult', change.index));
   }

@@ -193,12 +193,13 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     const run = await cli('job', 'run', jobFile('failing.nomad'));
     // Nomad's job run ends once the evaluation placed it (0); allocrun's also when it saw the failure (1).
     expect([0, 1], run.stderr).toContain(run.code);
-    // reschedule { attempts = 0 } is what allocrun does anyway: the warning says it is not acted on.
-    expect(run.stderr).toContain('job.failing.group.g.reschedule: ignored');
+    // reschedule { attempts = 0 } is read, not warned about: it turns the batch default's one reschedule off.
+    expect(run.stderr).not.toContain('reschedule');
     const a = await allocOf('failing', (x) => x.ClientStatus === 'failed');
     expect(a.TaskStates['t']).toMatchObject({ State: 'dead', Restarts: 1 });
     expect(events(a, 't')).toContain('Not Restarting: Exceeded allowed attempts 1 in interval 1m0s and mode is "fail"');
     expect(await logs(a.ID, 't')).toBe('trying\ntrying\n');
+    expect((a as unknown as { FollowupEvalID: string }).FollowupEvalID).toBe('');
   });
 
   it.concurrent('kill.nomad: job stop sends kill_signal (SIGINT) and waits kill_timeout; the task exits cleanly', async () => {
