@@ -47,6 +47,8 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/job/:id/allocations': 'read',
   'GET /v1/job/:id/summary': 'read',
   'GET /v1/job/:id/versions': 'read',
+  // Nomad: a job's submission needs read-job.
+  'GET /v1/job/:id/submission': 'read',
   'GET /v1/job/:id/evaluations': 'read',
   'PUT /v1/jobs': 'submit',
   'POST /v1/jobs': 'submit',
