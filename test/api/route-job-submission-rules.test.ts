@@ -121,6 +121,9 @@ describe('job submissions', { timeout: SUITE_TIMEOUT }, () => {
     for (const v of [1, 2]) expect(s.store.get('meta', submissionKey('pr', v))).toBeUndefined();
     expect((await call(s.socket, 'PUT', '/v1/jobs', job('pr', 'a'))).status).toBe(200);
     expect((await call(s.socket, 'GET', '/v1/job/pr/submission?version=0')).status).toBe(404);
+    // Even an entry an earlier job of the ID left (written before this version was) is not this version's.
+    await s.store.commit((tx) => tx.put('meta', submissionKey('pr', 0), { ...submission('old'), Namespace: 'default', JobID: 'pr', Version: 0, JobModifyIndex: 1 }));
+    expect((await call(s.socket, 'GET', '/v1/job/pr/submission?version=0')).status).toBe(404);
   });
 });
 
