@@ -618,6 +618,8 @@ export class JobRegistry {
     await commitInOrder({ store: this.store, events: this.events, index: this.index }, index, (tx) => {
       // A collected periodic job's launch record goes with it.
       for (const id of chosen.jobs) (tx.remove('jobs', id), tx.remove('periodic', id));
+      // And its job files (job-submissions.ts), as Nomad's DeleteJobTxn deletes them.
+      writeSubmissions(this.store, tx, new Map(chosen.jobs.map((id) => [id, null])), index, (id) => this.jobs.get(id), new Map());
       for (const id of chosen.evals) tx.remove('evals', id);
       for (const id of chosen.allocs) tx.remove('allocs', id);
     }, () => {

@@ -125,6 +125,16 @@ describe('job submissions', { timeout: SUITE_TIMEOUT }, () => {
     await s.store.commit((tx) => tx.put('meta', submissionKey('pr', 0), { ...submission('old'), Namespace: 'default', JobID: 'pr', Version: 0, JobModifyIndex: 1 }));
     expect((await call(s.socket, 'GET', '/v1/job/pr/submission?version=0')).status).toBe(404);
   });
+
+  it('deletes the files of a job the server\'s collector takes (system gc), as with a purge', async () => {
+    const s = await serveWithRoom();
+    expect((await call(s.socket, 'PUT', '/v1/jobs', { ...job('gcd', 'a'), Submission: submission('a') })).status).toBe(200);
+    expect((await call(s.socket, 'DELETE', '/v1/job/gcd')).status).toBe(200);
+    expect(s.store.get('meta', submissionKey('gcd', 1))).toMatchObject({ Source: HCL('a'), Version: 1 });
+    expect((await call(s.socket, 'PUT', '/v1/system/gc')).status).toBe(200);
+    expect((await call(s.socket, 'GET', '/v1/job/gcd')).status).toBe(404);
+    for (const v of [0, 1]) expect(s.store.get('meta', submissionKey('gcd', v))).toBeUndefined();
+  });
 });
 
 describe('job submissions across restarts', { timeout: SUITE_TIMEOUT }, () => {
