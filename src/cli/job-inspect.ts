@@ -68,11 +68,13 @@ ${AGENT_FLAGS_HELP}`,
  * Nomad's `-with-vars` note: how to run the job as it was submitted, each `-var` flag (sorted) and each line of
  * its var files' content as one more `-var`.
  */
-export function withVarsLines(id: string, s: Pick<JobSubmission, 'VariableFlags' | 'Variables'>): string {
+export function withVarsLines(id: string, s: Pick<JobSubmission, 'Format' | 'VariableFlags' | 'Variables'>): string {
   const flags = Object.entries(s.VariableFlags ?? {}).map(([k, v]) => `${k}=${v}`).sort();
   const lines = s.Variables.split('\n').map((l) => l.trim()).filter((l) => l !== '');
   const args = [...flags, ...lines].map((v) => `-var ${shellQuote(v)}`);
-  return `\nTo run this job as originally submitted:\n\n$ allocrun job inspect --hcl ${shellQuote(id)} > ${shellQuote(`${id}.nomad.hcl`)}\n$ allocrun job run ${[...args, shellQuote(`${id}.nomad.hcl`)].join(' ')}\n`;
+  // Saved under the name its format is read by (allocrun's job run has no -json flag).
+  const file = shellQuote(`${id}${s.Format === 'json' ? '.json' : '.nomad.hcl'}`);
+  return `\nTo run this job as originally submitted:\n\n$ allocrun job inspect --hcl ${shellQuote(id)} > ${file}\n$ allocrun job run ${[...args, file].join(' ')}\n`;
 }
 
 /** `s` as one shell word: as it is when it is plain, else in single quotes. */

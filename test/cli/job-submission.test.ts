@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jobCommand } from '../../src/cli/job.ts';
 import { variableFlagsOf } from '../../src/cli/job-submission.ts';
+import { withVarsLines } from '../../src/cli/job-inspect.ts';
 import { runInProcess } from './in-process-command.ts';
 import { call } from '../api/agent-process.ts';
 import { cleanUp, getOk, mockJob, serveWithRoom, type Served, SUITE_TIMEOUT } from '../api/in-process-agent.ts';
@@ -106,5 +107,9 @@ describe('job inspect --hcl', { timeout: SUITE_TIMEOUT }, () => {
     expect(res.stderr).toContain('Error inspecting job: job "bare" with version 0 couldn\'t be found');
     expect((await job('inspect', 'bare', '--hcl', '--version', '4')).stderr).toContain('job "bare" with version 4 couldn\'t be found');
     expect((await job('inspect', 'ghost', '--hcl')).stderr).toContain('No job(s) with prefix or id "ghost" found');
+  });
+
+  it('names the saved file by its format in the --with-vars note', () => {
+    expect(withVarsLines('j', { Format: 'json', VariableFlags: null, Variables: '' })).toContain('$ allocrun job run j.json\n');
   });
 });
