@@ -162,11 +162,12 @@ export function jobToApiJson(name: string, job: JobBody): Json {
     Type: job.type,
     Namespace: job.namespace,
     Datacenters: job.datacenters,
+    NodePool: job.node_pool,
     Meta: job.meta,
     Update: updateJson(job.update),
     Periodic: job.periodic && periodicJson(job.periodic),
     ParameterizedJob: job.parameterized && (parameterizedJson(job.parameterized) as unknown as Json),
     TaskGroups: Object.entries(job.group).map(([groupName, g]) => groupJson(groupName, g, { id: name, namespace: job.namespace ?? 'default' })),
-    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'meta', 'update', 'periodic', 'parameterized', 'group', 'id', 'name']),
+    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'node_pool', 'meta', 'update', 'periodic', 'parameterized', 'group', 'id', 'name']),
   });
 }

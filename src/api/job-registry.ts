@@ -981,7 +981,7 @@ export class JobRegistry {
   /** What constraints read of this node: its identity, class and meta, the fingerprinted attributes tasks see too. */
   private nodeFacts(): NodeFacts {
     const info = localNodeInfo();
-    return { id: this.node.id, name: this.node.name, datacenter: this.node.datacenter, class: this.node.class, pool: 'default', attributes: info.attributes, meta: this.node.meta };
+    return { id: this.node.id, name: this.node.name, datacenter: this.node.datacenter, class: this.node.class, pool: this.node.pool, attributes: info.attributes, meta: this.node.meta };
   }
 
   /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given; returns its draft, or undefined when it did not fit. */
@@ -992,7 +992,9 @@ export class JobRegistry {
     // The node is judged before its capacity, as Nomad's feasibility checks come before bin packing.
     const filter = infeasibility(job.versions.at(-1)!.job, template.group, this.nodeFacts());
     if (filter) {
-      const reason = 'datacenter' in filter
+      const reason = 'pool' in filter
+        ? `the job's node pool ${JSON.stringify(filter.pool)} does not include the node (in node pool ${JSON.stringify(this.node.pool)})`
+        : 'datacenter' in filter
         ? `the job's datacenters do not include the node's datacenter ${JSON.stringify(filter.datacenter)}`
         : `the node does not meet the constraint ${JSON.stringify(filter.constraint)}`;
       change.failed.push({ evalId: change.evalId, group: template.group, dimension: '', datacenter: this.node.datacenter, tasks: [], reason, filter, ...(previous && { previous: previous.id }) });
