@@ -978,7 +978,7 @@ export class JobRegistry {
     else change.allocs.delete(a.id);
   }
 
-  /** What constraints read of this node: its identity, class and meta, the fingerprinted attributes tasks see too. */
+  /** What constraints read of this node: its identity, class, pool and meta, the fingerprinted attributes tasks see too. */
   private nodeFacts(): NodeFacts {
     const info = localNodeInfo();
     return { id: this.node.id, name: this.node.name, datacenter: this.node.datacenter, class: this.node.class, pool: this.node.pool, attributes: info.attributes, meta: this.node.meta };
