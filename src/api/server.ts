@@ -31,6 +31,7 @@ import { nodeRoutes } from './routes/nodes.ts';
 import { jobRevertRoutes } from './routes/job-revert.ts';
 import { jobScaleRoutes } from './routes/job-scale.ts';
 import { scalingRoutes } from './routes/scaling.ts';
+import { searchRoutes } from './routes/search.ts';
 import { nodeMetaRoutes } from './routes/node-meta.ts';
 import { nodePoolRoutes } from './routes/node-pools.ts';
 import { variableRoutes } from './routes/variables.ts';
@@ -116,6 +117,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   jobRevertRoutes(app, ctx);
   jobScaleRoutes(app, ctx);
   scalingRoutes(app, ctx);
+  searchRoutes(app, ctx);
   periodicRoutes(app, ctx);
   jobDispatchRoutes(app, ctx);
   allocationRoutes(app, ctx);
