@@ -47,6 +47,8 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/job/:id/allocations': 'read',
   'GET /v1/job/:id/summary': 'read',
   'GET /v1/job/:id/versions': 'read',
+  // Nomad: a job's submission needs read-job.
+  'GET /v1/job/:id/submission': 'read',
   'GET /v1/job/:id/evaluations': 'read',
   'PUT /v1/jobs': 'submit',
   'POST /v1/jobs': 'submit',
@@ -65,6 +67,11 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'POST /v1/job/:id/scale': 'submit',
   'GET /v1/scaling/policies': 'read',
   'GET /v1/scaling/policy/:id': 'read',
+  // Nomad: searching needs read on each context searched (read-job, node:read, variables' list): read grants them all
+  'PUT /v1/search': 'read',
+  'POST /v1/search': 'read',
+  'PUT /v1/search/fuzzy': 'read',
+  'POST /v1/search/fuzzy': 'read',
   // Nomad: dispatch needs dispatch-job, which Nomad's write policy grants beside submit-job: allocrun's submit.
   'PUT /v1/job/:id/dispatch': 'submit',
   'POST /v1/job/:id/dispatch': 'submit',

@@ -17,6 +17,7 @@ import { deploymentId, deploymentOf } from './deployment-id.ts';
 import { deploymentsMarkedFailed, deploymentsPromoted, PROMOTED_KEY } from './deployment-marks.ts';
 import { autoPromoteOf, autoRevertOf, canaryCountOf, deploymentSucceeded, progressDeadlineOf } from './rollout.ts';
 import { progressRecord, type ProgressRecord } from './progress-deadline.ts';
+import type { SubmissionSource } from './job-submissions.ts';
 
 /** One write being planned, as the watcher sees it (the registry's Change). */
 export interface PlannedWrite {
@@ -44,7 +45,7 @@ export interface DeploymentHost {
   allocsOfJob(id: string): readonly AllocEntry[];
   serialize<T>(id: string, fn: () => T | Promise<T>): Promise<T>;
   evaluateJob(id: string, forceReschedule: boolean, trigger: EvalRecord['TriggeredBy']): Promise<RegisterResult | undefined>;
-  register(job: Json, allocs: AllocSpec[], warnings: string, opts: { trigger?: EvalRecord['TriggeredBy'] }): Promise<RegisterResult>;
+  register(job: Json, allocs: AllocSpec[], warnings: string, opts: { trigger?: EvalRecord['TriggeredBy']; submission?: SubmissionSource }): Promise<RegisterResult>;
   probe(specs: AllocSpec[]): Promise<HostBusy>;
   /** Plans one write at the next index and commits it (then applies it). */
   write<R>(hostBusy: HostBusy, plan: (w: PlannedWrite) => R): Promise<{ index: number; planned: R }>;
@@ -204,6 +205,7 @@ export class DeploymentWatcher {
     const target = job.versions.filter((v) => v.version < failed && v.stable).at(-1);
     if (!target || sameJob(target.job, current.job)) return;
     this.host.log(`job ${JSON.stringify(id)}: version ${failed}'s deployment failed; reverting to version ${target.version}, the latest stable one (auto_revert)`);
-    await this.host.register(target.job, target.allocs, '', { trigger: 'deployment-watcher' });
+    // As a revert: the version registered again keeps the job file it was registered from (job-submissions.ts).
+    await this.host.register(target.job, target.allocs, '', { trigger: 'deployment-watcher', submission: { version: target.version } });
   }
 }

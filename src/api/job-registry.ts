@@ -40,6 +40,7 @@ import { periodicOf } from '../jobspec/periodic.ts';
 import { DEFAULT_JOB_TRACKED_VERSIONS, keptVersions } from './job-versions.ts';
 import { withPolicyIds } from './scaling-policies.ts';
 import { isParameterizedParent } from '../jobspec/parameterized.ts';
+import { writeSubmissions, type SubmissionSource } from './job-submissions.ts';
 
 /** Nomad's IsPeriodic || IsParameterized: the job places nothing itself, its launches or dispatches do. */
 const launchesChildren = (job: Json): boolean => periodicOf(job) !== undefined || isParameterizedParent(job);
@@ -179,6 +180,8 @@ class Change {
   hostBusy: HostBusy = new Map();
   /** Deployments' progress records this write changes (progress-deadline.ts), written in its transaction. */
   readonly progress = new Map<string, ProgressRecord>();
+  /** Where the submission of each new job version comes from (job-submissions.ts), written in its transaction. */
+  readonly submissions = new Map<string, SubmissionSource>();
 
   constructor(readonly index: number) {}
 }
@@ -286,7 +289,7 @@ export class JobRegistry {
    * Resolves once the new version, its evaluation and its allocations are durable; a failed commit rejects
    * with a StoreCommitError and changes nothing.
    */
-  async register(job: Json, allocs: AllocSpec[], warnings: string, opts: { also?: (tx: WriteTx) => void; trigger?: EvalRecord['TriggeredBy'] } = {}): Promise<RegisterResult> {
+  async register(job: Json, allocs: AllocSpec[], warnings: string, opts: { also?: (tx: WriteTx) => void; trigger?: EvalRecord['TriggeredBy']; submission?: SubmissionSource } = {}): Promise<RegisterResult> {
     const id = String(job['ID']);
     const canonical = canonicalJob(job);
     const existing = this.jobs.get(id);
@@ -300,6 +303,7 @@ export class JobRegistry {
       change.jobs.set(id, entry);
       change.events.push(() => this.jobEvent(this.jobs.get(id)!, 'JobRegistered', change.index));
       if (opts.also) change.also.push(opts.also);
+      if (opts.submission) change.submissions.set(id, opts.submission);
       // Nomad evaluates no periodic or parameterized job: its launches and dispatches place children, the job itself nothing.
       if (launchesChildren(canonical)) return '';
       const evalId = this.evaluate(change, entry, opts.trigger ?? 'job-register');
@@ -614,6 +618,8 @@ export class JobRegistry {
     await commitInOrder({ store: this.store, events: this.events, index: this.index }, index, (tx) => {
       // A collected periodic job's launch record goes with it.
       for (const id of chosen.jobs) (tx.remove('jobs', id), tx.remove('periodic', id));
+      // And its job files (job-submissions.ts), as Nomad's DeleteJobTxn deletes them.
+      writeSubmissions(this.store, tx, new Map(chosen.jobs.map((id) => [id, null])), index, (id) => this.jobs.get(id), new Map());
       for (const id of chosen.evals) tx.remove('evals', id);
       for (const id of chosen.allocs) tx.remove('allocs', id);
     }, () => {
@@ -1194,6 +1200,8 @@ export class JobRegistry {
     for (const write of change.also) write(tx);
     for (const [deployment, record] of change.progress) tx.put('meta', `${PROGRESS_PREFIX}${deployment}`, record);
     if (change.jobs.size > 0) this.periodic?.written(tx, change.jobs);
+    // Each new version's job file, and those of the versions dropped, in the same commit as the versions.
+    if (change.jobs.size > 0) writeSubmissions(this.store, tx, change.jobs, change.index, (id) => this.jobs.get(id), change.submissions);
     tx.index(change.index);
   }
 

@@ -6,6 +6,7 @@ import { constants as osConstants } from 'node:os';
 import { z, type ZodType } from 'zod';
 import type { FastifySchemaCompiler } from 'fastify';
 import { parseDuration } from '../jobspec/duration.ts';
+import { SUBMISSION_FORMATS } from './job-submissions.ts';
 
 /** What Go's `strconv.ParseBool` reads as true and as false: Nomad parses every query flag with it. */
 const GO_TRUE = ['1', 't', 'T', 'TRUE', 'true', 'True'];
@@ -75,6 +76,17 @@ export function goBody<S extends z.core.$ZodLooseShape>(shape: S, opts: { emptyI
   }));
 }
 
+/**
+ * `Submission`: the job file the job was read from (Nomad 1.6+, job-submissions.ts), as `nomad job run` sends it.
+ * Nomad's shape; `VariableFlags` and `Variables` are those of an HCL2 file (absent: none).
+ */
+const submissionBody = z.object({
+  Source: z.string({ error: (issue) => (issue.input === undefined ? 'missing: the job file\'s text' : 'must be a string: the job file\'s text') }),
+  Format: z.enum(SUBMISSION_FORMATS, { error: (issue) => `must be one of ${SUBMISSION_FORMATS.map((f) => JSON.stringify(f)).join(', ')} (how Source is written), not ${JSON.stringify(issue.input)}` }),
+  VariableFlags: z.record(z.string(), z.string({ error: 'must be a string: the value of a -var flag' }), { error: 'must be an object of -var flags, { "name": "value" }' }).nullish().transform((v) => v ?? null),
+  Variables: z.string({ error: 'must be a string: the var files\' content' }).nullish().transform((v) => v ?? ''),
+}, { error: (issue) => (issue.input === undefined ? 'missing' : 'must be a JSON object: { Source, Format, VariableFlags, Variables }') }).loose();
+
 /** `{ "Job": {...} }`: the job's own fields are checked by the job loader, which names every problem. */
 export const registerBody = goBody({
   Job: z.looseObject({ ID: z.string().min(1, 'must not be empty') }, {
@@ -82,6 +94,7 @@ export const registerBody = goBody({
   }),
   EnforceIndex: z.boolean().optional(),
   JobModifyIndex: z.number().int().optional(),
+  Submission: submissionBody.optional(),
 }, { emptyIsObject: false });
 
 /** `POST /v1/jobs/parse`: `Variables` is var-file content (HCL `name = value` lines) for the job's input variables. */

@@ -31,6 +31,7 @@ import { nodeRoutes } from './routes/nodes.ts';
 import { jobRevertRoutes } from './routes/job-revert.ts';
 import { jobScaleRoutes } from './routes/job-scale.ts';
 import { scalingRoutes } from './routes/scaling.ts';
+import { searchRoutes } from './routes/search.ts';
 import { nodeMetaRoutes } from './routes/node-meta.ts';
 import { variableRoutes } from './routes/variables.ts';
 import { uiRoutes } from './routes/ui.ts';
@@ -115,6 +116,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   jobRevertRoutes(app, ctx);
   jobScaleRoutes(app, ctx);
   scalingRoutes(app, ctx);
+  searchRoutes(app, ctx);
   periodicRoutes(app, ctx);
   jobDispatchRoutes(app, ctx);
   allocationRoutes(app, ctx);

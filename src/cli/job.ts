@@ -10,6 +10,7 @@ import { isTerminalStatus, watchAllocs } from './api-watch.ts';
 import { commandGroup } from './command-group.ts';
 import { columns, formatTime, keyValues, shortId, timeAgo } from './format.ts';
 import { apiJobOf } from './api-job-file.ts';
+import { submissionOfFile } from './job-submission.ts';
 import { agentWarningLines } from './job-file.ts';
 import { checkIndexOf, enforcedRegistration, notUpdated } from './job-check-index.ts';
 import { jobPlan } from './job-plan.ts';
@@ -80,8 +81,12 @@ Example:
     if (!parsed) return 0;
     const checkIndex = checkIndexOf(this, parsed.values['check-index']);
     const client = agentClient('job run', parsed.values);
-    const { job, warnings } = await apiJobOf(parsed.positionals[0]!, false, await variableInputsOf(parsed.values));
-    const res = await client.send<RegisterResponse>('PUT', '/v1/jobs', { Job: job, ...enforcedRegistration(checkIndex) }).catch(notUpdated);
+    const file = parsed.positionals[0]!;
+    const inputs = await variableInputsOf(parsed.values);
+    const { job, warnings } = await apiJobOf(file, false, inputs);
+    // The file itself goes with the job, as 'nomad job run' sends it: the agent keeps it ('job inspect -hcl').
+    const submission = await submissionOfFile(file, inputs.args ?? [], (inputs.files ?? []).map((f) => f.text));
+    const res = await client.send<RegisterResponse>('PUT', '/v1/jobs', { Job: job, ...(submission && { Submission: submission }), ...enforcedRegistration(checkIndex) }).catch(notUpdated);
     process.stderr.write(agentWarningLines(res.Warnings, warnings));
     const id = String(job['ID']);
     // Nomad: a parameterized job is not evaluated (each dispatch places a child of its own).

@@ -90,6 +90,8 @@ function expectedClass(method: string, url: string): RouteClass {
   // Running a command in a task (Nomad: alloc-node-exec for raw_exec, in no built-in policy).
   if (url === '/v1/client/allocation/:id/exec') return 'management';
   if (read) return 'read';
+  // Searching reads (Nomad: read-job, node:read, variables' list), though sent as a POST or PUT.
+  if (url === '/v1/search' || url === '/v1/search/fuzzy') return 'read';
   if (/^\/v1\/(jobs|jobs\/parse|job\/:id|validate\/job|job\/:id\/(plan|evaluate|periodic\/force|dispatch|revert|scale)|deployment\/(fail|promote)\/:id|service\/:name\/:id)$/.test(url)) return 'submit';
   if (/^\/v1\/(allocation\/:id\/stop|client\/allocation\/:id\/(restart|signal))$/.test(url)) return 'lifecycle';
   // Writing and deleting variables goes with submitting jobs (reading them is read, above).

@@ -160,12 +160,16 @@ describe('a destructive update of a group with an update block', { timeout: SUIT
   });
 
   it('reverts to the latest stable version when a deployment with auto_revert fails, as Nomad\'s deployment watcher does', async () => {
-    await deployedFirst('reverted', 3);
+    // Each version with its job file: the revert keeps version 0's, as Nomad's state store does.
+    const file = (v: string) => ({ Source: `job "reverted" { meta { v = "${v}" } }`, Format: 'hcl2' });
+    await put('/v1/jobs', { ...rolled('reverted', 3, '0', quick), Submission: file('0') });
+    await settled('reverted', 'successful');
     await until(() => get('/v1/job/reverted'), (j) => j['Stable'] === true, 'version 0 marked stable');
-    await put('/v1/jobs', rolled('reverted', 3, '1', { ...quick, MinHealthyTime: 10e9, AutoRevert: true }, { run_for: '10ms', exit_code: 1 }));
+    await put('/v1/jobs', { ...rolled('reverted', 3, '1', { ...quick, MinHealthyTime: 10e9, AutoRevert: true }, { run_for: '10ms', exit_code: 1 }), Submission: file('1') });
     // Version 2 is version 0 again, and its deployment brings every instance back to it.
     const job = await until(() => get('/v1/job/reverted'), (j) => j['Version'] === 2, 'the revert registered as version 2');
     expect(job['Meta']).toEqual({ v: '0' });
+    expect((await get('/v1/job/reverted/submission?version=2'))['Source']).toBe(file('0').Source);
     await until(() => get('/v1/job/reverted/deployment'), (d) => d?.['JobVersion'] === 2 && d['Status'] === 'successful', 'version 2\'s deployment to succeed');
     const run = (await allocsOf('reverted')).filter((a) => a.DesiredStatus === 'run');
     expect(run.map((a) => [a.JobVersion, a.ClientStatus])).toEqual([[2, 'running'], [2, 'running'], [2, 'running']]);

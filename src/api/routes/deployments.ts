@@ -28,7 +28,7 @@ const idParams = z.object({ id: z.string().min(1) });
 const failedByUser = (ctx: ApiContext): Map<string, number> => deploymentsMarkedFailed(ctx.store);
 
 /** Whether version `v` of `job` has a deployment: a service job's groups with an update block, not the stop itself. */
-function hasDeployment(job: JobEntry, v: JobVersion): boolean {
+export function hasDeployment(job: JobEntry, v: JobVersion): boolean {
   // A stopped job's last version is the stop itself: Nomad makes no deployment of it.
   return v.allocs.some((s) => s.update && s.type === 'service') && !(job.stop && v === job.versions.at(-1));
 }

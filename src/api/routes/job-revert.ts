@@ -36,7 +36,8 @@ export function jobRevertRoutes(app: FastifyInstance, ctx: ApiContext): void {
         if (body.EnforcePriorVersion !== undefined && body.EnforcePriorVersion !== now.version) {
           throw new HttpError(400, `Current job has version ${now.version}; enforcing version ${body.EnforcePriorVersion}`);
         }
-        const { Index, ...result } = await registry.register(target.job, target.allocs, '');
+        // Nomad's upsertJobImpl: the version registered again keeps the job file it was registered from.
+        const { Index, ...result } = await registry.register(target.job, target.allocs, '', { submission: { version: target.version } });
         return { ...result, Index, KnownLeader: true, LastContact: 0 };
       });
     },

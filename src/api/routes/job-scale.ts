@@ -140,7 +140,8 @@ export function jobScaleRoutes(app: FastifyInstance, ctx: ApiContext): void {
           const job = scaledJob(entry, group, body.Count);
           const loaded = await loadApiJob(withoutDefaults(job));
           // Nomad's scale answers no warnings: the job's were said when it was registered.
-          result = await registry.register(job, loaded.allocs, '', { trigger: 'job-scaling' });
+          // Nomad's upsertJobImpl: the scaled version keeps the current one's job file.
+          result = await registry.register(job, loaded.allocs, '', { trigger: 'job-scaling', submission: { version: entry.versions.at(-1)!.version } });
           // Nomad evaluates a scale whether or not the count moved (an unchanged job is no new version).
           if (!result.EvalID) result = { ...(await registry.evaluateJob(id, false, 'job-scaling'))!, JobModifyIndex: entry.jobModifyIndex };
         }

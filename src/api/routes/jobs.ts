@@ -10,9 +10,18 @@ import { jobToApiJson, type Json } from '../job-json.ts';
 import { enforceIndexRefusal } from '../enforce-index.ts';
 import { blockingList, ListCache, StubMemo } from '../list-cache.ts';
 import type { AllocEntry, JobEntry } from '../job-registry.ts';
-import { blockingQuery as blockingQuerySchema, deregisterQuery, parseBody, registerBody } from '../schemas.ts';
+import { blockingQuery as blockingQuerySchema, deregisterQuery, parseBody, queryDuration, registerBody } from '../schemas.ts';
+import { admitSubmission, DEFAULT_JOB_MAX_SOURCE_SIZE, readSubmission, type SubmissionInput, type SubmissionSource } from '../job-submissions.ts';
 
 const idParams = z.object({ id: z.string().min(1) });
+/** Nomad parses `version` with strconv.ParseUint: required, a whole number. */
+const submissionQuery = z.looseObject({
+  version: z.string({ error: 'Unable to parse job submission version parameter: give ?version=N, a job version' })
+    .regex(/^\d+$/, 'Unable to parse job submission version parameter: expected a whole number').transform(Number),
+  index: z.coerce.number().int().min(0).optional(),
+  wait: queryDuration,
+  namespace: z.string().optional(),
+});
 
 /**
  * A SpecError's problems as `allocrun validate` prints them. The request has no file name; positions are
@@ -35,6 +44,18 @@ export async function loadApiJob(job: Json): Promise<LoadedJob> {
     if (!lines) throw err;
     throw new HttpError(400, lines.join('\n'));
   }
+}
+
+/**
+ * Where the new version's job file comes from: the request's, or (Nomad's upsertJobImpl) without one, that of the
+ * version the body's `Job.Version` names when the job exists: a job read back and sent again keeps its file. One
+ * difference, on purpose: Nomad reads an absent Version as 0 and gives such a job version 0's file, which is not
+ * what it was registered from (a YAML file, which has no Nomad format, would show version 0's HCL); here it has none.
+ */
+function submissionSource(given: SubmissionInput | undefined, job: Json, exists: boolean): SubmissionSource | undefined {
+  if (given) return { given };
+  const version = job['Version'];
+  return exists && typeof version === 'number' && Number.isInteger(version) && version >= 0 ? { version } : undefined;
 }
 
 export const warningText = (loaded: LoadedJob): string => loaded.warnings.map((w) => formatProblem({ ...w, file: undefined, line: undefined, column: undefined })).join('\n');
@@ -60,7 +81,9 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (transition) throw new HttpError(400, transition);
       const refused = body.EnforceIndex ? enforceIndexRefusal(body.JobModifyIndex ?? 0, current?.jobModifyIndex) : undefined;
       if (refused) throw new HttpError(400, refused);
-      const { Index, ...result } = await registry.register(job, loaded.allocs, warningText(loaded));
+      const { submission, warning } = admitSubmission(body.Submission, DEFAULT_JOB_MAX_SOURCE_SIZE);
+      const warnings = [warningText(loaded), warning].filter(Boolean).join('\n');
+      const { Index, ...result } = await registry.register(job, loaded.allocs, warnings, { submission: submissionSource(submission, job, current !== undefined) });
       return { ...result, Index, KnownLeader: true, LastContact: 0 };
     });
   };
@@ -153,6 +176,18 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
     // Nomad's words for a job without versions (unknown, or purged).
     if (!job) throw new HttpError(404, 'job versions not found');
     return { Versions: [...job.versions].reverse().map((v) => registry.jobJson(job, v)), Diffs: null, Index: job.modifyIndex, KnownLeader: true, LastContact: 0 };
+  });
+
+  // Nomad's GetJobSubmission: the version is required (a 400 otherwise); none kept is its 404, whether the job,
+  // the version or only its source is missing.
+  app.get('/v1/job/:id/submission', { schema: { params: idParams, querystring: submissionQuery } }, async (req, reply) => {
+    const id = idOf(req);
+    const { version } = req.query as z.output<typeof submissionQuery>;
+    await blockingQuery(ctx, req, reply, () => registry.getJob(id)?.modifyIndex ?? registry.jobsIndex);
+    const job = registry.getJob(id);
+    const submission = job && readSubmission(ctx.store, job, version);
+    if (!submission) throw new HttpError(404, 'job source not found');
+    return submission;
   });
 
   app.delete('/v1/job/:id', { schema: { params: idParams, querystring: deregisterQuery } }, async (req) => {
