@@ -39,6 +39,7 @@ import { commitInOrder, commitVisibleInOrder } from './ordered-commit.ts';
 import { periodicOf } from '../jobspec/periodic.ts';
 import { DEFAULT_JOB_TRACKED_VERSIONS, keptVersions } from './job-versions.ts';
 import { withPolicyIds } from './scaling-policies.ts';
+import { removeScalingEvents } from './scaling-events.ts';
 import { isParameterizedParent } from '../jobspec/parameterized.ts';
 import { writeSubmissions, type SubmissionSource } from './job-submissions.ts';
 
@@ -620,6 +621,7 @@ export class JobRegistry {
       for (const id of chosen.jobs) (tx.remove('jobs', id), tx.remove('periodic', id));
       // And its job files (job-submissions.ts), as Nomad's DeleteJobTxn deletes them.
       writeSubmissions(this.store, tx, new Map(chosen.jobs.map((id) => [id, null])), index, (id) => this.jobs.get(id), new Map());
+      removeScalingEvents(tx, chosen.jobs);
       for (const id of chosen.evals) tx.remove('evals', id);
       for (const id of chosen.allocs) tx.remove('allocs', id);
     }, () => {
@@ -1194,7 +1196,7 @@ export class JobRegistry {
   private persist(tx: WriteTx, change: Change): void {
     for (const [id, job] of change.jobs) {
       if (job) tx.put('jobs', id, job);
-      else tx.remove('jobs', id);
+      else (tx.remove('jobs', id), removeScalingEvents(tx, [id]));
     }
     for (const e of change.evals) tx.put('evals', e.ID, e);
     // A draft planned before the client collected its allocation must not write the record of that away.
