@@ -4,6 +4,7 @@
  */
 import { assign, enqueueActions, setup } from 'xstate';
 import { assignContext } from './context-assign.ts';
+import { withEntry } from './record-copy.ts';
 import { spawnCall } from './child-actions.ts';
 import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
@@ -139,8 +140,8 @@ const allocRunnerBase = setup({
       }
       // (A released task keeps its flag: its release KILL ends its run, and a runner whose run is complete refuses
       // every restart with ErrTaskRunComplete, so it never runs again to be released anew.)
-      if (flags.rejections[name] !== event.rejections) taskFlags = { ...taskFlags, rejections: { ...flags.rejections, [name]: event.rejections } };
-      if (flags.runComplete[name] !== event.runComplete) taskFlags = { ...taskFlags, runComplete: { ...flags.runComplete, [name]: event.runComplete } };
+      if (flags.rejections[name] !== event.rejections) taskFlags = { ...taskFlags, rejections: withEntry(flags.rejections, name, event.rejections) };
+      if (flags.runComplete[name] !== event.runComplete) taskFlags = { ...taskFlags, runComplete: withEntry(flags.runComplete, name, event.runComplete) };
       const clientStatus = clientStatusOf(taskStates, context.forcedStatus);
       const mirrored = { ...context, taskStates, taskFlags, clientStatus };
       // One assign for the mirror and the reducer's answer: each assign is a new snapshot of the alloc, made from

@@ -13,6 +13,7 @@
  * shape fails there first.
  */
 import { assign, type AnyActorScope, type AnyMachineSnapshot, type EventObject } from 'xstate';
+import { snapshotWith } from './snapshot-copy.ts';
 
 type Assignment = ((args: Record<string, unknown>, params: unknown) => object) | Record<string, unknown>;
 
@@ -45,7 +46,7 @@ function resolveContextOnly(
 ): [AnyMachineSnapshot, undefined, undefined] {
   const partial = partialOf(assignment, { context: snapshot.context, event: actionArgs.event, spawn: noSpawn, self: actorScope.self, system: actorScope.system }, actionParams);
   if (!hasOwnKey(partial)) return [snapshot, undefined, undefined];
-  return [{ ...snapshot, context: Object.assign({}, snapshot.context, partial) }, undefined, undefined];
+  return [snapshotWith(snapshot, { ...snapshot.context, ...partial }, snapshot.children), undefined, undefined];
 }
 
 /** XState's `assign`, resolved without recomputing what an assign cannot change (see the file's comment). */

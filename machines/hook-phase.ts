@@ -24,6 +24,7 @@ import { and, assign, enqueueActions, not, stopChild, type EventObject } from 'x
 import { assignContext } from './context-assign.ts';
 import { stopCall } from './child-actions.ts';
 import { hookActorId } from './hook-calls.ts';
+import { withEntry } from './record-copy.ts';
 
 /** What the loop keeps in a runner's context: each phase's hook names (the plan) and where it is. */
 export interface HookLoopContext<P extends string = string> {
@@ -57,7 +58,7 @@ export function hookAt<P extends string>(ctx: HookLoopContext<P>, phase: P, at: 
 
 /** The cursor moved past the phase's current hook, for an onDone action that advances it itself (one assign, not two). */
 export function advancedCursor<P extends string>(ctx: HookLoopContext<P>, phase: P): Partial<Record<P, number>> {
-  return { ...ctx.cursor, [phase]: (ctx.cursor[phase] ?? 0) + 1 };
+  return withEntry(ctx.cursor, phase, (ctx.cursor[phase] ?? 0) + 1);
 }
 
 /** The loop's guards, to register with `setup().extend({ guards: hookLoopGuards })`. */
@@ -87,7 +88,7 @@ export function hookLoopActions<TContext extends HookLoopContext, TEvent extends
      * most phases are entered with none, and an assign is a new snapshot of the runner.
      */
     resetCursor: enqueueActions<TContext, TEvent, PhaseParams, TEvent, never, never, never, never, never>(({ enqueue, context }, p) => {
-      if ((context.cursor[p.phase] ?? 0) !== 0) enqueue.assign({ cursor: { ...context.cursor, [p.phase]: 0 } } as Partial<TContext>);
+      if ((context.cursor[p.phase] ?? 0) !== 0) enqueue.assign({ cursor: withEntry(context.cursor, p.phase, 0) } as Partial<TContext>);
     }),
     advanceCursor: (assignContext as typeof assign)<TContext, TEvent, PhaseParams, TEvent, never>(({ context }, p) => ({ cursor: advancedCursor(context, p.phase) }) as Partial<TContext>),
     /** Leaving `calling` (the hook answered, or a kill or shutdown cut it short) stops the hook's child: its signal aborts. */

@@ -103,7 +103,9 @@ export function newTaskState(time: number): TaskState {
  * StartedAt on each entry to running and FinishedAt once on death. Returns a new value (context is shared).
  */
 export function appendEvent(state: TaskState, ev: TaskEvent | undefined, status?: TaskStatus): TaskState {
-  const next: TaskState = { ...state, events: ev ? [...state.events, ev] : state.events };
+  // A copy into an empty literal, not a spread: the copy may gain startedAt, finishedAt, lastRestart (record-copy.ts).
+  const next: TaskState = Object.assign({}, state);
+  if (ev) next.events = [...state.events, ev];
   const time = ev?.time;
   if (ev?.failsTask) next.failed = true;
   if (ev?.type === TaskEventType.Restarting) {
@@ -124,7 +126,8 @@ export function appendEvent(state: TaskState, ev: TaskEvent | undefined, status?
 /** Moves a task to a status at `time` without an event. */
 export function setStatus(state: TaskState, status: TaskStatus, time: number): TaskState {
   if (status === state.state) return state;
-  const next: TaskState = { ...state, state: status };
+  const next: TaskState = Object.assign({}, state);
+  next.state = status;
   if (status === 'running') {
     next.startedAt = time;
     delete next.finishedAt;

@@ -5,6 +5,7 @@
  */
 import { enqueueActions, raise } from 'xstate';
 import { assignContext } from './context-assign.ts';
+import { merged } from './record-copy.ts';
 import { clockNow } from './clock.ts';
 import { TaskEventType, appendEvent, setStatus, taskEvent } from './task-events.ts';
 import { childErrorOf } from './hook-calls.ts';
@@ -43,7 +44,7 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
     markStarted: assignContext(({ context, event, system }) => {
       const out = (event as { output?: DriverStartOutput }).output ?? {};
       return {
-        run: { ...context.run, handle: out.handle, startError: undefined },
+        run: merged(context.run, { handle: out.handle, startError: undefined }),
         taskState: appendEvent(context.taskState, taskEvent(TaskEventType.Started, clockNow(system)), 'running'),
       };
     }),
@@ -56,21 +57,21 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       });
       return {
         taskState: appendEvent(context.taskState, ev),
-        run: { ...context.run, startError: { recoverable: validation ? false : err.recoverable ?? false, message: err.message } },
+        run: merged(context.run, { startError: { recoverable: validation ? false : err.recoverable ?? false, message: err.message } }),
       };
     }),
     // A start after a restore finds an unrecorded earlier start itself (the driver's intent record).
-    countStartAttempt: assignContext(({ context }) => ({ run: { ...context.run, attempt: context.run.attempt + 1, restoredBeforeStart: undefined } })),
-    markRestoredBeforeStart: assignContext(({ context }) => ({ run: { ...context.run, restoredBeforeStart: true } })),
+    countStartAttempt: assignContext(({ context }) => ({ run: merged(context.run, { attempt: context.run.attempt + 1, restoredBeforeStart: undefined }) })),
+    markRestoredBeforeStart: assignContext(({ context }) => ({ run: merged(context.run, { restoredBeforeStart: true }) })),
     /** Back to before the start that was under way when the snapshot was saved: its attempt is the next one again. */
-    rewindStart: assignContext(({ context }) => ({ run: { ...context.run, attempt: context.run.attempt - 1, restoredBeforeStart: true } })),
+    rewindStart: assignContext(({ context }) => ({ run: merged(context.run, { attempt: context.run.attempt - 1, restoredBeforeStart: true }) })),
     /** The unrecorded start's workload was found and stopped: its end and the kill, as for a running task. */
     recordReaped: assignContext(({ context, event, system }) => {
       const exit = (event as { output?: DriverReapOutput }).output?.exit ?? { exitCode: 0, signal: 0 };
       const time = clockNow(system);
       let taskState = appendEvent(context.taskState, taskEvent(TaskEventType.Terminated, time, { exitCode: exit.exitCode, signal: exit.signal, message: exit.err }));
       taskState = appendEvent(taskState, taskEvent(TaskEventType.Killed, time));
-      return { run: { ...context.run, lastExit: exit, restoredBeforeStart: undefined }, taskState };
+      return { run: merged(context.run, { lastExit: exit, restoredBeforeStart: undefined }), taskState };
     }),
     recordExit: assignContext(({ context, event, system }) => {
       const exit = (event as { output?: ExitResult }).output ?? { exitCode: 0, signal: 0 };
@@ -85,13 +86,12 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       const restarted = begun && exit.stoppedFor === 'restart';
       const killed = begun && !restarted;
       return {
-        run: {
-          ...context.run,
+        run: merged(context.run, {
           lastExit: exit,
           handle: undefined,
           ...(killed && { stopReason: 'kill' as const }),
           ...(restarted && { stopReason: 'restart' as const, restartRequest: { failure: false } }),
-        },
+        }),
         taskState: appendEvent(context.taskState, ev),
         ...(killed && { killRequested: true }),
       };
@@ -102,7 +102,7 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       const err = childErrorOf(event);
       const exit: ExitResult = { exitCode: -1, signal: 0, err: `lost the workload: ${err.message}` };
       const ev = taskEvent(TaskEventType.FailedRestoring, clockNow(system), { message: exit.err });
-      return { run: { ...context.run, lastExit: exit, handle: undefined }, taskState: appendEvent(context.taskState, ev) };
+      return { run: merged(context.run, { lastExit: exit, handle: undefined }), taskState: appendEvent(context.taskState, ev) };
     }),
     recordKillError: assignContext(({ context, event, system }) => ({
       taskState: appendEvent(
@@ -125,13 +125,13 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       if (!ev && !event.quiet && context.taskState.finishedAt === undefined && !context.killRequested) {
         ev = taskEvent(TaskEventType.Killing, clockNow(system), { killTimeout: killTimeoutOf(context) });
       }
-      return { killRequested: true, run: { ...context.run, stopReason: 'kill' as const }, taskState: appendEvent(context.taskState, ev) };
+      return { killRequested: true, run: merged(context.run, { stopReason: 'kill' as const }), taskState: appendEvent(context.taskState, ev) };
     }),
     beginRestart: assignContext(({ context, event, system }) => {
       if (event.type !== 'RESTART') return {};
       const ev = event.event ?? taskEvent(TaskEventType.RestartSignal, clockNow(system), { restartReason: 'User requested restart' });
       return {
-        run: { ...context.run, stopReason: 'restart' as const, restartRequest: { failure: event.failure === true } },
+        run: merged(context.run, { stopReason: 'restart' as const, restartRequest: { failure: event.failure === true } }),
         taskState: appendEvent(context.taskState, ev),
       };
     }),
@@ -142,13 +142,13 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       const time = clockNow(system);
       let taskState = appendEvent(context.taskState, event.event ?? taskEvent(TaskEventType.RestartSignal, time, { restartReason: 'User requested restart' }));
       taskState = appendEvent(taskState, taskEvent(TaskEventType.Restarting, time, { startDelay: 0 }), 'pending');
-      return { run: { ...context.run, restartRequest: undefined, stopReason: undefined, lastExit: undefined }, taskState };
+      return { run: merged(context.run, { restartRequest: undefined, stopReason: undefined, lastExit: undefined }), taskState };
     }),
     emitEvent: assignContext(({ context, event }) => (event.type === 'EMIT_EVENT' ? { taskState: appendEvent(context.taskState, event.event) } : {})),
     failSetup: assignContext(({ context, event, system }) => {
       if (event.type !== 'FAIL_SETUP') return {};
       const ev = taskEvent(TaskEventType.SetupFailure, clockNow(system), { message: event.reason, failsTask: true });
-      return { killRequested: true, run: { ...context.run, stopReason: 'kill' as const }, taskState: appendEvent(context.taskState, ev) };
+      return { killRequested: true, run: merged(context.run, { stopReason: 'kill' as const }), taskState: appendEvent(context.taskState, ev) };
     }),
     waitShutdownDelay: assignContext(({ context, system }) => {
       const time = clockNow(system);
@@ -173,7 +173,7 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       });
       return {
         restarts: { tracker: d.tracker, seed: rng.seed, decision: { kind: d.decision, delay: d.delay, reason: d.reason } },
-        run: { ...context.run, restartRequest: undefined, startError: undefined, stopReason: undefined },
+        run: merged(context.run, { restartRequest: undefined, startError: undefined, stopReason: undefined }),
       };
     }),
     recordKilled: assignContext(({ context, system }) => ({
@@ -189,10 +189,10 @@ export const taskRunnerSetup = taskRunnerHookSetup.extend({
       const time = clockNow(system);
       const delay = context.restarts.decision?.delay ?? 0;
       const ev = taskEvent(TaskEventType.Restarting, time, { restartReason: context.restarts.decision?.reason, startDelay: delay });
-      return { deadline: time + delay, run: { ...context.run, lastExit: undefined }, taskState: appendEvent(context.taskState, ev, 'pending') };
+      return { deadline: time + delay, run: merged(context.run, { lastExit: undefined }), taskState: appendEvent(context.taskState, ev, 'pending') };
     }),
     restartSilently: assignContext(({ context, system }) => ({
-      run: { ...context.run, lastExit: undefined },
+      run: merged(context.run, { lastExit: undefined }),
       taskState: setStatus(context.taskState, 'pending', clockNow(system)),
     })),
     markDead: assignContext(({ context, system }) => ({ taskState: setStatus(context.taskState, 'dead', clockNow(system)) })),

@@ -5,6 +5,7 @@
  */
 import { enqueueActions, setup } from 'xstate';
 import { assignContext } from './context-assign.ts';
+import { merged, withEntry } from './record-copy.ts';
 import { spawnCall } from './child-actions.ts';
 import { notProvided } from './not-provided.ts';
 import { clockNow, sleepUntil } from './clock.ts';
@@ -120,11 +121,8 @@ export const taskRunnerHookSetup = taskRunnerBase.extend({
       return {
         cursor,
         taskState,
-        hookStates: {
-          ...context.hookStates,
-          [name]: { done: out.done === true, data: out.state, env: out.env, ...(out.mounts && { mounts: out.mounts }), ...(out.devices && { devices: out.devices }) },
-        },
-        hookEnv: { ...context.hookEnv, ...(out.env ?? {}) },
+        hookStates: withEntry(context.hookStates, name, { done: out.done === true, data: out.state, env: out.env, ...(out.mounts && { mounts: out.mounts }), ...(out.devices && { devices: out.devices }) }),
+        hookEnv: out.env ? merged(context.hookEnv, out.env) : context.hookEnv,
       };
     }),
     /** A skipped Done hook's env still applies (Nomad re-applies it from LocalState). */

@@ -107,6 +107,16 @@ export const ROUTE_CLASSES: Readonly<Record<string, RouteClass>> = {
   'GET /v1/nodes': 'read',
   'GET /v1/node/:id': 'read',
   'GET /v1/node/:id/allocations': 'read',
+  // node pools (routes/node-pools.ts): reads as Nomad's node_pool read; writes are refused, management's as Nomad's node_pool write
+  'GET /v1/node/pools': 'read',
+  'GET /v1/node/pool/:name': 'read',
+  'GET /v1/node/pool/:name/jobs': 'read',
+  'GET /v1/node/pool/:name/nodes': 'read',
+  'PUT /v1/node/pools': 'management',
+  'POST /v1/node/pools': 'management',
+  'PUT /v1/node/pool/:name': 'management',
+  'POST /v1/node/pool/:name': 'management',
+  'DELETE /v1/node/pool/:name': 'management',
   // dynamic node meta (routes/node-meta.ts): Nomad's node:read, and node:write as for the client's gc
   'GET /v1/client/metadata': 'read',
   'POST /v1/client/metadata': 'management',

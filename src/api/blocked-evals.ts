@@ -55,12 +55,12 @@ export function failedTGAllocs(failed: readonly PlacementFailure[]): Record<stri
 }
 
 /**
- * The AllocMetric of a group the node was filtered out for, as Nomad's scheduler records it: a datacenter
- * the job does not name leaves no node to evaluate (`NodesAvailable` says so per datacenter); a constraint
- * evaluates the node and filters it (`ConstraintFiltered`). Neither exhausts anything.
+ * The AllocMetric of a group the node was filtered out for, as Nomad's scheduler records it: a node pool or a
+ * datacenter the job does not put the node in leaves no node to evaluate (no node in the pool: `NodesInPool` 0,
+ * `NodesAvailable` empty); a constraint evaluates the node and filters it (`ConstraintFiltered`). None exhausts anything.
  */
 function filteredMetric(filter: Infeasible, failures: number, datacenter: string): Json {
-  const dc = 'datacenter' in filter;
+  const dc = 'datacenter' in filter || 'pool' in filter;
   return {
     NodesEvaluated: dc ? 0 : 1, NodesFiltered: dc ? 0 : 1, NodesInPool: dc ? 0 : 1, NodesAvailable: dc ? {} : { [datacenter]: 1 }, ClassFiltered: null,
     ConstraintFiltered: dc ? null : { [filter.constraint]: 1 }, NodesExhausted: 0, ClassExhausted: null, DimensionExhausted: null,

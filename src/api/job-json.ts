@@ -169,12 +169,13 @@ export function jobToApiJson(name: string, job: JobBody): Json {
     Type: job.type,
     Namespace: job.namespace,
     Datacenters: job.datacenters,
+    NodePool: job.node_pool,
     Meta: job.meta,
     Update: updateJson(job.update),
     Reschedule: rescheduleJson(job.reschedule),
     Periodic: job.periodic && periodicJson(job.periodic),
     ParameterizedJob: job.parameterized && (parameterizedJson(job.parameterized) as unknown as Json),
     TaskGroups: Object.entries(job.group).map(([groupName, g]) => groupJson(groupName, g, { id: name, namespace: job.namespace ?? 'default' })),
-    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'meta', 'update', 'reschedule', 'periodic', 'parameterized', 'group', 'id', 'name']),
+    ...ignoredFields('job', job, ['type', 'namespace', 'datacenters', 'node_pool', 'meta', 'update', 'reschedule', 'periodic', 'parameterized', 'group', 'id', 'name']),
   });
 }

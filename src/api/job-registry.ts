@@ -39,6 +39,7 @@ import { commitInOrder, commitVisibleInOrder } from './ordered-commit.ts';
 import { periodicOf } from '../jobspec/periodic.ts';
 import { DEFAULT_JOB_TRACKED_VERSIONS, keptVersions } from './job-versions.ts';
 import { withPolicyIds } from './scaling-policies.ts';
+import { removeScalingEvents } from './scaling-events.ts';
 import { isParameterizedParent } from '../jobspec/parameterized.ts';
 import { batchFollowups, nextDelay, nextReschedule, reschedulePolicyOf, trackerAfter } from './reschedule-policy.ts';
 import type { FollowupTimer } from './reschedule-timer.ts';
@@ -630,6 +631,7 @@ export class JobRegistry {
       for (const id of chosen.jobs) (tx.remove('jobs', id), tx.remove('periodic', id));
       // And its job files (job-submissions.ts), as Nomad's DeleteJobTxn deletes them.
       writeSubmissions(this.store, tx, new Map(chosen.jobs.map((id) => [id, null])), index, (id) => this.jobs.get(id), new Map());
+      removeScalingEvents(tx, chosen.jobs);
       for (const id of chosen.evals) tx.remove('evals', id);
       for (const id of chosen.allocs) tx.remove('allocs', id);
     }, () => {
@@ -1097,10 +1099,10 @@ export class JobRegistry {
     else change.allocs.delete(a.id);
   }
 
-  /** What constraints read of this node: its identity, class and meta, the fingerprinted attributes tasks see too. */
+  /** What constraints read of this node: its identity, class, pool and meta, the fingerprinted attributes tasks see too. */
   private nodeFacts(): NodeFacts {
     const info = localNodeInfo();
-    return { id: this.node.id, name: this.node.name, datacenter: this.node.datacenter, class: this.node.class, pool: 'default', attributes: info.attributes, meta: this.node.meta };
+    return { id: this.node.id, name: this.node.name, datacenter: this.node.datacenter, class: this.node.class, pool: this.node.pool, attributes: info.attributes, meta: this.node.meta };
   }
 
   /** Plans a new allocation of `template` as instance `i` of its group, replacing `previous` when given; returns its draft, or undefined when it did not fit. */
@@ -1111,7 +1113,9 @@ export class JobRegistry {
     // The node is judged before its capacity, as Nomad's feasibility checks come before bin packing.
     const filter = infeasibility(job.versions.at(-1)!.job, template.group, this.nodeFacts());
     if (filter) {
-      const reason = 'datacenter' in filter
+      const reason = 'pool' in filter
+        ? `the job's node pool ${JSON.stringify(filter.pool)} does not include the node (in node pool ${JSON.stringify(this.node.pool)})`
+        : 'datacenter' in filter
         ? `the job's datacenters do not include the node's datacenter ${JSON.stringify(filter.datacenter)}`
         : `the node does not meet the constraint ${JSON.stringify(filter.constraint)}`;
       change.failed.push({ evalId: change.evalId, group: template.group, dimension: '', datacenter: this.node.datacenter, tasks: [], reason, filter, ...(previous && { previous: previous.id }) });
@@ -1306,7 +1310,7 @@ export class JobRegistry {
   private persist(tx: WriteTx, change: Change): void {
     for (const [id, job] of change.jobs) {
       if (job) tx.put('jobs', id, job);
-      else tx.remove('jobs', id);
+      else (tx.remove('jobs', id), removeScalingEvents(tx, [id]));
     }
     for (const e of change.evals) tx.put('evals', e.ID, e);
     // A draft planned before the client collected its allocation must not write the record of that away.

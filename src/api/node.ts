@@ -13,8 +13,8 @@ import type { Json } from './job-json.ts';
 
 /**
  * Who the node is: what allocations carry as NodeID and NodeName, the datacenter jobs must name to run on it, and
- * the class and meta the operator gave it (`--node-class`, `--meta`), what constraints read as `${node.class}`
- * and `${meta.KEY}`.
+ * the class, pool and meta the operator gave it (`--node-class`, `--node-pool`, `--meta`), what constraints read as
+ * `${node.class}`, `${node.pool}` and `${meta.KEY}`.
  */
 export interface NodeIdentity {
   id: string;
@@ -22,6 +22,8 @@ export interface NodeIdentity {
   datacenter: string;
   /** Empty when unset, as Nomad's NodeClass. */
   class: string;
+  /** The node pool it registered in (`default` unless given; never `all`): node-pools.ts. */
+  pool: string;
   meta: Readonly<Record<string, string>>;
 }
 
@@ -158,7 +160,7 @@ export function nodeJson(ctx: NodeContext, modifyIndex: number): Json {
     Name: ctx.node.name,
     Datacenter: ctx.node.datacenter,
     NodeClass: ctx.node.class,
-    NodePool: 'default',
+    NodePool: ctx.node.pool,
     HTTPAddr: ctx.address,
     TLSEnabled: false,
     Attributes: nodeAttributes(ctx),

@@ -5,10 +5,11 @@
  * `GET /v1/job/:id/scale` and `job scaling-events`.
  *
  * Durable as one `meta` entry per job, `jobs.scaling/<job ID>`, written in its own commit after the job's, as Nomad
- * applies the scale's job, evaluation and event as three Raft writes. The entry names the job's CreateIndex: the
- * events of a job that was purged and registered again are not the new job's (Nomad deletes them with the job).
+ * applies the scale's job, evaluation and event as three Raft writes. The entry goes in the commit that purges or
+ * collects the job, as Nomad's DeleteJobTxn deletes its events. It also names the job's CreateIndex: events an
+ * agent before that rule left for a job since purged are not those of a new job of the same ID.
  */
-import { StoreDamagedError, type AgentStore } from '../state/agent-store.ts';
+import { StoreDamagedError, type AgentStore, type WriteTx } from '../state/agent-store.ts';
 import type { Json } from './job-json.ts';
 
 /** Where a job's events are kept: `meta/jobs.scaling/<job ID>`. */
@@ -62,6 +63,11 @@ export function scalingEvents(store: Pick<AgentStore, 'get' | 'path'>, jobId: st
     && typeof v.groups === 'object' && v.groups !== null && Object.values(v.groups).every((list) => Array.isArray(list) && list.every(isEvent));
   if (!ok) throw new StoreDamagedError(`${store.path} is damaged: meta/${key}: expected { jobCreateIndex, modifyIndex, groups: { group: [ScalingEvent] } }`, store.path);
   return v.jobCreateIndex === jobCreateIndex ? v : empty;
+}
+
+/** Deletes the events of jobs `jobIds` in `tx`, the write that purges or collects them. */
+export function removeScalingEvents(tx: WriteTx, jobIds: Iterable<string>): void {
+  for (const id of jobIds) tx.remove('meta', scalingEventsKey(id));
 }
 
 /** `record` with `event` first in `group`'s events (written at `index`), the oldest beyond Nomad's 20 dropped. */

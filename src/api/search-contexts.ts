@@ -9,14 +9,15 @@ import { namespacesOf } from './routes/cluster.ts';
 import { deploymentId } from './deployment-id.ts';
 import { deploymentsIndex } from './routes/deployments.ts';
 import { nodeRegistration } from './node.ts';
+import { nodePools, nodePoolsIndex } from './node-pools.ts';
 import { policiesOfJob } from './scaling-policies.ts';
 import { variablesOf } from '../variables/variable-store.ts';
 
 /**
- * The contexts of Nomad's open-source server, in its order (`ossContexts`): what `all` expands to and what the
- * refusal of any other names. This agent has no CSI plugins or volumes: those two answer none.
+ * The contexts of Nomad's open-source server (1.6 on, node pools included), in its order (`ossContexts`): what
+ * `all` expands to and what the refusal of any other names. This agent has no CSI plugins or volumes: those two answer none.
  */
-export const SEARCH_CONTEXTS = ['allocs', 'jobs', 'nodes', 'evals', 'deployment', 'plugins', 'volumes', 'scaling_policy', 'vars', 'namespaces'] as const;
+export const SEARCH_CONTEXTS = ['allocs', 'jobs', 'nodes', 'node_pools', 'evals', 'deployment', 'plugins', 'volumes', 'scaling_policy', 'vars', 'namespaces'] as const;
 export type SearchContext = (typeof SEARCH_CONTEXTS)[number];
 
 /** The contexts whose IDs are UUIDs: Nomad's state store indexes them as bytes, so a prefix must be hex. */
@@ -85,6 +86,8 @@ export function objectsOf(ctx: ApiContext, context: SearchContext, namespace: st
       return variablesOf(ctx.store).list('', namespace).map((v) => ({ id: v.Path, namespace: v.Namespace }));
     case 'nodes':
       return [{ id: registry.node.id }];
+    case 'node_pools':
+      return poolsOf(ctx).map((p) => ({ id: p.name }));
     case 'namespaces':
       return namespacesOf(registry).map((n) => ({ id: String(n['Name']) })).sort(byId);
     case 'plugins':
@@ -92,6 +95,9 @@ export function objectsOf(ctx: ApiContext, context: SearchContext, namespace: st
       return [];
   }
 }
+
+/** The node pools that exist (node-pools.ts: the built-ins and the node's own), sorted by name. */
+const poolsOf = (ctx: ApiContext) => nodePools(ctx.registry.node.pool, nodeRegistration(ctx).createIndex);
 
 /** The index of `context`'s table, as Nomad's `contextToIndex` picks it (0 for a table this agent has none of). */
 export function contextIndex(ctx: ApiContext, context: SearchContext): number {
@@ -113,6 +119,8 @@ export function contextIndex(ctx: ApiContext, context: SearchContext): number {
       const r = nodeRegistration(ctx);
       return Math.max(r.createIndex, r.modifyIndex ?? 0);
     }
+    case 'node_pools':
+      return nodePoolsIndex(poolsOf(ctx));
     case 'plugins':
     case 'volumes':
       return 0;

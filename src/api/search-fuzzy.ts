@@ -1,7 +1,7 @@
 /**
  * Nomad's fuzzy search (`Search.FuzzySearch`, the web UI's search box): names that contain the text, ignoring
  * case. Jobs expand into their groups, tasks, services and drivers' commands, images and classes, each with its
- * Scope (the namespace, then the IDs of its parents); allocations, nodes, namespaces and variables match by name
+ * Scope (the namespace, then the IDs of its parents); allocations, nodes, node pools, namespaces and variables match by name
  * or path; evaluations, deployments and scaling policies, which have no names, match by ID prefix. The limits
  * are Nomad's defaults (its `search` block): at most 20 objects read per context, 100 results per context.
  */
@@ -96,6 +96,8 @@ function singleMatches(ctx: ApiContext, context: SearchContext, namespace: strin
       return [...registry.listAllocs()].filter((a) => inNamespace(namespace, a.namespace)).sort((a, b) => (a.id < b.id ? -1 : 1)).map((a) => one(allocName(a), [a.namespace, a.id]));
     case 'nodes':
       return [one(registry.node.name, [registry.node.id])];
+    case 'node_pools':
+      return objectsOf(ctx, context, namespace).map((p) => one(p.id, [p.id]));
     case 'namespaces':
       return objectsOf(ctx, context, namespace).map((n) => one(n.id, undefined));
     case 'vars':

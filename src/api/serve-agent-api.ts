@@ -23,6 +23,7 @@ import { PeriodicLauncher } from './periodic-launcher.ts';
 import { realClock, type Clock } from '../drivers/clock.ts';
 import { FollowupTimer } from './reschedule-timer.ts';
 import { NODE_DATACENTER } from './alloc-metric.ts';
+import { NODE_POOL_DEFAULT } from './node-pools.ts';
 import { loadNodeId, registerNode } from './node.ts';
 import { closeDeploymentWatch, watchDeployments } from './routes/deployments.ts';
 import { publishServiceEvents } from './routes/services.ts';
@@ -82,6 +83,8 @@ export interface ServeOptions {
   datacenter?: string;
   /** The node's class (`allocrun agent --node-class`; default none): its NodeClass, `${node.class}` in constraints. */
   nodeClass?: string;
+  /** The node's pool (`allocrun agent --node-pool`; default `default`): jobs in another pool are not placed on it. */
+  nodePool?: string;
   /** The node's meta (`allocrun agent --meta K=V`): its Meta, `${meta.K}` in constraints. */
   nodeMeta?: Readonly<Record<string, string>>;
 }
@@ -193,7 +196,7 @@ export async function serveAgentApi(opts: ServeOptions): Promise<ServedApi> {
   const nodeMeta = { static: Object.freeze({ ...opts.nodeMeta }), dynamic: loadDynamicNodeMeta(store) };
   const meta = mergedNodeMeta(nodeMeta.static, nodeMeta.dynamic);
   if (Object.keys(nodeMeta.dynamic).length > 0) opts.agent.setNodeMeta(meta);
-  registry.node = { id: await loadNodeId(store), name: hostname(), datacenter: opts.datacenter ?? NODE_DATACENTER, class: opts.nodeClass ?? '', meta };
+  registry.node = { id: await loadNodeId(store), name: hostname(), datacenter: opts.datacenter ?? NODE_DATACENTER, class: opts.nodeClass ?? '', pool: opts.nodePool ?? NODE_POOL_DEFAULT, meta };
   if (opts.gc?.jobTrackedVersions !== undefined) registry.trackedVersions = opts.gc.jobTrackedVersions;
   const clock = opts.clock ?? realClock;
   const periodic = new PeriodicLauncher(registry, store, clock);

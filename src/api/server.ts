@@ -33,6 +33,7 @@ import { jobScaleRoutes } from './routes/job-scale.ts';
 import { scalingRoutes } from './routes/scaling.ts';
 import { searchRoutes } from './routes/search.ts';
 import { nodeMetaRoutes } from './routes/node-meta.ts';
+import { nodePoolRoutes } from './routes/node-pools.ts';
 import { variableRoutes } from './routes/variables.ts';
 import { uiRoutes } from './routes/ui.ts';
 import { allocExecRoutes } from './routes/alloc-exec.ts';
@@ -128,6 +129,7 @@ export function buildApi(ctx: ApiContext, opts: ApiServerOptions = {}): FastifyI
   agentRoutes(app, ctx);
   nodeRoutes(app, ctx);
   nodeMetaRoutes(app, ctx);
+  nodePoolRoutes(app, ctx);
   clusterRoutes(app, ctx);
   jobPlanRoutes(app, ctx);
   deploymentRoutes(app, ctx);

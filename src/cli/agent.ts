@@ -37,7 +37,7 @@ const FORCED_EXIT = 130;
 /** The `agent` command. */
 export const agentCommand: Command = {
   name: 'agent',
-  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--dc NAME] [--meta K=V]... [--node-class NAME] [--task-user NAME] [--artifact-* LIMIT] [--gc-* N] [--no-ui] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
+  usage: 'agent --data-dir D [--http ADDR] [--token-file F | --token T] [--dc NAME] [--meta K=V]... [--node-class NAME] [--node-pool NAME] [--task-user NAME] [--artifact-* LIMIT] [--gc-* N] [--no-ui] [--inspect[=PORT] [--inspect-token T] [--stately]] [--record FILE] [--json]',
   details: `
 Run as a long-lived agent: restore the allocations of a data dir, stop leaving tasks running.
 
@@ -114,7 +114,7 @@ Example:
     const taskUserWhy = taskUser === undefined ? undefined : taskUserProblem(taskUser, 'leave out --task-user, or run the agent as root');
     if (taskUserWhy) throw new UsageError(`agent: --task-user ${JSON.stringify(taskUser)}: ${taskUserWhy}`, 'agent');
     const datacenter = agentDatacenter(values.dc);
-    const { nodeClass, nodeMeta } = nodeSettingsFromFlags(values);
+    const { nodeClass, nodePool, nodeMeta } = nodeSettingsFromFlags(values);
     const artifacts = artifactConfigFromFlags(values);
     const gc = gcConfigFromFlags(values);
     refuseHttpAddress({ http: values.http, token: apiToken });
@@ -173,7 +173,7 @@ Example:
       // Tasks see the node the API shows (${node.unique.id} is its ID in the store), not a host-derived one.
       // Its meta is --meta with what `node meta apply` set over it (kept in the store: node-meta.ts).
       const meta = mergedNodeMeta(nodeMeta, loadDynamicNodeMeta(store));
-      const node = localNodeInfo({ id: await loadNodeId(store), datacenter, meta, ...(nodeClass !== undefined && { class: nodeClass }) });
+      const node = localNodeInfo({ id: await loadNodeId(store), datacenter, meta, ...(nodeClass !== undefined && { class: nodeClass }), ...(nodePool !== undefined && { pool: nodePool }) });
       // The Nomad-native service catalog: the allocations register in it, the API serves it.
       const services = new ServiceRegistry();
       // Templates read the variables the API writes (nomadVar), each task only what Nomad lets it read.
@@ -209,6 +209,7 @@ Example:
         gc: gc.server,
         datacenter,
         nodeClass,
+        nodePool,
         nodeMeta,
         found: [...restored.map((runner) => ({ spec: runner.actor.getSnapshot().context.alloc, state: runner.getState(), updatedAt: Date.now(), runner })), ...finished],
         ...(ui && { ui }),

@@ -22,7 +22,7 @@ const commands: readonly { name: string; summary: string; load(): Promise<Comman
   { name: 'deployment', summary: "List, show, follow, promote and fail a running agent's deployments (deployment list|status|promote|fail).", load: async () => (await import('./deployment.ts')).deploymentCommand },
   { name: 'service', summary: "List a running agent's Nomad-native services and where they are registered (service list|info).", load: async () => (await import('./service.ts')).serviceCommand },
   { name: 'var', summary: "Read and write a running agent's Nomad Variables (var get|put|list|purge).", load: async () => (await import('./var.ts')).varCommand },
-  { name: 'node', summary: "Set, unset and read a running agent's node metadata (node meta apply|read).", load: async () => (await import('./node.ts')).nodeCommand },
+  { name: 'node', summary: "A running agent's node: its metadata and node pools (node meta apply|read, node pool list|info|jobs|nodes).", load: async () => (await import('./node.ts')).nodeCommand },
   { name: 'scaling', summary: "List and show a running agent's scaling policies (scaling policy list|info).", load: async () => (await import('./scaling.ts')).scalingCommand },
   { name: 'system', summary: "Run a running agent's garbage collection now (system gc).", load: async () => (await import('./system.ts')).systemCommand },
   { name: 'acl', summary: "Create, list and revoke a running agent's client tokens (acl token create|list|info|self|delete).", load: async () => (await import('./acl.ts')).aclCommand },

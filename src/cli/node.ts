@@ -8,6 +8,7 @@ import { agentClient, AGENT_FLAGS, AGENT_FLAGS_HELP } from './api-client.ts';
 import { commandGroup } from './command-group.ts';
 import { UsageError } from './errors.ts';
 import { keyValues } from './format.ts';
+import { NODE_POOL_COMMANDS, NODE_POOL_MISSING } from './node-pool.ts';
 
 interface NodeMetaResponse {
   Meta: Record<string, string>;
@@ -84,5 +85,8 @@ ${AGENT_FLAGS_HELP}`,
 /** `allocrun node meta <apply|read>`. */
 const nodeMeta: Command = commandGroup('node meta', "Set, unset and read the node's metadata (node meta apply|read).", [nodeMetaApply, nodeMetaRead]);
 
-/** `allocrun node <meta>`. */
-export const nodeCommand: Command = commandGroup('node', "The agent's node (node meta apply|read).", [nodeMeta]);
+/** `allocrun node pool <list|info|jobs|nodes>` (node-pool.ts). */
+const nodePool: Command = commandGroup('node pool', "List and read the node pools and their jobs and nodes (node pool list|info|jobs|nodes).", [...NODE_POOL_COMMANDS], NODE_POOL_MISSING);
+
+/** `allocrun node <meta|pool>`. */
+export const nodeCommand: Command = commandGroup('node', "The agent's node (node meta apply|read, node pool list|info|jobs|nodes).", [nodeMeta, nodePool]);

@@ -14,15 +14,15 @@ import type { LoadedJob } from '../jobspec/index.ts';
 
 /**
  * `allocs` unchanged when this node may run their groups; else refused before anything starts, as the agent's
- * scheduler places nothing there: the job's datacenters leave this node out, or a constraint does not hold.
+ * scheduler places nothing there: the job's node pool or datacenters leave this node out, or a constraint does not hold.
  */
 export function refuseInfeasible(allocs: AllocSpec[], job: LoadedJob['job'], jobFile: string): AllocSpec[] {
   const info = localNodeInfo();
-  const node = { id: info.id, name: info.name, datacenter: info.datacenter, class: info.class ?? '', pool: 'default', attributes: info.attributes, meta: info.meta };
+  const node = { id: info.id, name: info.name, datacenter: info.datacenter, class: info.class ?? '', pool: info.pool ?? 'default', attributes: info.attributes, meta: info.meta };
   const api = jobToApiJson(job.name, job.body as Parameters<typeof jobToApiJson>[1]);
   for (const group of new Set(allocs.map((a) => a.group))) {
     const why = infeasibility(api, group, node);
-    if (why) throw new CliError(`cannot run ${jobFile}: group "${group}": ${'datacenter' in why ? `the job's datacenters do not include this node's datacenter "${why.datacenter}"` : `this node does not meet the constraint "${why.constraint}"`}`, 'ErrInfeasible');
+    if (why) throw new CliError(`cannot run ${jobFile}: group "${group}": ${'pool' in why ? `the job's node pool "${why.pool}" does not include this node (in node pool "${node.pool}")` : 'datacenter' in why ? `the job's datacenters do not include this node's datacenter "${why.datacenter}"` : `this node does not meet the constraint "${why.constraint}"`}`, 'ErrInfeasible');
   }
   return allocs;
 }

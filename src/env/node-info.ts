@@ -14,6 +14,8 @@ export interface NodeInfo {
   region: string;
   /** `${node.class}`; empty when unset, as in Nomad. */
   class?: string;
+  /** `${node.pool}`: the node pool the node registered in; `default` when unset, as in Nomad. */
+  pool?: string;
   /** `${attr.<key>}`, e.g. `kernel.name`, `cpu.arch`. */
   attributes: Record<string, string>;
   /** `${meta.<key>}`: operator-set node meta. */
@@ -92,7 +94,7 @@ export function nodeAttrsOf(node: NodeInfo): Record<string, string> {
     'node.datacenter': node.datacenter,
     'node.region': node.region,
     'node.class': node.class ?? '',
-    'node.pool': 'default',
+    'node.pool': node.pool ?? 'default',
     ...Object.fromEntries(Object.entries(node.attributes).map(([k, v]) => [`attr.${k}`, v])),
     ...Object.fromEntries(Object.entries(node.meta).map(([k, v]) => [`meta.${k}`, v])),
   };

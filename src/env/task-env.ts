@@ -93,6 +93,7 @@ function copyNode(node: NodeInfo): Readonly<NodeInfo> {
     datacenter: node.datacenter,
     region: node.region,
     ...(node.class !== undefined ? { class: node.class } : {}),
+    ...(node.pool !== undefined ? { pool: node.pool } : {}),
     attributes: frozenRecord(node.attributes),
     meta: frozenRecord(node.meta),
   });
@@ -120,6 +121,8 @@ function lookupIn(node: Readonly<NodeInfo>, vars: Readonly<Record<string, string
         return node.region;
       case 'node.class':
         return node.class ?? '';
+      case 'node.pool':
+        return node.pool ?? 'default';
     }
     const dot = key.indexOf('.');
     if (dot > 0) {

@@ -173,11 +173,30 @@ export function datacenterMatches(datacenters: readonly string[] | undefined, dc
   return list.some((p) => new RegExp(`^${p.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(dc));
 }
 
-/** Why a group of `job` (Nomad API JSON) cannot run on `node`: the datacenter, or the first constraint that fails. */
-export type Infeasible = { datacenter: string } | { constraint: string };
+/** A job's node pool: its `NodePool`, `default` when it names none (Nomad's Job.Canonicalize). */
+export function jobNodePool(job: Record<string, unknown>): string {
+  const pool = job['NodePool'];
+  return typeof pool === 'string' && pool !== '' ? pool : 'default';
+}
 
-/** The job's, the group's and its tasks' constraints, in that order, judged on `node`; undefined when it may run there. */
+/** Whether a node in `nodePool` is among the nodes of a job in `jobPool`: Nomad's `all` holds every node. */
+export function nodeInPool(nodePool: string, jobPool: string): boolean {
+  return jobPool === 'all' || jobPool === nodePool;
+}
+
+/**
+ * Why a group of `job` (Nomad API JSON) cannot run on `node`: the job's node pool (`pool`, the job's) or datacenter
+ * leave the node out of the nodes it is placed on, or the first constraint that fails filters it.
+ */
+export type Infeasible = { pool: string } | { datacenter: string } | { constraint: string };
+
+/**
+ * The job's node pool and datacenters (which nodes Nomad's scheduler considers at all: readyNodesInDCsAndPool), then
+ * the job's, the group's and its tasks' constraints, in that order, judged on `node`; undefined when it may run there.
+ */
 export function infeasibility(job: Record<string, unknown>, group: string, node: NodeFacts): Infeasible | undefined {
+  const pool = jobNodePool(job);
+  if (!nodeInPool(node.pool, pool)) return { pool };
   const dcs = Array.isArray(job['Datacenters']) ? (job['Datacenters'] as unknown[]).map(String) : undefined;
   if (!datacenterMatches(dcs, node.datacenter)) return { datacenter: node.datacenter };
   const groups = Array.isArray(job['TaskGroups']) ? (job['TaskGroups'] as unknown[]).filter(isObject) : [];

@@ -29,7 +29,7 @@ export const MAX_COUNT = 1000;
  */
 export const IGNORED_KEYS = {
   job: ['id', 'name', 'region', 'priority', 'all_at_once', 'constraint', 'affinity', 'spread', 'migrate',
-    'multiregion', 'vault', 'consul', 'node_pool', 'ui', 'vault_token',
+    'multiregion', 'vault', 'consul', 'ui', 'vault_token',
     'consul_token'],
   group: ['ephemeral_disk', 'constraint', 'affinity', 'spread', 'migrate',
     'volume', 'consul', 'vault', 'stop_after_client_disconnect', 'max_client_disconnect', 'disconnect',
@@ -208,6 +208,8 @@ export const jobSchema = z.strictObject({
   type: z.enum(JOB_TYPES).default('service'),
   namespace: z.string().min(1, 'must not be empty').optional(),
   datacenters: z.array(z.string()).optional(),
+  /** The node pool the job runs in (placement: constraints.ts; whether it exists: the agent, api/node-pools.ts). */
+  node_pool: z.string().optional(),
   meta: stringMapSchema.optional(),
   update: updateSchema.optional(),
   reschedule: rescheduleSchema.optional(),

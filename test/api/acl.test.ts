@@ -86,6 +86,8 @@ function expectedClass(method: string, url: string): RouteClass {
   if (url === '/v1/client/gc' || url === '/v1/system/gc') return 'management';
   // Applying dynamic node meta (Nomad: node:write, as the client's gc).
   if (url === '/v1/client/metadata' && !read) return 'management';
+  // Writing node pools (Nomad: node_pool write, in no client policy here; the agent refuses them anyway).
+  if ((url === '/v1/node/pools' || url === '/v1/node/pool/:name') && !read) return 'management';
   if (url === '/v1/client/allocation/:id/gc') return 'submit';
   // Running a command in a task (Nomad: alloc-node-exec for raw_exec, in no built-in policy).
   if (url === '/v1/client/allocation/:id/exec') return 'management';

@@ -54,7 +54,7 @@ export async function serveWithRoom(): Promise<Served> {
  * Opens the store in `dataDir` (after `seed`; with `faults`, the store's test seam), starts an agent that
  * restores what the store holds, and serves its API on the dir's socket (with `api`, the serve options given).
  */
-export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => Promise<void>, opts: { faults?: StoreFaults; agent?: Partial<AgentOptions>; api?: Pick<ServeOptions, 'heartbeatMs' | 'http' | 'token' | 'datacenter' | 'gc' | 'clock' | 'nodeClass' | 'nodeMeta'> } = {}): Promise<Served> {
+export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => Promise<void>, opts: { faults?: StoreFaults; agent?: Partial<AgentOptions>; api?: Pick<ServeOptions, 'heartbeatMs' | 'http' | 'token' | 'datacenter' | 'gc' | 'clock' | 'nodeClass' | 'nodePool' | 'nodeMeta'> } = {}): Promise<Served> {
   const store = AgentStore.open(dataDir, { faults: opts.faults });
   await seed?.(store);
   const services = new ServiceRegistry();
@@ -63,6 +63,7 @@ export async function serve(dataDir = freshDir(), seed?: (store: AgentStore) => 
     id: await loadNodeId(store),
     ...(opts.api?.datacenter !== undefined && { datacenter: opts.api.datacenter }),
     ...(opts.api?.nodeClass !== undefined && { class: opts.api.nodeClass }),
+    ...(opts.api?.nodePool !== undefined && { pool: opts.api.nodePool }),
     ...(opts.api?.nodeMeta !== undefined && { meta: opts.api.nodeMeta }),
   });
   const agent = createAgent({ dataDir, store: store.runners(), services, node, variables: variablesOf(store), ...opts.agent });

@@ -164,9 +164,9 @@ describe('the agent probes', { timeout: SUITE_TIMEOUT }, () => {
     expect(self['stats']['runtime']).toEqual({ arch: process.arch, os: process.platform, version: process.version });
   });
 
-  it('answer self as the leader, client and server of region global and dc1, named after the host, its node of no class and no meta', async () => {
+  it('answer self as the leader, client and server of region global and dc1, named after the host, its node of no class, no meta, in the default pool', async () => {
     expect((await get('/v1/agent/self')).body).toEqual({
-      config: { Region: 'global', Datacenter: 'dc1', NodeName: hostname(), DataDir: s.dataDir, Version: { Version: 'test' }, Client: { Enabled: true, NodeClass: '', Meta: {} }, Server: { Enabled: true } },
+      config: { Region: 'global', Datacenter: 'dc1', NodeName: hostname(), DataDir: s.dataDir, Version: { Version: 'test' }, Client: { Enabled: true, NodeClass: '', NodePool: 'default', Meta: {} }, Server: { Enabled: true } },
       member: { Name: `${hostname()}.global`, Addr: s.api.socketPath, Port: 0, Tags: { region: 'global', dc: 'dc1', role: 'nomad', build: 'test' }, Status: 'alive' },
       stats: {
         nomad: { leader: 'true', known_regions: '1', server: 'true' },

@@ -2,11 +2,12 @@
  * `POST|PUT|GET /v1/job/:id/scale` on one in-process agent, as Nomad's Job.Scale and Job.ScaleStatus behave: a new
  * count is the job's next version, evaluated `job-scaling`, its allocations placed or stopped; every refusal in
  * Nomad's words with nothing written; a report without a count only records its event; events kept newest first,
- * 20 per group, across a restart, not carried over to a job purged and registered again; a damaged record named.
+ * 20 per group, across a restart, deleted with the job (purge, the server's collector); a damaged record named.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, waitForAllocs, type Alloc } from './agent-process.ts';
 import { cleanUp, getOk, mockJob, serve, serveWithRoom, SUITE_TIMEOUT, until, type Served } from './in-process-agent.ts';
+import { scalingEventsKey } from '../../src/api/scaling-events.ts';
 
 type Json = Record<string, any>;
 
@@ -177,6 +178,27 @@ describe('scaling events across restarts', { timeout: SUITE_TIMEOUT }, () => {
     expect((await call(s.socket, 'DELETE', '/v1/job/kept?purge=true')).status).toBe(200);
     await put(job('kept', 1));
     expect((await getOk(s, '/v1/job/kept/scale'))['TaskGroups']['g']['Events']).toBeNull();
+    await s.stop();
+  });
+
+  it('deletes the record with the job: in the purge\'s commit, and with a job the server\'s collector takes', async () => {
+    const s = await serveWithRoom();
+    const put = async (body: unknown) => expect((await call(s.socket, 'PUT', '/v1/jobs', body)).status).toBe(200);
+    const report = async (id: string) => expect((await call(s.socket, 'POST', `/v1/job/${id}/scale`, { Error: true, Message: 'note', Target: { Group: 'g' } })).status).toBe(200);
+    await put(job('purged', 1));
+    await report('purged');
+    expect(s.store.get('meta', scalingEventsKey('purged'))).toMatchObject({ groups: { g: [expect.objectContaining({ Message: 'note' })] } });
+    expect((await call(s.socket, 'DELETE', '/v1/job/purged?purge=true')).status).toBe(200);
+    expect(s.store.get('meta', scalingEventsKey('purged'))).toBeUndefined();
+    await put(job('collected', 1));
+    await report('collected');
+    expect((await call(s.socket, 'DELETE', '/v1/job/collected')).status).toBe(200);
+    // The collector takes a stopped job once its allocations are done.
+    await waitForAllocs(s.socket, '/v1/job/collected/allocations', (l) => l.length === 1 && l[0]!.ClientStatus === 'complete');
+    expect(s.store.get('meta', scalingEventsKey('collected'))).toBeDefined();
+    expect((await call(s.socket, 'PUT', '/v1/system/gc')).status).toBe(200);
+    expect((await call(s.socket, 'GET', '/v1/job/collected')).status).toBe(404);
+    expect(s.store.get('meta', scalingEventsKey('collected'))).toBeUndefined();
     await s.stop();
   });
 

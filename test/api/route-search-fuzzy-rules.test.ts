@@ -63,6 +63,8 @@ describe('fuzzy search', { timeout: SUITE_TIMEOUT }, () => {
     expect((await fuzzy('runner.g', 'allocs'))['Matches']).toEqual({ allocs: [{ ID: 'runner.g[0]', Scope: ['default', alloc.ID] }] });
     const name = String(node!['Name']);
     expect((await fuzzy(name, 'nodes'))['Matches']).toEqual({ nodes: [{ ID: name, Scope: [node!['ID']] }] });
+    // A node pool by its name, scoped by it, as Nomad's fuzzyMatchSingle gives it.
+    expect((await fuzzy('FAUL', 'node_pools'))['Matches']).toEqual({ node_pools: [{ ID: 'default', Scope: ['default'] }] });
     // A namespace has no parent: no Scope.
     expect((await fuzzy('efaul', 'namespaces'))['Matches']).toEqual({ namespaces: [{ ID: 'default' }] });
     expect((await fuzzy('zzy/sec', 'vars'))['Matches']).toEqual({ vars: [{ ID: 'fuzzy/secret', Scope: ['default', 'fuzzy/secret'] }] });
@@ -78,7 +80,7 @@ describe('fuzzy search', { timeout: SUITE_TIMEOUT }, () => {
   it('searches every context for `all`, with a Truncations key for each context read and each prefix-matched one', async () => {
     const found = await fuzzy('nothing-has-this');
     expect(found['Matches']).toEqual({ evals: [], deployment: [], scaling_policy: [], volumes: [] });
-    expect(found['Truncations']).toEqual({ allocs: false, jobs: false, nodes: false, evals: false, deployment: false, plugins: false, volumes: false, scaling_policy: false, vars: false, namespaces: false });
+    expect(found['Truncations']).toEqual({ allocs: false, jobs: false, nodes: false, node_pools: false, evals: false, deployment: false, plugins: false, volumes: false, scaling_policy: false, vars: false, namespaces: false });
   });
 
   it('orders by where the text starts, then by length, then alphabetically', async () => {
@@ -125,6 +127,6 @@ describe('fuzzy search', { timeout: SUITE_TIMEOUT }, () => {
     expect([missing.status, missing.text]).toEqual([400, 'Text: missing: the text names are matched against']);
     // Groups, tasks and services come from the jobs context: Nomad refuses them as contexts of their own.
     const groups = await call(s.socket, 'POST', '/v1/search/fuzzy', { Text: 'store', Context: 'groups' });
-    expect([groups.status, groups.text]).toEqual([400, 'Context: context must be one of [allocs jobs nodes evals deployment plugins volumes scaling_policy vars namespaces] or \'all\' for all contexts; got "groups"']);
+    expect([groups.status, groups.text]).toEqual([400, 'Context: context must be one of [allocs jobs nodes node_pools evals deployment plugins volumes scaling_policy vars namespaces] or \'all\' for all contexts; got "groups"']);
   });
 });

@@ -64,6 +64,7 @@ describe('prefix search', { timeout: SUITE_TIMEOUT }, () => {
       ['nodes', web.node.slice(0, 8), web.node],
       ['namespaces', 'def', 'default'],
       ['vars', 'web/', 'web/config'],
+      ['node_pools', 'def', 'default'],
     ];
     for (const [context, prefix, id] of cases) {
       expect(await matches(prefix, context), context).toMatchObject({ Matches: { [context]: [id] }, Truncations: { [context]: false } });
@@ -79,10 +80,10 @@ describe('prefix search', { timeout: SUITE_TIMEOUT }, () => {
   it('searches every context for `all`, leaving out the UUID contexts a prefix that is not hex cannot be looked up in', async () => {
     const byName = await matches('web', 'all');
     // "web" rounds down to "we", not hex: allocs, evals, deployments and nodes are not searched (no key), as in Nomad.
-    expect(Object.keys(byName['Matches']).sort()).toEqual(['jobs', 'namespaces', 'plugins', 'scaling_policy', 'vars', 'volumes']);
+    expect(Object.keys(byName['Matches']).sort()).toEqual(['jobs', 'namespaces', 'node_pools', 'plugins', 'scaling_policy', 'vars', 'volumes']);
     expect(byName['Matches']).toMatchObject({ jobs: ['web'], vars: ['web/config'] });
     // One odd character rounds down to nothing: every context is searched.
-    expect(Object.keys((await matches('w', 'all'))['Matches']).sort()).toEqual(['allocs', 'deployment', 'evals', 'jobs', 'namespaces', 'nodes', 'plugins', 'scaling_policy', 'vars', 'volumes']);
+    expect(Object.keys((await matches('w', 'all'))['Matches']).sort()).toEqual(['allocs', 'deployment', 'evals', 'jobs', 'namespaces', 'node_pools', 'nodes', 'plugins', 'scaling_policy', 'vars', 'volumes']);
     // An odd-length hex prefix is looked up rounded down and matched whole.
     const alloc = await matches(web.alloc.slice(0, 7), 'all');
     expect(alloc['Matches']['allocs']).toEqual([web.alloc]);
@@ -99,6 +100,8 @@ describe('prefix search', { timeout: SUITE_TIMEOUT }, () => {
   it('lists every ID of a context for an empty prefix', async () => {
     expect((await matches('', 'namespaces'))['Matches']['namespaces']).toEqual(['default', 'prod']);
     expect((await matches('', 'nodes'))['Matches']['nodes']).toEqual([web.node]);
+    // Node pools: the built-ins (this agent's node is in `default`), by name.
+    expect((await matches('', 'node_pools'))['Matches']['node_pools']).toEqual(['all', 'default']);
   });
 
   it('searches the request\'s namespace: default unless the query (or the body) names one, `*` for all', async () => {
@@ -125,7 +128,7 @@ describe('prefix search', { timeout: SUITE_TIMEOUT }, () => {
 
   it('refuses an unknown context in Nomad\'s words, and a missing Prefix or Context, naming the field', async () => {
     const unknown = await call(s.socket, 'POST', '/v1/search', { Prefix: 'a', Context: 'quotas' });
-    expect([unknown.status, unknown.text]).toEqual([400, 'Context: context must be one of [allocs jobs nodes evals deployment plugins volumes scaling_policy vars namespaces] or \'all\' for all contexts; got "quotas"']);
+    expect([unknown.status, unknown.text]).toEqual([400, 'Context: context must be one of [allocs jobs nodes node_pools evals deployment plugins volumes scaling_policy vars namespaces] or \'all\' for all contexts; got "quotas"']);
     const noPrefix = await call(s.socket, 'POST', '/v1/search', { Context: 'jobs' });
     expect([noPrefix.status, noPrefix.text]).toEqual([400, 'Prefix: missing: the prefix IDs are matched against ("" matches every ID)']);
     const noContext = await call(s.socket, 'POST', '/v1/search', { Prefix: 'a' });

@@ -17,6 +17,11 @@ describe('interpolation keys', () => {
     expect(buildTaskEnv({ node: { ...node, class: 'gpu' }, alloc, task, allocDir: '/a' }).interpolate('[${node.class}]')).toBe('[gpu]');
   });
 
+  it('${node.pool} is default for a node that names no pool, as in Nomad, and its pool when it names one', () => {
+    expect(buildTaskEnv({ node, alloc, task, allocDir: '/a' }).interpolate('[${node.pool}]')).toBe('[default]');
+    expect(buildTaskEnv({ node: { ...node, pool: 'gpu' }, alloc, task, allocDir: '/a' }).interpolate('[${node.pool}]')).toBe('[gpu]');
+  });
+
   it.each(['attrs', 'metadata', 'envoy', 'attr', 'meta'])('a variable named %s (a prefix without its dot) is a variable', (name) => {
     const env = buildTaskEnv({ node, alloc, task, allocDir: '/a', hostEnv: { [name]: 'host' } });
     expect(env.lookup(name)).toBe('host');

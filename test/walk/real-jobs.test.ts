@@ -224,6 +224,17 @@ describe('real Nomad job files through allocrun agent and its CLI', { timeout: 1
     expect((await call(agent.socket, 'GET', '/v1/job/constraint-no/allocations')).json()).toEqual([]);
   });
 
+  it.concurrent('node-pool-all.nomad and node-pool-gpu.nomad: a job in all runs on the node; one in a pool no node is in is refused, in Nomad\'s words', async () => {
+    const [all, gpu] = await Promise.all([cli('job', 'run', jobFile('node-pool-all.nomad')), cli('job', 'run', jobFile('node-pool-gpu.nomad'))]);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stderr).not.toContain('node_pool');
+    const a = await allocOf('node-pool-all', (x) => x.ClientStatus === 'complete');
+    expect(await logs(a.ID, 't')).toBe('pool default\n');
+    expect(gpu.code).toBe(1);
+    expect(gpu.stderr).toContain('job "node-pool-gpu" is in nonexistent node pool "gpu"');
+    expect((await call(agent.socket, 'GET', '/v1/job/node-pool-gpu')).status).toBe(404);
+  });
+
   it.concurrent('script-check is refused before anything runs, with the reason and where', async () => {
     const refused: [string, string][] = [
       ['script-check.nomad', 'job.script-check.group.g.service[0].check[0].type: check type "script" is not supported: Nomad-native service checks are "http" or "tcp"'],

@@ -7,7 +7,7 @@ import type { ApiContext } from '../context.ts';
 export function agentRoutes(app: FastifyInstance, ctx: ApiContext): void {
   const name = hostname();
   app.get('/v1/agent/self', async () => ({
-    config: { Region: 'global', Datacenter: ctx.registry.node.datacenter, NodeName: name, DataDir: ctx.dataDir, Version: { Version: ctx.version }, Client: { Enabled: true, NodeClass: ctx.registry.node.class, Meta: { ...ctx.registry.node.meta } }, Server: { Enabled: true } },
+    config: { Region: 'global', Datacenter: ctx.registry.node.datacenter, NodeName: name, DataDir: ctx.dataDir, Version: { Version: ctx.version }, Client: { Enabled: true, NodeClass: ctx.registry.node.class, NodePool: ctx.registry.node.pool, Meta: { ...ctx.registry.node.meta } }, Server: { Enabled: true } },
     member: { Name: `${name}.global`, Addr: ctx.address, Port: 0, Tags: { region: 'global', dc: ctx.registry.node.datacenter, role: 'nomad', build: ctx.version }, Status: 'alive' },
     stats: {
       nomad: { leader: 'true', known_regions: '1', server: 'true' },

@@ -12,6 +12,7 @@ import { ZERO_TIME, type Json } from '../job-json.ts';
 import { jobDiff } from '../job-plan-diff.ts';
 import { failedTGAllocs } from '../blocked-evals.ts';
 import { goBody } from '../schemas.ts';
+import { refuseNonexistentNodePool } from '../node-pools.ts';
 import { loadApiJob, warningText } from './jobs.ts';
 
 /** Nomad's plan's NextPeriodicLaunch: the job's next launch from now when it is an active periodic job, else Go's zero time. */
@@ -48,6 +49,7 @@ export function jobPlanRoutes(app: FastifyInstance, ctx: ApiContext): void {
       if (job.ID !== id) throw new HttpError(400, `Job ID does not match: ${JSON.stringify(job.ID)} in the body, ${JSON.stringify(id)} in the path`);
       return registry.serialize(id, async () => {
         const loaded = await loadApiJob(withoutDefaults(job));
+        refuseNonexistentNodePool(job, registry.node);
         const { groups, jobModifyIndex, failed } = registry.plan(job, loaded.allocs, await registry.probe(loaded.allocs));
         const current = registry.getJob(id)?.versions.at(-1)?.job;
         const desired = Object.fromEntries(Object.entries(groups).map(([name, g]) => [name, {

@@ -9,6 +9,7 @@ import { canonicalJob, withoutDefaults } from '../job-canonical.ts';
 import { jobToApiJson, type Json } from '../job-json.ts';
 import { enforceIndexRefusal } from '../enforce-index.ts';
 import { blockingList, ListCache, StubMemo } from '../list-cache.ts';
+import { refuseNonexistentNodePool } from '../node-pools.ts';
 import type { AllocEntry, JobEntry } from '../job-registry.ts';
 import { blockingQuery as blockingQuerySchema, deregisterQuery, parseBody, queryDuration, registerBody } from '../schemas.ts';
 import { admitSubmission, DEFAULT_JOB_MAX_SOURCE_SIZE, readSubmission, type SubmissionInput, type SubmissionSource } from '../job-submissions.ts';
@@ -76,6 +77,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
     // Checked inside the job's queue, so registrations are applied in the order they arrived.
     return registry.serialize(job.ID, async () => {
       const loaded = await loadApiJob(withoutDefaults(job));
+      refuseNonexistentNodePool(job, registry.node);
       const current = registry.getJob(job.ID);
       const transition = current && parameterizedUpdateRefusal(current.versions.at(-1)!.job, job);
       if (transition) throw new HttpError(400, transition);
@@ -121,6 +123,7 @@ export function jobRoutes(app: FastifyInstance, ctx: ApiContext): void {
     handler: async (req) => {
       try {
         const loaded = await loadApiJob(withoutDefaults((req.body as z.output<typeof registerBody>).Job));
+        refuseNonexistentNodePool((req.body as z.output<typeof registerBody>).Job, registry.node);
         return { DriverConfigValidated: true, ValidationErrors: [], Error: '', Warnings: warningText(loaded) };
       } catch (err) {
         if (!(err instanceof HttpError)) throw err;
