@@ -5,16 +5,10 @@
  */
 import type { Json } from './job-json.ts';
 import { taskGroupsOf } from './job-json.ts';
+import type { ReschedulePolicy } from '../jobspec/reschedule-rules.ts';
 
-/** A group's reschedule policy, durations in ms. */
-export interface ReschedulePolicy {
-  attempts: number;
-  interval: number;
-  delay: number;
-  delayFunction: string;
-  maxDelay: number;
-  unlimited: boolean;
-}
+/** A group's reschedule policy, durations in ms: the one the jobspec's rules check (reschedule-rules.ts). */
+export type { ReschedulePolicy };
 
 /** Nomad's RescheduleEvent as its API shows it: times and delay in ns. */
 export interface RescheduleEvent {
